@@ -1,0 +1,18 @@
+"""Instruction set of the Gemmini-style accelerator: config, instructions, encodings, programs."""
+from .config import PRESETS, ConfigError, HardwareConfig
+from .encoding import decode, decode_all, encode, encode_all
+from .instructions import (
+    ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd,
+    ConfigSt, Fence, Flush, Instruction, ISAError, Mvin, Mvout, Preload, acc_addr, addr_row, is_acc, is_garbage,
+    sp_addr,
+)
+from .program import Buffer, Program, layout
+from .assembly import InstructionParser, format_instruction, parse_program
+
+__all__ = [
+    "PRESETS", "ConfigError", "HardwareConfig", "decode", "decode_all", "encode", "encode_all",
+    "ACC_BIT", "ACCUM_BIT", "FULL_BIT", "GARBAGE", "ROW_MASK", "ComputeAccumulated", "ComputePreloaded",
+    "ConfigEx", "ConfigLd", "ConfigSt", "Fence", "Flush", "Instruction", "ISAError", "Mvin", "Mvout",
+    "Preload", "acc_addr", "addr_row", "is_acc", "is_garbage", "sp_addr", "Buffer", "Program", "layout",
+    "InstructionParser", "format_instruction", "parse_program",
+]

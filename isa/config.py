@@ -1,0 +1,163 @@
+"""Hardware configuration of the accelerator: one frozen, hashable record.
+
+Every field that shapes the hardware lives here; the RTL is parameterized by
+them, the lowering sizes tiles by them, and their hash keys build caches and
+tuning records.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A hardware configuration field is missing, unknown or out of range."""
+
+
+def _is_pow2(x: int) -> bool:
+    return x > 0 and (x & (x - 1)) == 0
+
+
+@dataclass(frozen=True)
+class HardwareConfig:
+    """Sizes of one Gemmini-style accelerator instance.
+
+    Scratchpad rows hold ``dim`` int8 values, accumulator rows ``dim`` int32
+    values; a local address names one row.
+    """
+
+    name: str = "custom"
+    dim: int = 16
+    sp_kib: int = 256
+    sp_banks: int = 4
+    acc_kib: int = 64
+    acc_banks: int = 2
+    dma_beat_bytes: int = 16
+    max_block_len: int = 4
+    dram_latency: int = 40
+    ld_queue: int = 8
+    ex_queue: int = 16
+    st_queue: int = 4
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "name":
+                if not isinstance(value, str) or not value:
+                    raise ConfigError("HardwareConfig.name must be a non-empty string")
+                continue
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"HardwareConfig.{f.name} must be a positive integer, got {value!r}")
+        if not _is_pow2(self.dim) or self.dim > 64:
+            raise ConfigError(f"HardwareConfig.dim must be a power of two <= 64, got {self.dim}")
+        for bank_field in ("sp_banks", "acc_banks"):
+            if not _is_pow2(getattr(self, bank_field)):
+                raise ConfigError(f"HardwareConfig.{bank_field} must be a power of two, got {getattr(self, bank_field)}")
+        if self.sp_rows % self.sp_banks or self.sp_rows < self.sp_banks * self.dim:
+            raise ConfigError(
+                f"HardwareConfig.sp_kib={self.sp_kib} gives {self.sp_rows} rows, which do not split into "
+                f"{self.sp_banks} banks of at least dim={self.dim} rows")
+        if self.acc_rows % self.acc_banks or self.acc_rows < self.acc_banks * self.dim:
+            raise ConfigError(
+                f"HardwareConfig.acc_kib={self.acc_kib} gives {self.acc_rows} rows, which do not split into "
+                f"{self.acc_banks} banks of at least dim={self.dim} rows")
+        if not _is_pow2(self.dma_beat_bytes) or self.dma_beat_bytes < 4:
+            raise ConfigError(f"HardwareConfig.dma_beat_bytes must be a power of two >= 4, got {self.dma_beat_bytes}")
+        if self.sp_rows >= 1 << 29 or self.acc_rows >= 1 << 29:
+            raise ConfigError("HardwareConfig memories exceed the 29-bit local address space")
+
+    # ---- derived sizes -------------------------------------------------
+    @property
+    def sp_rows(self) -> int:
+        return self.sp_kib * 1024 // self.dim
+
+    @property
+    def acc_rows(self) -> int:
+        return self.acc_kib * 1024 // (self.dim * 4)
+
+    @property
+    def sp_bank_rows(self) -> int:
+        return self.sp_rows // self.sp_banks
+
+    @property
+    def acc_bank_rows(self) -> int:
+        return self.acc_rows // self.acc_banks
+
+    @property
+    def max_mvin_cols(self) -> int:
+        return self.dim * self.max_block_len
+
+    # ---- identity --------------------------------------------------------
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def hardware_fields(self) -> tuple[int, ...]:
+        """The sizes that shape hardware, in declaration order (name excluded)."""
+        return tuple(getattr(self, f.name) for f in fields(self) if f.name != "name")
+
+    def config_hash(self) -> str:
+        """Stable hex digest of the hardware fields (the name does not matter)."""
+        text = ",".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self) if f.name != "name")
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    # ---- presets and files ---------------------------------------------
+    @classmethod
+    def preset(cls, name: str) -> "HardwareConfig":
+        try:
+            return PRESETS[name]
+        except KeyError:
+            raise ConfigError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}") from None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "HardwareConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"unknown HardwareConfig field(s) {unknown}; known fields are {sorted(known)}")
+        return cls(**data)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "HardwareConfig":
+        """Load from a TOML file: a flat table, or one under ``[hardware]``."""
+        path = Path(path)
+        try:
+            data = tomllib.loads(path.read_text())
+        except FileNotFoundError:
+            raise ConfigError(f"hardware config file {str(path)!r} does not exist") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"hardware config file {str(path)!r} is not valid TOML: {exc}") from None
+        data = data.get("hardware", data)
+        data.setdefault("name", path.stem)
+        return cls.from_dict(data)
+
+    def to_toml(self) -> str:
+        lines = ["[hardware]"]
+        for key, value in self.as_dict().items():
+            lines.append(f'{key} = "{value}"' if isinstance(value, str) else f"{key} = {value}")
+        return "\n".join(lines) + "\n"
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_toml())
+
+    @classmethod
+    def resolve(cls, spec: "str | Path | HardwareConfig") -> "HardwareConfig":
+        """A preset name, a TOML path or a config, as the CLI accepts them."""
+        if isinstance(spec, HardwareConfig):
+            return spec
+        if isinstance(spec, str) and spec in PRESETS:
+            return PRESETS[spec]
+        if str(spec).endswith(".toml"):
+            return cls.load(spec)
+        raise ConfigError(f"config {spec!r} is neither a preset ({sorted(PRESETS)}) nor a .toml file")
+
+
+PRESETS: dict[str, HardwareConfig] = {
+    "gemmini": HardwareConfig(name="gemmini"),
+    "tiny": HardwareConfig(name="tiny", dim=4, sp_kib=4, sp_banks=2, acc_kib=1, acc_banks=2,
+                           dma_beat_bytes=4, max_block_len=2, dram_latency=10,
+                           ld_queue=4, ex_queue=4, st_queue=2),
+}

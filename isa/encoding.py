@@ -1,0 +1,117 @@
+"""Binary encoding in Gemmini's RoCC layout: (funct, rs1, rs2), rs1/rs2 64-bit."""
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+from .instructions import (
+    MVIN_FUNCTS, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Fence, Flush,
+    Instruction, ISAError, Mvin, Mvout, Preload, bits_f32, f32_bits,
+)
+
+_M16 = 0xFFFF
+_M32 = 0xFFFFFFFF
+
+
+def _operand(addr: int, rows: int, cols: int) -> int:
+    return (rows << 48) | (cols << 32) | addr
+
+
+def _split(word: int) -> tuple[int, int, int]:
+    return word & _M32, (word >> 32) & _M16, (word >> 48) & _M16
+
+
+def encode(ins: Instruction) -> tuple[int, int, int]:
+    """One instruction -> (funct, rs1, rs2)."""
+    t = type(ins)
+    if t is Mvin:
+        return MVIN_FUNCTS[ins.state], ins.dram, _operand(ins.local, ins.rows, ins.cols)
+    if t is Mvout:
+        return 3, ins.dram, _operand(ins.local, ins.rows, ins.cols)
+    if t is Preload:
+        return 6, _operand(ins.b, ins.b_rows, ins.b_cols), _operand(ins.c, ins.c_rows, ins.c_cols)
+    if t is ComputePreloaded or t is ComputeAccumulated:
+        return t.FUNCT, _operand(ins.a, ins.a_rows, ins.a_cols), _operand(ins.d, ins.d_rows, ins.d_cols)
+    if t is ConfigEx:
+        rs1 = (ins.dataflow << 2) | (ins.activation << 3) | (ins.a_transpose << 8) | (ins.b_transpose << 9) \
+            | (ins.a_stride << 16) | (f32_bits(ins.acc_scale) << 32)
+        return 0, rs1, ins.c_stride << 48
+    if t is ConfigLd:
+        rs1 = 1 | (ins.shrink << 2) | (ins.state << 3) | (ins.block_stride << 16) | (f32_bits(ins.scale) << 32)
+        return 0, rs1, ins.dram_stride
+    if t is ConfigSt:
+        return 0, 2 | (ins.activation << 2), ins.dram_stride | (f32_bits(ins.acc_scale) << 32)
+    if t is Flush:
+        return 7, 0, 0
+    if t is Fence:
+        return 127, 0, 0
+    raise ISAError(f"cannot encode {ins!r}")
+
+
+def _reserved(name: str, word: str, value: int, mask: int) -> None:
+    if value & mask:
+        raise ISAError(f"{name}: reserved bits {value & mask:#x} set in {word}")
+
+
+_FUNCT_MVIN_STATE = {f: s for s, f in enumerate(MVIN_FUNCTS)}
+
+
+def decode(funct: int, rs1: int, rs2: int) -> Instruction:
+    """(funct, rs1, rs2) -> instruction; any reserved bit or bad field is an ISAError."""
+    funct, rs1, rs2 = int(funct), int(rs1), int(rs2)
+    for word, value in (("rs1", rs1), ("rs2", rs2)):
+        if not 0 <= value < 1 << 64:
+            raise ISAError(f"funct {funct}: {word}={value:#x} is not a 64-bit word")
+    if funct in _FUNCT_MVIN_STATE:
+        addr, cols, rows = _split(rs2)
+        return Mvin(rs1, addr, rows, cols, _FUNCT_MVIN_STATE[funct])
+    if funct == 3:
+        addr, cols, rows = _split(rs2)
+        return Mvout(rs1, addr, rows, cols)
+    if funct == 6:
+        b, bc, br = _split(rs1)
+        c, cc, cr = _split(rs2)
+        return Preload(b, br, bc, c, cr, cc)
+    if funct in (4, 5):
+        a, ac, ar = _split(rs1)
+        d, dc, dr = _split(rs2)
+        cls = ComputePreloaded if funct == 4 else ComputeAccumulated
+        return cls(a, ar, ac, d, dr, dc)
+    if funct == 0:
+        kind = rs1 & 3
+        if kind == 0:
+            _reserved("config_ex", "rs1", rs1, 0xFCE0)
+            _reserved("config_ex", "rs2", rs2, (1 << 48) - 1)
+            return ConfigEx(dataflow=(rs1 >> 2) & 1, activation=(rs1 >> 3) & 3, a_transpose=(rs1 >> 8) & 1,
+                            b_transpose=(rs1 >> 9) & 1, a_stride=(rs1 >> 16) & _M16,
+                            acc_scale=bits_f32(rs1 >> 32), c_stride=rs2 >> 48)
+        if kind == 1:
+            _reserved("config_ld", "rs1", rs1, 0xFFE0)
+            return ConfigLd(dram_stride=rs2, state=(rs1 >> 3) & 3, shrink=(rs1 >> 2) & 1,
+                            block_stride=(rs1 >> 16) & _M16, scale=bits_f32(rs1 >> 32))
+        if kind == 2:
+            _reserved("config_st", "rs1", rs1, ~0b1111 & ((1 << 64) - 1))
+            return ConfigSt(dram_stride=rs2 & _M32, activation=(rs1 >> 2) & 3, acc_scale=bits_f32(rs2 >> 32))
+        raise ISAError("config: rs1[1:0]=3 selects no config (0 ex, 1 ld, 2 st)")
+    if funct in (7, 127):
+        if rs1 or rs2:
+            raise ISAError(f"{'flush' if funct == 7 else 'fence'}: rs1 and rs2 must be zero")
+        return Flush() if funct == 7 else Fence()
+    raise ISAError(f"unknown funct {funct}")
+
+
+def encode_all(instructions: Iterable[Instruction]) -> np.ndarray:
+    """Instructions -> uint64 array of shape (n, 3): funct, rs1, rs2."""
+    rows = [encode(i) for i in instructions]
+    return np.array(rows, dtype=np.uint64).reshape(-1, 3)
+
+
+def decode_all(words: np.ndarray) -> list[Instruction]:
+    out = []
+    for index, (f, r1, r2) in enumerate(words.tolist()):
+        try:
+            out.append(decode(f, r1, r2))
+        except ISAError as exc:
+            raise ISAError(f"instruction {index}: {exc}") from None
+    return out

@@ -1,0 +1,261 @@
+"""The instruction set: one frozen dataclass per Gemmini instruction we implement.
+
+Fields are range-checked on construction, so an instruction that exists can be
+encoded. Checks that depend on the hardware (a row past the scratchpad, more
+rows than ``dim``) live in :func:`isa.program.Program.validate`.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, fields
+from typing import ClassVar, Union
+
+
+class ISAError(ValueError):
+    """A malformed instruction, assembly line or program file."""
+
+
+# ---- local addresses ------------------------------------------------------
+# bit 31 accumulator, bit 30 accumulate on write, bit 29 read full int32 row.
+ACC_BIT = 1 << 31
+ACCUM_BIT = 1 << 30
+FULL_BIT = 1 << 29
+ROW_MASK = FULL_BIT - 1
+GARBAGE = 0xFFFFFFFF
+
+ACTIVATIONS = ("none", "relu")
+DATAFLOWS = ("os", "ws")
+
+
+def sp_addr(row: int) -> int:
+    return row
+
+
+def acc_addr(row: int, *, accumulate: bool = False, full: bool = False) -> int:
+    return ACC_BIT | (ACCUM_BIT if accumulate else 0) | (FULL_BIT if full else 0) | row
+
+
+def is_garbage(addr: int) -> bool:
+    return addr == GARBAGE
+
+
+def is_acc(addr: int) -> bool:
+    return bool(addr & ACC_BIT) and addr != GARBAGE
+
+
+def addr_row(addr: int) -> int:
+    return addr & ROW_MASK
+
+
+def f32_bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def bits_f32(b: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", b))[0]
+
+
+def _as_f32(name: str, x: float) -> float:
+    """Round a Python float to the nearest float32 (what the hardware holds)."""
+    try:
+        y = bits_f32(f32_bits(float(x)))
+    except (OverflowError, TypeError, ValueError):
+        raise ISAError(f"{name}={x!r} is not a finite float32") from None
+    if y != y or y in (float("inf"), float("-inf")):
+        raise ISAError(f"{name}={x!r} is not a finite float32")
+    return y
+
+
+def _check_uint(cls_name: str, name: str, value: int, bits: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < (1 << bits):
+        raise ISAError(f"{cls_name}.{name}={value!r} out of range (unsigned {bits}-bit)")
+
+
+def _check_local(cls_name: str, name: str, value: int) -> None:
+    _check_uint(cls_name, name, value, 32)
+
+
+@dataclass(frozen=True, slots=True)
+class Instruction:
+    """Base class. ``OP`` is the assembly mnemonic, ``FUNCT`` Gemmini's funct."""
+
+    OP: ClassVar[str] = ""
+    FUNCT: ClassVar[int] = -1
+    # (field, bit width) checked on construction; floats and flags handled separately
+    _UINTS: ClassVar[tuple[tuple[str, int], ...]] = ()
+    _LOCALS: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self) -> None:
+        name = type(self).__name__
+        for field, bits in self._UINTS:
+            _check_uint(name, field, getattr(self, field), bits)
+        for field in self._LOCALS:
+            _check_local(name, field, getattr(self, field))
+
+    @property
+    def op(self) -> str:
+        return self.OP
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigEx(Instruction):
+    dataflow: int = 1          # 0 output-stationary, 1 weight-stationary
+    activation: int = 0        # 0 none, 1 relu (applies to results written to the scratchpad)
+    a_transpose: int = 0
+    b_transpose: int = 0
+    a_stride: int = 1          # scratchpad rows between consecutive A rows
+    acc_scale: float = 1.0     # scale of results written to the scratchpad
+    c_stride: int = 1          # local rows between consecutive C rows
+
+    OP: ClassVar[str] = "config_ex"
+    FUNCT: ClassVar[int] = 0
+    _UINTS = (("dataflow", 1), ("activation", 1), ("a_transpose", 1), ("b_transpose", 1),
+              ("a_stride", 16), ("c_stride", 16))
+
+    def __post_init__(self) -> None:
+        Instruction.__post_init__(self)
+        object.__setattr__(self, "acc_scale", _as_f32("ConfigEx.acc_scale", self.acc_scale))
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigLd(Instruction):
+    dram_stride: int = 0       # bytes between consecutive DRAM rows
+    state: int = 0             # which mvin (0 mvin, 1 mvin2, 2 mvin3) this configures
+    shrink: int = 0            # accumulator mvins read int8 (sign-extended) instead of int32
+    block_stride: int = 0      # local rows between the dim-wide blocks of one wide mvin
+    scale: float = 1.0         # mvin scale
+
+    OP: ClassVar[str] = "config_ld"
+    FUNCT: ClassVar[int] = 0
+    _UINTS = (("dram_stride", 64), ("state", 2), ("shrink", 1), ("block_stride", 16))
+
+    def __post_init__(self) -> None:
+        Instruction.__post_init__(self)
+        if self.state > 2:
+            raise ISAError(f"ConfigLd.state={self.state} out of range (0, 1 or 2)")
+        object.__setattr__(self, "scale", _as_f32("ConfigLd.scale", self.scale))
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigSt(Instruction):
+    dram_stride: int = 0       # bytes between consecutive DRAM rows
+    activation: int = 0        # 0 none, 1 relu
+    acc_scale: float = 1.0     # float32 scale of accumulator rows stored as int8
+
+    OP: ClassVar[str] = "config_st"
+    FUNCT: ClassVar[int] = 0
+    _UINTS = (("dram_stride", 32), ("activation", 1))
+
+    def __post_init__(self) -> None:
+        Instruction.__post_init__(self)
+        object.__setattr__(self, "acc_scale", _as_f32("ConfigSt.acc_scale", self.acc_scale))
+
+
+@dataclass(frozen=True, slots=True)
+class Mvin(Instruction):
+    """DRAM -> local memory; ``state`` picks the load config (mvin, mvin2, mvin3)."""
+
+    dram: int
+    local: int
+    rows: int
+    cols: int
+    state: int = 0
+
+    FUNCT: ClassVar[int] = 2
+    _UINTS = (("dram", 64), ("rows", 16), ("cols", 16), ("state", 2))
+    _LOCALS = ("local",)
+
+    def __post_init__(self) -> None:
+        Instruction.__post_init__(self)
+        if self.state > 2:
+            raise ISAError(f"Mvin.state={self.state} out of range (0, 1 or 2)")
+
+    @property
+    def op(self) -> str:
+        return MVIN_OPS[self.state]
+
+
+MVIN_OPS = ("mvin", "mvin2", "mvin3")
+MVIN_FUNCTS = (2, 1, 14)
+
+
+@dataclass(frozen=True, slots=True)
+class Mvout(Instruction):
+    dram: int
+    local: int
+    rows: int
+    cols: int
+
+    OP: ClassVar[str] = "mvout"
+    FUNCT: ClassVar[int] = 3
+    _UINTS = (("dram", 64), ("rows", 16), ("cols", 16))
+    _LOCALS = ("local",)
+
+
+@dataclass(frozen=True, slots=True)
+class Preload(Instruction):
+    """Weights ``b`` (rows x cols) into the array; ``c`` is where the next compute writes."""
+
+    b: int
+    b_rows: int
+    b_cols: int
+    c: int
+    c_rows: int
+    c_cols: int
+
+    OP: ClassVar[str] = "preload"
+    FUNCT: ClassVar[int] = 6
+    _UINTS = (("b_rows", 16), ("b_cols", 16), ("c_rows", 16), ("c_cols", 16))
+    _LOCALS = ("b", "c")
+
+
+@dataclass(frozen=True, slots=True)
+class ComputePreloaded(Instruction):
+    """C = A @ W + D with the weights of the last preload."""
+
+    a: int
+    a_rows: int
+    a_cols: int
+    d: int
+    d_rows: int
+    d_cols: int
+
+    OP: ClassVar[str] = "compute_preloaded"
+    FUNCT: ClassVar[int] = 4
+    _UINTS = (("a_rows", 16), ("a_cols", 16), ("d_rows", 16), ("d_cols", 16))
+    _LOCALS = ("a", "d")
+
+
+@dataclass(frozen=True, slots=True)
+class ComputeAccumulated(ComputePreloaded):
+    """C = A @ W + D keeping the weights already in the array."""
+
+    OP: ClassVar[str] = "compute_accumulated"
+    FUNCT: ClassVar[int] = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Flush(Instruction):
+    OP: ClassVar[str] = "flush"
+    FUNCT: ClassVar[int] = 7
+
+
+@dataclass(frozen=True, slots=True)
+class Fence(Instruction):
+    OP: ClassVar[str] = "fence"
+    FUNCT: ClassVar[int] = 127
+
+
+InstructionT = Union[ConfigEx, ConfigLd, ConfigSt, Mvin, Mvout, Preload, ComputePreloaded,
+                     ComputeAccumulated, Flush, Fence]
+
+INSTRUCTION_CLASSES: tuple[type[Instruction], ...] = (
+    ConfigEx, ConfigLd, ConfigSt, Mvin, Mvout, Preload, ComputePreloaded, ComputeAccumulated, Flush, Fence)
+
+# assembly mnemonic -> class (mvin2/mvin3 are Mvin with state 1/2)
+OPS: dict[str, type[Instruction]] = {c.OP: c for c in INSTRUCTION_CLASSES if c.OP}
+OPS.update({op: Mvin for op in MVIN_OPS})
+
+
+def field_names(cls: type[Instruction]) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))

@@ -1,0 +1,35 @@
+"""Gemmini's arithmetic, bit-exact: one definition that references and simulators share."""
+from __future__ import annotations
+
+import numpy as np
+
+INT8_MIN, INT8_MAX = -128, 127
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def scale_rne(values: np.ndarray, scale: float) -> np.ndarray:
+    """float32(float32(x) * float32(scale)) rounded half-to-even, as float64 (exact)."""
+    prod = values.astype(np.float32) * np.float32(scale)
+    return np.rint(prod).astype(np.float64)
+
+
+def acc_to_int8(acc: np.ndarray, scale: float, relu: bool) -> np.ndarray:
+    """The store epilogue: clip(rne(float32(float32(acc) * scale)), -128, 127), then ReLU."""
+    out = np.clip(scale_rne(acc, scale), INT8_MIN, INT8_MAX)
+    if relu:
+        out = np.maximum(out, 0)
+    return out.astype(np.int8)
+
+
+def acc_to_int32(acc: np.ndarray, relu: bool) -> np.ndarray:
+    """Full-width accumulator read: no scale, ReLU still applies."""
+    acc = acc.astype(np.int32)
+    return np.maximum(acc, 0) if relu else acc
+
+
+def mvin_scale(values: np.ndarray, scale: float, to_int8: bool) -> np.ndarray:
+    """The load scale: identity at 1.0, else rne(float32 product) saturated to the destination type."""
+    if scale == 1.0:
+        return values.astype(np.int8 if to_int8 else np.int32)
+    lo, hi = (INT8_MIN, INT8_MAX) if to_int8 else (INT32_MIN, INT32_MAX)
+    return np.clip(scale_rne(values, scale), lo, hi).astype(np.int8 if to_int8 else np.int32)

@@ -1,0 +1,263 @@
+"""A program: instructions, the DRAM buffers they address, and the hardware they target.
+
+Binary program file (little-endian), read by the RTL harness:
+
+    magic     8 bytes  b"SYSTOLIC"
+    version   u32      FORMAT_VERSION
+    n_hw      u32      then n_hw x u32: HardwareConfig.hardware_fields() in declaration order
+    name_len  u16      then the config name (utf-8)
+    n_buf     u32      then per buffer: u16 name_len, name, u8 role, u8 dtype, u8 ndim,
+                       ndim x u64 shape, u64 addr
+    dram_size u64
+    n_instr   u64      then n_instr x (u64 funct, u64 rs1, u64 rs2)
+    n_seg     u32      DRAM image: per segment u64 addr, u64 len, len bytes
+    n_out     u32      output segments to write back: per segment u64 addr, u64 len
+"""
+from __future__ import annotations
+
+import io
+import math
+import struct
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import numpy as np
+
+from .config import ConfigError, HardwareConfig
+from .encoding import decode_all, encode_all
+from .instructions import Instruction, ISAError
+
+MAGIC = b"SYSTOLIC"
+FORMAT_VERSION = 1
+ROLES = ("input", "output", "scratch")
+DTYPES = ("int8", "int32")
+DRAM_ALIGN = 64
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A named array in DRAM, row-major at ``addr``."""
+
+    name: str
+    role: str
+    dtype: str
+    shape: tuple[int, ...]
+    addr: int
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.name.replace("_", "a").isalnum() or self.name[0].isdigit():
+            raise ISAError(f"buffer name {self.name!r} must be an identifier")
+        if self.role not in ROLES:
+            raise ISAError(f"buffer {self.name}: role {self.role!r} not one of {ROLES}")
+        if self.dtype not in DTYPES:
+            raise ISAError(f"buffer {self.name}: dtype {self.dtype!r} not one of {DTYPES}")
+        if not self.shape or any(not isinstance(s, int) or s < 1 for s in self.shape):
+            raise ISAError(f"buffer {self.name}: shape {self.shape!r} must be positive integers")
+
+    @property
+    def itemsize(self) -> int:
+        return 1 if self.dtype == "int8" else 4
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * self.itemsize
+
+    @property
+    def end(self) -> int:
+        return self.addr + self.nbytes
+
+
+def layout(specs: Iterable[tuple[str, str, str, tuple[int, ...]]], align: int = DRAM_ALIGN) -> dict[str, Buffer]:
+    """Place (name, role, dtype, shape) buffers one after another, ``align``-byte aligned."""
+    buffers: dict[str, Buffer] = {}
+    addr = 0
+    for name, role, dtype, shape in specs:
+        buf = Buffer(name, role, dtype, tuple(int(s) for s in shape), addr)
+        buffers[name] = buf
+        addr = -(-buf.end // align) * align
+    return buffers
+
+
+@dataclass(eq=False)
+class Program:
+    hw: HardwareConfig
+    instructions: list[Instruction]
+    buffers: dict[str, Buffer]
+    meta: dict = field(default_factory=dict)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Program) and self.hw == other.hw and self.buffers == other.buffers
+                and self.instructions == other.instructions)
+
+    def __len__(self) -> int:
+        return len(self.instructions)
+
+    @property
+    def dram_size(self) -> int:
+        return max((b.end for b in self.buffers.values()), default=0)
+
+    def counts(self) -> Counter:
+        """Instruction count per mnemonic."""
+        return Counter(i.op for i in self.instructions)
+
+    # ---- DRAM image ----------------------------------------------------
+    def check_inputs(self, inputs: Mapping[str, np.ndarray]) -> None:
+        for buf in self.buffers.values():
+            if buf.role != "input":
+                continue
+            if buf.name not in inputs:
+                raise ValueError(f"inputs: missing array {buf.name!r} (expected {buf.dtype} of shape {buf.shape})")
+            arr = np.asarray(inputs[buf.name])
+            if arr.dtype != np.dtype(buf.dtype):
+                raise ValueError(f"inputs[{buf.name!r}]: dtype {arr.dtype} but the program expects {buf.dtype}")
+            if arr.shape != buf.shape:
+                raise ValueError(f"inputs[{buf.name!r}]: shape {arr.shape} but the program expects {buf.shape}")
+
+    def dram_image(self, inputs: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The DRAM contents before the run: input buffers filled, the rest zero."""
+        self.check_inputs(inputs)
+        dram = np.zeros(self.dram_size, dtype=np.uint8)
+        for buf in self.buffers.values():
+            if buf.role == "input":
+                data = np.ascontiguousarray(inputs[buf.name], dtype=buf.dtype).astype(f"<{buf.dtype[0]}{buf.itemsize}")
+                dram[buf.addr:buf.end] = data.view(np.uint8).ravel()
+        return dram
+
+    def read_outputs(self, dram: np.ndarray) -> dict[str, np.ndarray]:
+        out = {}
+        for buf in self.buffers.values():
+            if buf.role == "output":
+                raw = np.asarray(dram[buf.addr:buf.end], dtype=np.uint8)
+                out[buf.name] = raw.view(np.dtype(buf.dtype).newbyteorder("<")).astype(buf.dtype).reshape(buf.shape)
+        return out
+
+    # ---- text and binary forms --------------------------------------------
+    def to_asm(self) -> str:
+        from .assembly import format_program
+        return format_program(self)
+
+    @classmethod
+    def from_asm(cls, text: str) -> "Program":
+        from .assembly import parse_program
+        return parse_program(text)
+
+    def to_bytes(self, inputs: Mapping[str, np.ndarray] | None = None) -> bytes:
+        """Binary program file; with ``inputs``, the DRAM image holds the input buffers."""
+        out = io.BytesIO()
+        hwf = self.hw.hardware_fields()
+        name = self.hw.name.encode()
+        out.write(MAGIC + struct.pack("<I", FORMAT_VERSION))
+        out.write(struct.pack(f"<I{len(hwf)}I", len(hwf), *hwf))
+        out.write(struct.pack("<H", len(name)) + name)
+        out.write(struct.pack("<I", len(self.buffers)))
+        for buf in self.buffers.values():
+            bname = buf.name.encode()
+            out.write(struct.pack("<H", len(bname)) + bname)
+            out.write(struct.pack(f"<BBB{len(buf.shape)}QQ", ROLES.index(buf.role), DTYPES.index(buf.dtype),
+                                  len(buf.shape), *buf.shape, buf.addr))
+        out.write(struct.pack("<Q", self.dram_size))
+        words = encode_all(self.instructions).astype("<u8")
+        out.write(struct.pack("<Q", len(words)) + words.tobytes())
+        if inputs is None:
+            out.write(struct.pack("<I", 0))
+        else:
+            dram = self.dram_image(inputs)
+            segs = [b for b in self.buffers.values() if b.role == "input"]
+            out.write(struct.pack("<I", len(segs)))
+            for b in segs:
+                out.write(struct.pack("<QQ", b.addr, b.nbytes) + dram[b.addr:b.end].tobytes())
+        outs = [b for b in self.buffers.values() if b.role == "output"]
+        out.write(struct.pack("<I", len(outs)))
+        for b in outs:
+            out.write(struct.pack("<QQ", b.addr, b.nbytes))
+        return out.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> tuple["Program", dict[int, bytes]]:
+        """Parse a program file; returns the program and its DRAM image segments (addr -> bytes)."""
+        r = _Reader(data)
+        if r.take(8) != MAGIC:
+            raise ISAError("not a program file (bad magic; expected a SYSTOLIC program or assembly text)")
+        (version,) = r.unpack("<I")
+        if version != FORMAT_VERSION:
+            raise ISAError(f"program file format version {version}, this toolkit reads {FORMAT_VERSION}")
+        (n_hw,) = r.unpack("<I")
+        hwf = r.unpack(f"<{n_hw}I")
+        (name_len,) = r.unpack("<H")
+        name = r.take(name_len).decode()
+        keys = [k for k in HardwareConfig.__dataclass_fields__ if k != "name"]
+        if n_hw != len(keys):
+            raise ISAError(f"program file has {n_hw} hardware fields, expected {len(keys)}")
+        try:
+            hw = HardwareConfig(name=name or "custom", **dict(zip(keys, hwf)))
+        except ConfigError as exc:
+            raise ISAError(f"program file hardware config: {exc}") from None
+        (n_buf,) = r.unpack("<I")
+        buffers = {}
+        for _ in range(n_buf):
+            (nl,) = r.unpack("<H")
+            bname = r.take(nl).decode()
+            role, dtype, ndim = r.unpack("<BBB")
+            if role >= len(ROLES) or dtype >= len(DTYPES):
+                raise ISAError(f"program file: buffer {bname!r} has bad role/dtype codes {role}/{dtype}")
+            shape = r.unpack(f"<{ndim}Q")
+            (addr,) = r.unpack("<Q")
+            buffers[bname] = Buffer(bname, ROLES[role], DTYPES[dtype], tuple(shape), addr)
+        r.unpack("<Q")  # dram_size, derived from the buffers
+        (n_instr,) = r.unpack("<Q")
+        words = np.frombuffer(r.take(24 * n_instr), dtype="<u8").reshape(-1, 3)
+        instructions = decode_all(words)
+        (n_seg,) = r.unpack("<I")
+        segments = {}
+        for _ in range(n_seg):
+            addr, length = r.unpack("<QQ")
+            segments[addr] = r.take(length)
+        (n_out,) = r.unpack("<I")
+        r.take(16 * n_out)
+        if not r.done():
+            raise ISAError(f"program file has {len(data) - r.pos} trailing bytes")
+        return cls(hw, instructions, buffers), segments
+
+    def save(self, path: str | Path, inputs: Mapping[str, np.ndarray] | None = None) -> None:
+        """Write assembly (``.s``/``.asm``) or the binary program file (anything else)."""
+        path = Path(path)
+        if path.suffix in (".s", ".asm"):
+            path.write_text(self.to_asm())
+        else:
+            path.write_bytes(self.to_bytes(inputs))
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Program":
+        """Read an assembly or binary program file (told apart by the magic)."""
+        path = Path(path)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise ISAError(f"program file {str(path)!r} does not exist") from None
+        if data.startswith(MAGIC):
+            return cls.from_bytes(data)[0]
+        try:
+            text = data.decode()
+        except UnicodeDecodeError:
+            raise ISAError(f"{str(path)!r} is neither a program file (bad magic) nor assembly text") from None
+        return cls.from_asm(text)
+
+
+class _Reader:
+    def __init__(self, data: bytes) -> None:
+        self.data, self.pos = data, 0
+
+    def take(self, n: int) -> bytes:
+        if self.pos + n > len(self.data):
+            raise ISAError(f"program file truncated at byte {len(self.data)} (needed {self.pos + n})")
+        chunk = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return chunk
+
+    def unpack(self, fmt: str) -> tuple:
+        return struct.unpack(fmt, self.take(struct.calcsize(fmt)))
+
+    def done(self) -> bool:
+        return self.pos == len(self.data)

@@ -1,0 +1,167 @@
+"""Bit-exact numpy model of the ISA (weight-stationary dataflow).
+
+Semantics, shared with the RTL:
+
+* Writes are column-masked: an mvin or compute writes the columns it names and
+  leaves the rest of each row as it was.
+* mvin: ``cols`` may span up to ``max_block_len`` dim-wide blocks; block b goes to
+  local row base + b * block_stride. Scratchpad rows take int8; accumulator rows
+  take int32 (or int8 sign-extended with shrink). The load scale, when not 1.0,
+  is rne(float32 product), saturated to the destination type.
+* preload names weights B (zero beyond b_rows x b_cols) and the destination C of
+  the next compute. compute_preloaded loads those weights; compute_accumulated
+  keeps the array's. C = A @ W + D over c_rows x c_cols, A and D zero beyond
+  their rows/cols (garbage reads zeros). To the accumulator C overwrites or, with
+  ``.accum``, adds (int32, wrapping); to the scratchpad it goes through
+  config_ex's scale and activation to int8.
+* mvout from the accumulator: config_st's float32 scale, rne, int8 saturation,
+  ReLU; with ``.full`` the raw int32 rows (ReLU still applies). From the
+  scratchpad: the int8 rows as they are.
+"""
+from __future__ import annotations
+
+import time
+from typing import Mapping
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from isa import (
+    ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd,
+    ConfigSt, Fence, Flush, Mvin, Mvout, Preload, Program,
+)
+from isa.checker import check
+from isa.numerics import acc_to_int8, acc_to_int32, mvin_scale
+
+from .base import RunResult
+
+
+class FunctionalModel:
+    """Architectural state and one method per instruction."""
+
+    def __init__(self, program: Program, dram: np.ndarray) -> None:
+        hw = program.hw
+        self.dim = hw.dim
+        self.dram = dram
+        self.sp = np.zeros((hw.sp_rows, hw.dim), dtype=np.int8)
+        self.acc = np.zeros((hw.acc_rows, hw.dim), dtype=np.int32)
+        self.weights = np.zeros((hw.dim, hw.dim), dtype=np.float64)
+        self.ld: dict[int, ConfigLd] = {}
+        self.st = ConfigSt()
+        self.ex = ConfigEx()
+        self.pending: Preload | None = None
+        self.macs = 0
+
+    # ---- DRAM access ----------------------------------------------------------
+    def _dram_rows(self, addr: int, rows: int, stride: int, nbytes: int) -> np.ndarray:
+        return as_strided(self.dram[addr:], shape=(rows, nbytes), strides=(stride, 1), writeable=False)
+
+    def _dram_write(self, addr: int, stride: int, data: np.ndarray) -> None:
+        raw = np.ascontiguousarray(data).view(np.uint8).reshape(data.shape[0], -1)
+        for i, row in enumerate(raw):
+            self.dram[addr + i * stride: addr + i * stride + row.size] = row
+
+    # ---- local memories ----------------------------------------------------------
+    def _read_sp(self, addr: int, rows: int, cols: int, stride: int = 1) -> np.ndarray:
+        out = np.zeros((self.dim, self.dim), dtype=np.float64)
+        if addr != GARBAGE:
+            start = addr & ROW_MASK
+            out[:rows, :cols] = self.sp[start:start + (rows - 1) * stride + 1:stride, :cols]
+        return out
+
+    def _write_local(self, addr: int, values: np.ndarray, stride: int, scale: float, relu: bool) -> None:
+        """Write int32 ``values`` (rows x cols) at ``addr``, column-masked."""
+        if addr == GARBAGE:
+            return
+        rows, cols = values.shape
+        start = addr & ROW_MASK
+        sel = slice(start, start + (rows - 1) * stride + 1, stride)
+        if addr & ACC_BIT:
+            if addr & ACCUM_BIT:
+                self.acc[sel, :cols] += values.astype(np.int32)
+            else:
+                self.acc[sel, :cols] = values
+        else:
+            self.sp[sel, :cols] = acc_to_int8(values, scale, relu)
+
+    # ---- instructions -------------------------------------------------------------
+    def config_ex(self, ins: ConfigEx) -> None:
+        self.ex = ins
+
+    def config_ld(self, ins: ConfigLd) -> None:
+        self.ld[ins.state] = ins
+
+    def config_st(self, ins: ConfigSt) -> None:
+        self.st = ins
+
+    def mvin(self, ins: Mvin) -> None:
+        if ins.local == GARBAGE:
+            return
+        cfg = self.ld[ins.state]
+        to_acc = bool(ins.local & ACC_BIT)
+        itemsize = 4 if to_acc and not cfg.shrink else 1
+        raw = self._dram_rows(ins.dram, ins.rows, cfg.dram_stride, ins.cols * itemsize)
+        values = np.ascontiguousarray(raw).view("<i4" if itemsize == 4 else np.int8)
+        values = mvin_scale(values, cfg.scale, to_int8=not to_acc)
+        base = ins.local & ROW_MASK
+        mem = self.acc if to_acc else self.sp
+        accumulate = to_acc and ins.local & ACCUM_BIT
+        for b, c0 in enumerate(range(0, ins.cols, self.dim)):
+            block = values[:, c0:c0 + self.dim]
+            row = base + b * cfg.block_stride
+            if accumulate:
+                mem[row:row + ins.rows, :block.shape[1]] += block
+            else:
+                mem[row:row + ins.rows, :block.shape[1]] = block
+
+    def mvout(self, ins: Mvout) -> None:
+        row = ins.local & ROW_MASK
+        relu = self.st.activation == 1
+        if not ins.local & ACC_BIT:
+            data = self.sp[row:row + ins.rows, :ins.cols]
+        elif ins.local & FULL_BIT:
+            data = acc_to_int32(self.acc[row:row + ins.rows, :ins.cols], relu).astype("<i4")
+        else:
+            data = acc_to_int8(self.acc[row:row + ins.rows, :ins.cols], self.st.acc_scale, relu)
+        self._dram_write(ins.dram, self.st.dram_stride, data)
+
+    def preload(self, ins: Preload) -> None:
+        self.pending = ins
+
+    def compute(self, ins: ComputePreloaded) -> None:
+        pre = self.pending
+        self.pending = None
+        if type(ins) is ComputePreloaded:
+            self.weights = self._read_sp(pre.b, pre.b_rows, pre.b_cols)
+        a = self._read_sp(ins.a, ins.a_rows, ins.a_cols, self.ex.a_stride)
+        out = a @ self.weights   # float64 is exact: |sum| <= dim * 2^14 << 2^53
+        if ins.d != GARBAGE:
+            out += self._read_sp(ins.d, ins.d_rows, ins.d_cols)
+        self.macs += ins.a_rows * ins.a_cols * pre.c_cols
+        self._write_local(pre.c, out[:pre.c_rows, :pre.c_cols].astype(np.int32), self.ex.c_stride,
+                          self.ex.acc_scale, self.ex.activation == 1)
+
+    def step(self, ins) -> None:
+        _DISPATCH[type(ins)](self, ins)
+
+
+_DISPATCH = {
+    ConfigEx: FunctionalModel.config_ex, ConfigLd: FunctionalModel.config_ld, ConfigSt: FunctionalModel.config_st,
+    Mvin: FunctionalModel.mvin, Mvout: FunctionalModel.mvout, Preload: FunctionalModel.preload,
+    ComputePreloaded: FunctionalModel.compute, ComputeAccumulated: FunctionalModel.compute,
+    Flush: lambda self, ins: None, Fence: lambda self, ins: None,
+}
+
+
+def run(program: Program, inputs: Mapping[str, np.ndarray], **_: object) -> RunResult:
+    """Run ``program`` on ``inputs``; cycles are None (this model has no timing)."""
+    start = time.perf_counter()
+    dram = program.dram_image(inputs)
+    check(program)
+    model = FunctionalModel(program, dram)
+    dispatch = _DISPATCH
+    for ins in program.instructions:
+        dispatch[type(ins)](model, ins)
+    counters = {f"instr_{op}": n for op, n in sorted(program.counts().items())}
+    counters["macs"] = model.macs
+    return RunResult(program.read_outputs(dram), None, counters, "functional", time.perf_counter() - start)

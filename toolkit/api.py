@@ -1,0 +1,43 @@
+"""The public face: compile, run and tune (see toolkit/__init__.py)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from isa import HardwareConfig, Program
+from simulators.base import RunResult
+from simulators.base import run as run_backend
+
+from .lowering import lower
+from .ops import Op
+from .schedule import Schedule, ScheduleError, default_schedule, load_schedule
+
+
+def resolve_schedule(op: Op, hw: HardwareConfig, schedule: Any = None, db: str | Path | None = None) -> Schedule:
+    if schedule is None or (isinstance(schedule, str) and schedule == "default"):
+        return default_schedule(op, hw)
+    if isinstance(schedule, str) and schedule == "best":
+        if db is None:
+            raise ScheduleError("schedule='best' needs db= (a tuning database)")
+        from tuner.database import best_schedule  # the public face is the one place that calls the tuner
+        return best_schedule(db, op, hw)
+    return load_schedule(schedule, op.KIND)
+
+
+def compile(op: Op, hw: HardwareConfig | str = "gemmini", schedule: Any = None, *,
+            db: str | Path | None = None) -> Program:
+    """Lower ``op`` for ``hw`` under ``schedule``: None/"default" (the library heuristic), "best"
+    (the best record in ``db``), a Schedule, a dict of knobs, or a JSON file of knobs."""
+    if not isinstance(op, Op):
+        raise ValueError(f"op must be an op such as tk.matmul(...), got {type(op).__name__}")
+    hw = HardwareConfig.resolve(hw)
+    return lower(op, resolve_schedule(op, hw, schedule, db), hw)
+
+
+def run(program: Program, inputs: Mapping[str, np.ndarray], backend: str = "functional", **options: Any) -> RunResult:
+    """Run ``program`` on ``inputs`` with ``backend`` ("functional", "verilator", "cpu" or "gpu")."""
+    if not isinstance(program, Program):
+        raise ValueError(f"program must be a Program from tk.compile, got {type(program).__name__}")
+    return run_backend(program, inputs, backend, **options)

@@ -1,0 +1,137 @@
+"""Lowering: op + schedule + hardware -> Program, through the Jinja templates.
+
+Python walks the tile loops and decides residency (which tile each double
+buffer holds); the template turns each tile into instructions. The rendered
+assembly is parsed back, so what the templates emit is exactly what runs.
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import NamedTuple
+
+import jinja2
+
+from isa import HardwareConfig, Program, layout
+from isa.assembly import parse_program
+
+from .ops import Matmul, Op
+from .schedule import MatmulSchedule, Schedule, ScheduleError
+
+TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
+
+
+@functools.cache
+def environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR), undefined=jinja2.StrictUndefined,
+                              keep_trailing_newline=True, trim_blocks=False, autoescape=False)
+
+
+def render(template: str, **context: object) -> str:
+    return environment().get_template(template).render(**context)
+
+
+class Block(NamedTuple):
+    """One dim-wide slice of a tile: its index in the tile, first element, and extent."""
+
+    index: int
+    start: int
+    size: int
+    first: bool
+
+    # template-facing names
+    @property
+    def ii(self) -> int: return self.index
+    kk = jj = ii
+
+    @property
+    def row0(self) -> int: return self.start
+    col0 = row0
+
+    @property
+    def rows(self) -> int: return self.size
+    cols = rows
+
+
+def blocks(tile: int, tile_size: int, extent: int, dim: int, group: int = 1) -> list[Block]:
+    """Blocks (or groups of ``group`` blocks) of tile number ``tile`` along a dimension of ``extent``."""
+    first = tile * tile_size * dim
+    last = min(extent, first + tile_size * dim)
+    step = group * dim
+    return [Block(n * group, start, min(step, last - start), n == 0)
+            for n, start in enumerate(range(first, last, step))]
+
+
+class Tile(NamedTuple):
+    a: int
+    b: int
+    c: int
+    load_a: bool
+    load_b: bool
+    bias_before: bool
+    bias_after: bool
+    accumulate: bool
+    store: bool
+    i_blocks: list
+    j_blocks: list
+    k_blocks: list
+    k_groups: list
+    j_groups: list
+
+
+def matmul_tiles(op: Matmul, s: MatmulSchedule, hw: HardwareConfig) -> list[Tile]:
+    plan = s.memory_plan(hw)
+    d = hw.dim
+    nI = -(-op.M // (d * s.tile_i))
+    nJ = -(-op.N // (d * s.tile_j))
+    nK = -(-op.K // (d * s.tile_k))
+    outer = [(i, j) for i in range(nI) for j in range(nJ)] if s.loop_order == "ijk" else \
+        [(i, j) for j in range(nJ) for i in range(nI)]
+    tiles = []
+    held_a = held_b = None
+    loads_a = loads_b = stores = 0
+    for ti, tj in outer:
+        for tk in range(nK):
+            load_a, load_b = held_a != (ti, tk), held_b != (tk, tj)
+            loads_a += load_a
+            loads_b += load_b
+            held_a, held_b = (ti, tk), (tk, tj)
+            tiles.append(Tile(
+                a=plan.a.base(loads_a - 1), b=plan.b.base(loads_b - 1), c=plan.c.base(stores),
+                load_a=load_a, load_b=load_b,
+                bias_before=bool(op.bias) and s.bias_strategy == "before" and tk == 0,
+                bias_after=bool(op.bias) and s.bias_strategy == "after" and tk == nK - 1,
+                accumulate=tk > 0 or (bool(op.bias) and s.bias_strategy == "before"),
+                store=tk == nK - 1,
+                i_blocks=blocks(ti, s.tile_i, op.M, d),
+                j_blocks=blocks(tj, s.tile_j, op.N, d),
+                k_blocks=blocks(tk, s.tile_k, op.K, d),
+                k_groups=blocks(tk, s.tile_k, op.K, d, s.mvin_blocks),
+                j_groups=blocks(tj, s.tile_j, op.N, d, s.mvin_blocks)))
+        stores += 1
+    return tiles
+
+
+def lower_matmul(op: Matmul, s: MatmulSchedule, hw: HardwareConfig) -> Program:
+    specs = [(name, "input", dtype, shape) for name, (shape, dtype) in op.input_specs().items()]
+    specs += [(name, "output", dtype, shape) for name, (shape, dtype) in op.output_specs().items()]
+    buffers = layout(specs)
+    out_bytes = 4 if op.out_dtype == "int32" else 1
+    text = render(
+        "matmul_ws.s.j2", M=op.M, N=op.N, K=op.K, bias=op.bias, activation=op.activation, scale=op.scale,
+        out_dtype=op.out_dtype, out_bytes=out_bytes, schedule=s.to_dict(), dim=hw.dim,
+        TI=s.tile_i, TK=s.tile_k, bias_stride=op.N * 4 if op.bias == "full" else 0, bias_row_bytes=op.N * 4,
+        tiles=matmul_tiles(op, s, hw))
+    return parse_program(text, hw, buffers)
+
+
+LOWERINGS = {"matmul": lower_matmul}
+
+
+def lower(op: Op, schedule: Schedule, hw: HardwareConfig) -> Program:
+    """Render ``op`` under ``schedule`` for ``hw``; ScheduleError before any instruction if it does not fit."""
+    if op.KIND not in LOWERINGS:
+        raise ScheduleError(f"no lowering for op kind {op.KIND!r}")
+    prog = LOWERINGS[op.KIND](op, schedule, hw)
+    prog.meta.update(op=op.to_dict(), schedule=schedule.to_dict(), template=f"{op.KIND}_ws.s.j2")
+    return prog

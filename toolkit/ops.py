@@ -1,0 +1,174 @@
+"""Tensor ops: their parameters, input/output specs, random inputs and numpy references.
+
+An op knows nothing of schedules or hardware: it is the workload. Ops register
+themselves in :data:`OPS` so that records and the CLI can rebuild them from a dict.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+
+from isa.numerics import acc_to_int8, acc_to_int32
+
+OPS: dict[str, type["Op"]] = {}
+
+ACTIVATION_NAMES = ("none", "relu")
+OUT_DTYPES = ("int8", "int32")
+
+
+def _positive(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _choice(name: str, value: Any, choices: tuple) -> Any:
+    if value not in choices:
+        raise ValueError(f"{name}={value!r} is not one of {choices}")
+    return value
+
+
+def _check_epilogue(activation: str, scale: float, out_dtype: str) -> float:
+    _choice("activation", activation, ACTIVATION_NAMES)
+    _choice("out_dtype", out_dtype, OUT_DTYPES)
+    try:
+        scale = float(scale)
+    except (TypeError, ValueError):
+        raise ValueError(f"scale must be a number, got {scale!r}") from None
+    if not math.isfinite(scale) or scale <= 0 or np.float32(scale) == 0 or not np.isfinite(np.float32(scale)):
+        raise ValueError(f"scale must be a positive finite float32, got {scale!r}")
+    if out_dtype == "int32" and scale != 1.0:
+        raise ValueError(f"scale must be 1.0 when out_dtype='int32' (got {scale})")
+    return scale
+
+
+def epilogue(acc: np.ndarray, activation: str, scale: float, out_dtype: str) -> np.ndarray:
+    """int32 accumulators -> output, per the numeric semantics."""
+    relu = activation == "relu"
+    return acc_to_int32(acc, relu) if out_dtype == "int32" else acc_to_int8(acc, scale, relu)
+
+
+@dataclass(frozen=True)
+class Op:
+    """Base of every op. Subclasses are frozen dataclasses of their parameters."""
+
+    KIND: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.KIND:
+            OPS[cls.KIND] = cls
+
+    # ---- description ------------------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.KIND, **self.params()}
+
+    @property
+    def key(self) -> str:
+        """Workload key for records: kind and every parameter."""
+        return f"{self.KIND}(" + ",".join(f"{k}={v}" for k, v in self.params().items()) + ")"
+
+    def input_specs(self) -> dict[str, tuple[tuple[int, ...], str]]:
+        raise NotImplementedError
+
+    def output_specs(self) -> dict[str, tuple[tuple[int, ...], str]]:
+        raise NotImplementedError
+
+    @property
+    def macs(self) -> int:
+        raise NotImplementedError
+
+    # ---- data ---------------------------------------------------------------------
+    def random_inputs(self, seed: int = 0) -> dict[str, np.ndarray]:
+        """Inputs drawn uniformly over their dtype (biases over a range that keeps int32 safe)."""
+        rng = np.random.default_rng(seed)
+        out = {}
+        for name, (shape, dtype) in self.input_specs().items():
+            lo, hi = (-128, 128) if dtype == "int8" else (-(1 << 20), 1 << 20)
+            out[name] = rng.integers(lo, hi, size=shape, dtype=np.int64).astype(dtype)
+        return out
+
+    def check_inputs(self, inputs: Mapping[str, np.ndarray]) -> None:
+        for name, (shape, dtype) in self.input_specs().items():
+            if name not in inputs:
+                raise ValueError(f"inputs: missing {name!r} ({dtype} of shape {shape})")
+            arr = inputs[name]
+            if not isinstance(arr, np.ndarray) or arr.dtype != np.dtype(dtype) or arr.shape != shape:
+                got = f"{arr.dtype} {arr.shape}" if isinstance(arr, np.ndarray) else type(arr).__name__
+                raise ValueError(f"inputs[{name!r}]: expected {dtype} of shape {shape}, got {got}")
+
+    def reference(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+
+def from_dict(data: Mapping[str, Any]) -> Op:
+    """Rebuild an op from :meth:`Op.to_dict`."""
+    data = dict(data)
+    kind = data.pop("kind", None)
+    if kind not in OPS:
+        raise ValueError(f"op kind {kind!r} is not one of {sorted(OPS)}")
+    cls = OPS[kind]
+    for f in fields(cls):
+        if isinstance(data.get(f.name), list):
+            data[f.name] = tuple(data[f.name])
+    return cls(**data)
+
+
+@dataclass(frozen=True)
+class Matmul(Op):
+    """C = epilogue(A @ B + bias): A is M x K int8, B is K x N int8."""
+
+    M: int
+    N: int
+    K: int
+    bias: str | None = None
+    activation: str = "none"
+    scale: float = 1.0
+    out_dtype: str = "int8"
+
+    KIND: ClassVar[str] = "matmul"
+
+    def __post_init__(self) -> None:
+        for name in ("M", "N", "K"):
+            object.__setattr__(self, name, _positive(name, getattr(self, name)))
+        _choice("bias", self.bias, (None, "row", "full"))
+        object.__setattr__(self, "scale", _check_epilogue(self.activation, self.scale, self.out_dtype))
+
+    def input_specs(self) -> dict[str, tuple[tuple[int, ...], str]]:
+        specs = {"A": ((self.M, self.K), "int8"), "B": ((self.K, self.N), "int8")}
+        if self.bias == "row":
+            specs["bias"] = ((self.N,), "int32")
+        elif self.bias == "full":
+            specs["bias"] = ((self.M, self.N), "int32")
+        return specs
+
+    def output_specs(self) -> dict[str, tuple[tuple[int, ...], str]]:
+        return {"C": ((self.M, self.N), self.out_dtype)}
+
+    @property
+    def macs(self) -> int:
+        return self.M * self.N * self.K
+
+    def accumulate(self, inputs: Mapping[str, np.ndarray]) -> np.ndarray:
+        """int32 A @ B + bias. float64 BLAS is exact here: every sum stays below 2^53."""
+        acc = inputs["A"].astype(np.float64) @ inputs["B"].astype(np.float64)
+        acc = acc.astype(np.int64)
+        if self.bias:
+            acc += inputs["bias"]
+        return acc.astype(np.int32)
+
+    def reference(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        self.check_inputs(inputs)
+        return {"C": epilogue(self.accumulate(inputs), self.activation, self.scale, self.out_dtype)}
+
+
+def matmul(M: int, N: int, K: int, *, bias: str | None = None, activation: str = "none", scale: float = 1.0,
+           out_dtype: str = "int8") -> Matmul:
+    """A matmul op: ``C = epilogue(A @ B + bias)``; see the numeric semantics."""
+    return Matmul(M, N, K, bias, activation, scale, out_dtype)
