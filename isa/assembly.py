@@ -205,8 +205,13 @@ def parse_program(text: str, hw: HardwareConfig | None = None,
     buffers = dict(buffers or {})
     instructions: list[Instruction] = []
     parser: InstructionParser | None = None
+    parsed: dict[str, Instruction] = {}  # lowered programs repeat most lines; instructions are immutable
     for lineno, raw in enumerate(text.splitlines(), 1):
-        line = raw.split("#", 1)[0].strip()
+        ins = parsed.get(raw)
+        if ins is not None:
+            instructions.append(ins)
+            continue
+        line = raw.split("#", 1)[0].strip() if "#" in raw else raw.strip()
         if not line:
             continue
         if line.startswith("."):
@@ -225,7 +230,8 @@ def parse_program(text: str, hw: HardwareConfig | None = None,
             continue
         if parser is None:
             parser = InstructionParser(buffers)
-        instructions.append(parser.parse(line, lineno))
+        ins = parsed[raw] = parser.parse(line, lineno)
+        instructions.append(ins)
     if hw is None:
         raise ISAError("assembly has no .hardware line and no hardware config was given")
     return Program(hw, instructions, buffers)

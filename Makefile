@@ -1,0 +1,66 @@
+# Systolic Toolkit. Every target creates and reuses .venv on first use, so on a
+# fresh machine `make demo` and `make test` work with nothing installed beforehand.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+# make sim OP=matmul M=64 N=64 K=64 BACKEND=verilator CONFIG=gemmini
+OP      ?= matmul
+M       ?= 64
+N       ?= 64
+K       ?= 64
+BACKEND ?= functional
+CONFIG  ?= gemmini
+# make tune M=.. N=.. K=.. TRIALS=100 DB=tuning.db ; make bench SUITE=gemmini_gemms
+TRIALS  ?= 100
+DB      ?= tuning.db
+SUITE   ?= gemmini_gemms
+JOBS    ?= 2
+
+.PHONY: help venv demo test sim asm tune bench golden bench-all clean
+
+help:
+	@echo "make demo                 tune one matmul on the RTL and compare with the default schedule"
+	@echo "make test                 the regression suite (pytest, cocotb, cycle goldens)"
+	@echo "make sim OP=matmul M= N= K= BACKEND=functional|verilator|cpu|gpu CONFIG=gemmini|tiny|FILE.toml"
+	@echo "make tune M= N= K= TRIALS=100 DB=tuning.db"
+	@echo "make bench SUITE=gemmini_gemms|resnet50|bert_base|mobilenetv2 BACKEND=functional|verilator"
+	@echo "make golden               re-record the cycle regression suite (on purpose)"
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev,bench]'
+	touch $@
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m toolkit.demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -n $(JOBS) tests
+
+sim: $(STAMP)
+	$(BIN)/systolic run $(OP) --m $(M) --n $(N) --k $(K) --backend $(BACKEND) --config $(CONFIG)
+
+asm: $(STAMP)
+	$(BIN)/systolic asm $(OP) --m $(M) --n $(N) --k $(K) --config $(CONFIG)
+
+tune: $(STAMP)
+	$(BIN)/systolic tune $(OP) --m $(M) --n $(N) --k $(K) --config $(CONFIG) --trials $(TRIALS) --db $(DB)
+
+bench: $(STAMP)
+	$(BIN)/systolic bench $(SUITE) --backend $(BACKEND) --config $(CONFIG)
+
+golden: $(STAMP)
+	$(BIN)/python -m simulators.golden --update
+
+bench-all: $(STAMP)
+	$(BIN)/python benchmarks/bench_lowering.py
+	$(BIN)/python benchmarks/bench_verilator.py
+	$(BIN)/python benchmarks/bench_tuner.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

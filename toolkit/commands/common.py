@@ -1,0 +1,60 @@
+"""Arguments shared by the subcommands: the workload, the hardware, the schedule."""
+from __future__ import annotations
+
+import argparse
+
+from isa import HardwareConfig
+
+from ..ops import Op
+
+OP_KINDS = ("matmul", "conv2d")
+
+
+def add_hardware_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", default="gemmini", metavar="PRESET|FILE.toml",
+                   help="hardware: a preset (gemmini, tiny) or a TOML file (default: gemmini)")
+
+
+def add_op_args(p: argparse.ArgumentParser) -> None:
+    """The op as a positional kind plus its sizes; unused sizes are ignored."""
+    p.add_argument("op", choices=OP_KINDS, help="the tensor op")
+    g = p.add_argument_group("matmul sizes (C[M,N] = A[M,K] @ B[K,N])")
+    g.add_argument("--m", type=int, default=64, help="rows of A and C (default 64)")
+    g.add_argument("--n", type=int, default=64, help="columns of B and C (default 64)")
+    g.add_argument("--k", type=int, default=64, help="columns of A, rows of B (default 64)")
+    g = p.add_argument_group("conv2d sizes (NHWC input, HWIO weight)")
+    g.add_argument("--batch", type=int, default=1)
+    g.add_argument("--in-h", type=int, default=14)
+    g.add_argument("--in-w", type=int, default=14)
+    g.add_argument("--in-c", type=int, default=16)
+    g.add_argument("--out-c", type=int, default=16)
+    g.add_argument("--kernel", type=int, nargs=2, default=(3, 3), metavar=("KH", "KW"))
+    g.add_argument("--stride", type=int, default=1)
+    g.add_argument("--padding", type=int, default=1)
+    g = p.add_argument_group("epilogue")
+    g.add_argument("--bias", choices=("row", "full", "channel"), default=None,
+                   help="matmul: row (N) or full (MxN) int32 bias; conv2d: channel")
+    g.add_argument("--relu", action="store_true", help="apply ReLU to the output")
+    g.add_argument("--scale", type=float, default=1.0, help="float32 output scale (default 1.0)")
+    g.add_argument("--out-dtype", choices=("int8", "int32"), default="int8")
+    add_hardware_args(p)
+
+
+def op_from_args(args: argparse.Namespace) -> Op:
+    import toolkit as tk
+    epilogue = dict(bias=args.bias, activation="relu" if args.relu else "none", scale=args.scale,
+                    out_dtype=args.out_dtype)
+    if args.op == "matmul":
+        return tk.matmul(args.m, args.n, args.k, **epilogue)
+    return tk.conv2d(args.batch, args.in_h, args.in_w, args.in_c, args.out_c, kernel=tuple(args.kernel),
+                     stride=args.stride, padding=args.padding, **epilogue)
+
+
+def add_schedule_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--schedule", default="default", metavar="default|best|FILE.json",
+                   help="default (library heuristic), best (best record in --db) or a JSON file of knobs")
+    p.add_argument("--db", default=None, help="tuning database for --schedule best")
+
+
+def hardware(args: argparse.Namespace) -> HardwareConfig:
+    return HardwareConfig.resolve(args.config)

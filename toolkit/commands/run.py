@@ -1,0 +1,134 @@
+"""``systolic run``, ``asm`` and ``exec``: lower, simulate and check one op or program."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from isa import Program
+from simulators.base import RunResult
+
+from ..api import compile as compile_op
+from ..api import run as run_program
+from .common import add_hardware_args, add_op_args, add_schedule_args, hardware, op_from_args
+
+BACKENDS = ("functional", "verilator", "cpu", "gpu")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="lower an op, run it and check it bit-exact against numpy",
+                       description="Lower an op with a schedule, run it on a backend and compare the output "
+                                   "bit-exactly with the numpy reference.",
+                       epilog="example: systolic run matmul --m 64 --n 64 --k 64 --bias row --relu --scale 0.05 "
+                              "--backend verilator --trace trace.json")
+    add_op_args(p)
+    add_schedule_args(p)
+    p.add_argument("--backend", choices=BACKENDS, default="functional")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--trace", metavar="OUT.json", help="verilator: per-instruction Chrome trace (open in Perfetto)")
+    p.add_argument("--wave", metavar="OUT.fst", help="verilator: FST waveform")
+    p.add_argument("--clock-ghz", type=float, default=1.0, help="clock used to convert cycles to time")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("asm", help="write the assembly of a lowered op",
+                       epilog="example: systolic asm matmul --m 30 --n 20 --k 70 --config tiny -o mm.s")
+    add_op_args(p)
+    add_schedule_args(p)
+    p.add_argument("-o", "--output", metavar="FILE", help="write here (.s: assembly, else binary program file); "
+                                                         "default: assembly to stdout")
+    p.set_defaults(func=cmd_asm)
+
+    p = sub.add_parser("exec", help="run an assembly or binary program file on .npy inputs",
+                       epilog="example: systolic exec mm.s --input A=a.npy --input B=b.npy --out results/")
+    p.add_argument("program", help="assembly (.s) or binary program file")
+    p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy", help="one per input buffer")
+    p.add_argument("--backend", choices=("functional", "verilator"), default="functional")
+    p.add_argument("--out", metavar="DIR", help="write each output buffer to DIR/NAME.npy")
+    p.set_defaults(func=cmd_exec)
+
+
+def _backend_options(args: argparse.Namespace) -> dict:
+    opts = {}
+    if getattr(args, "trace", None):
+        opts["log"] = True
+    if getattr(args, "wave", None):
+        opts["wave"] = args.wave
+    if opts and args.backend != "verilator":
+        raise ValueError("--trace and --wave need --backend verilator")
+    return opts
+
+
+def print_result(res: RunResult, prog: Program, clock_ghz: float = 1.0) -> None:
+    counts = prog.counts()
+    print(f"instructions: {len(prog)}  (" + ", ".join(f"{op} {n}" for op, n in sorted(counts.items())) + ")")
+    if res.cycles is not None:
+        print(f"cycles: {res.cycles}  ({res.cycles / clock_ghz / 1e3:.2f} us at {clock_ghz:g} GHz)")
+        shown = {k: v for k, v in res.counters.items() if not k.startswith("instr_") and k != "cycles"}
+        if shown:
+            print("counters: " + ", ".join(f"{k}={v}" for k, v in shown.items()))
+    print(f"wall time ({res.backend}): {res.wall_s * 1e3:.1f} ms")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    opts = _backend_options(args)
+    op = op_from_args(args)
+    hw = hardware(args)
+    prog = compile_op(op, hw, args.schedule, db=args.db)
+    inputs = op.random_inputs(args.seed)
+    res = run_program(prog, inputs, args.backend, **opts)
+    ref = op.reference(inputs)
+    print(f"{op.key} on {hw.name} ({args.backend})")
+    print_result(res, prog, args.clock_ghz)
+    if args.trace:
+        from simulators.trace import write_chrome_trace
+        write_chrome_trace(res.log or [], args.trace)
+        print(f"trace: {args.trace} (open in https://ui.perfetto.dev)")
+    bad = [name for name in ref if not np.array_equal(res.outputs[name], ref[name])]
+    for name in bad:
+        diff = np.argwhere(res.outputs[name] != ref[name])
+        print(f"MISMATCH {name}: {len(diff)} elements differ, first at {tuple(diff[0])}: "
+              f"got {res.outputs[name][tuple(diff[0])]}, expected {ref[name][tuple(diff[0])]}")
+    if bad:
+        return 1
+    print("bit-exact: yes (" + ", ".join(ref) + " match the numpy reference)")
+    return 0
+
+
+def cmd_asm(args: argparse.Namespace) -> int:
+    prog = compile_op(op_from_args(args), hardware(args), args.schedule, db=args.db)
+    if args.output:
+        prog.save(args.output)
+        print(f"wrote {len(prog)} instructions to {args.output}")
+    else:
+        print(prog.to_asm(), end="")
+    return 0
+
+
+def _load_inputs(specs: list[str]) -> dict[str, np.ndarray]:
+    inputs = {}
+    for spec in specs:
+        name, eq, path = spec.partition("=")
+        if not eq:
+            raise ValueError(f"--input {spec!r} must be NAME=FILE.npy")
+        try:
+            inputs[name] = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"--input {name}: cannot read {path!r}: {exc}") from None
+    return inputs
+
+
+def cmd_exec(args: argparse.Namespace) -> int:
+    prog = Program.load(args.program)
+    res = run_program(prog, _load_inputs(args.input), args.backend)
+    print_result(res, prog)
+    for name, arr in res.outputs.items():
+        if args.out:
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+            np.save(Path(args.out) / f"{name}.npy", arr)
+            print(f"{name}: {arr.dtype}{list(arr.shape)} -> {Path(args.out) / (name + '.npy')}")
+        else:
+            print(f"{name}: {arr.dtype}{list(arr.shape)} " + json.dumps(arr.ravel()[:16].tolist())
+                  + (" ..." if arr.size > 16 else ""))
+    return 0
