@@ -216,7 +216,7 @@ def parse_program(text: str, hw: HardwareConfig | None = None,
             continue
         if line.startswith("."):
             if parser is not None:
-                raise ISAError(f"line {lineno}: directive {line.split()[0]} after the first instruction")
+                raise ISAError(f"line {lineno}: directive after the first instruction in {line!r}")
             directive, *items = line.split()
             if directive == ".hardware":
                 hw = _parse_hardware(items, lineno)

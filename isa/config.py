@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
+
+
+_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 class ConfigError(ValueError):
@@ -47,8 +51,9 @@ class HardwareConfig:
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name == "name":
-                if not isinstance(value, str) or not value:
-                    raise ConfigError("HardwareConfig.name must be a non-empty string")
+                if not isinstance(value, str) or not _NAME.fullmatch(value):
+                    raise ConfigError(f"HardwareConfig.name={value!r} must match [A-Za-z0-9_.-]+ "
+                                      "(it is written unquoted in assembly)")
                 continue
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"HardwareConfig.{f.name} must be a positive integer, got {value!r}")
@@ -152,7 +157,7 @@ class HardwareConfig:
             return PRESETS[spec]
         if str(spec).endswith(".toml"):
             return cls.load(spec)
-        raise ConfigError(f"config {spec!r} is neither a preset ({sorted(PRESETS)}) nor a .toml file")
+        raise ConfigError(f"hw={spec!r} is neither a preset ({sorted(PRESETS)}) nor a .toml file")
 
 
 PRESETS: dict[str, HardwareConfig] = {

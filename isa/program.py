@@ -104,6 +104,8 @@ class Program:
 
     # ---- DRAM image ----------------------------------------------------
     def check_inputs(self, inputs: Mapping[str, np.ndarray]) -> None:
+        if not isinstance(inputs, Mapping):
+            raise ValueError(f"inputs must be a dict of name -> ndarray, got {type(inputs).__name__}")
         for buf in self.buffers.values():
             if buf.role != "input":
                 continue
@@ -186,7 +188,7 @@ class Program:
         (n_hw,) = r.unpack("<I")
         hwf = r.unpack(f"<{n_hw}I")
         (name_len,) = r.unpack("<H")
-        name = r.take(name_len).decode()
+        name = r.text(name_len)
         keys = [k for k in HardwareConfig.__dataclass_fields__ if k != "name"]
         if n_hw != len(keys):
             raise ISAError(f"program file has {n_hw} hardware fields, expected {len(keys)}")
@@ -198,7 +200,7 @@ class Program:
         buffers = {}
         for _ in range(n_buf):
             (nl,) = r.unpack("<H")
-            bname = r.take(nl).decode()
+            bname = r.text(nl)
             role, dtype, ndim = r.unpack("<BBB")
             if role >= len(ROLES) or dtype >= len(DTYPES):
                 raise ISAError(f"program file: buffer {bname!r} has bad role/dtype codes {role}/{dtype}")
@@ -255,6 +257,12 @@ class _Reader:
         chunk = self.data[self.pos:self.pos + n]
         self.pos += n
         return chunk
+
+    def text(self, n: int) -> str:
+        try:
+            return self.take(n).decode()
+        except UnicodeDecodeError:
+            raise ISAError(f"program file corrupted: a name before byte {self.pos} is not UTF-8") from None
 
     def unpack(self, fmt: str) -> tuple:
         return struct.unpack(fmt, self.take(struct.calcsize(fmt)))

@@ -32,25 +32,12 @@ def render(template: str, **context: object) -> str:
 
 
 class Block(NamedTuple):
-    """One dim-wide slice of a tile: its index in the tile, first element, and extent."""
+    """One dim-wide slice of a tile (or a group of them): index in the tile, first element, extent."""
 
-    index: int
+    idx: int
     start: int
     size: int
     first: bool
-
-    # template-facing names
-    @property
-    def ii(self) -> int: return self.index
-    kk = jj = ii
-
-    @property
-    def row0(self) -> int: return self.start
-    col0 = row0
-
-    @property
-    def rows(self) -> int: return self.size
-    cols = rows
 
 
 def blocks(tile: int, tile_size: int, extent: int, dim: int, group: int = 1) -> list[Block]:

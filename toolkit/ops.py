@@ -17,6 +17,7 @@ OPS: dict[str, type["Op"]] = {}
 
 ACTIVATION_NAMES = ("none", "relu")
 OUT_DTYPES = ("int8", "int32")
+_F32_MAX = float(np.finfo(np.float32).max)
 
 
 def _positive(name: str, value: Any) -> int:
@@ -38,7 +39,7 @@ def _check_epilogue(activation: str, scale: float, out_dtype: str) -> float:
         scale = float(scale)
     except (TypeError, ValueError):
         raise ValueError(f"scale must be a number, got {scale!r}") from None
-    if not math.isfinite(scale) or scale <= 0 or np.float32(scale) == 0 or not np.isfinite(np.float32(scale)):
+    if not math.isfinite(scale) or not 0 < scale <= _F32_MAX or np.float32(scale) == 0:
         raise ValueError(f"scale must be a positive finite float32, got {scale!r}")
     if out_dtype == "int32" and scale != 1.0:
         raise ValueError(f"scale must be 1.0 when out_dtype='int32' (got {scale})")

@@ -1,0 +1,295 @@
+"""Workload suites: load them from YAML, run each layer, check it bit-exact, and report.
+
+A suite (``benchmarks/suites/NAME.yaml``) is data: ``name``, ``description``,
+``source``, ``defaults`` (op parameters every layer starts from; keys an op kind
+does not take are skipped) and ``layers``, each a ``name``, an optional
+``count`` (identical layers in the network) and the op's parameters with its
+``kind``, as :func:`toolkit.ops.from_dict` reads them.
+
+Per layer the report gives MACs, instructions, cycles (None where the backend
+has no timing), the ideal compute cycles (a GEMM's
+``ceil(M/dim) * ceil(N/dim) * ceil(K/dim) * dim``; a conv's is its im2col GEMM's),
+the roofline bound ``max(ideal, compulsory DRAM bytes / dma_beat_bytes)``,
+utilization = ideal / cycles, the static array occupancy ideal / (computes * dim)
+(the utilization the instruction stream would reach with no stall: it needs
+no cycles), wall times and the CPU backend's time.
+"""
+from __future__ import annotations
+
+import csv
+import fnmatch
+import math
+import sys
+import time
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import yaml
+
+from isa import HardwareConfig
+from simulators.base import BackendError
+
+from .api import compile as compile_op
+from .api import run as run_program
+from .ops import OPS, Op, from_dict
+
+SUITE_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "suites"
+
+
+@dataclass(frozen=True)
+class Layer:
+    name: str
+    op: Op
+    count: int = 1
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    description: str
+    source: str
+    layers: tuple[Layer, ...]
+
+    def select(self, layers: Sequence[str] | None = None, limit: int | None = None) -> list[Layer]:
+        """Layers whose name matches any of ``layers`` (glob patterns), then the first ``limit``."""
+        chosen = list(self.layers)
+        if layers:
+            chosen = [l for l in chosen if any(fnmatch.fnmatchcase(l.name, p) for p in layers)]
+            if not chosen:
+                raise ValueError(f"layers={list(layers)} matches no layer of {self.name} "
+                                 f"({', '.join(l.name for l in self.layers)})")
+        if limit is not None:
+            if limit < 1:
+                raise ValueError(f"limit must be a positive integer, got {limit}")
+            chosen = chosen[:limit]
+        return chosen
+
+
+def available_suites() -> list[str]:
+    return sorted(p.stem for p in SUITE_DIR.glob("*.yaml"))
+
+
+def load_suite(spec: str | Path) -> Suite:
+    """A suite by name (``benchmarks/suites/NAME.yaml``) or from a YAML path."""
+    path = Path(spec)
+    if not path.suffix and not path.exists():
+        path = SUITE_DIR / f"{spec}.yaml"
+    if not path.is_file():
+        raise ValueError(f"suite {str(spec)!r} is neither one of {available_suites()} nor a YAML file")
+    data = yaml.safe_load(path.read_text())
+    if not isinstance(data, dict) or not isinstance(data.get("layers"), list) or not data["layers"]:
+        raise ValueError(f"suite {str(path)!r} needs a non-empty 'layers' list")
+    defaults = data.get("defaults") or {}
+    layers = []
+    for index, entry in enumerate(data["layers"]):
+        entry = dict(entry)
+        name = str(entry.pop("name", f"layer{index}"))
+        count = entry.pop("count", 1)
+        kind = entry.get("kind", defaults.get("kind"))
+        if kind not in OPS:
+            raise ValueError(f"suite {data.get('name', path.stem)}, layer {name}: kind {kind!r} is not one of "
+                             f"{sorted(OPS)}")
+        known = {f.name for f in fields(OPS[kind])}
+        params = {k: v for k, v in defaults.items() if k in known}
+        params.update(entry, kind=kind)
+        try:
+            op = from_dict(params)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"suite {data.get('name', path.stem)}, layer {name}: {exc}") from None
+        layers.append(Layer(name, op, int(count)))
+    return Suite(str(data.get("name", path.stem)), str(data.get("description", "")).strip(),
+                 str(data.get("source", "")).strip(), tuple(layers))
+
+
+# ---- measures ----------------------------------------------------------------------------------
+def ideal_cycles(op: Op, hw: HardwareConfig) -> int:
+    """Cycles of a perfectly fed ``dim x dim`` array: a GEMM's ceil-blocked MACs / dim^2.
+
+    A conv counts as its im2col GEMM; a depthwise conv as its MACs over dim^2
+    (what a dense array could do with them); ops without MACs as 0.
+    """
+    d = hw.dim
+    p = op.params()
+    if op.KIND == "matmul":
+        M, N, K = p["M"], p["N"], p["K"]
+    elif op.KIND == "conv2d":
+        M, N, K = p["batch"] * op.out_h * op.out_w, p["out_c"], op.kernel[0] * op.kernel[1] * p["in_c"]
+    else:
+        return -(-op.macs // (d * d))
+    return -(-M // d) * -(-N // d) * -(-K // d) * d
+
+
+def compulsory_bytes(op: Op) -> int:
+    """DRAM bytes any schedule must move: every input read once, every output written once."""
+    specs = {**op.input_specs(), **op.output_specs()}
+    return sum(math.prod(shape) * (1 if dtype == "int8" else 4) for shape, dtype in specs.values())
+
+
+@dataclass
+class LayerResult:
+    name: str
+    kind: str
+    count: int
+    macs: int
+    instructions: int
+    computes: int
+    cycles: int | None
+    ideal_cycles: int
+    roofline_cycles: int
+    utilization: float | None       # ideal / cycles
+    occupancy: float | None         # ideal / (computes * dim): utilization with no stall
+    compile_s: float
+    run_s: float
+    cpu_s: float | None
+    exact: bool
+    note: str = ""
+
+    @property
+    def roofline_utilization(self) -> float | None:
+        return self.roofline_cycles / self.cycles if self.cycles else None
+
+
+def run_layer(layer: Layer, hw: HardwareConfig, *, backend: str = "functional", schedule: Any = None,
+              db: str | Path | None = None, cpu: bool = True, seed: int = 0) -> LayerResult:
+    """Compile, run and check one layer (bit-exact against ``op.reference``)."""
+    op = layer.op
+    start = time.perf_counter()
+    prog = compile_op(op, hw, schedule, db=db)
+    compile_s = time.perf_counter() - start
+    inputs = op.random_inputs(seed)
+    res = run_program(prog, inputs, backend)
+    ref = op.reference(inputs)
+    exact = all(np.array_equal(res.outputs[name], ref[name]) for name in ref)
+    note = "" if exact else "MISMATCH against the numpy reference"
+    cpu_s = None
+    if cpu:
+        try:
+            cpu_res = run_program(prog, inputs, "cpu")
+            cpu_s = cpu_res.wall_s
+            if not all(np.array_equal(cpu_res.outputs[name], ref[name]) for name in ref):
+                note = (note + "; " if note else "") + "cpu backend output differs"
+        except (BackendError, ImportError) as exc:
+            note = (note + "; " if note else "") + f"cpu: {str(exc).split(';')[0][:60]}"
+    counts = prog.counts()
+    computes = counts.get("compute_preloaded", 0) + counts.get("compute_accumulated", 0)
+    ideal = ideal_cycles(op, hw)
+    roofline = max(ideal, -(-compulsory_bytes(op) // hw.dma_beat_bytes))
+    cycles = res.cycles
+    return LayerResult(layer.name, op.KIND, layer.count, op.macs, len(prog), computes, cycles, ideal, roofline,
+                       ideal / cycles if cycles else None,
+                       ideal / (computes * hw.dim) if computes and ideal else None,
+                       compile_s, res.wall_s, cpu_s, exact, note)
+
+
+def run_suite(suite: Suite, hw: HardwareConfig, *, backend: str = "functional", schedule: Any = None,
+              db: str | Path | None = None, layers: Sequence[str] | None = None, limit: int | None = None,
+              cpu: bool = True, seed: int = 0, progress: bool = True) -> list[LayerResult]:
+    chosen = suite.select(layers, limit)
+    results = []
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(chosen, desc=f"{suite.name} ({backend})", unit="layer", file=sys.stderr, leave=False)
+    for layer in bar if bar is not None else chosen:
+        if bar is not None:
+            bar.set_postfix_str(layer.name)
+        results.append(run_layer(layer, hw, backend=backend, schedule=schedule, db=db, cpu=cpu, seed=seed))
+    if bar is not None:
+        bar.close()
+    return results
+
+
+# ---- reports -------------------------------------------------------------------------------------
+COLUMNS = ("layer", "kind", "count", "MACs", "instrs", "cycles", "ideal", "roofline", "util", "occupancy",
+           "compile_s", "run_s", "cpu_ms", "exact")
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "NO"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _row(r: LayerResult) -> list[str]:
+    return [r.name, r.kind, str(r.count), f"{r.macs / 1e6:.1f}M", str(r.instructions), _fmt(r.cycles),
+            str(r.ideal_cycles), str(r.roofline_cycles), _fmt(r.utilization), _fmt(r.occupancy),
+            _fmt(r.compile_s, 2), _fmt(r.run_s, 2), _fmt(r.cpu_s * 1e3 if r.cpu_s is not None else None, 2),
+            _fmt(r.exact)]
+
+
+def summary(results: Sequence[LayerResult]) -> dict[str, Any]:
+    """Network totals, each layer weighted by its count."""
+    def total(attr: str) -> Any:
+        values = [getattr(r, attr) for r in results]
+        if any(v is None for v in values):
+            return None
+        return sum(v * r.count for v, r in zip(values, results))
+    cycles, ideal = total("cycles"), total("ideal_cycles")
+    return {"layers": sum(r.count for r in results), "macs": total("macs"), "instructions": total("instructions"),
+            "cycles": cycles, "ideal_cycles": ideal, "utilization": ideal / cycles if cycles else None,
+            "compile_s": total("compile_s"), "run_s": total("run_s"), "cpu_s": total("cpu_s"),
+            "exact": all(r.exact for r in results)}
+
+
+def format_table(results: Sequence[LayerResult]) -> str:
+    rows = [list(COLUMNS)] + [_row(r) for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+             for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    s = summary(results)
+    lines.append(f"total ({s['layers']} layers with counts): {s['macs'] / 1e9:.2f} GMACs, "
+                 f"{s['instructions']} instructions, cycles {_fmt(s['cycles'])}, utilization "
+                 f"{_fmt(s['utilization'])}, compile {s['compile_s']:.1f} s, run {s['run_s']:.1f} s, "
+                 f"cpu {_fmt(s['cpu_s'] * 1e3 if s['cpu_s'] is not None else None, 1)} ms, "
+                 f"all exact: {_fmt(s['exact'])}")
+    notes = [f"  {r.name}: {r.note}" for r in results if r.note]
+    if notes:
+        lines += ["notes:"] + notes
+    return "\n".join(lines)
+
+
+def write_csv(results: Iterable[LayerResult], path: str | Path) -> None:
+    results = list(results)
+    names = [f.name for f in fields(LayerResult)] + ["roofline_utilization"]
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=names)
+        writer.writeheader()
+        for r in results:
+            writer.writerow({**asdict(r), "roofline_utilization": r.roofline_utilization})
+
+
+def plot(results: Sequence[LayerResult], path: str | Path, title: str = "") -> None:
+    """Utilization per layer (measured where there are cycles, else the no-stall occupancy), with the
+    roofline's share of the ideal as the ceiling."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    measured = all(r.cycles for r in results)
+    values = [(r.utilization if measured else r.occupancy) or 0.0 for r in results]
+    ceiling = [r.ideal_cycles / r.roofline_cycles if r.roofline_cycles else 0.0 for r in results]
+    x = np.arange(len(results))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.35 * len(results) + 2), 4.2))
+    ax.bar(x, values, color="tab:blue", label="utilization (ideal / cycles)" if measured else
+           "occupancy (ideal / (computes x dim)); no cycles on this backend")
+    ax.scatter(x, ceiling, color="tab:red", marker="_", s=200, label="roofline ceiling (ideal / roofline)")
+    ax.set_xticks(x, [r.name for r in results], rotation=75, ha="right", fontsize=7)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("fraction of peak")
+    ax.set_title(title)
+    ax.legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+if __name__ == "__main__":   # python -m toolkit.bench SUITE [options], as `systolic bench`
+    from .commands.bench import main
+    sys.exit(main())

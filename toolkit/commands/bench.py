@@ -1,0 +1,63 @@
+"""``systolic bench``: run a workload suite layer by layer, check every output, report and plot."""
+from __future__ import annotations
+
+import argparse
+
+from ..bench import available_suites, format_table, load_suite, plot, run_suite, write_csv
+from .common import add_hardware_args, hardware
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "bench", help="run a workload suite (ResNet-50, BERT, ...) and report utilization per layer",
+        description="Compile and run every layer of a suite, check it bit-exact against numpy, and report MACs, "
+                    "instructions, cycles, utilization (ideal / cycles), the roofline bound and wall times. "
+                    "The functional backend has no cycles: it reports the no-stall occupancy instead.",
+        epilog="example: systolic bench resnet50 --backend functional --layers 's1_*' --csv r50.csv --plot r50.png")
+    p.add_argument("suite", help=f"a suite ({', '.join(available_suites())}) or a YAML file")
+    p.add_argument("--backend", choices=("functional", "verilator"), default="functional")
+    p.add_argument("--schedule", choices=("default", "best"), default="default",
+                   help="default (library heuristic) or best (best record in --db)")
+    p.add_argument("--db", default=None, help="tuning database for --schedule best")
+    add_hardware_args(p)
+    p.add_argument("--layers", metavar="PATTERN[,PATTERN]", help="only layers whose name matches a glob pattern")
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N (selected) layers")
+    p.add_argument("--csv", nargs="?", const="bench.csv", metavar="OUT.csv", help="write the table as CSV")
+    p.add_argument("--plot", nargs="?", const="bench.png", metavar="OUT.png", help="plot utilization per layer")
+    p.add_argument("--no-cpu", action="store_true", help="skip the CPU backend's timing")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_bench)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    suite = load_suite(args.suite)
+    hw = hardware(args)
+    layers = [s for s in args.layers.split(",") if s] if args.layers else None
+    results = run_suite(suite, hw, backend=args.backend, schedule=args.schedule, db=args.db, layers=layers,
+                        limit=args.limit, cpu=not args.no_cpu, seed=args.seed, progress=not args.quiet)
+    print(f"suite {suite.name} on {hw.name} ({args.backend}, {args.schedule} schedule)")
+    print(format_table(results))
+    if args.backend == "functional":
+        print("the functional model has no timing: cycles and utilization need --backend verilator; "
+              "occupancy = ideal / (computes x dim) is the utilization with no stall")
+    if args.csv:
+        write_csv(results, args.csv)
+        print(f"csv: {args.csv}")
+    if args.plot:
+        plot(results, args.plot, f"{suite.name} on {hw.name} ({args.backend})")
+        print(f"plot: {args.plot}")
+    return 0 if all(r.exact for r in results) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m toolkit.bench``: the bench command on its own, without the other subcommands."""
+    import sys
+    parser = argparse.ArgumentParser(prog="python -m toolkit.bench")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["bench", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        return args.func(args)
+    except ValueError as exc:
+        print(f"bench: error: {exc}", file=sys.stderr)
+        return 2
