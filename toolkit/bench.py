@@ -10,9 +10,10 @@ Per layer the report gives MACs, instructions, cycles (None where the backend
 has no timing), the ideal compute cycles (a GEMM's
 ``ceil(M/dim) * ceil(N/dim) * ceil(K/dim) * dim``; a conv's is its im2col GEMM's),
 the roofline bound ``max(ideal, compulsory DRAM bytes / dma_beat_bytes)``,
-utilization = ideal / cycles, the static array occupancy ideal / (computes * dim)
-(the utilization the instruction stream would reach with no stall: it needs
-no cycles), wall times and the CPU backend's time.
+utilization = ideal / cycles, the array occupancy (the MACs the computes do
+on real data over the MAC slots of the rows they stream through the ``dim x dim``
+array: how well the lowering fills the array, known without cycles), wall times
+and the CPU backend's time.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import yaml
 
-from isa import HardwareConfig
+from isa import GARBAGE, ComputePreloaded, HardwareConfig, Preload, Program
 from simulators.base import BackendError
 
 from .api import compile as compile_op
@@ -127,6 +128,25 @@ def compulsory_bytes(op: Op) -> int:
     return sum(math.prod(shape) * (1 if dtype == "int8" else 4) for shape, dtype in specs.values())
 
 
+def array_work(prog: Program) -> tuple[int, int, int]:
+    """(computes, MACs on real data, MAC slots of the rows streamed) of a program's instruction stream.
+
+    A compute streams a_rows rows through the array, each with dim x dim slots; it
+    works on a_rows x a_cols x c_cols of them (none when A is the garbage address).
+    """
+    computes = useful = rows = 0
+    c_cols = 0
+    for ins in prog.instructions:
+        if isinstance(ins, Preload):
+            c_cols = ins.c_cols
+        elif isinstance(ins, ComputePreloaded):
+            computes += 1
+            rows += ins.a_rows
+            if ins.a != GARBAGE:
+                useful += ins.a_rows * ins.a_cols * c_cols
+    return computes, useful, rows * prog.hw.dim * prog.hw.dim
+
+
 @dataclass
 class LayerResult:
     name: str
@@ -139,7 +159,7 @@ class LayerResult:
     ideal_cycles: int
     roofline_cycles: int
     utilization: float | None       # ideal / cycles
-    occupancy: float | None         # ideal / (computes * dim): utilization with no stall
+    occupancy: float | None         # MACs on data / (rows the computes stream * dim^2)
     compile_s: float
     run_s: float
     cpu_s: float | None
@@ -171,15 +191,13 @@ def run_layer(layer: Layer, hw: HardwareConfig, *, backend: str = "functional", 
             if not all(np.array_equal(cpu_res.outputs[name], ref[name]) for name in ref):
                 note = (note + "; " if note else "") + "cpu backend output differs"
         except (BackendError, ImportError) as exc:
-            note = (note + "; " if note else "") + f"cpu: {str(exc).split(';')[0][:60]}"
-    counts = prog.counts()
-    computes = counts.get("compute_preloaded", 0) + counts.get("compute_accumulated", 0)
+            note = (note + "; " if note else "") + str(exc).split(" (")[0]
+    computes, useful, streamed = array_work(prog)
     ideal = ideal_cycles(op, hw)
     roofline = max(ideal, -(-compulsory_bytes(op) // hw.dma_beat_bytes))
     cycles = res.cycles
     return LayerResult(layer.name, op.KIND, layer.count, op.macs, len(prog), computes, cycles, ideal, roofline,
-                       ideal / cycles if cycles else None,
-                       ideal / (computes * hw.dim) if computes and ideal else None,
+                       ideal / cycles if cycles else None, useful / streamed if streamed else None,
                        compile_s, res.wall_s, cpu_s, exact, note)
 
 
@@ -225,15 +243,17 @@ def _row(r: LayerResult) -> list[str]:
 
 def summary(results: Sequence[LayerResult]) -> dict[str, Any]:
     """Network totals, each layer weighted by its count."""
-    def total(attr: str) -> Any:
-        values = [getattr(r, attr) for r in results]
-        if any(v is None for v in values):
+    def total(attr: str, partial: bool = False) -> Any:
+        pairs = [(getattr(r, attr), r.count) for r in results]
+        if not partial and any(v is None for v, _ in pairs):
             return None
-        return sum(v * r.count for v, r in zip(values, results))
+        known = [v * n for v, n in pairs if v is not None]
+        return sum(known) if known else None
     cycles, ideal = total("cycles"), total("ideal_cycles")
     return {"layers": sum(r.count for r in results), "macs": total("macs"), "instructions": total("instructions"),
             "cycles": cycles, "ideal_cycles": ideal, "utilization": ideal / cycles if cycles else None,
-            "compile_s": total("compile_s"), "run_s": total("run_s"), "cpu_s": total("cpu_s"),
+            "compile_s": total("compile_s"), "run_s": total("run_s"),
+            "cpu_s": total("cpu_s", partial=True), "cpu_layers": sum(r.count for r in results if r.cpu_s is not None),
             "exact": all(r.exact for r in results)}
 
 
@@ -247,7 +267,8 @@ def format_table(results: Sequence[LayerResult]) -> str:
     lines.append(f"total ({s['layers']} layers with counts): {s['macs'] / 1e9:.2f} GMACs, "
                  f"{s['instructions']} instructions, cycles {_fmt(s['cycles'])}, utilization "
                  f"{_fmt(s['utilization'])}, compile {s['compile_s']:.1f} s, run {s['run_s']:.1f} s, "
-                 f"cpu {_fmt(s['cpu_s'] * 1e3 if s['cpu_s'] is not None else None, 1)} ms, "
+                 f"cpu {_fmt(s['cpu_s'] * 1e3 if s['cpu_s'] is not None else None, 1)} ms "
+                 f"({s['cpu_layers']} layers with a cpu kernel), "
                  f"all exact: {_fmt(s['exact'])}")
     notes = [f"  {r.name}: {r.note}" for r in results if r.note]
     if notes:
@@ -278,10 +299,10 @@ def plot(results: Sequence[LayerResult], path: str | Path, title: str = "") -> N
     x = np.arange(len(results))
     fig, ax = plt.subplots(figsize=(max(6.0, 0.35 * len(results) + 2), 4.2))
     ax.bar(x, values, color="tab:blue", label="utilization (ideal / cycles)" if measured else
-           "occupancy (ideal / (computes x dim)); no cycles on this backend")
+           "array occupancy (MACs on data / MAC slots streamed); no cycles on this backend")
     ax.scatter(x, ceiling, color="tab:red", marker="_", s=200, label="roofline ceiling (ideal / roofline)")
     ax.set_xticks(x, [r.name for r in results], rotation=75, ha="right", fontsize=7)
-    ax.set_ylim(0, 1.05)
+    ax.set_ylim(0, 1.3)   # headroom for the legend
     ax.set_ylabel("fraction of peak")
     ax.set_title(title)
     ax.legend(fontsize=7, loc="upper right")

@@ -31,9 +31,7 @@ ISA and bit-exact.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from itertools import permutations
 from typing import Any, ClassVar, Iterable, Mapping, NamedTuple
 
 import numpy as np
@@ -42,8 +40,8 @@ from isa import HardwareConfig, Program, layout
 from isa.assembly import parse_program
 
 from .lowering import LOWERINGS, render
-from .ops import Op, _check_epilogue, _choice, _positive, epilogue
-from .schedule import DEFAULTS, SCHEDULES, MemoryPlan, Region, Schedule, ScheduleError, _check_int
+from .ops import Op, check_epilogue, check_choice, positive_int, epilogue
+from .schedule import DEFAULTS, SCHEDULES, MemoryPlan, Region, Schedule, ScheduleError, check_int
 
 Spec = dict[str, tuple[tuple[int, ...], str]]
 
@@ -54,15 +52,15 @@ def _kernel_pair(value: Any) -> tuple[int, int]:
         value = (value, value)
     if not isinstance(value, (tuple, list)) or len(value) != 2:
         raise ValueError(f"kernel must be an int or a (kh, kw) pair, got {value!r}")
-    return _positive("kernel[0]", value[0]), _positive("kernel[1]", value[1])
+    return positive_int("kernel[0]", value[0]), positive_int("kernel[1]", value[1])
 
 
 def _check_window(op: Any, channels_name: str) -> None:
     """Validate and normalise the sizes, kernel, stride and padding of a windowed op."""
     for name in ("batch", "in_h", "in_w", channels_name):
-        object.__setattr__(op, name, _positive(name, getattr(op, name)))
+        object.__setattr__(op, name, positive_int(name, getattr(op, name)))
     object.__setattr__(op, "kernel", _kernel_pair(op.kernel))
-    object.__setattr__(op, "stride", _positive("stride", op.stride))
+    object.__setattr__(op, "stride", positive_int("stride", op.stride))
     if isinstance(op.padding, bool) or not isinstance(op.padding, (int, np.integer)) or op.padding < 0:
         raise ValueError(f"padding must be a non-negative integer, got {op.padding!r}")
     object.__setattr__(op, "padding", int(op.padding))
@@ -127,9 +125,9 @@ class Conv2d(_Window, Op):
 
     def __post_init__(self) -> None:
         _check_window(self, "in_c")
-        object.__setattr__(self, "out_c", _positive("out_c", self.out_c))
-        _choice("bias", self.bias, (None, "channel"))
-        object.__setattr__(self, "scale", _check_epilogue(self.activation, self.scale, self.out_dtype))
+        object.__setattr__(self, "out_c", positive_int("out_c", self.out_c))
+        check_choice("bias", self.bias, (None, "channel"))
+        object.__setattr__(self, "scale", check_epilogue(self.activation, self.scale, self.out_dtype))
 
     def input_specs(self) -> Spec:
         specs = {"input": ((self.batch, self.in_h, self.in_w, self.in_c), "int8"),
@@ -181,8 +179,8 @@ class DepthwiseConv2d(_Window, Op):
 
     def __post_init__(self) -> None:
         _check_window(self, "channels")
-        _choice("bias", self.bias, (None, "channel"))
-        object.__setattr__(self, "scale", _check_epilogue(self.activation, self.scale, self.out_dtype))
+        check_choice("bias", self.bias, (None, "channel"))
+        object.__setattr__(self, "scale", check_epilogue(self.activation, self.scale, self.out_dtype))
 
     def input_specs(self) -> Spec:
         specs = {"input": ((self.batch, self.in_h, self.in_w, self.channels), "int8"),
@@ -269,9 +267,9 @@ class _ConvScheduleBase(Schedule):
     def __post_init__(self) -> None:
         for name, value in self.to_dict().items():
             if name.startswith("tile_") or name == "mvin_blocks":
-                _check_int(name, value, 1)
+                check_int(name, value, 1)
             elif name.endswith("_bank"):
-                _check_int(name, value, 0)
+                check_int(name, value, 0)
         if sorted(self.loop_order) != sorted(self.ORDER):
             raise ScheduleError(f"loop_order={self.loop_order!r} must be a permutation of {self.ORDER!r}")
         if not isinstance(self.double_buffer, bool):
@@ -283,10 +281,10 @@ class _ConvScheduleBase(Schedule):
         The input tile's rows depend on the op's stride; without ``op`` the plan
         assumes the worst stride, so a plan that fits then fits every op.
         """
-        _check_int("mvin_blocks", self.mvin_blocks, 1, hw.max_block_len)
-        _check_int("in_bank", self.in_bank, 0, hw.sp_banks - 1)
-        _check_int("w_bank", self.w_bank, 0, hw.sp_banks - 1)
-        _check_int("acc_bank", self.acc_bank, 0, hw.acc_banks - 1)
+        check_int("mvin_blocks", self.mvin_blocks, 1, hw.max_block_len)
+        check_int("in_bank", self.in_bank, 0, hw.sp_banks - 1)
+        check_int("w_bank", self.w_bank, 0, hw.sp_banks - 1)
+        check_int("acc_bank", self.acc_bank, 0, hw.acc_banks - 1)
         t, d = self.tiles(), hw.dim
         nbuf = 2 if self.double_buffer else 1
         stride = op.stride if op is not None else None
@@ -369,9 +367,6 @@ class DepthwiseSchedule(_ConvScheduleBase):
 
     def tiles(self) -> Tiles:
         return Tiles(self.tile_b, self.tile_oh, self.tile_ow, self.tile_c, self.tile_kh, self.tile_kw, self.tile_c)
-
-
-CONV_LOOP_ORDERS = tuple("".join(p) for p in permutations("bhwk"))
 
 
 def default_conv_schedule(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, *, double_buffer: bool = True

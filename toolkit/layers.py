@@ -29,8 +29,8 @@ from isa.numerics import INT8_MIN, mvin_scale
 
 from .conv import Spec, _check_window, _Window, conv2d, depthwise_conv2d, taps
 from .lowering import LOWERINGS, render
-from .ops import Op, _check_epilogue, _choice, _positive, epilogue
-from .schedule import DEFAULTS, SCHEDULES, MemoryPlan, Region, Schedule, ScheduleError, _check_int
+from .ops import Op, check_epilogue, positive_int, epilogue
+from .schedule import DEFAULTS, SCHEDULES, MemoryPlan, Region, Schedule, ScheduleError, check_int
 
 __all__ = ["conv2d", "depthwise_conv2d", "maxpool2d", "resadd"]   # the layer ops of the public API
 
@@ -70,10 +70,10 @@ class ResAdd(Op):
 
     def __post_init__(self) -> None:
         for name in ("batch", "h", "w", "channels"):
-            object.__setattr__(self, name, _positive(name, getattr(self, name)))
+            object.__setattr__(self, name, positive_int(name, getattr(self, name)))
         for name in ("a_scale", "b_scale"):
             object.__setattr__(self, name, _finite_f32(name, getattr(self, name)))
-        object.__setattr__(self, "scale", _check_epilogue(self.activation, self.scale, self.out_dtype))
+        object.__setattr__(self, "scale", check_epilogue(self.activation, self.scale, self.out_dtype))
 
     @property
     def shape(self) -> tuple[int, int, int, int]:
@@ -119,14 +119,14 @@ class ResAddSchedule(Schedule):
 
     def __post_init__(self) -> None:
         for name in ("tile_rows", "tile_c", "mvin_blocks"):
-            _check_int(name, getattr(self, name), 1)
-        _check_int("acc_bank", self.acc_bank, 0)
+            check_int(name, getattr(self, name), 1)
+        check_int("acc_bank", self.acc_bank, 0)
         if not isinstance(self.double_buffer, bool):
             raise ScheduleError(f"double_buffer={self.double_buffer!r} must be true or false")
 
     def memory_plan(self, hw: HardwareConfig, op: Any = None) -> MemoryPlan:
-        _check_int("mvin_blocks", self.mvin_blocks, 1, hw.max_block_len)
-        _check_int("acc_bank", self.acc_bank, 0, hw.acc_banks - 1)
+        check_int("mvin_blocks", self.mvin_blocks, 1, hw.max_block_len)
+        check_int("acc_bank", self.acc_bank, 0, hw.acc_banks - 1)
         c = Region(self.acc_bank * hw.acc_bank_rows, self.tile_rows * self.tile_c * hw.dim,
                    2 if self.double_buffer else 1)
         if c.end > hw.acc_rows:
@@ -232,11 +232,11 @@ class MaxPoolSchedule(Schedule):
     OP: ClassVar[str] = "maxpool"
 
     def __post_init__(self) -> None:
-        _check_int("slots", self.slots, 1)
-        _check_int("acc_bank", self.acc_bank, 0)
+        check_int("slots", self.slots, 1)
+        check_int("acc_bank", self.acc_bank, 0)
 
     def memory_plan(self, hw: HardwareConfig, op: Any = None) -> MemoryPlan:
-        _check_int("acc_bank", self.acc_bank, 0, hw.acc_banks - 1)
+        check_int("acc_bank", self.acc_bank, 0, hw.acc_banks - 1)
         c = Region(self.acc_bank * hw.acc_bank_rows, hw.dim, self.slots)
         if c.end > hw.acc_rows:
             raise ScheduleError(f"maxpool slots={self.slots} do not fit: {c.end - c.start} accumulator rows from "

@@ -20,21 +20,21 @@ OUT_DTYPES = ("int8", "int32")
 _F32_MAX = float(np.finfo(np.float32).max)
 
 
-def _positive(name: str, value: Any) -> int:
+def positive_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
 
 
-def _choice(name: str, value: Any, choices: tuple) -> Any:
+def check_choice(name: str, value: Any, choices: tuple) -> Any:
     if value not in choices:
         raise ValueError(f"{name}={value!r} is not one of {choices}")
     return value
 
 
-def _check_epilogue(activation: str, scale: float, out_dtype: str) -> float:
-    _choice("activation", activation, ACTIVATION_NAMES)
-    _choice("out_dtype", out_dtype, OUT_DTYPES)
+def check_epilogue(activation: str, scale: float, out_dtype: str) -> float:
+    check_choice("activation", activation, ACTIVATION_NAMES)
+    check_choice("out_dtype", out_dtype, OUT_DTYPES)
     try:
         scale = float(scale)
     except (TypeError, ValueError):
@@ -137,9 +137,9 @@ class Matmul(Op):
 
     def __post_init__(self) -> None:
         for name in ("M", "N", "K"):
-            object.__setattr__(self, name, _positive(name, getattr(self, name)))
-        _choice("bias", self.bias, (None, "row", "full"))
-        object.__setattr__(self, "scale", _check_epilogue(self.activation, self.scale, self.out_dtype))
+            object.__setattr__(self, name, positive_int(name, getattr(self, name)))
+        check_choice("bias", self.bias, (None, "row", "full"))
+        object.__setattr__(self, "scale", check_epilogue(self.activation, self.scale, self.out_dtype))
 
     def input_specs(self) -> dict[str, tuple[tuple[int, ...], str]]:
         specs = {"A": ((self.M, self.K), "int8"), "B": ((self.K, self.N), "int8")}

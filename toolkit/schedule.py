@@ -67,7 +67,7 @@ class Schedule:
         return replace(self, **changes)
 
 
-def _check_int(name: str, value: Any, lo: int, hi: int | None = None) -> None:
+def check_int(name: str, value: Any, lo: int, hi: int | None = None) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value > hi):
         bound = f"between {lo} and {hi}" if hi is not None else f">= {lo}"
         raise ScheduleError(f"{name}={value!r} must be an integer {bound}")
@@ -100,9 +100,9 @@ class MatmulSchedule(Schedule):
 
     def __post_init__(self) -> None:
         for name in ("tile_i", "tile_j", "tile_k", "mvin_blocks"):
-            _check_int(name, getattr(self, name), 1)
+            check_int(name, getattr(self, name), 1)
         for name in ("a_bank", "b_bank", "c_bank"):
-            _check_int(name, getattr(self, name), 0)
+            check_int(name, getattr(self, name), 0)
         if self.loop_order not in LOOP_ORDERS:
             raise ScheduleError(f"loop_order={self.loop_order!r} is not one of {LOOP_ORDERS}")
         if self.bias_strategy not in BIAS_STRATEGIES:
@@ -110,12 +110,13 @@ class MatmulSchedule(Schedule):
         if not isinstance(self.double_buffer, bool):
             raise ScheduleError(f"double_buffer={self.double_buffer!r} must be true or false")
 
-    def memory_plan(self, hw: HardwareConfig) -> MemoryPlan:
-        """Place A, B (scratchpad) and C (accumulator); ScheduleError if they do not fit."""
-        _check_int("mvin_blocks", self.mvin_blocks, 1, hw.max_block_len)
-        _check_int("a_bank", self.a_bank, 0, hw.sp_banks - 1)
-        _check_int("b_bank", self.b_bank, 0, hw.sp_banks - 1)
-        _check_int("c_bank", self.c_bank, 0, hw.acc_banks - 1)
+    def memory_plan(self, hw: HardwareConfig, op: Any = None) -> MemoryPlan:
+        """Place A, B (scratchpad) and C (accumulator); ScheduleError if they do not fit.
+        ``op`` is unused: matmul regions depend on the tiles alone (conv's depend on the stride)."""
+        check_int("mvin_blocks", self.mvin_blocks, 1, hw.max_block_len)
+        check_int("a_bank", self.a_bank, 0, hw.sp_banks - 1)
+        check_int("b_bank", self.b_bank, 0, hw.sp_banks - 1)
+        check_int("c_bank", self.c_bank, 0, hw.acc_banks - 1)
         nbuf = 2 if self.double_buffer else 1
         d = hw.dim
         a = Region(self.a_bank * hw.sp_bank_rows, self.tile_i * self.tile_k * d, nbuf)

@@ -12,7 +12,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "bench", help="run a workload suite (ResNet-50, BERT, ...) and report utilization per layer",
         description="Compile and run every layer of a suite, check it bit-exact against numpy, and report MACs, "
                     "instructions, cycles, utilization (ideal / cycles), the roofline bound and wall times. "
-                    "The functional backend has no cycles: it reports the no-stall occupancy instead.",
+                    "The functional backend has no cycles; the array occupancy (useful MACs over the MAC "
+                    "slots the computes stream) needs none.",
         epilog="example: systolic bench resnet50 --backend functional --layers 's1_*' --csv r50.csv --plot r50.png")
     p.add_argument("suite", help=f"a suite ({', '.join(available_suites())}) or a YAML file")
     p.add_argument("--backend", choices=("functional", "verilator"), default="functional")
@@ -40,7 +41,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     print(format_table(results))
     if args.backend == "functional":
         print("the functional model has no timing: cycles and utilization need --backend verilator; "
-              "occupancy = ideal / (computes x dim) is the utilization with no stall")
+              "occupancy = MACs on data / (rows the computes stream x dim^2) needs no cycles")
     if args.csv:
         write_csv(results, args.csv)
         print(f"csv: {args.csv}")

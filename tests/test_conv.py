@@ -1,0 +1,249 @@
+"""conv2d and depthwise conv2d: references, schedules, lowering, bit-exact runs on the functional model."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import toolkit as tk
+from isa import ConfigLd, Mvin
+from toolkit.conv import ConvSchedule, DepthwiseSchedule, axis_layout, default_conv_schedule
+from toolkit.ops import from_dict
+from toolkit.schedule import ScheduleError
+
+
+def run_exact(op: tk.Op, hw, schedule=None, seed: int = 0) -> tk.Program:
+    prog = tk.compile(op, hw, schedule)
+    inputs = op.random_inputs(seed)
+    res = tk.run(prog, inputs)
+    np.testing.assert_array_equal(res.outputs["output"], op.reference(inputs)["output"])
+    return prog
+
+
+def mvin_spans(prog: tk.Program) -> list[tuple[int, int, int]]:
+    """(first byte, last byte, state) each mvin reads in DRAM, following the config_ld state."""
+    ld: dict[int, ConfigLd] = {}
+    spans = []
+    for ins in prog.instructions:
+        if isinstance(ins, ConfigLd):
+            ld[ins.state] = ins
+        elif isinstance(ins, Mvin):
+            cfg = ld[ins.state]
+            itemsize = 4 if (ins.local >> 31) & 1 and not cfg.shrink else 1
+            spans.append((ins.dram, ins.dram + (ins.rows - 1) * cfg.dram_stride + ins.cols * itemsize - 1, ins.state))
+    return spans
+
+
+@st.composite
+def conv_ops(draw, depthwise: bool = False):
+    kh, kw = draw(st.sampled_from([1, 2, 3, 4, 7])), draw(st.sampled_from([1, 2, 3, 5]))
+    padding = draw(st.integers(0, 3))
+    stride = draw(st.integers(1, 3))
+    h = draw(st.integers(max(1, kh - 2 * padding), 9))
+    w = draw(st.integers(max(1, kw - 2 * padding), 9))
+    batch = draw(st.integers(1, 2))
+    epi = dict(bias=draw(st.sampled_from([None, "channel"])), kernel=(kh, kw), stride=stride, padding=padding)
+    out_dtype = draw(st.sampled_from(["int8", "int32"]))
+    epi.update(out_dtype=out_dtype, activation=draw(st.sampled_from(["none", "relu"])),
+               scale=1.0 if out_dtype == "int32" else draw(st.sampled_from([1.0, 0.37, 0.002])))
+    if depthwise:
+        return tk.depthwise_conv2d(batch, h, w, draw(st.integers(1, 10)), **epi)
+    return tk.conv2d(batch, h, w, draw(st.integers(1, 10)), draw(st.integers(1, 10)), **epi)
+
+
+# ---- references -----------------------------------------------------------------------------
+def test_conv2d_reference_is_a_direct_convolution() -> None:
+    op = tk.conv2d(2, 5, 6, 3, 4, kernel=(3, 2), stride=2, padding=1, bias="channel")
+    x = op.random_inputs(3)
+    xp = np.pad(x["input"].astype(np.int64), ((0, 0), (1, 1), (1, 1), (0, 0)))
+    want = np.zeros((2, op.out_h, op.out_w, 4), dtype=np.int64)
+    for n, oh, ow, k in np.ndindex(want.shape):
+        patch = xp[n, oh * 2:oh * 2 + 3, ow * 2:ow * 2 + 2, :]
+        want[n, oh, ow, k] = (patch * x["weight"][..., k]).sum() + x["bias"][k]
+    np.testing.assert_array_equal(op.accumulate(x), want)
+    assert op.output_specs()["output"][0] == (2, 3, 4, 4)
+
+
+def test_depthwise_reference_is_per_channel() -> None:
+    op = tk.depthwise_conv2d(1, 4, 4, 3, kernel=3, stride=1, padding=1)
+    x = op.random_inputs(1)
+    for c in range(3):
+        single = tk.conv2d(1, 4, 4, 1, 1, kernel=3, stride=1, padding=1)
+        got = single.accumulate({"input": x["input"][..., c:c + 1], "weight": x["weight"][..., c:c + 1, None]})
+        np.testing.assert_array_equal(op.accumulate(x)[..., c], got[..., 0])
+
+
+# ---- bit-exact runs -------------------------------------------------------------------------------
+@given(conv_ops())
+def test_conv2d_bit_exact(op) -> None:
+    run_exact(op, "tiny")
+
+
+@given(conv_ops(depthwise=True))
+def test_depthwise_bit_exact(op) -> None:
+    run_exact(op, "tiny")
+
+
+@pytest.mark.parametrize("op", [
+    tk.conv2d(1, 8, 8, 6, 6, kernel=1, stride=2, padding=0),                      # downsample 1x1
+    tk.conv2d(1, 11, 9, 3, 5, kernel=7, stride=2, padding=3, bias="channel"),     # ResNet stem shape
+    tk.conv2d(3, 5, 5, 9, 7, kernel=3, stride=1, padding=1, activation="relu", scale=0.01),
+    tk.conv2d(1, 4, 4, 5, 6, kernel=3, stride=1, padding=3),                      # outputs from padding only
+    tk.conv2d(2, 6, 6, 4, 4, kernel=1, stride=1, padding=0),                      # runs merge across rows
+], ids=lambda op: op.key)
+def test_conv2d_shapes(tiny, op) -> None:
+    run_exact(op, tiny)
+
+
+@given(op=conv_ops(), data=st.data())
+def test_conv2d_any_schedule(tiny, op, data) -> None:
+    d = tiny.dim
+    knobs = dict(tile_b=data.draw(st.integers(1, op.batch)), tile_oh=data.draw(st.integers(1, op.out_h)),
+                 tile_ow=data.draw(st.integers(1, op.out_w)), tile_k=data.draw(st.integers(1, -(-op.out_c // d))),
+                 tile_kh=data.draw(st.integers(1, op.kernel[0])), tile_kw=data.draw(st.integers(1, op.kernel[1])),
+                 tile_c=data.draw(st.integers(1, -(-op.in_c // d))),
+                 loop_order="".join(data.draw(st.permutations("bhwk"))),
+                 double_buffer=data.draw(st.booleans()), mvin_blocks=data.draw(st.integers(1, 2)),
+                 in_bank=data.draw(st.integers(0, 1)), w_bank=data.draw(st.integers(0, 1)),
+                 acc_bank=data.draw(st.integers(0, 1)))
+    sched = ConvSchedule(**knobs)
+    try:
+        sched.memory_plan(tiny, op)
+    except ScheduleError:
+        assume(False)
+    run_exact(op, tiny, sched)
+
+
+@given(op=conv_ops(depthwise=True), data=st.data())
+def test_depthwise_any_schedule(tiny, op, data) -> None:
+    knobs = dict(tile_b=data.draw(st.integers(1, op.batch)), tile_oh=data.draw(st.integers(1, op.out_h)),
+                 tile_ow=data.draw(st.integers(1, op.out_w)), tile_c=data.draw(st.integers(1, -(-op.channels // 4))),
+                 tile_kh=data.draw(st.integers(1, op.kernel[0])), tile_kw=data.draw(st.integers(1, op.kernel[1])),
+                 loop_order="".join(data.draw(st.permutations("bhwc"))), double_buffer=data.draw(st.booleans()))
+    sched = DepthwiseSchedule(**knobs)
+    try:
+        sched.memory_plan(tiny, op)
+    except ScheduleError:
+        assume(False)
+    run_exact(op, tiny, sched)
+
+
+def test_conv2d_on_gemmini(gemmini) -> None:
+    run_exact(tk.conv2d(1, 14, 14, 40, 36, kernel=3, stride=1, padding=1, bias="channel", scale=0.001), gemmini)
+    run_exact(tk.depthwise_conv2d(1, 9, 9, 20, kernel=3, stride=2, padding=1), gemmini)
+
+
+# ---- what the lowering emits ------------------------------------------------------------------------
+@pytest.mark.parametrize("op", [
+    tk.conv2d(2, 7, 7, 5, 3, kernel=3, stride=2, padding=3, bias="channel"),
+    tk.conv2d(1, 5, 6, 3, 3, kernel=7, stride=1, padding=3),
+    tk.depthwise_conv2d(1, 6, 6, 6, kernel=3, stride=1, padding=2),
+], ids=lambda op: op.key)
+def test_direct_conv_reads_only_inside_its_buffers(tiny, op) -> None:
+    """No im2col buffer in DRAM, and padding is never read: every mvin stays within the buffer it names."""
+    prog = run_exact(op, tiny)
+    assert {b.name for b in prog.buffers.values()} == set(op.input_specs()) | set(op.output_specs())
+    names = {0: "input", 1: "weight", 2: "bias"}
+    for first, last, state in mvin_spans(prog):
+        buf = prog.buffers[names[state]]
+        assert buf.addr <= first and last < buf.end, (first, last, names[state])
+
+
+def test_strided_mvins_gather_every_stride_th_pixel(tiny) -> None:
+    op = tk.conv2d(1, 8, 8, 4, 4, kernel=1, stride=2, padding=0)
+    prog = run_exact(op, tiny)
+    loads = [i for i in prog.instructions if isinstance(i, ConfigLd) and i.state == 0]
+    assert loads[0].dram_stride == op.stride * op.in_c
+    # a 1x1 stride-2 conv loads only the pixels it uses: 16 of the 64
+    assert sum(i.rows for i in prog.instructions if isinstance(i, Mvin) and i.state == 0) == 16
+
+
+def test_axis_layout_phases() -> None:
+    offset, index = axis_layout(0, 3, 0, 3, 2, 1)   # 3 outputs, kernel 3, stride 2, padding 1
+    # phase 1 holds -1, 1, 3, 5; phase 0 holds 0, 2, 4: every input the taps read, once
+    assert index.tolist() == [0, 2, 4, -1, 1, 3, 5]
+    for k in range(3):
+        assert [index[o + offset[k]] for o in range(3)] == [o * 2 + k - 1 for o in range(3)]
+
+
+# ---- schedules -------------------------------------------------------------------------------------------
+def test_default_schedule_follows_tiled_conv_auto(gemmini, tiny) -> None:
+    small = tk.conv2d(1, 8, 8, 16, 16)
+    s = default_conv_schedule(small, gemmini)
+    assert (s.tile_b, s.tile_oh, s.tile_ow, s.tile_k, s.tile_kh, s.tile_kw, s.tile_c) == (1, 8, 8, 1, 3, 3, 1)
+    big = tk.conv2d(1, 56, 56, 64, 64)
+    s = default_conv_schedule(big, gemmini)
+    plan = s.memory_plan(gemmini, big)
+    assert plan.c.rows * 2 <= gemmini.acc_rows and (plan.a.rows + plan.b.rows) * 2 <= gemmini.sp_rows
+    # greedy growth stopped: no single tile grows by one and still fits
+    for name in ("tile_b", "tile_oh", "tile_ow", "tile_k", "tile_kh", "tile_kw", "tile_c"):
+        grown = s.replace(**{name: getattr(s, name) + 1})
+        limit = {"tile_b": 1, "tile_oh": 56, "tile_ow": 56, "tile_k": 4, "tile_kh": 3, "tile_kw": 3, "tile_c": 4}
+        if getattr(grown, name) <= limit[name]:
+            with pytest.raises(ScheduleError):
+                grown.memory_plan(gemmini, big)
+    assert tk.default_schedule(tk.depthwise_conv2d(1, 9, 9, 20), tiny).OP == "depthwise"
+
+
+def test_schedule_that_does_not_fit_raises_before_lowering(tiny) -> None:
+    op = tk.conv2d(1, 12, 12, 16, 16)
+    sched = ConvSchedule(1, 12, 12, 4, 3, 3, 4)
+    with pytest.raises(ScheduleError, match="does not fit"):
+        tk.compile(op, tiny, sched)
+    with pytest.raises(ScheduleError, match="loop_order"):
+        ConvSchedule(1, 1, 1, 1, 1, 1, 1, loop_order="bhw")
+    with pytest.raises(ScheduleError, match="tile_oh"):
+        ConvSchedule(1, 0, 1, 1, 1, 1, 1)
+    with pytest.raises(ScheduleError, match="mvin_blocks"):
+        ConvSchedule(1, 1, 1, 1, 1, 1, 1, mvin_blocks=3).memory_plan(tiny, op)
+    assert tk.compile(op, tiny, ConvSchedule(1, 2, 4, 1, 3, 3, 1).to_dict())
+
+
+def test_memory_plan_without_op_is_stride_safe(tiny) -> None:
+    sched = ConvSchedule(1, 4, 4, 1, 3, 3, 1)
+    worst = sched.memory_plan(tiny).a.rows
+    for stride in (1, 2, 3, 4):
+        assert sched.memory_plan(tiny, tk.conv2d(1, 16, 16, 4, 4, stride=stride)).a.rows <= worst
+
+
+# ---- arguments --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("make, name", [
+    (lambda: tk.conv2d(1, 2, 2, 3, 3, kernel=5, padding=1), "kernel"),
+    (lambda: tk.conv2d(1, 4, 4, 3, 3, stride=0), "stride"),
+    (lambda: tk.conv2d(1, 4, 4, 3, 3, padding=-1), "padding"),
+    (lambda: tk.conv2d(1, 4, 4, 3, 3, kernel=(3, 0)), "kernel"),
+    (lambda: tk.conv2d(0, 4, 4, 3, 3), "batch"),
+    (lambda: tk.conv2d(1, 4, 4, 0, 3), "in_c"),
+    (lambda: tk.conv2d(1, 4, 4, 3, 3, bias="row"), "bias"),
+    (lambda: tk.conv2d(1, 4, 4, 3, 3, out_dtype="int32", scale=0.5), "scale"),
+    (lambda: tk.depthwise_conv2d(1, 2, 2, 3, kernel=(1, 7)), "kernel"),
+    (lambda: tk.depthwise_conv2d(1, 4, 4, 3, stride=0), "stride"),
+])
+def test_bad_arguments_name_the_argument(make, name) -> None:
+    with pytest.raises(ValueError, match=name):
+        make()
+
+
+def test_wrong_input_shapes(tiny) -> None:
+    op = tk.conv2d(1, 5, 5, 3, 4)
+    inputs = op.random_inputs(0)
+    inputs["input"] = inputs["input"][:, :4]
+    with pytest.raises(ValueError, match="input"):
+        op.reference(inputs)
+    with pytest.raises(ValueError, match="input"):
+        tk.run(tk.compile(op, tiny), inputs)
+    inputs = op.random_inputs(0)
+    inputs["weight"] = inputs["weight"].astype(np.int32)
+    with pytest.raises(ValueError, match="weight"):
+        op.reference(inputs)
+
+
+@pytest.mark.parametrize("op", [tk.conv2d(2, 9, 7, 3, 5, kernel=(3, 1), stride=2, padding=1, bias="channel"),
+                                tk.depthwise_conv2d(1, 5, 5, 8, kernel=5, stride=1, padding=2, activation="relu")])
+def test_ops_round_trip_through_dicts(tiny, op) -> None:
+    assert from_dict(op.to_dict()) == op
+    assert from_dict(json.loads(json.dumps(op.to_dict()))) == op
+    assert tk.compile(op, tiny).meta["op"] == op.to_dict()
