@@ -14,11 +14,15 @@ def scale_rne(values: np.ndarray, scale: float) -> np.ndarray:
 
 
 def acc_to_int8(acc: np.ndarray, scale: float, relu: bool) -> np.ndarray:
-    """The store epilogue: clip(rne(float32(float32(acc) * scale)), -128, 127), then ReLU."""
-    out = np.clip(scale_rne(acc, scale), INT8_MIN, INT8_MAX)
-    if relu:
-        out = np.maximum(out, 0)
-    return out.astype(np.int8)
+    """The store epilogue: clip(rne(float32(float32(acc) * scale)), -128, 127), then ReLU.
+
+    Computed in place in float32: the product is rounded to float32 once, as the
+    hardware does, and ReLU after saturation is a lower clip bound of 0."""
+    x = np.asarray(acc).astype(np.float32)
+    x *= np.float32(scale)
+    np.rint(x, out=x)
+    np.clip(x, 0 if relu else INT8_MIN, INT8_MAX, out=x)
+    return x.astype(np.int8)
 
 
 def acc_to_int32(acc: np.ndarray, relu: bool) -> np.ndarray:

@@ -28,7 +28,7 @@ from isa.assembly import parse_program
 from isa.numerics import INT8_MIN, mvin_scale
 
 from .conv import Spec, _check_window, _Window, conv2d, depthwise_conv2d, taps
-from .lowering import LOWERINGS, render
+from .lowering import LOWERINGS, blocks, render
 from .ops import Op, check_epilogue, positive_int, epilogue
 from .schedule import DEFAULTS, SCHEDULES, MemoryPlan, Region, Schedule, ScheduleError, check_int
 
@@ -144,22 +144,6 @@ def default_resadd_schedule(op: ResAdd, hw: HardwareConfig) -> ResAddSchedule:
     return ResAddSchedule(tile_rows, tile_c, mvin_blocks=hw.max_block_len)
 
 
-class Span(NamedTuple):
-    """``size`` elements from ``start``: block ``index`` (in dim blocks) of its tile."""
-
-    index: int
-    start: int
-    size: int
-
-
-def spans(tile: int, tile_blocks: int, extent: int, dim: int, group: int = 1) -> list[Span]:
-    """The dim-blocks (or groups of ``group`` of them) of tile number ``tile`` along an axis of ``extent``."""
-    first = tile * tile_blocks * dim
-    last = min(extent, first + tile_blocks * dim)
-    return [Span((start - first) // dim, start, min(group * dim, last - start))
-            for start in range(first, last, group * dim)]
-
-
 def lower_resadd(op: ResAdd, s: ResAddSchedule, hw: HardwareConfig) -> Program:
     plan = s.memory_plan(hw, op)
     d = hw.dim
@@ -167,8 +151,8 @@ def lower_resadd(op: ResAdd, s: ResAddSchedule, hw: HardwareConfig) -> Program:
     tiles = []
     for ti in range(-(-M // (d * s.tile_rows))):
         for tj in range(-(-C // (d * s.tile_c))):
-            tiles.append(dict(acc=plan.c.base(len(tiles)), rows=spans(ti, s.tile_rows, M, d),
-                              groups=spans(tj, s.tile_c, C, d, s.mvin_blocks), cols=spans(tj, s.tile_c, C, d)))
+            tiles.append(dict(acc=plan.c.base(len(tiles)), rows=blocks(ti, s.tile_rows, M, d),
+                              groups=blocks(tj, s.tile_c, C, d, s.mvin_blocks), cols=blocks(tj, s.tile_c, C, d)))
     buffers = layout([("A", "input", "int8", op.shape), ("B", "input", "int8", op.shape),
                       ("C", "output", op.out_dtype, op.shape)])
     text = render("resadd_ws.s.j2", op=op, C=C, dim=d, plane=s.tile_rows * d, schedule=s.to_dict(),
