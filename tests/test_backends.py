@@ -153,20 +153,21 @@ def test_windowed_ops_bit_exact(backend: str, p: dict[str, Any], seed: int) -> N
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("make", [
-    lambda c: c.conv2d(2, 7, 6, 5, 9, kernel=3, stride=2, padding=1, bias="channel", activation="relu", scale=0.05),
-    lambda c: c.conv2d(1, 5, 5, 3, 4, kernel=(1, 3), padding=0, out_dtype="int32"),
-    lambda c: c.depthwise_conv2d(2, 6, 7, 11, kernel=3, stride=2, bias="channel", scale=0.1),
-], ids=["conv2d", "conv2d-int32", "depthwise"])
-def test_windowed_ops_match_toolkit_references(backend: str, make: Callable[[Any], Any]) -> None:
-    """The op dicts of toolkit's own windowed ops run on the backends, against their references."""
-    op = make(pytest.importorskip("toolkit.conv"))
-    specs = [(n, "input", dtype, shape) for n, (shape, dtype) in op.input_specs().items()]
-    specs += [(n, "output", dtype, shape) for n, (shape, dtype) in op.output_specs().items()]
-    prog = Program(PRESETS["gemmini"], [], layout(specs), meta={"op": op.to_dict()})
+@pytest.mark.parametrize("op", [
+    tk.conv2d(2, 7, 6, 5, 9, kernel=3, stride=2, padding=1, bias="channel", activation="relu", scale=0.05),
+    tk.conv2d(1, 5, 5, 3, 4, kernel=(1, 3), padding=0, out_dtype="int32"),
+    tk.depthwise_conv2d(2, 6, 7, 11, kernel=3, stride=2, bias="channel", scale=0.1),
+    tk.resadd(1, 5, 7, 20, a_scale=0.5, b_scale=1.5, scale=0.7),
+    tk.maxpool2d(2, 9, 9, 5, kernel=3, stride=2, padding=1),
+], ids=["conv2d", "conv2d-int32", "depthwise", "resadd", "maxpool"])
+def test_layer_ops_match_toolkit_references(backend: str, op: tk.Op) -> None:
+    """toolkit's own layer ops, compiled, on the baseline backends against their references."""
+    if op.KIND not in (cpu.KERNELS if backend == "cpu" else gpu.KERNELS):
+        pytest.skip(f"the {backend} backend has no {op.KIND} kernel")
     inputs = op.random_inputs(0)
-    np.testing.assert_array_equal(tk.run(prog, inputs, backend=backend).outputs["output"],
-                                  op.reference(inputs)["output"])
+    res = tk.run(tk.compile(op, "gemmini"), inputs, backend=backend)
+    for name, expected in op.reference(inputs).items():
+        np.testing.assert_array_equal(res.outputs[name], expected)
 
 
 @pytest.mark.parametrize("in_c, path", [(113, "im2col+float32-blas"), (114, "im2col+float64-blas")])
