@@ -1,0 +1,62 @@
+// One weight-stationary processing element: psum_o = psum_i + a_i * w[sel_i].
+//
+// A values move right (a_o), partial sums move down (psum_o), both registered.
+// Each PE holds NBUF weight registers so the next weights can be written while
+// rows that use the current ones are still in flight; sel travels with the A
+// value and picks the register. Registers only update for a valid A value.
+module pe #(
+  parameter int NBUF = 3
+) (
+  input  logic                clk_i,
+  input  logic                rst_ni,
+  input  logic                a_valid_i,
+  input  logic signed [7:0]   a_i,
+  input  logic [1:0]          sel_i,
+  input  logic signed [31:0]  psum_i,
+  output logic                a_valid_o,
+  output logic signed [7:0]   a_o,
+  output logic [1:0]          sel_o,
+  output logic signed [31:0]  psum_o,
+  // weight write port
+  input  logic                w_we_i,
+  input  logic [1:0]          w_buf_i,
+  input  logic signed [7:0]   w_i
+);
+  logic signed [7:0]  w_q [NBUF];
+  logic signed [7:0]  a_q;
+  logic signed [31:0] psum_q;
+  logic               valid_q;
+  logic [1:0]         sel_q;
+  logic signed [7:0]  w_sel;
+
+  always_comb begin
+    w_sel = w_q[0];
+    for (int b = 1; b < NBUF; b++) begin
+      if (sel_i == 2'(b)) w_sel = w_q[b];
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      valid_q <= 1'b0;
+    end else begin
+      valid_q <= a_valid_i;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (a_valid_i) begin
+      a_q    <= a_i;
+      sel_q  <= sel_i;
+      psum_q <= psum_i + 32'(a_i) * 32'(w_sel);
+    end
+    if (w_we_i) begin
+      w_q[w_buf_i] <= w_i;
+    end
+  end
+
+  assign a_valid_o = valid_q;
+  assign a_o       = a_q;
+  assign sel_o     = sel_q;
+  assign psum_o    = psum_q;
+endmodule

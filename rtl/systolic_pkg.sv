@@ -1,0 +1,158 @@
+// Shared types and the float32 arithmetic of the scale units.
+//
+// The float32 functions are integer-only and bit-exact with IEEE-754 binary32
+// round-to-nearest-even as numpy computes it (denormals kept, no flush to zero):
+//   scale_sat(x, s) = clip(rint(float32(float32(x) * float32(s))), lo, hi)
+package systolic_pkg;
+
+  localparam logic [31:0] GARBAGE_ADDR = 32'hFFFF_FFFF;
+  localparam logic [31:0] F32_ONE      = 32'h3F80_0000;
+
+  // Unit queues of the reservation station.
+  typedef enum logic [1:0] {
+    Q_LD  = 2'd0,
+    Q_EX  = 2'd1,
+    Q_ST  = 2'd2,
+    Q_NONE = 2'd3
+  } queue_e;
+
+  // Operand word of mvin/mvout/preload/compute: [31:0] addr, [47:32] cols, [63:48] rows.
+  function automatic logic [31:0] op_addr(input logic [63:0] w);
+    return w[31:0];
+  endfunction
+  function automatic logic [15:0] op_cols(input logic [63:0] w);
+    return w[47:32];
+  endfunction
+  function automatic logic [15:0] op_rows(input logic [63:0] w);
+    return w[63:48];
+  endfunction
+
+  // Position of the most significant set bit (0 when x == 0).
+  function automatic logic [5:0] msb32(input logic [31:0] x);
+    logic [5:0] p;
+    p = '0;
+    for (int i = 0; i < 32; i++) begin
+      if (x[i]) p = 6'(i);
+    end
+    return p;
+  endfunction
+
+  function automatic logic [5:0] msb48(input logic [47:0] x);
+    logic [5:0] p;
+    p = '0;
+    for (int i = 0; i < 48; i++) begin
+      if (x[i]) p = 6'(i);
+    end
+    return p;
+  endfunction
+
+  // int32 -> float32, round to nearest, ties to even.
+  function automatic logic [31:0] i32_to_f32(input logic [31:0] x);
+    logic        s;
+    logic [31:0] mag;
+    logic [5:0]  p;
+    logic [31:0] norm;
+    logic [24:0] mant;
+    logic        rnd, sticky;
+    logic [7:0]  e;
+    s   = x[31];
+    mag = s ? (~x + 32'd1) : x;   // -2^31 becomes 0x8000_0000, read unsigned
+    if (mag == '0) return 32'h0;
+    p    = msb32(mag);
+    norm = mag << (6'd31 - p);    // leading one at bit 31
+    rnd    = norm[7];
+    sticky = |norm[6:0];
+    mant = {1'b0, norm[31:8]} + 25'((rnd && (sticky || norm[8])) ? 1 : 0);
+    e    = 8'(8'd127 + 8'(p));
+    if (mant[24]) begin
+      e    = e + 8'd1;
+      mant = mant >> 1;
+    end
+    return {s, e, mant[22:0]};
+  endfunction
+
+  // float32 * float32 for finite operands, round to nearest even, with denormal
+  // operands and results; overflow gives infinity.
+  function automatic logic [31:0] f32_mul(input logic [31:0] a, input logic [31:0] b);
+    logic               s;
+    logic [7:0]         ea, eb;
+    logic [23:0]        ma, mb;
+    logic [47:0]        prod, pn;
+    logic [5:0]         p;
+    logic signed [11:0] be;
+    logic [71:0]        ext;
+    logic [24:0]        mant;
+    logic               rnd, sticky;
+    logic [11:0]        sh;
+    s  = a[31] ^ b[31];
+    ea = a[30:23];
+    eb = b[30:23];
+    if ((a[30:0] == '0) || (b[30:0] == '0)) return {s, 31'h0};
+    ma   = {ea != 8'd0, a[22:0]};
+    mb   = {eb != 8'd0, b[22:0]};
+    prod = 48'(ma) * 48'(mb);
+    p    = msb48(prod);
+    pn   = prod << (6'd47 - p);
+    // biased exponent of 1.f: ea_eff + eb_eff - 126 - (47 - p)
+    be = 12'(ea == 8'd0 ? 1 : ea) + 12'(eb == 8'd0 ? 1 : eb) - 12'sd173 + 12'(p);
+    if (be >= 12'sd1) begin
+      rnd    = pn[23];
+      sticky = |pn[22:0];
+      mant   = {1'b0, pn[47:24]} + 25'((rnd && (sticky || pn[24])) ? 1 : 0);
+      if (mant[24]) begin
+        be   = be + 12'sd1;
+        mant = mant >> 1;
+      end
+      if (be >= 12'sd255) return {s, 8'hFF, 23'h0};
+      return {s, be[7:0], mant[22:0]};
+    end
+    // denormal result: shift right by 1 - be more places
+    sh = 12'(12'sd1 - be);
+    if (sh > 12'd72) sh = 12'd72;
+    ext    = {pn, 24'h0} >> sh;
+    rnd    = ext[47];
+    sticky = |ext[46:0];
+    mant   = {1'b0, ext[71:48]} + 25'((rnd && (sticky || ext[48])) ? 1 : 0);
+    return {s, 31'(mant)};   // a carry into bit 23 makes the smallest normal
+  endfunction
+
+  // float32 -> int32, round half to even, saturating (infinity saturates too).
+  function automatic logic [31:0] f32_to_i32(input logic [31:0] f);
+    logic        s;
+    logic [7:0]  e;
+    logic [23:0] m;
+    logic [31:0] mag, q;
+    logic [4:0]  sh;
+    logic        rnd, sticky;
+    s = f[31];
+    e = f[30:23];
+    m = {e != 8'd0, f[22:0]};
+    if (e >= 8'd158) return s ? 32'h8000_0000 : 32'h7FFF_FFFF;   // |v| >= 2^31
+    if (e < 8'd126) return 32'h0;                                   // |v| < 0.5
+    if (e >= 8'd150) begin
+      mag = 32'(m) << (e - 8'd150);
+    end else begin
+      sh     = 5'(8'd150 - e);                                      // 1 .. 24
+      q      = 32'(m) >> sh;
+      rnd    = m[sh - 5'd1];
+      sticky = (32'(m) & ((32'd1 << (sh - 5'd1)) - 32'd1)) != 32'd0;
+      mag    = q + 32'((rnd && (sticky || q[0])) ? 1 : 0);
+    end
+    return s ? (~mag + 32'd1) : mag;
+  endfunction
+
+  // The scale unit: clip(rint(float32(float32(x) * scale)), lo, hi), then ReLU.
+  // to_int8 clips to [-128, 127], else the result saturates to int32.
+  function automatic logic [31:0] scale_sat(input logic [31:0] x, input logic [31:0] scale,
+                                            input logic to_int8, input logic relu);
+    logic signed [31:0] v;
+    v = $signed(f32_to_i32(f32_mul(i32_to_f32(x), scale)));
+    if (to_int8) begin
+      if (v > 32'sd127) v = 32'sd127;
+      else if (v < -32'sd128) v = -32'sd128;
+    end
+    if (relu && v < 0) v = '0;
+    return v;
+  endfunction
+
+endpackage

@@ -1,0 +1,99 @@
+"""Golden cycle counts: a fixed set of programs whose RTL cycle counts are recorded.
+
+    python -m simulators.golden            # compare with tests/golden_cycles.json, print deltas
+    python -m simulators.golden --update   # re-record
+
+A moved count is not necessarily a bug (the RTL, the templates or the default
+schedule changed on purpose); the point is that it never moves unnoticed.
+The programs come from the toolkit's lowering (imported here only, inside the
+functions: simulators never depend on the toolkit otherwise).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+GOLDEN_FILE = Path(__file__).resolve().parent.parent / "tests" / "golden_cycles.json"
+
+# name -> (preset, op kind, args, kwargs, schedule knobs or None)
+CASES: dict[str, tuple[str, str, tuple, dict, dict | None]] = {
+    "tiny/matmul_10x7x9_relu": ("tiny", "matmul", (10, 7, 9), dict(bias="row", activation="relu", scale=0.05), None),
+    "tiny/matmul_32x32x32": ("tiny", "matmul", (32, 32, 32), {}, None),
+    "tiny/matmul_32x32x64_single": ("tiny", "matmul", (32, 32, 64), {}, dict(double_buffer=False)),
+    "tiny/matmul_16x16x64_one_bank": ("tiny", "matmul", (16, 16, 64), {}, dict(a_bank=0, b_bank=0)),
+    "tiny/matmul_13x5x21_int32": ("tiny", "matmul", (13, 5, 21), dict(bias="full", out_dtype="int32"), None),
+    "tiny/conv_1x6x6x3x5": ("tiny", "conv2d", (1, 6, 6, 3, 5), dict(bias="channel", activation="relu", scale=0.02),
+                            None),
+    "gemmini/matmul_64x64x64": ("gemmini", "matmul", (64, 64, 64), {}, None),
+    "gemmini/matmul_100x50x70_relu": ("gemmini", "matmul", (100, 50, 70),
+                                      dict(bias="row", activation="relu", scale=0.03), None),
+}
+
+
+def measure(name: str) -> int:
+    import toolkit as tk   # noqa: PLC0415  (the golden programs come from the toolkit's lowering)
+    from . import verilator
+    preset, kind, args, kwargs, knobs = CASES[name]
+    hw = tk.HardwareConfig.preset(preset)
+    op = getattr(tk, kind)(*args, **kwargs)
+    schedule = tk.default_schedule(op, hw).replace(**knobs) if knobs else None
+    prog = tk.compile(op, hw, schedule=schedule)
+    inputs = op.random_inputs(seed=0)
+    res = verilator.run(prog, inputs, timeout=600)
+    for out, want in op.reference(inputs).items():
+        if not (res.outputs[out] == want).all():
+            raise AssertionError(f"golden case {name}: output {out} differs from the reference")
+    return int(res.cycles)
+
+
+def measure_all(names: list[str] | None = None) -> dict[str, int]:
+    return {name: measure(name) for name in (names or list(CASES))}
+
+
+def load() -> dict[str, int]:
+    return json.loads(GOLDEN_FILE.read_text()) if GOLDEN_FILE.exists() else {}
+
+
+def deltas(recorded: dict[str, int], measured: dict[str, int]) -> list[str]:
+    lines = []
+    for name, cycles in measured.items():
+        old = recorded.get(name)
+        if old is None:
+            lines.append(f"{name}: {cycles} cycles (not recorded)")
+        elif old != cycles:
+            lines.append(f"{name}: {old} -> {cycles} cycles ({cycles - old:+d}, {100 * (cycles - old) / old:+.2f} %)")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m simulators.golden", description=__doc__.splitlines()[0])
+    parser.add_argument("--update", action="store_true", help="re-record tests/golden_cycles.json")
+    parser.add_argument("cases", nargs="*", help=f"case names (default all: {', '.join(CASES)})")
+    args = parser.parse_args(argv)
+    root = str(GOLDEN_FILE.parent.parent)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    measured = measure_all(args.cases or None)
+    recorded = load()
+    if args.update:
+        recorded.update(measured)
+        GOLDEN_FILE.write_text(json.dumps(dict(sorted(recorded.items())), indent=2) + "\n")
+        for name, cycles in measured.items():
+            print(f"{name}: {cycles}")
+        print(f"recorded {len(measured)} cases in {GOLDEN_FILE}")
+        return 0
+    moved = deltas(recorded, measured)
+    for name, cycles in measured.items():
+        print(f"{name}: {cycles}" + ("" if recorded.get(name) == cycles else "   <-- moved"))
+    if moved:
+        print("cycle counts moved:\n  " + "\n  ".join(moved))
+        return 1
+    print("all golden cycle counts match")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

