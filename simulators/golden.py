@@ -14,7 +14,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 GOLDEN_FILE = Path(__file__).resolve().parent.parent / "tests" / "golden_cycles.json"
 

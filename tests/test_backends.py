@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest

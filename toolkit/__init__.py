@@ -9,7 +9,6 @@
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from isa import HardwareConfig, ISAError, Program

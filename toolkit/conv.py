@@ -40,7 +40,7 @@ from isa import HardwareConfig, Program, layout
 from isa.assembly import parse_program
 
 from .lowering import LOWERINGS, render
-from .ops import Op, check_epilogue, check_choice, positive_int, epilogue
+from .ops import EpilogueOp, Op, check_choice, check_epilogue, positive_int, wrap_int32
 from .schedule import DEFAULTS, SCHEDULES, MemoryPlan, Region, Schedule, ScheduleError, check_int
 
 Spec = dict[str, tuple[tuple[int, ...], str]]
@@ -105,7 +105,7 @@ class _Window:
 
 
 @dataclass(frozen=True)
-class Conv2d(_Window, Op):
+class Conv2d(_Window, EpilogueOp):
     """output = epilogue(conv(input, weight) + bias); input NHWC int8, weight HWIO int8, bias K int32."""
 
     batch: int
@@ -149,18 +149,11 @@ class Conv2d(_Window, Op):
         w = inputs["weight"].astype(np.float64)
         for i, j, view in taps(inputs["input"], self.kernel, self.stride, self.padding):
             acc += view.astype(np.float64) @ w[i, j]
-        acc = acc.astype(np.int64)
-        if self.bias:
-            acc += inputs["bias"]
-        return acc.astype(np.int32)
-
-    def reference(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        self.check_inputs(inputs)
-        return {"output": epilogue(self.accumulate(inputs), self.activation, self.scale, self.out_dtype)}
+        return wrap_int32(acc, inputs["bias"] if self.bias else None)
 
 
 @dataclass(frozen=True)
-class DepthwiseConv2d(_Window, Op):
+class DepthwiseConv2d(_Window, EpilogueOp):
     """Depthwise conv, channel multiplier 1: input NHWC int8, weight (KH, KW, C) int8, bias C int32."""
 
     batch: int
@@ -201,13 +194,7 @@ class DepthwiseConv2d(_Window, Op):
         w = inputs["weight"].astype(np.int64)
         for i, j, view in taps(inputs["input"], self.kernel, self.stride, self.padding):
             acc += view * w[i, j]
-        if self.bias:
-            acc += inputs["bias"]
-        return acc.astype(np.int32)
-
-    def reference(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        self.check_inputs(inputs)
-        return {"output": epilogue(self.accumulate(inputs), self.activation, self.scale, self.out_dtype)}
+        return wrap_int32(acc, inputs["bias"] if self.bias else None)
 
 
 def conv2d(batch: int, in_h: int, in_w: int, in_c: int, out_c: int, *, kernel: int | tuple[int, int] = (3, 3),
@@ -551,7 +538,6 @@ def conv_tiles(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule
         pb, ph, pw = np.meshgrid(np.arange(nb), np.arange(nh), np.arange(nw), indexing="ij")
         pb, ph, pw = pb.ravel(), ph.ravel(), pw.ravel()
         acc_base = plan.c.base(n_acc)
-        pix = np.arange(npix)
         for r_index, (khs, kws, cbs) in enumerate(reduction):
             first, last = r_index == 0, r_index == len(reduction) - 1
             cbs = kbs if dw else cbs

@@ -108,6 +108,28 @@ class Op:
         raise NotImplementedError
 
 
+@dataclass(frozen=True)
+class EpilogueOp(Op):
+    """An op whose one output is the store epilogue of int32 accumulators (matmul, convs, resadd).
+    Subclasses have the fields activation, scale and out_dtype, and define ``accumulate``."""
+
+    def accumulate(self, inputs: Mapping[str, np.ndarray]) -> np.ndarray:
+        raise NotImplementedError
+
+    def reference(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        self.check_inputs(inputs)
+        (name,) = self.output_specs()
+        return {name: epilogue(self.accumulate(inputs), self.activation, self.scale, self.out_dtype)}
+
+
+def wrap_int32(exact: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
+    """Exact sums (held in float64 or int64) plus ``bias``, wrapped to int32 as the accumulator wraps."""
+    acc = exact.astype(np.int64)
+    if bias is not None:
+        acc += bias
+    return acc.astype(np.int32)
+
+
 def from_dict(data: Mapping[str, Any]) -> Op:
     """Rebuild an op from :meth:`Op.to_dict`."""
     data = dict(data)
@@ -122,7 +144,7 @@ def from_dict(data: Mapping[str, Any]) -> Op:
 
 
 @dataclass(frozen=True)
-class Matmul(Op):
+class Matmul(EpilogueOp):
     """C = epilogue(A @ B + bias): A is M x K int8, B is K x N int8."""
 
     M: int
@@ -159,14 +181,7 @@ class Matmul(Op):
     def accumulate(self, inputs: Mapping[str, np.ndarray]) -> np.ndarray:
         """int32 A @ B + bias. float64 BLAS is exact here: every sum stays below 2^53."""
         acc = inputs["A"].astype(np.float64) @ inputs["B"].astype(np.float64)
-        acc = acc.astype(np.int64)
-        if self.bias:
-            acc += inputs["bias"]
-        return acc.astype(np.int32)
-
-    def reference(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        self.check_inputs(inputs)
-        return {"C": epilogue(self.accumulate(inputs), self.activation, self.scale, self.out_dtype)}
+        return wrap_int32(acc, inputs["bias"] if self.bias else None)
 
 
 def matmul(M: int, N: int, K: int, *, bias: str | None = None, activation: str = "none", scale: float = 1.0,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ReadOnly, RisingEdge, Timer
+from cocotb.triggers import RisingEdge, Timer
 
 from isa import (ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Fence, GARBAGE, Mvin, Mvout, Preload, acc_addr,
                  encode)

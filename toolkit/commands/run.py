@@ -12,7 +12,7 @@ from simulators.base import RunResult
 
 from ..api import compile as compile_op
 from ..api import run as run_program
-from .common import add_hardware_args, add_op_args, add_schedule_args, hardware, op_from_args
+from .common import add_op_args, add_schedule_args, hardware, op_from_args
 
 BACKENDS = ("functional", "verilator", "cpu", "gpu")
 

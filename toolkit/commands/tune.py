@@ -1,0 +1,86 @@
+"""``systolic tune``: search schedules of one op and record them in a tuning database."""
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .common import add_op_args, hardware, op_from_args
+
+if TYPE_CHECKING:
+    from tuner.api import TuneResult
+
+TUNER_NAMES = ("model", "random", "grid", "ga")
+TUNE_BACKENDS = ("verilator", "stand-in")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "tune", help="search schedules of an op (AutoTVM-style) and record them",
+        description="Search tilings, loop orders, buffering and scratchpad placement of an op with a learned cost "
+                    "model; every candidate is simulated, checked bit-exact and recorded in --db. Rerunning a "
+                    "killed command resumes it: --trials counts the records already in the database.",
+        epilog="example: systolic tune matmul --m 256 --n 256 --k 256 --trials 200 --db tuning.db; then "
+               "systolic run matmul --m 256 --n 256 --k 256 --schedule best --db tuning.db")
+    add_op_args(p)
+    p.add_argument("--trials", type=int, default=200, help="measurement budget in the db (default 200)")
+    p.add_argument("--db", default="tuning.db", help="SQLite tuning database (default tuning.db)")
+    p.add_argument("--tuner", choices=TUNER_NAMES, default="model", help="search strategy (default model)")
+    p.add_argument("--backend", choices=TUNE_BACKENDS, default="verilator",
+                   help="cycle source: verilator (RTL) or stand-in (analytical model, NOT RTL; for quick trials)")
+    p.add_argument("--workers", type=int, default=None, help="local measuring processes (default: CPU count)")
+    p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address (tcp://host:8786) to measure on")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per candidate before it counts as hung")
+    p.add_argument("--batch-size", type=int, default=None, help="candidates per batch (default max(8, workers))")
+    p.add_argument("--no-transfer", action="store_true", help="ignore records of other workloads")
+    p.add_argument("--show-space", action="store_true", help="print the search space and exit")
+    p.add_argument("--plot", metavar="CURVE.png", help="plot best cycles against trials")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_tune)
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from tuner.api import tune
+    from tuner.space import Space
+
+    op, hw = op_from_args(args), hardware(args)
+    if args.trials < 1:
+        raise ValueError(f"--trials must be a positive integer, got {args.trials}")
+    space = Space(op, hw)
+    if args.show_space:
+        print(space.summary())
+        return 0
+    if args.backend == "stand-in":
+        print("note: --backend stand-in times candidates with the analytical stand-in model, not the RTL")
+    result = tune(op, hw, trials=args.trials, tuner=args.tuner, backend=args.backend, db=args.db,
+                  workers=args.workers, seed=args.seed, scheduler=args.scheduler, progress=not args.quiet,
+                  timeout=args.timeout, batch_size=args.batch_size, transfer_learning=not args.no_transfer, space=space)
+    print(result.summary())
+    if args.plot:
+        plot_curve(result, args.plot)
+        print(f"wrote {args.plot}")
+    return 0 if result.schedule is not None else 1
+
+
+def plot_curve(result: "TuneResult", path: str | Path) -> None:
+    """Best cycles so far against trials, with the default schedule for reference."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    history = result.history
+    xs = [t.n for t in history if math.isfinite(t.best)]
+    ys = [t.best for t in history if math.isfinite(t.best)]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.step(xs, ys, where="post", label=f"best ({result.tuner})")
+    if result.default_cycles:
+        ax.axhline(result.default_cycles, color="gray", ls="--", label="default schedule")
+    ax.set_xlabel("trials")
+    ax.set_ylabel(f"cycles ({result.backend})")
+    ax.set_title(result.op.key, fontsize=8)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
