@@ -1,0 +1,70 @@
+"""The ``systolic`` command line: run, asm and exec, their help and their errors."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import toolkit as tk
+from isa import Program
+from toolkit.cli import main
+
+MATMUL = ["matmul", "--m", "9", "--n", "6", "--k", "13", "--config", "tiny"]
+
+
+def test_run_checks_bit_exact(capsys: pytest.CaptureFixture) -> None:
+    assert main(["run", *MATMUL, "--bias", "row", "--relu", "--scale", "0.05"]) == 0
+    out = capsys.readouterr().out
+    assert "bit-exact: yes" in out
+    assert "instructions:" in out and "compute_preloaded" in out
+
+
+def test_asm_then_exec_round_trip(tmp_path, capsys: pytest.CaptureFixture) -> None:
+    asm = tmp_path / "mm.s"
+    assert main(["asm", *MATMUL, "-o", str(asm)]) == 0
+    prog = Program.load(asm)
+    op = tk.matmul(9, 6, 13)
+    assert prog == tk.compile(op, "tiny")
+    inputs = op.random_inputs(3)
+    args = ["exec", str(asm), "--out", str(tmp_path / "out")]
+    for name, arr in inputs.items():
+        np.save(tmp_path / f"{name}.npy", arr)
+        args += ["--input", f"{name}={tmp_path / name}.npy"]
+    assert main(args) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "C.npy"), op.reference(inputs)["C"])
+
+
+def test_binary_program_file_runs(tmp_path) -> None:
+    path = tmp_path / "mm.bin"
+    assert main(["asm", *MATMUL, "-o", str(path)]) == 0
+    assert Program.load(path) == tk.compile(tk.matmul(9, 6, 13), "tiny")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "matmul", "--m", "0"], "M must be a positive integer"),
+    (["run", *MATMUL, "--schedule", '{"tile_i": 1}'], "neither 'default', 'best', nor a JSON file"),
+    (["run", "matmul", "--config", "nosuch"], "hw='nosuch' is neither a preset"),
+    (["run", *MATMUL, "--trace", "t.json"], "--trace and --wave need --backend verilator"),
+    (["exec", "missing.s"], "does not exist"),
+    (["exec", "pyproject.toml"], "line 1: unknown instruction '[build-system]'"),
+])
+def test_errors_are_one_clear_line(argv: list[str], message: str, capsys: pytest.CaptureFixture) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert err.startswith(f"systolic {argv[0]}: error:")
+
+
+def test_exec_reports_missing_inputs(tmp_path, capsys: pytest.CaptureFixture) -> None:
+    asm = tmp_path / "mm.s"
+    main(["asm", *MATMUL, "-o", str(asm)])
+    assert main(["exec", str(asm)]) == 2
+    assert "missing array 'A'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["run", "asm", "exec", "bench", "tune"])
+def test_every_command_has_help_with_an_example(command: str, capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert "usage: systolic " + command in out and "example" in out
