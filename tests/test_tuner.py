@@ -1,0 +1,134 @@
+"""Tuner: spaces, features, cost model and search (small spaces on the "tiny" preset, stand-in cycles)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import toolkit as tk
+from toolkit.lowering import lower
+from tuner.api import tune
+from tuner.features import FEATURE_NAMES, N_FEATURES, FeatureCache, features
+from tuner.model import CostModel, spearman
+from tuner.search import TUNERS, make_tuner
+from tuner.space import Space, fits, tile_values
+from tuner.stand_in import estimate
+
+TINY = tk.HardwareConfig.preset("tiny")
+GEMMINI = tk.HardwareConfig.preset("gemmini")
+
+
+def test_tile_values_policies() -> None:
+    assert tile_values(8) == [1, 2, 3, 4, 8]
+    assert tile_values(5, "all") == [1, 2, 3, 4, 5]
+    assert tile_values(6, "pow2") == [1, 2, 4, 6]
+    with pytest.raises(ValueError, match="tile_policy"):
+        tile_values(4, "odd")
+
+
+def test_space_points_fit_and_index_round_trip() -> None:
+    op = tk.matmul(12, 8, 20, bias="row")
+    space = Space(op, TINY)
+    assert len(space) == space.size > 0 and space.raw_size >= len(space)
+    assert space.index_of(space.default) is not None, "the library default is a point of the space"
+    for i in range(len(space)):
+        fits(space[i], op, TINY)  # never raises: invalid points are not in the space
+        assert space.index(space.genome(i)) == i
+    text = space.summary()
+    assert f"{len(space):,} fit" in text and "bias_strategy" in text
+    # a point that does not fit has no index
+    too_big = dict(space.default.to_dict(), tile_i=3, tile_j=2, double_buffer=True, c_bank=1)
+    assert space.index_of(too_big) is None
+
+
+def test_space_covers_every_knob_of_conv() -> None:
+    op = tk.conv2d(1, 6, 6, 4, 8)
+    space = Space(op, TINY)
+    assert set(space.names) == set(space.default.to_dict())
+    rng = np.random.default_rng(0)
+    for p in space.sample(rng, 5):
+        assert space.neighbor(p, rng) in range(len(space))
+
+
+def test_nearest_adapts_a_schedule_of_another_shape() -> None:
+    space = Space(tk.matmul(8, 8, 8), TINY)
+    big = {"tile_i": 16, "tile_j": 16, "tile_k": 16, "loop_order": "jik", "double_buffer": True,
+           "mvin_blocks": 2, "bias_strategy": "after", "a_bank": 0, "b_bank": 1, "c_bank": 0}
+    s = space[space.nearest(big)]
+    assert s.loop_order == "jik" and s.tile_k == 2
+
+
+@pytest.mark.parametrize("op, hw", [
+    (tk.matmul(5, 7, 9), TINY), (tk.matmul(32, 16, 64, bias="full", activation="relu", scale=0.1), TINY),
+    (tk.matmul(64, 48, 80, bias="row", out_dtype="int32"), GEMMINI), (tk.conv2d(1, 6, 6, 4, 8), TINY),
+    (tk.conv2d(2, 5, 5, 3, 5, stride=2, bias="channel"), TINY), (tk.depthwise_conv2d(1, 6, 6, 8), TINY),
+])
+def test_features_have_one_length_for_every_op_and_shape(op: tk.Op, hw: tk.HardwareConfig) -> None:
+    s = tk.default_schedule(op, hw)
+    f = features(lower(op, s, hw), op, s)
+    assert f.shape == (N_FEATURES,) == (len(FEATURE_NAMES),)
+    assert np.isfinite(f).all()
+    assert f[FEATURE_NAMES.index("log_ideal_cycles")] > 0
+
+
+def test_features_see_what_the_knobs_change() -> None:
+    op = tk.matmul(16, 16, 16)
+    base = tk.default_schedule(op, TINY)
+    a = features(lower(op, base, TINY), op, base)
+    single = base.replace(double_buffer=False, mvin_blocks=1)
+    b = features(lower(op, single, TINY), op, single)
+    changed = {FEATURE_NAMES[i] for i in np.flatnonzero(a != b)}
+    assert "log_n_mvin" in changed and "log_mean_mvin_bytes" in changed
+
+
+def _enumerated(op: tk.Op) -> tuple[Space, FeatureCache, np.ndarray]:
+    space = Space(op, TINY)
+    cycles = np.array([estimate(lower(op, s, TINY))[0] for s in space], dtype=float)
+    return space, FeatureCache(space), cycles
+
+
+@pytest.fixture(scope="module")
+def small_space() -> tuple[Space, FeatureCache, np.ndarray]:
+    return _enumerated(tk.matmul(8, 8, 16))
+
+
+def test_model_ranks_held_out_points(small_space: tuple[Space, FeatureCache, np.ndarray]) -> None:
+    space, feats, cycles = small_space
+    rng = np.random.default_rng(0)
+    order = rng.permutation(len(space))
+    train, test = order[:150], order[150:]
+    model = CostModel(0).fit(feats(train), cycles[train])
+    rho = model.rank_correlation(feats(test), cycles[test])
+    assert rho > 0.8, rho
+    assert math.isnan(spearman(np.ones(5), np.arange(5)))
+
+
+@pytest.mark.parametrize("name", sorted(TUNERS))
+def test_tuners_are_reproducible_and_never_repeat(name: str, small_space: tuple[Space, FeatureCache, np.ndarray]
+                                                  ) -> None:
+    space, feats, cycles = small_space
+
+    def run() -> list[int]:
+        tuner = make_tuner(name, space, feats, seed=3)
+        seen: list[int] = []
+        for _ in range(4):
+            batch = tuner.next_batch(8)
+            tuner.update(batch, cycles[batch])
+            seen += batch
+        return seen
+
+    first = run()
+    assert first == run()
+    assert len(set(first)) == len(first) == 32
+
+
+def test_tune_finds_the_known_best_of_an_enumerated_space() -> None:
+    op = tk.matmul(12, 8, 20)
+    space, _, cycles = _enumerated(op)
+    result = tune(op, TINY, trials=64, tuner="model", backend="stand-in", workers=2, seed=0, progress=False,
+                  space=space, tuner_options={"feature_budget": 128})
+    assert result.cycles == cycles.min()
+    assert result.default_cycles is not None and result.cycles <= result.default_cycles
+    assert len(result.history) == 64 and all(t.status == "ok" for t in result.history)
+    assert [t.best for t in result.history] == sorted((t.best for t in result.history), reverse=True)

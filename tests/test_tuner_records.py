@@ -1,0 +1,174 @@
+"""Tuner measurement and records: failures are recorded and skipped, a killed run resumes, JSONL round trips."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import toolkit as tk
+from isa import Program
+from simulators.base import RunResult
+from tuner.api import tune
+from tuner.database import Database, Record, best_schedule
+from tuner.measure import Measurer
+from tuner.space import Space
+from tuner.stand_in import run as stand_in_run
+from tuner import transfer
+
+TINY = tk.HardwareConfig.preset("tiny")
+ROOT = Path(__file__).resolve().parent.parent
+OP = tk.matmul(8, 8, 16, bias="row")
+
+
+def flaky_backend(program: Program, inputs: dict, **_: object) -> RunResult:
+    """Stand-in cycles, except: tile_i=1 kills the process, tile_j=1 and tile_k=1 raise or hang, mvin_blocks=1
+    with double buffering corrupts the output."""
+    knobs = program.meta["schedule"]
+    if knobs["tile_i"] == 1 and knobs["tile_j"] == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    if knobs["tile_i"] == 2 and knobs["tile_j"] == 1 and knobs["tile_k"] == 1:
+        time.sleep(60)
+    if knobs["tile_k"] == 1:
+        raise RuntimeError("simulated simulator failure")
+    res = stand_in_run(program, inputs)
+    if knobs["mvin_blocks"] == 1 and knobs["double_buffer"]:
+        res.outputs["C"] = res.outputs["C"] + np.int8(1)
+    return res
+
+
+def test_failures_are_recorded_with_their_reason_and_tuning_goes_on(tmp_path: Path) -> None:
+    space = Space(OP, TINY)
+    pick = {"crash": dict(tile_i=1, tile_j=2), "timeout": dict(tile_i=2, tile_j=1, tile_k=1),
+            "error": dict(tile_i=2, tile_j=2, tile_k=1), "wrong": dict(tile_k=2, mvin_blocks=1, double_buffer=True)}
+    base = dict(tile_i=2, tile_j=2, tile_k=2, mvin_blocks=2, double_buffer=False)
+    schedules = [space.default.replace(**{**base, **k}) for k in pick.values()] + [space.default.replace(**base)]
+    with Measurer(flaky_backend, workers=2, timeout=2.0) as m:
+        results = dict(m.measure(OP, TINY, schedules))
+    statuses = [results[i].status for i in range(len(schedules))]
+    assert statuses == [*pick, "ok"]
+    assert "died" in results[0].error and "simulated simulator failure" in results[2].error
+    assert "differs from the reference" in results[3].error and results[4].cycles > 0
+    # the whole loop: failures end up in the database and the best is an ok record
+    db = tmp_path / "t.db"
+    result = tune(OP, TINY, trials=24, tuner="random", backend=flaky_backend, db=db, workers=2, timeout=2.0,
+                  progress=False, seed=1)
+    recs = Database(db).records()
+    assert len(recs) == 24 and result.cycles is not None
+    assert {r.status for r in recs} >= {"ok", "error"}
+    assert all(r.error for r in recs if r.status != "ok")
+    assert best_schedule(db, OP, TINY).to_dict() == result.schedule.to_dict()
+
+
+SCRIPT = textwrap.dedent("""
+    import sys, time
+    sys.path.insert(0, {root!r})
+    import toolkit as tk
+    from tuner.api import tune
+    from tuner.stand_in import run as stand_in_run
+
+    def slow(program, inputs, **options):
+        time.sleep(0.15)
+        return stand_in_run(program, inputs)
+
+    if __name__ == "__main__":
+        tune(tk.matmul(8, 8, 16, bias="row"), tk.HardwareConfig.preset("tiny"), trials=40, tuner="model",
+             backend=slow, db=sys.argv[1], workers=2, progress=False, tuner_options={{"feature_budget": 64}})
+""")
+
+
+def _count(db: Path) -> int:
+    try:
+        with sqlite3.connect(db, timeout=5) as conn:
+            return conn.execute("SELECT COUNT(*) FROM records").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_killed_run_resumes_without_losing_or_repeating_a_record(tmp_path: Path) -> None:
+    script, db = tmp_path / "run.py", tmp_path / "tuning.db"
+    script.write_text(SCRIPT.format(root=str(ROOT)))
+    proc = subprocess.Popen([sys.executable, str(script), str(db)], start_new_session=True)
+    deadline = time.time() + 60
+    while _count(db) < 12 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the tuner and its workers, mid-batch
+    proc.wait()
+    before = Database(db).records()
+    assert 12 <= len(before) < 40
+    subprocess.run([sys.executable, str(script), str(db)], check=True, timeout=120)
+    after = Database(db).records()
+    assert len(after) == 40
+    keys = [json.dumps(r.schedule, sort_keys=True) for r in after]
+    assert len(set(keys)) == 40, "a schedule was measured twice"
+    assert [(r.id, r.cycles, r.schedule) for r in after[:len(before)]] == [(r.id, r.cycles, r.schedule) for r in before]
+    # rerunning a finished command measures nothing more
+    subprocess.run([sys.executable, str(script), str(db)], check=True, timeout=120)
+    assert _count(db) == 40
+
+
+def _records(n: int) -> list[Record]:
+    space = Space(OP, TINY)
+    return [Record(OP.key, OP.to_dict(), TINY.config_hash(), TINY.as_dict(), "stand-in", space[i].to_dict(),
+                   1000 + i, "ok" if i % 3 else "error", {"stall_hazard": i}, "" if i % 3 else "boom")
+            for i in range(n)]
+
+
+def test_records_round_trip_jsonl(tmp_path: Path) -> None:
+    db = Database(tmp_path / "a.db")
+    for rec in _records(10):
+        assert db.add(rec)
+    assert not db.add(_records(1)[0]), "the same schedule is recorded once"
+    path = tmp_path / "records.jsonl"
+    assert db.export_jsonl(path) == 10
+    other = Database(tmp_path / "b.db")
+    assert other.import_jsonl(path) == 10 and other.import_jsonl(path) == 0
+    strip = lambda recs: [(r.to_json()) for r in recs]  # noqa: E731
+    assert strip(other.records()) == strip(db.records())
+    assert db.best(OP.key, TINY.config_hash()).cycles == 1001
+
+
+def test_schedule_best_through_the_public_api(tmp_path: Path) -> None:
+    path = tmp_path / "t.db"
+    with pytest.raises(tk.ScheduleError, match="does not exist"):
+        tk.compile(OP, TINY, schedule="best", db=path)
+    db = Database(path)
+    for rec in _records(6):
+        db.add(rec)
+    db.close()
+    prog = tk.compile(OP, TINY, schedule="best", db=path)
+    assert prog.meta["schedule"] == _records(2)[1].schedule
+    with pytest.raises(tk.ScheduleError, match="no successful tuning record"):
+        tk.compile(tk.matmul(8, 8, 8), TINY, schedule="best", db=path)
+
+
+def test_transfer_seeds_and_warm_start_come_from_similar_workloads(tmp_path: Path) -> None:
+    db = Database(tmp_path / "t.db")
+    for rec in _records(9):
+        db.add(rec)
+    new = tk.matmul(16, 8, 16, bias="row")
+    space = Space(new, TINY)
+    seeds = transfer.seed_points(db, space, "stand-in")
+    assert seeds and all(0 <= p < len(space) for p in seeds)
+    X, y = transfer.warm_start(db, new, TINY, "stand-in")
+    assert len(X) == len(y) == 6
+    assert transfer.similar_workloads(db, new, TINY, "stand-in")[0][0] == OP.key
+
+
+def test_cli_tune_then_run_best(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from toolkit.cli import main
+    db = str(tmp_path / "cli.db")
+    args = ["matmul", "--m", "8", "--n", "8", "--k", "16", "--config", "tiny"]
+    assert main(["tune", *args, "--backend", "stand-in", "--trials", "8", "--db", db, "--workers", "1",
+                 "--quiet", "--plot", str(tmp_path / "curve.png")]) == 0
+    out = capsys.readouterr().out
+    assert "stand-in" in out and "best" in out and (tmp_path / "curve.png").is_file()
+    assert main(["run", *args, "--schedule", "best", "--db", db]) == 0

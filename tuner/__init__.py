@@ -1,0 +1,11 @@
+"""Schedule tuning, AutoTVM-style: search spaces, instruction-stream features, a learned cost model,
+search strategies, parallel measurement, a records database and transfer between workloads.
+
+    import toolkit as tk
+    result = tk.tune(tk.matmul(256, 256, 256), "gemmini", trials=200, backend="verilator", db="tuning.db")
+"""
+from .api import Trial, TuneResult, tune
+from .database import Database, Record, best_schedule
+from .space import Space
+
+__all__ = ["Database", "Record", "Space", "Trial", "TuneResult", "best_schedule", "tune"]

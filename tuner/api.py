@@ -1,0 +1,201 @@
+"""``tune``: AutoTVM's loop (space -> tuner -> measure -> records) for one op on one hardware config.
+
+``trials`` is the measurement budget of this workload, hardware and backend *in
+the database*: records already there count, so rerunning a killed command
+resumes where it stopped, and rerunning a finished one measures nothing.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from isa import HardwareConfig
+from toolkit.ops import Op
+from toolkit.schedule import Schedule, ScheduleError
+
+from . import transfer
+from .database import Database, Record, open_db
+from .features import FEATURE_VERSION, FeatureCache
+from .measure import Measurer, backend_name
+from .search import Tuner, make_tuner
+from .space import Space
+
+
+@dataclass
+class Trial:
+    """One measured candidate, in the order tuning measured them (resumed records first)."""
+
+    n: int
+    schedule: dict[str, Any]
+    status: str
+    cycles: int | None
+    best: float             # best cycles so far (inf until the first success)
+    error: str = ""
+
+
+@dataclass
+class TuneResult:
+    op: Op
+    hw: HardwareConfig
+    backend: str
+    tuner: str
+    schedule: Schedule | None
+    cycles: int | None
+    default_schedule: Schedule | None
+    default_cycles: int | None
+    history: list[Trial] = field(default_factory=list)
+    space_size: int = 0
+    model_spearman: list[float] = field(default_factory=list)  # per batch, on records the model had not seen
+    measured_now: int = 0
+    seconds: float = 0.0
+    feature_seconds: float = 0.0
+
+    @property
+    def speedup(self) -> float | None:
+        """Default cycles / tuned cycles."""
+        if self.cycles and self.default_cycles:
+            return self.default_cycles / self.cycles
+        return None
+
+    def summary(self) -> str:
+        lines = [f"{self.op.key} on {self.hw.name}, backend {self.backend}, tuner {self.tuner}: "
+                 f"{len(self.history)} trials in the db ({self.measured_now} measured now, {self.seconds:.1f} s), "
+                 f"space of {self.space_size:,}"]
+        if self.schedule is None:
+            lines.append("  no candidate succeeded")
+        else:
+            lines.append(f"  best     {self.cycles:,} cycles  {self.schedule}")
+        if self.default_cycles is not None:
+            sp = self.speedup
+            lines.append(f"  default  {self.default_cycles:,} cycles" + (f"  (tuned is {sp:.2f}x faster)" if sp else ""))
+        failed: dict[str, int] = {}
+        for t in self.history:
+            if t.status != "ok":
+                failed[t.status] = failed.get(t.status, 0) + 1
+        if failed:
+            lines.append("  failed: " + ", ".join(f"{n} {s}" for s, n in sorted(failed.items())))
+        rho = [r for r in self.model_spearman if not math.isnan(r)]
+        if rho:
+            lines.append(f"  model rank correlation on unseen batches: last {rho[-1]:.2f}, mean {sum(rho) / len(rho):.2f}")
+        return "\n".join(lines)
+
+
+def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", backend: str | Callable[..., Any]
+         = "verilator", db: Database | str | Path | None = None, workers: int | None = None, seed: int = 0,
+         scheduler: str | None = None, progress: bool = True, *, executor: Any = None,
+         timeout: float | None = 600.0, batch_size: int | None = None, transfer_learning: bool = True,
+         include_default: bool = True, tile_policy: str = "balanced", space: Space | None = None,
+         callback: Callable[[Trial], None] | None = None, tuner_options: dict[str, Any] | None = None,
+         ) -> TuneResult:
+    """Search schedules of ``op`` on ``hw`` and record every measurement in ``db``.
+
+    tuner: "model" (cost-model-guided annealing), "random", "grid" or "ga".
+    backend: "verilator" (RTL cycles), "stand-in" (the analytical stand-in, for tests and
+    benchmarks only), or a callable ``run(program, inputs) -> RunResult``.
+    db: a path (SQLite, WAL) or Database; None keeps records in memory.
+    workers / scheduler / executor: a local pool of ``workers`` processes, a Dask scheduler
+    address, or any concurrent.futures.Executor. timeout: seconds per candidate.
+    """
+    if not isinstance(op, Op):
+        raise ValueError(f"op must be an op such as tk.matmul(...), got {type(op).__name__}")
+    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
+        raise ValueError(f"trials must be a positive integer, got {trials!r}")
+    start = time.perf_counter()
+    space = space if space is not None else Space(op, hw, tile_policy=tile_policy)
+    database = open_db(db)
+    bname = backend_name(backend)
+    hw_hash = hw.config_hash()
+    measurer = Measurer(backend, workers=workers, scheduler=scheduler, executor=executor, timeout=timeout, seed=seed)
+    try:
+        feats = FeatureCache(space, measurer.executor if measurer.parallelism > 1 else None, measurer.parallelism)
+        options = dict(tuner_options or {})
+        if tuner == "model" and transfer_learning:
+            warm = transfer.warm_start(database, op, hw, bname)
+            if len(warm[0]):
+                options.setdefault("warm", warm)
+        search = make_tuner(tuner, space, feats, seed, **options)
+        history = _resume(database, space, search, op, hw_hash, bname)
+        if include_default and space.default is not None:
+            search.seeds.append(space.index_of(space.default))
+        if transfer_learning:
+            search.seeds += transfer.seed_points(database, space, bname)
+        batch = batch_size or max(8, measurer.parallelism)
+        bar = _progress_bar(trials, len(history), progress)
+        measured_now = 0
+        while len(history) < trials and not search.exhausted():
+            points = search.next_batch(min(batch, trials - len(history)))
+            if not points:
+                break
+            schedules = [space[p] for p in points]
+            costs = [math.inf] * len(points)
+            feats.executor = measurer.executor if feats.executor is not None else None  # a crash renews the pool
+            for i, res in measurer.measure(op, hw, schedules):
+                rec = Record(op.key, op.to_dict(), hw_hash, hw.as_dict(), bname, schedules[i].to_dict(), res.cycles,
+                             res.status, res.counters, res.error, wall_s=res.wall_s, tuner=tuner)
+                database.add(rec, feats.rows.get(points[i]), FEATURE_VERSION)  # committed now: a kill loses nothing
+                if res.ok:
+                    costs[i] = float(res.cycles)
+                history.append(_trial(len(history) + 1, rec, history))
+                measured_now += 1
+                if callback is not None:
+                    callback(history[-1])
+                _advance(bar, history[-1])
+            search.update(points, costs)
+        if bar is not None:
+            bar.close()
+    finally:
+        measurer.close()
+    best = database.best(op.key, hw_hash, bname)
+    default_cycles = None
+    if space.default is not None:
+        for t in history:
+            if t.schedule == space.default.to_dict() and t.status == "ok":
+                default_cycles = t.cycles
+    result = TuneResult(op, hw, bname, tuner, best.make_schedule() if best else None, best.cycles if best else None,
+                        space.default, default_cycles, history, len(space),
+                        list(getattr(search, "spearman_history", [])), measured_now, time.perf_counter() - start,
+                        feats.seconds)
+    if database is not db:
+        database.close()
+    return result
+
+
+def _trial(n: int, rec: Record, history: list[Trial]) -> Trial:
+    best = history[-1].best if history else math.inf
+    if rec.ok:
+        best = min(best, float(rec.cycles))  # type: ignore[arg-type]
+    return Trial(n, rec.schedule, rec.status, rec.cycles, best, rec.error)
+
+
+def _resume(database: Database, space: Space, search: Tuner, op: Op, hw_hash: str, backend: str) -> list[Trial]:
+    """Feed the records already in the db to the tuner; they count against ``trials``."""
+    history: list[Trial] = []
+    points, costs = [], []
+    for rec in database.records(workload=op.key, hw_hash=hw_hash, backend=backend):
+        history.append(_trial(len(history) + 1, rec, history))
+        try:
+            p = space.index_of(rec.make_schedule())
+        except (ScheduleError, TypeError, ValueError):
+            p = None
+        if p is not None:
+            points.append(p)
+            costs.append(float(rec.cycles) if rec.ok else math.inf)
+    if points:
+        search.update(points, costs)
+    return history
+
+
+def _progress_bar(total: int, done: int, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    from tqdm import tqdm
+    return tqdm(total=total, initial=done, desc="tuning", unit="trial", dynamic_ncols=True)
+
+
+def _advance(bar: Any, trial: Trial) -> None:
+    if bar is not None:
+        bar.update(1)
+        bar.set_postfix_str(f"best {trial.best:,.0f} cycles" if math.isfinite(trial.best) else "no success yet")

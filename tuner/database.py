@@ -1,0 +1,254 @@
+"""Tuning records in SQLite (one file, WAL), with JSON-lines import and export.
+
+Each measurement is committed on its own as soon as it finishes, so a killed
+run loses only what was in flight; a UNIQUE key over (workload, hw, backend,
+schedule) makes a rerun skip what is recorded instead of measuring it twice.
+Feature vectors are cached beside the records (per feature version) so that
+transfer learning does not lower every old schedule again.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+
+from isa import HardwareConfig
+from toolkit.ops import Op
+from toolkit.ops import from_dict as op_from_dict
+from toolkit.schedule import SCHEDULES, Schedule, ScheduleError
+
+STATUSES = ("ok", "wrong", "error", "timeout", "crash", "invalid")
+BACKEND_PREFERENCE = ("verilator",)  # best_schedule trusts these cycle sources first, in order
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS records (
+    id INTEGER PRIMARY KEY,
+    workload TEXT NOT NULL,
+    op_json TEXT NOT NULL,
+    hw_hash TEXT NOT NULL,
+    hw_json TEXT NOT NULL,
+    backend TEXT NOT NULL,
+    schedule_json TEXT NOT NULL,
+    cycles INTEGER,
+    counters_json TEXT NOT NULL DEFAULT '{}',
+    status TEXT NOT NULL,
+    error TEXT NOT NULL DEFAULT '',
+    time REAL NOT NULL,
+    wall_s REAL NOT NULL DEFAULT 0,
+    toolkit_version TEXT NOT NULL,
+    tuner TEXT NOT NULL DEFAULT '',
+    UNIQUE (workload, hw_hash, backend, schedule_json)
+);
+CREATE INDEX IF NOT EXISTS records_by_hw ON records (hw_hash, backend, status);
+CREATE TABLE IF NOT EXISTS features (
+    record_id INTEGER NOT NULL REFERENCES records(id) ON DELETE CASCADE,
+    version INTEGER NOT NULL,
+    vec BLOB NOT NULL,
+    PRIMARY KEY (record_id, version)
+);
+"""
+
+
+def schedule_key(schedule: Schedule | dict[str, Any]) -> str:
+    """Canonical JSON of a schedule's knobs: the identity of a record within a workload."""
+    knobs = schedule.to_dict() if isinstance(schedule, Schedule) else schedule
+    return json.dumps(knobs, sort_keys=True, separators=(",", ":"))
+
+
+def _toolkit_version() -> str:
+    import toolkit
+    return toolkit.__version__
+
+
+@dataclass
+class Record:
+    """One measured (or failed) candidate."""
+
+    workload: str
+    op: dict[str, Any]
+    hw_hash: str
+    hw: dict[str, Any]
+    backend: str
+    schedule: dict[str, Any]
+    cycles: int | None
+    status: str
+    counters: dict[str, Any] = field(default_factory=dict)
+    error: str = ""
+    time: float = field(default_factory=time.time)
+    wall_s: float = 0.0
+    toolkit_version: str = field(default_factory=_toolkit_version)
+    tuner: str = ""
+    id: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status={self.status!r} is not one of {STATUSES}")
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and self.cycles is not None
+
+    def make_op(self) -> Op:
+        return op_from_dict(self.op)
+
+    def make_schedule(self) -> Schedule:
+        return SCHEDULES[self.op["kind"]].from_dict(self.schedule)
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data.pop("id")
+        return json.dumps(data, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, line: str) -> "Record":
+        data = json.loads(line)
+        data.pop("id", None)
+        return cls(**data)
+
+
+class Database:
+    """A tuning-records file (``":memory:"`` for a throwaway one). Safe to reopen while another process reads."""
+
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        self.path = str(path)
+        self.conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)  # autocommit: one record, one commit
+        if self.path != ":memory:":
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a committed record survives a killed process
+        self.conn.execute("PRAGMA foreign_keys=ON")
+        self.conn.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Database":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- writing -----------------------------------------------------------------------
+    def add(self, rec: Record, features: np.ndarray | None = None, feature_version: int | None = None) -> bool:
+        """Insert ``rec`` (with its feature vector); False when that schedule is recorded already."""
+        cur = self.conn.execute(
+            "INSERT OR IGNORE INTO records (workload, op_json, hw_hash, hw_json, backend, schedule_json, cycles, "
+            "counters_json, status, error, time, wall_s, toolkit_version, tuner) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (rec.workload, json.dumps(rec.op, sort_keys=True), rec.hw_hash, json.dumps(rec.hw, sort_keys=True),
+             rec.backend, schedule_key(rec.schedule), rec.cycles, json.dumps(rec.counters, sort_keys=True),
+             rec.status, rec.error, rec.time, rec.wall_s, rec.toolkit_version, rec.tuner))
+        if cur.rowcount == 0:
+            return False
+        rec.id = cur.lastrowid
+        if features is not None and feature_version is not None:
+            self.put_features(rec.id, feature_version, features)
+        return True
+
+    def put_features(self, record_id: int, version: int, vec: np.ndarray) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO features (record_id, version, vec) VALUES (?,?,?)",
+                          (record_id, version, np.asarray(vec, dtype=np.float32).tobytes()))
+
+    # ---- reading -----------------------------------------------------------------------
+    def records(self, *, workload: str | None = None, hw_hash: str | None = None, backend: str | None = None,
+                status: str | None = None) -> list[Record]:
+        where, args = [], []
+        for column, value in (("workload", workload), ("hw_hash", hw_hash), ("backend", backend), ("status", status)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(value)
+        sql = "SELECT * FROM records" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
+        return [self._row(r) for r in self.conn.execute(sql, args)]
+
+    def features(self, record_ids: Iterable[int], version: int) -> dict[int, np.ndarray]:
+        ids = list(record_ids)
+        out: dict[int, np.ndarray] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            rows = self.conn.execute(
+                f"SELECT record_id, vec FROM features WHERE version = ? AND record_id IN ({','.join('?' * len(chunk))})",
+                [version, *chunk])
+            out.update({rid: np.frombuffer(vec, dtype=np.float32) for rid, vec in rows})
+        return out
+
+    def workloads(self, hw_hash: str, backend: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+        """(workload key, op dict) of every workload with an ok record on this hardware."""
+        sql = "SELECT DISTINCT workload, op_json FROM records WHERE hw_hash = ? AND status = 'ok'"
+        args: list[Any] = [hw_hash]
+        if backend is not None:
+            sql += " AND backend = ?"
+            args.append(backend)
+        return [(w, json.loads(o)) for w, o in self.conn.execute(sql, args)]
+
+    def best(self, workload: str, hw_hash: str, backend: str | None = None) -> Record | None:
+        """Lowest-cycle ok record; without ``backend``, from the most trusted backend that has one."""
+        backends = [backend] if backend is not None else self._backends(workload, hw_hash)
+        for b in backends:
+            row = self.conn.execute(
+                "SELECT * FROM records WHERE workload = ? AND hw_hash = ? AND backend = ? AND status = 'ok' "
+                "AND cycles IS NOT NULL ORDER BY cycles, id LIMIT 1", (workload, hw_hash, b)).fetchone()
+            if row is not None:
+                return self._row(row)
+        return None
+
+    def _backends(self, workload: str, hw_hash: str) -> list[str]:
+        have = [b for (b,) in self.conn.execute(
+            "SELECT DISTINCT backend FROM records WHERE workload = ? AND hw_hash = ? AND status = 'ok'",
+            (workload, hw_hash))]
+        return sorted(have, key=lambda b: (BACKEND_PREFERENCE.index(b) if b in BACKEND_PREFERENCE
+                                           else len(BACKEND_PREFERENCE), b))
+
+    def __len__(self) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM records").fetchone()[0]
+
+    def _row(self, row: tuple) -> Record:
+        (rid, workload, op_json, hw_hash, hw_json, backend, schedule_json, cycles, counters_json, status, error,
+         t, wall_s, version, tuner) = row
+        return Record(workload, json.loads(op_json), hw_hash, json.loads(hw_json), backend, json.loads(schedule_json),
+                      cycles, status, json.loads(counters_json), error, t, wall_s, version, tuner, rid)
+
+    # ---- JSON lines ----------------------------------------------------------------------
+    def export_jsonl(self, path: str | Path, **filters: Any) -> int:
+        """Write records (optionally filtered as in :meth:`records`) one JSON object a line."""
+        recs = self.records(**filters)
+        with open(path, "w") as fh:
+            for rec in recs:
+                fh.write(rec.to_json() + "\n")
+        return len(recs)
+
+    def import_jsonl(self, path: str | Path) -> int:
+        """Add the records of a JSON-lines file; returns how many were new."""
+        added = 0
+        with open(path) as fh:
+            for line in fh:
+                if line.strip():
+                    added += self.add(Record.from_json(line))
+        return added
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(self.records())
+
+
+def open_db(db: "Database | str | Path | None") -> Database:
+    return db if isinstance(db, Database) else Database(":memory:" if db is None else db)
+
+
+def best_schedule(db: "Database | str | Path", op: Op, hw: HardwareConfig, backend: str | None = None) -> Schedule:
+    """The best recorded schedule of ``op`` on ``hw`` (what ``tk.compile(schedule="best")`` uses)."""
+    if not isinstance(db, Database) and not Path(db).is_file():
+        raise ScheduleError(f"tuning database {str(db)!r} does not exist; run `systolic tune` first")
+    database = open_db(db)
+    try:
+        rec = database.best(op.key, hw.config_hash(), backend)
+    finally:
+        if database is not db:
+            database.close()
+    if rec is None:
+        raise ScheduleError(
+            f"no successful tuning record for {op.key} on hardware {hw.name!r} (hash {hw.config_hash()})"
+            + (f" with backend {backend!r}" if backend else "") + f" in {getattr(db, 'path', db)}; "
+            "tune it first (tk.tune or `systolic tune`)")
+    return rec.make_schedule()

@@ -1,0 +1,84 @@
+"""Cost model: gradient-boosted trees over candidate features, predicting log cycles per ideal cycle.
+
+The target is log2(cycles / ideal cycles), i.e. minus log utilization: it puts
+workloads of every size on one scale, so records of other workloads can train
+the same model (transfer), and within one workload it ranks exactly as cycles do.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import spearmanr
+from sklearn.ensemble import HistGradientBoostingRegressor
+from threadpoolctl import threadpool_limits
+
+from .features import IDEAL
+
+MIN_SAMPLES = 4  # below this the model abstains and the search falls back to random picks
+
+
+def target(X: np.ndarray, cycles: np.ndarray) -> np.ndarray:
+    """log2(cycles / ideal); the ideal cycles come from the features (log2(1 + ideal))."""
+    ideal = np.exp2(X[:, IDEAL].astype(np.float64)) - 1.0
+    return np.log2(np.asarray(cycles, dtype=np.float64)) - np.log2(np.maximum(ideal, 1.0))
+
+
+def spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman rank correlation, nan when it is undefined (fewer than 3 points, or a constant side)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if len(a) < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    return float(spearmanr(a, b).statistic)
+
+
+class CostModel:
+    """Refit from scratch on every call to :meth:`fit` (cheap at tuning sizes, and never stale)."""
+
+    def __init__(self, seed: int = 0, max_iter: int = 200, learning_rate: float = 0.08) -> None:
+        self.seed, self.max_iter, self.learning_rate = seed, max_iter, learning_rate
+        self._model: HistGradientBoostingRegressor | None = None
+        self.n_train = 0
+
+    @property
+    def fitted(self) -> bool:
+        return self._model is not None
+
+    def fit(self, X: np.ndarray, cycles: np.ndarray, weights: np.ndarray | None = None) -> "CostModel":
+        X = np.asarray(X, dtype=np.float64)
+        self.n_train = len(X)
+        if len(X) < MIN_SAMPLES:
+            self._model = None
+            return self
+        y = target(X, cycles)
+        self._model = HistGradientBoostingRegressor(
+            max_iter=self.max_iter, learning_rate=self.learning_rate, max_leaf_nodes=15,
+            min_samples_leaf=int(np.clip(len(X) // 20, 2, 20)), l2_regularization=1e-3,
+            early_stopping=False, random_state=self.seed)
+        with threadpool_limits(1, "openmp"):  # tuning-sized data: OpenMP only spins against the measuring workers
+            self._model.fit(X, y, sample_weight=weights)
+        return self
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Predicted log2(cycles / ideal) (lower is better); zeros while unfitted."""
+        X = np.asarray(X, dtype=np.float64)
+        if self._model is None:
+            return np.zeros(len(X))
+        with threadpool_limits(1, "openmp"):
+            return self._model.predict(X)
+
+    def predict_cycles(self, X: np.ndarray) -> np.ndarray:
+        ideal = np.maximum(np.exp2(np.asarray(X, dtype=np.float64)[:, IDEAL]) - 1.0, 1.0)
+        return ideal * np.exp2(self.predict(X))
+
+    def rank_correlation(self, X: np.ndarray, cycles: np.ndarray) -> float:
+        """Spearman correlation between predicted and measured cycles on records it did not train on."""
+        return spearman(self.predict(X), target(np.asarray(X, dtype=np.float64), cycles))
+
+
+def holdout_spearman(X: np.ndarray, cycles: np.ndarray, *, seed: int = 0, fraction: float = 0.25) -> float:
+    """Fit on a random (1 - fraction) of the records and report Spearman on the rest."""
+    n = len(X)
+    rng = np.random.default_rng(seed)
+    test = rng.permutation(n)[:max(3, int(n * fraction))]
+    train = np.setdiff1d(np.arange(n), test)
+    model = CostModel(seed).fit(X[train], np.asarray(cycles)[train])
+    return model.rank_correlation(X[test], np.asarray(cycles)[test])

@@ -1,0 +1,219 @@
+"""Search strategies over a :class:`~tuner.space.Space`: model-guided, and random, grid, genetic baselines.
+
+Every tuner speaks in point indices: ``next_batch(n)`` proposes up to ``n``
+unmeasured points, ``update(points, cycles)`` reports what they measured
+(``inf`` for a failure). All randomness comes from one seeded generator, so a
+run is reproducible for a given seed and measurement outcome.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .model import CostModel, spearman
+from .space import Space
+
+Featurizer = Callable[[Sequence[int]], np.ndarray]
+
+
+class Tuner:
+    """Base: bookkeeping of what has been measured."""
+
+    name = "base"
+
+    def __init__(self, space: Space, seed: int = 0) -> None:
+        self.space = space
+        self.rng = np.random.default_rng(seed)
+        self.measured: dict[int, float] = {}
+        self.seeds: list[int] = []  # points to try first (the default, transferred schedules)
+
+    def next_batch(self, n: int) -> list[int]:
+        raise NotImplementedError
+
+    def update(self, points: Sequence[int], cycles: Sequence[float]) -> None:
+        for p, c in zip(points, cycles):
+            self.measured[int(p)] = float(c)
+
+    def exhausted(self) -> bool:
+        return len(self.measured) >= len(self.space)
+
+    def _take_seeds(self, n: int) -> list[int]:
+        out: list[int] = []
+        while self.seeds and len(out) < n:
+            p = self.seeds.pop(0)
+            if p not in self.measured and p not in out:
+                out.append(p)
+        return out
+
+    def _fill_random(self, batch: list[int], n: int) -> list[int]:
+        if len(batch) < n:
+            batch += self.space.sample(self.rng, n - len(batch), exclude=set(self.measured) | set(batch))
+        return batch
+
+
+class RandomTuner(Tuner):
+    name = "random"
+
+    def next_batch(self, n: int) -> list[int]:
+        return self._fill_random(self._take_seeds(n), n)
+
+
+class GridTuner(Tuner):
+    """Points in index order (the knob product, fit knobs outermost), as AutoTVM's grid search."""
+
+    name = "grid"
+
+    def __init__(self, space: Space, seed: int = 0) -> None:
+        super().__init__(space, seed)
+        self._next = 0
+
+    def next_batch(self, n: int) -> list[int]:
+        batch = self._take_seeds(n)
+        while len(batch) < n and self._next < len(self.space):
+            if self._next not in self.measured and self._next not in batch:
+                batch.append(self._next)
+            self._next += 1
+        return batch
+
+
+class GeneticTuner(Tuner):
+    """Elitist genetic search over genomes (one value index per knob)."""
+
+    name = "ga"
+
+    def __init__(self, space: Space, seed: int = 0, elite_share: float = 0.25, mutation: float = 0.15) -> None:
+        super().__init__(space, seed)
+        self.elite_share, self.mutation = elite_share, mutation
+
+    def next_batch(self, n: int) -> list[int]:
+        batch = self._take_seeds(n)
+        good = sorted((c, p) for p, c in self.measured.items() if math.isfinite(c))
+        if len(good) < 2:
+            return self._fill_random(batch, n)
+        parents = [p for _, p in good[:max(2, int(len(good) * self.elite_share))]]
+        weights = 1.0 / np.arange(1, len(parents) + 1)  # rank-based selection
+        weights /= weights.sum()
+        taken = set(self.measured) | set(batch)
+        for _ in range(20 * n):
+            if len(batch) >= n:
+                break
+            a, b = (self.space.genome(parents[i]) for i in self.rng.choice(len(parents), 2, p=weights))
+            child = [x if self.rng.random() < 0.5 else y for x, y in zip(a, b)]
+            for k, name in enumerate(self.space.names):
+                if self.rng.random() < self.mutation:
+                    child[k] = int(self.rng.integers(len(self.space.domains[name])))
+            p = self.space.index(child)
+            if p is not None and p not in taken:
+                batch.append(p)
+                taken.add(p)
+        return self._fill_random(batch, n)
+
+
+class ModelTuner(Tuner):
+    """AutoTVM-style: a cost model ranks candidates that simulated annealing proposes.
+
+    Parallel annealing chains walk the space on the model's predictions and
+    persist across batches (each batch resumes them on the refit model). The
+    batch takes the best-predicted unmeasured points, skipping near duplicates
+    of points already picked (diversity), plus a share of uniform random picks.
+    """
+
+    name = "model"
+
+    def __init__(self, space: Space, featurize: Featurizer, seed: int = 0, *, n_chains: int = 16,
+                 feature_budget: int = 512, random_share: float = 0.15, min_distance: int = 2,
+                 warm: tuple[np.ndarray, np.ndarray] | None = None, warm_weight: float = 0.5) -> None:
+        super().__init__(space, seed)
+        self.featurize = featurize
+        self.model = CostModel(seed)
+        self.n_chains, self.feature_budget = n_chains, feature_budget
+        self.random_share, self.min_distance = random_share, min_distance
+        self.warm = warm
+        self.warm_weight = warm_weight
+        self.chains: list[int] = []
+        self.spearman_history: list[float] = []  # held-out: predictions made before each batch was measured
+        self._predicted: dict[int, float] = {}
+        self._refit()
+
+    def _refit(self) -> None:
+        pts = [p for p, c in self.measured.items() if math.isfinite(c)]
+        X = self.featurize(pts) if pts else np.zeros((0, 0))
+        y = np.array([self.measured[p] for p in pts])
+        w = np.ones(len(pts))
+        if self.warm is not None and len(self.warm[0]):
+            X = np.vstack([X, self.warm[0]]) if len(pts) else self.warm[0]
+            y = np.concatenate([y, self.warm[1]])
+            w = np.concatenate([w, np.full(len(self.warm[1]), self.warm_weight)])
+        if len(y):
+            self.model.fit(X, y, w)
+
+    def update(self, points: Sequence[int], cycles: Sequence[float]) -> None:
+        pred = [(self._predicted[p], c) for p, c in zip(points, cycles) if p in self._predicted and math.isfinite(c)]
+        if pred:
+            self.spearman_history.append(spearman(*map(np.array, zip(*pred))))
+        super().update(points, cycles)
+        self._refit()
+
+    def next_batch(self, n: int) -> list[int]:
+        batch = self._take_seeds(n)
+        if not self.model.fitted:
+            return self._fill_random(batch, n)
+        n_model = n - len(batch) - int(round(self.random_share * n))
+        scores = self._anneal()
+        taken = set(self.measured) | set(batch)
+        ranked = [p for p in sorted(scores, key=scores.get) if p not in taken]
+        picked = self._diverse(ranked, max(0, n_model))
+        self._predicted = {p: scores[p] for p in picked}
+        return self._fill_random(batch + picked, n)
+
+    def _anneal(self) -> dict[int, float]:
+        """Run the chains on the current model; return predicted score of every point visited."""
+        space, rng = self.space, self.rng
+        finite = sorted((c, p) for p, c in self.measured.items() if math.isfinite(c))
+        if not self.chains:  # start from the best measured points, topped up with random ones
+            self.chains = [p for _, p in finite[:self.n_chains // 2]]
+            self.chains += space.sample(rng, self.n_chains - len(self.chains), exclude=set(self.chains))
+        cur = self.model.predict(self.featurize(self.chains))
+        scores = dict(zip(self.chains, cur.tolist()))
+        steps = max(2, self.feature_budget // max(1, len(self.chains)))
+        temps = np.geomspace(0.5, 0.01, steps)  # in log2(cycles) units: 0.5 accepts ~40% worse early on
+        for t in temps:
+            props = [space.neighbor(p, rng) for p in self.chains]
+            pred = self.model.predict(self.featurize(props))
+            scores.update(zip(props, pred.tolist()))
+            accept = rng.random(len(props)) < np.exp(np.minimum(0.0, (cur - pred) / t))
+            self.chains = [q if a else p for p, q, a in zip(self.chains, props, accept)]
+            cur = np.where(accept, pred, cur)
+        return scores
+
+    def _diverse(self, ranked: list[int], n: int) -> list[int]:
+        """Greedy pick in rank order, skipping points within ``min_distance`` knobs of one already picked."""
+        picked: list[int] = []
+        genomes: list[np.ndarray] = []
+        for p in ranked:
+            if len(picked) >= n:
+                break
+            g = np.array(self.space.genome(p))
+            if all((g != h).sum() >= self.min_distance for h in genomes):
+                picked.append(p)
+                genomes.append(g)
+        for p in ranked:  # not enough diverse points: take the next best anyway
+            if len(picked) >= n:
+                break
+            if p not in picked:
+                picked.append(p)
+        return picked
+
+
+TUNERS = {"model": ModelTuner, "random": RandomTuner, "grid": GridTuner, "ga": GeneticTuner}
+
+
+def make_tuner(name: str, space: Space, featurize: Featurizer, seed: int = 0, **options: object) -> Tuner:
+    """A tuner by name: "model", "random", "grid" or "ga"."""
+    if name not in TUNERS:
+        raise ValueError(f"tuner={name!r} is not one of {sorted(TUNERS)}")
+    if name == "model":
+        return ModelTuner(space, featurize, seed, **options)  # type: ignore[arg-type]
+    return TUNERS[name](space, seed, **options)  # type: ignore[arg-type]

@@ -1,0 +1,321 @@
+"""Search spaces: every knob of an op's Schedule class, its domain, and which points fit.
+
+A space is generic over the dataclass fields of the op's Schedule class; each
+op kind registers a :class:`KnobSpec` with the domain of every knob and the
+knobs that ``memory_plan`` depends on ("fit knobs"). Validity is decided once,
+over the product of the fit knobs only, by ``Schedule.memory_plan`` itself; the
+other knobs multiply freely. A point is then an index in ``range(len(space))``
+or, equivalently, a genome: one value index per knob.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, fields
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+from isa import HardwareConfig
+from toolkit.ops import Op
+from toolkit.schedule import SCHEDULES, Schedule, ScheduleError, default_schedule
+
+Domains = dict[str, list]
+
+
+@dataclass(frozen=True)
+class KnobSpec:
+    """How to build the space of one op kind."""
+
+    domains: Callable[[Op, HardwareConfig, str], Domains]  # (op, hw, tile_policy) -> knob -> values
+    fit_knobs: frozenset[str] | None = None  # knobs memory_plan reads; None: all of them
+
+
+SPECS: dict[str, KnobSpec] = {}
+TILE_POLICIES = ("balanced", "all", "pow2")
+
+
+def tile_values(extent: int, policy: str = "balanced") -> list[int]:
+    """Candidate tile sizes (in dim blocks) for a dimension of ``extent`` blocks.
+
+    "balanced" keeps, for each tile count n, only the smallest tile giving n
+    tiles, ceil(extent / n): larger ones only make the last tile ragged.
+    """
+    if policy == "all":
+        return list(range(1, extent + 1))
+    if policy == "pow2":
+        return sorted({min(1 << p, extent) for p in range(extent.bit_length() + 1)})
+    if policy == "balanced":
+        return sorted({-(-extent // n) for n in range(1, extent + 1)})
+    raise ValueError(f"tile_policy={policy!r} is not one of {TILE_POLICIES}")
+
+
+def _matmul_domains(op: Any, hw: HardwareConfig, policy: str) -> Domains:
+    d = hw.dim
+    return {
+        "tile_i": tile_values(-(-op.M // d), policy),
+        "tile_j": tile_values(-(-op.N // d), policy),
+        "tile_k": tile_values(-(-op.K // d), policy),
+        "loop_order": ["ijk", "jik"],
+        "double_buffer": [False, True],
+        "mvin_blocks": list(range(1, hw.max_block_len + 1)),
+        "bias_strategy": ["before", "after"] if op.bias else ["before"],  # no bias: the knob does nothing
+        "a_bank": list(range(hw.sp_banks)),
+        "b_bank": list(range(hw.sp_banks)),
+        "c_bank": list(range(hw.acc_banks)),
+    }
+
+
+SPECS["matmul"] = KnobSpec(_matmul_domains, frozenset(
+    {"tile_i", "tile_j", "tile_k", "double_buffer", "a_bank", "b_bank", "c_bank"}))
+
+
+def _conv_domains(op: Any, hw: HardwareConfig, policy: str) -> Domains:
+    """conv2d and depthwise: output tiles in pixels, channel tiles in dim blocks, kernel taps, banks."""
+    from itertools import permutations
+    depthwise = op.KIND == "depthwise"
+    order = "bhwc" if depthwise else "bhwk"
+    channels = -(-(op.channels if depthwise else op.in_c) // hw.dim)
+    out = {
+        "tile_b": tile_values(op.batch, policy),
+        "tile_oh": tile_values(op.out_h, policy),
+        "tile_ow": tile_values(op.out_w, policy),
+        "tile_kh": list(range(1, op.kernel[0] + 1)),
+        "tile_kw": list(range(1, op.kernel[1] + 1)),
+        "tile_c": tile_values(channels, policy),
+        # the batch loop ("b") stays outermost: the other orders only differ for batch > 1
+        "loop_order": sorted({"".join(p) for p in permutations(order)
+                              if op.batch > 1 or p[0] == "b"}),
+        "double_buffer": [False, True],
+        "mvin_blocks": list(range(1, hw.max_block_len + 1)),
+        "in_bank": list(range(hw.sp_banks)),
+        "w_bank": list(range(hw.sp_banks)),
+        "acc_bank": list(range(hw.acc_banks)),
+    }
+    if not depthwise:
+        out["tile_k"] = tile_values(-(-op.out_c // hw.dim), policy)
+    return out
+
+
+_CONV_FIT = frozenset({"tile_b", "tile_oh", "tile_ow", "tile_k", "tile_kh", "tile_kw", "tile_c", "double_buffer",
+                       "in_bank", "w_bank", "acc_bank"})
+SPECS["conv2d"] = KnobSpec(_conv_domains, _CONV_FIT)
+SPECS["depthwise"] = KnobSpec(_conv_domains, _CONV_FIT)
+
+
+def register(kind: str, spec: KnobSpec) -> None:
+    """Register the knob domains of another op kind."""
+    SPECS[kind] = spec
+
+
+def fits(schedule: Schedule, op: Op, hw: HardwareConfig) -> None:
+    """Raise ScheduleError unless ``schedule`` fits (conv plans depend on the op's stride)."""
+    schedule.memory_plan(hw, op)
+
+
+def _generic_domains(op: Op, hw: HardwareConfig, policy: str) -> Domains:
+    """Fallback for an op kind without a KnobSpec: perturb its default schedule.
+
+    Ints range over powers of two up to 4x the default, bools over both values;
+    other knobs stay at the default (their choices are not known here).
+    """
+    base = default_schedule(op, hw).to_dict()
+    out: Domains = {}
+    for name, value in base.items():
+        if isinstance(value, bool):
+            out[name] = [False, True]
+        elif isinstance(value, int) and value >= 1:
+            out[name] = sorted({1 << p for p in range((4 * value).bit_length())} | {value})
+        else:
+            out[name] = [value]
+    return out
+
+
+def knob_domains(op: Op, hw: HardwareConfig, tile_policy: str = "balanced") -> Domains:
+    """The registered domains of ``op``'s knobs (no validity check): cheap, and the same for every
+    workload of a kind, so string knobs encode alike across workloads."""
+    return SPECS.get(op.KIND, KnobSpec(_generic_domains)).domains(op, hw, tile_policy)
+
+
+class Space:
+    """The valid schedules of ``op`` on ``hw``; index ``i`` -> :class:`Schedule`."""
+
+    def __init__(self, op: Op, hw: HardwareConfig, *, tile_policy: str = "balanced",
+                 domains: Domains | None = None) -> None:
+        if op.KIND not in SCHEDULES:
+            raise ValueError(f"no Schedule class registered for op kind {op.KIND!r}")
+        self.op, self.hw, self.tile_policy = op, hw, tile_policy
+        self.cls: type[Schedule] = SCHEDULES[op.KIND]
+        spec = SPECS.get(op.KIND, KnobSpec(_generic_domains))
+        knobs = dict(domains) if domains is not None else spec.domains(op, hw, tile_policy)
+        self.names: list[str] = [f.name for f in fields(self.cls)]
+        missing = [n for n in self.names if n not in knobs]
+        if missing:
+            raise ValueError(f"{op.KIND} space has no domain for knob(s) {missing}")
+        try:  # the library default is always a point of the space, so tuning never loses to it
+            self.default: Schedule | None = default_schedule(op, hw)
+            for name, value in self.default.to_dict().items():
+                if value not in knobs[name]:
+                    knobs[name] = sorted([*knobs[name], value], key=_order_key)
+        except (ScheduleError, KeyError):
+            self.default = None
+        self.domains: dict[str, list] = {n: list(knobs[n]) for n in self.names}
+        fit = spec.fit_knobs if spec.fit_knobs is not None else frozenset(self.names)
+        self.fit = [n for n in self.names if n in fit]
+        self.free = [n for n in self.names if n not in fit]
+        self._fit_pos = [self.names.index(n) for n in self.fit]
+        self._free_pos = [self.names.index(n) for n in self.free]
+        self._free_radix = [len(self.domains[n]) for n in self.free]
+        self._free_size = math.prod(self._free_radix)
+        self.raw_size = math.prod(len(v) for v in self.domains.values())
+        self.valid_fit = self._enumerate_fit()
+        self._fit_lookup = {tuple(row): i for i, row in enumerate(self.valid_fit.tolist())}
+        self.size = len(self.valid_fit) * self._free_size
+        if self.size == 0:
+            raise ScheduleError(f"no schedule of {op.key} fits {hw.name}")
+
+    # ---- construction --------------------------------------------------------------
+    def _enumerate_fit(self) -> np.ndarray:
+        base = {n: self.domains[n][0] for n in self.free}
+        valid = []
+        for combo in itertools.product(*(range(len(self.domains[n])) for n in self.fit)):
+            knobs = dict(base, **{n: self.domains[n][v] for n, v in zip(self.fit, combo)})
+            try:
+                fits(self.cls(**knobs), self.op, self.hw)  # memory_plan: the one authority on fitting
+            except ScheduleError:
+                continue
+            valid.append(combo)
+        return np.array(valid, dtype=np.int32).reshape(-1, len(self.fit))
+
+    # ---- indexing ----------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self.size
+
+    def genome(self, index: int) -> tuple[int, ...]:
+        """Value index per knob of point ``index``."""
+        if not 0 <= index < self.size:
+            raise IndexError(f"point {index} outside a space of {self.size}")
+        fit_i, rest = divmod(int(index), self._free_size)
+        g = [0] * len(self.names)
+        for pos, v in zip(self._fit_pos, self.valid_fit[fit_i].tolist()):
+            g[pos] = v
+        for pos, radix in zip(reversed(self._free_pos), reversed(self._free_radix)):
+            rest, g[pos] = divmod(rest, radix)
+        return tuple(g)
+
+    def index(self, genome: Sequence[int]) -> int | None:
+        """Point index of ``genome``, or None when it does not fit."""
+        fit_i = self._fit_lookup.get(tuple(genome[p] for p in self._fit_pos))
+        if fit_i is None:
+            return None
+        rest = 0
+        for pos, radix in zip(self._free_pos, self._free_radix):
+            rest = rest * radix + genome[pos]
+        return fit_i * self._free_size + rest
+
+    def knobs(self, index: int) -> dict[str, Any]:
+        return {n: self.domains[n][v] for n, v in zip(self.names, self.genome(index))}
+
+    def __getitem__(self, index: int) -> Schedule:
+        return self.cls(**self.knobs(index))
+
+    def __iter__(self) -> Iterator[Schedule]:
+        return (self[i] for i in range(self.size))
+
+    def index_of(self, schedule: Schedule | dict) -> int | None:
+        """Index of a schedule (or knob dict), None when it is not a point of this space."""
+        knobs = schedule.to_dict() if isinstance(schedule, Schedule) else dict(schedule)
+        try:
+            genome = [self.domains[n].index(knobs[n]) for n in self.names]
+        except (KeyError, ValueError):
+            return None
+        return self.index(genome)
+
+    # ---- moves ---------------------------------------------------------------------------
+    def sample(self, rng: np.random.Generator, n: int, exclude: set[int] | frozenset[int] = frozenset()) -> list[int]:
+        """Up to ``n`` distinct points drawn uniformly, none in ``exclude``."""
+        left = self.size - len(exclude)
+        if n >= left:
+            return [int(i) for i in rng.permutation(self.size) if int(i) not in exclude][:n]
+        out: list[int] = []
+        seen = set(exclude)
+        while len(out) < n:
+            i = int(rng.integers(self.size))
+            if i not in seen:
+                seen.add(i)
+                out.append(i)
+        return out
+
+    def neighbor(self, index: int, rng: np.random.Generator, tries: int = 20) -> int:
+        """A valid point one knob away: a step to an adjacent value, or sometimes a jump."""
+        g = list(self.genome(index))
+        movable = [p for p, n in enumerate(self.names) if len(self.domains[n]) > 1]
+        for _ in range(tries):
+            pos = movable[int(rng.integers(len(movable)))]
+            size = len(self.domains[self.names[pos]])
+            if rng.random() < 0.7:
+                v = g[pos] + (1 if rng.random() < 0.5 else -1)
+            else:
+                v = int(rng.integers(size))
+            if v == g[pos] or not 0 <= v < size:
+                continue
+            trial = g.copy()
+            trial[pos] = v
+            j = self.index(trial)
+            if j is not None:
+                return j
+        return index
+
+    def nearest(self, knobs: dict[str, Any]) -> int:
+        """The valid point closest to ``knobs`` (which may come from another workload's space).
+
+        Numeric knobs compare in log2, others by equality; used to adapt schedules
+        of similar workloads to this one.
+        """
+        target = [_knob_coord(knobs.get(n), self.domains[n]) for n in self.names]
+
+        def coords(name: str) -> np.ndarray:
+            return np.array([_knob_coord(v, self.domains[name]) for v in self.domains[name]])
+
+        g = [0] * len(self.names)
+        if self.fit:
+            dist = sum(np.abs(coords(n)[self.valid_fit[:, k]] - target[p])
+                       for k, (n, p) in enumerate(zip(self.fit, self._fit_pos)))
+            for pos, v in zip(self._fit_pos, self.valid_fit[int(np.argmin(dist))].tolist()):
+                g[pos] = v
+        for pos in self._free_pos:
+            g[pos] = int(np.argmin(np.abs(coords(self.names[pos]) - target[pos])))
+        index = self.index(g)
+        assert index is not None
+        return index
+
+    # ---- description ---------------------------------------------------------------------
+    def summary(self) -> str:
+        lines = [f"search space of {self.op.key} on {self.hw.name} (hw {self.hw.config_hash()}), "
+                 f"{self.cls.__name__}, tile policy {self.tile_policy}:"]
+        width = max(len(n) for n in self.names)
+        for n in self.names:
+            tag = "fit " if n in self.fit else "free"
+            lines.append(f"  {n:<{width}}  {tag}  {len(self.domains[n]):>3} values  {_short(self.domains[n])}")
+        lines.append(f"  {self.raw_size:,} knob combinations, {self.size:,} fit "
+                     f"({100 * self.size / self.raw_size:.1f}%); invalid points are never measured")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"Space({self.op.key}, {self.hw.name}, {self.size} points)"
+
+
+def _order_key(value: Any) -> tuple:
+    return (0, value) if isinstance(value, (int, float)) else (1, str(value))
+
+
+def _knob_coord(value: Any, domain: list) -> float:
+    """A coordinate for distances: log2 of positive numbers, else the index in the domain."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return float(domain.index(value)) if value in domain else -1.0
+    return math.log2(max(value, 1e-9) + 1)
+
+
+def _short(values: list) -> str:
+    text = ", ".join(str(v) for v in values)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,202 @@
+"""STAND-IN cycle source: an analytical timing model of the instruction stream. It is NOT the RTL.
+
+It exists only so that tests and benchmarks can enumerate whole search spaces,
+which is too slow on the Verilator model. Every number it produces is labelled
+backend "stand-in"; never report it as measured hardware cycles.
+
+The model follows the decoupled access-execute machine of DESIGN.md, one
+instruction at a time in program order:
+
+* dispatch is in order; an instruction waits while its queue (ld/ex/st) holds
+  ``depth`` unfinished instructions;
+* each unit issues in order, once the instruction has no hazard (RAW, WAR, WAW
+  on ``dim``-row blocks of the scratchpad or accumulator) with an older one;
+* one DMA port shared by loads and stores moves ``dma_beat_bytes`` a cycle after
+  ``dram_latency`` cycles; requests of successive mvins overlap their latency;
+* preload shifts ``b_rows`` weight rows in; compute streams ``a_rows`` rows and
+  its results reach the accumulator ``2*dim`` cycles later;
+* a DMA write and an execute read of the same scratchpad bank at the same time
+  conflict: the later of the two (in program order) waits for the overlap.
+
+Outputs come from the functional model, so a stand-in run is still checked
+bit-exact.
+"""
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Any, Mapping
+
+import numpy as np
+
+from isa import ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, Program, encode_all
+from simulators import functional
+from simulators.base import RunResult
+
+BACKEND = "stand-in"
+LABEL = "stand-in analytical timing model (not RTL)"
+_BANK_HISTORY = 64  # intervals kept per bank: enough to span what runs concurrently
+
+
+class _Banks:
+    """Recent busy intervals per scratchpad bank, for DMA writes and execute reads."""
+
+    def __init__(self, banks: int) -> None:
+        self.kinds = ([deque(maxlen=_BANK_HISTORY) for _ in range(banks)],
+                      [deque(maxlen=_BANK_HISTORY) for _ in range(banks)])
+
+    def claim(self, kind: int, bank: int, start: int, end: int, density: float) -> int:
+        """Record [start, end) for ``kind`` (0 DMA write, 1 execute read); return the conflict stall."""
+        overlap = 0
+        for s, e in self.kinds[1 - kind][bank]:
+            if s < end and start < e:
+                overlap += min(e, end) - max(s, start)
+        stall = int(np.ceil(overlap * density)) if overlap else 0
+        self.kinds[kind][bank].append((start, end + stall))
+        return stall
+
+
+def estimate(prog: Program) -> tuple[int, dict[str, int]]:
+    """Stand-in cycles and counters of ``prog`` (see the module note: not RTL)."""
+    hw = prog.hw
+    d, beat, lat = hw.dim, hw.dma_beat_bytes, hw.dram_latency
+    bank_rows = hw.sp_bank_rows
+    density = min(1.0, beat / d)  # scratchpad rows the DMA writes per cycle
+    words = encode_all(prog.instructions).tolist()
+    # hazard scoreboard per dim-row block: when the last write / read completes
+    sp_w = [0] * (hw.sp_rows // d + 1)
+    sp_r = [0] * (hw.sp_rows // d + 1)
+    acc_w = [0] * (hw.acc_rows // d + 1)
+    acc_r = [0] * (hw.acc_rows // d + 1)
+    queues = {0: deque(maxlen=hw.ld_queue), 1: deque(maxlen=hw.ex_queue), 2: deque(maxlen=hw.st_queue)}
+    unit_free = [0, 0, 0]
+    busy = [0, 0, 0]
+    banks = _Banks(hw.sp_banks)
+    ld_cfg = {0: (0, 0), 1: (0, 0), 2: (0, 0)}  # state -> (block_stride, shrink)
+    dma_free = dispatch = end_all = 0
+    c = dict(dma_bytes_read=0, dma_bytes_written=0, mesh_busy=0, stall_hazard=0, stall_bank_conflict=0,
+             stall_queue_full=0, stall_dma_wait=0)
+    pending_c = GARBAGE
+
+    def blocks(addr: int, rows: int) -> range:
+        row = addr & ROW_MASK
+        return range(row // d, (row + max(rows, 1) - 1) // d + 1)
+
+    def ready(reads: list, writes: list) -> int:
+        t = 0
+        for table, blk in reads:
+            t = max(t, max(table[0][b] for b in blk))
+        for table, blk in writes:
+            t = max(t, max(table[0][b] for b in blk), max(table[1][b] for b in blk))
+        return t
+
+    def retire(reads: list, writes: list, done: int) -> None:
+        for table, blk in reads:
+            for b in blk:
+                if table[1][b] < done:
+                    table[1][b] = done
+        for table, blk in writes:
+            for b in blk:
+                table[0][b] = done
+
+    sp, acc = (sp_w, sp_r), (acc_w, acc_r)
+    for funct, rs1, rs2 in words:
+        if funct == 0:
+            if rs1 & 3 == 1:
+                ld_cfg[(rs1 >> 3) & 3] = ((rs1 >> 16) & 0xFFFF, (rs1 >> 2) & 1)
+            continue
+        if funct == 127 or funct == 7:
+            dispatch = max(dispatch, end_all)
+            continue
+        unit = 0 if funct in (1, 2, 14) else 2 if funct == 3 else 1
+        q = queues[unit]
+        if len(q) == q.maxlen and q[0] > dispatch:
+            c["stall_queue_full"] += q[0] - dispatch
+            dispatch = q[0]
+        reads: list = []
+        writes: list = []
+        stall = 0
+        if unit == 0:  # mvin
+            local, cols, rows = rs2 & 0xFFFFFFFF, (rs2 >> 32) & 0xFFFF, rs2 >> 48
+            if local == GARBAGE:
+                continue
+            stride, shrink = ld_cfg[{2: 0, 1: 1, 14: 2}[funct]]
+            to_acc = bool(local & ACC_BIT)
+            row_bytes = cols * (4 if to_acc and not shrink else 1)
+            table = acc if to_acc else sp
+            dests = [(local & ROW_MASK) + b * stride for b in range(-(-cols // d))]
+            for row in dests:
+                writes.append((table, blocks(row, rows)))
+                if to_acc and local & ACCUM_BIT:
+                    reads.append((table, blocks(row, rows)))
+            free = max(dispatch, unit_free[0])
+            start = max(free, ready(reads, writes))
+            first = max(start + lat, dma_free)
+            c["stall_dma_wait"] += first - (start + lat)
+            dma_end = first + rows * -(-row_bytes // beat)
+            if not to_acc:
+                for bank in {row // bank_rows for row in dests}:
+                    stall = max(stall, banks.claim(0, bank, first, dma_end, density))
+            dma_free = dma_end + stall
+            done = dma_free + 1
+            unit_free[0] = start + rows  # one DRAM request per row
+            c["dma_bytes_read"] += rows * row_bytes
+        elif unit == 2:  # mvout
+            local, cols, rows = rs2 & 0xFFFFFFFF, (rs2 >> 32) & 0xFFFF, rs2 >> 48
+            to_acc = bool(local & ACC_BIT)
+            row_bytes = cols * (4 if to_acc and local & FULL_BIT else 1)
+            reads.append((acc if to_acc else sp, blocks(local, rows)))
+            free = max(dispatch, unit_free[2])
+            start = max(free, ready(reads, writes))
+            first = max(start + rows, dma_free)  # read the rows, then the port
+            c["stall_dma_wait"] += first - (start + rows)
+            dma_free = first + rows * -(-row_bytes // beat)
+            done = dma_free + lat  # write acknowledged
+            unit_free[2] = start + rows
+            c["dma_bytes_written"] += rows * row_bytes
+        else:  # preload / compute
+            a_addr, a_rows = rs1 & 0xFFFFFFFF, rs1 >> 48
+            sp_reads = []
+            if funct == 6:
+                c_addr, pending_c = rs2 & 0xFFFFFFFF, rs2 & 0xFFFFFFFF
+                occupancy = a_rows if a_addr != GARBAGE else 1  # rs1 is B: weights shift in row by row
+                if a_addr != GARBAGE:
+                    sp_reads.append(a_addr)
+                latency = 0
+            else:
+                d_addr = rs2 & 0xFFFFFFFF
+                sp_reads += [x for x in (a_addr, d_addr) if x != GARBAGE]
+                occupancy = max(a_rows, 1)
+                latency = 2 * d
+                c["mesh_busy"] += a_rows
+                if pending_c != GARBAGE:
+                    table = acc if pending_c & ACC_BIT else sp
+                    writes.append((table, blocks(pending_c, a_rows)))
+                    if pending_c & ACC_BIT and pending_c & ACCUM_BIT:
+                        reads.append((table, blocks(pending_c, a_rows)))
+            for addr in sp_reads:
+                reads.append((sp, blocks(addr, a_rows)))
+            free = max(dispatch, unit_free[1])
+            start = max(free, ready(reads, writes))
+            for bank in {(addr & ROW_MASK) // bank_rows for addr in sp_reads}:
+                stall = max(stall, banks.claim(1, bank, start, start + occupancy, density))
+            unit_free[1] = start + occupancy + stall
+            done = unit_free[1] + latency
+        hazard = start - free
+        c["stall_hazard"] += hazard
+        c["stall_bank_conflict"] += stall
+        busy[unit] += done - start
+        retire(reads, writes, done)
+        q.append(done)
+        end_all = max(end_all, done)
+    c.update(load_busy=busy[0], ex_busy=busy[1], st_busy=busy[2], instructions=len(words))
+    return max(end_all, dispatch), c
+
+
+def run(program: Program, inputs: Mapping[str, np.ndarray], **_: Any) -> RunResult:
+    """Functional outputs with stand-in cycles (backend "stand-in", not RTL)."""
+    start = time.perf_counter()
+    result = functional.run(program, inputs)
+    cycles, counters = estimate(program)
+    counters = {**result.counters, **counters, "cycle_source": LABEL}
+    return RunResult(result.outputs, cycles, counters, BACKEND, time.perf_counter() - start)
