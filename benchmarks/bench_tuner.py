@@ -22,7 +22,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -177,7 +177,6 @@ def part_b(trials: int, workers: int, layers: list[str] | None) -> None:
           f"feature budget 64/batch)\n    cycle source: {LABEL}; every candidate checked bit-exact (functional model)")
     rows, speedups = [], []
     for layer in suite.select(layers):
-        t = time.perf_counter()
         res = tune(layer.op, hw, trials=trials, backend="stand-in", workers=workers, progress=False,
                    tuner_options={"feature_budget": 64})
         speedups.append(res.speedup or 1.0)

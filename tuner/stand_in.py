@@ -158,7 +158,7 @@ def estimate(prog: Program) -> tuple[int, dict[str, int]]:
             a_addr, a_rows = rs1 & 0xFFFFFFFF, rs1 >> 48
             sp_reads = []
             if funct == 6:
-                c_addr, pending_c = rs2 & 0xFFFFFFFF, rs2 & 0xFFFFFFFF
+                pending_c = rs2 & 0xFFFFFFFF
                 occupancy = a_rows if a_addr != GARBAGE else 1  # rs1 is B: weights shift in row by row
                 if a_addr != GARBAGE:
                     sp_reads.append(a_addr)
