@@ -13,6 +13,7 @@ on write) and ``.full`` (read int32 rows), or ``garbage``; DRAM addresses
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import MISSING, fields
 from typing import Callable, Mapping
 
@@ -198,6 +199,26 @@ def _parse_buffer(items: list[str], lineno: int) -> Buffer:
         raise ISAError(f"line {lineno}: .buffer: {exc}") from None
 
 
+_PARSED: "OrderedDict[tuple[Buffer, ...], dict[str, Instruction]]" = OrderedDict()
+
+
+def _parsed_lines(buffers: Mapping[str, Buffer]) -> dict[str, Instruction]:
+    """Lines already parsed against these buffers. Lowered programs repeat most lines, and the
+    tuner lowers many schedules of one op; instructions are immutable, so they are shared."""
+    key = tuple(buffers.values())
+    cache = _PARSED.pop(key, None)
+    if cache is None or len(cache) > 500_000:
+        cache = {}
+    _PARSED[key] = cache
+    while len(_PARSED) > 8:
+        _PARSED.popitem(last=False)
+    return cache
+
+
+def clear_parse_cache() -> None:
+    _PARSED.clear()
+
+
 def parse_program(text: str, hw: HardwareConfig | None = None,
                   buffers: Mapping[str, Buffer] | None = None) -> Program:
     """Parse assembly. Directives come before the first instruction; ``hw`` and
@@ -205,7 +226,7 @@ def parse_program(text: str, hw: HardwareConfig | None = None,
     buffers = dict(buffers or {})
     instructions: list[Instruction] = []
     parser: InstructionParser | None = None
-    parsed: dict[str, Instruction] = {}  # lowered programs repeat most lines; instructions are immutable
+    parsed: dict[str, Instruction] = {}
     for lineno, raw in enumerate(text.splitlines(), 1):
         ins = parsed.get(raw)
         if ins is not None:
@@ -228,8 +249,12 @@ def parse_program(text: str, hw: HardwareConfig | None = None,
             else:
                 raise ISAError(f"line {lineno}: unknown directive {directive!r} (.hardware, .buffer)")
             continue
-        if parser is None:
+        if parser is None:  # directives are done: buffers are known
             parser = InstructionParser(buffers)
+            parsed = _parsed_lines(buffers)
+            if raw in parsed:
+                instructions.append(parsed[raw])
+                continue
         ins = parsed[raw] = parser.parse(line, lineno)
         instructions.append(ins)
     if hw is None:

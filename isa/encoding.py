@@ -103,7 +103,13 @@ def decode(funct: int, rs1: int, rs2: int) -> Instruction:
 
 def encode_all(instructions: Iterable[Instruction]) -> np.ndarray:
     """Instructions -> uint64 array of shape (n, 3): funct, rs1, rs2."""
-    rows = [encode(i) for i in instructions]
+    words: dict[int, tuple[int, int, int]] = {}   # parsed programs share one object per distinct line
+    rows = []
+    for ins in instructions:
+        row = words.get(id(ins))
+        if row is None:
+            row = words[id(ins)] = encode(ins)
+        rows.append(row)
     return np.array(rows, dtype=np.uint64).reshape(-1, 3)
 
 

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import jinja2
 
 from isa import HardwareConfig, Program, layout
-from isa.assembly import parse_program
+from isa.assembly import clear_parse_cache, parse_program
 
 from .ops import Matmul, Op
 from .schedule import MatmulSchedule, Schedule, ScheduleError
@@ -99,6 +99,15 @@ def matmul_tiles(op: Matmul, s: MatmulSchedule, hw: HardwareConfig) -> list[Tile
     return tiles
 
 
+@functools.lru_cache(maxsize=4096)
+def _matmul_computes(dim: int, TI: int, TK: int, a: int, b: int, c: int, accumulate: bool,
+                     i_sizes: tuple[int, ...], j_sizes: tuple[int, ...], k_sizes: tuple[int, ...]) -> str:
+    """One tile's preloads and computes. They name local addresses only, so tiles of equal
+    shape and bases share this text, within a program and across the tuner's candidates."""
+    return render("matmul_ws_computes.s.j2", dim=dim, TI=TI, TK=TK, a=a, b=b, c=c, accumulate=accumulate,
+                  i_sizes=i_sizes, j_sizes=j_sizes, k_sizes=k_sizes)
+
+
 def lower_matmul(op: Matmul, s: MatmulSchedule, hw: HardwareConfig) -> Program:
     specs = [(name, "input", dtype, shape) for name, (shape, dtype) in op.input_specs().items()]
     specs += [(name, "output", dtype, shape) for name, (shape, dtype) in op.output_specs().items()]
@@ -108,11 +117,20 @@ def lower_matmul(op: Matmul, s: MatmulSchedule, hw: HardwareConfig) -> Program:
         "matmul_ws.s.j2", M=op.M, N=op.N, K=op.K, bias=op.bias, activation=op.activation, scale=op.scale,
         out_dtype=op.out_dtype, out_bytes=out_bytes, schedule=s.to_dict(), dim=hw.dim,
         TI=s.tile_i, TK=s.tile_k, bias_stride=op.N * 4 if op.bias == "full" else 0, bias_row_bytes=op.N * 4,
-        tiles=matmul_tiles(op, s, hw))
+        tiles=matmul_tiles(op, s, hw),
+        computes=lambda t: _matmul_computes(
+            hw.dim, s.tile_i, s.tile_k, t.a, t.b, t.c, t.accumulate, tuple(b.size for b in t.i_blocks),
+            tuple(b.size for b in t.j_blocks), tuple(b.size for b in t.k_blocks)))
     return parse_program(text, hw, buffers)
 
 
 LOWERINGS = {"matmul": lower_matmul}
+
+
+def clear_caches() -> None:
+    """Forget rendered tile sections and parsed lines (for cold-start measurements)."""
+    _matmul_computes.cache_clear()
+    clear_parse_cache()
 
 
 def lower(op: Op, schedule: Schedule, hw: HardwareConfig) -> Program:
