@@ -33,6 +33,17 @@ def test_asm_then_exec_round_trip(tmp_path, capsys: pytest.CaptureFixture) -> No
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "C.npy"), op.reference(inputs)["C"])
 
 
+@pytest.mark.parametrize("argv", [
+    ["conv2d", "--in-c", "5", "--out-c", "7", "--bias", "channel", "--relu", "--scale", "0.1"],
+    ["depthwise", "--in-c", "6", "--stride", "2"],
+    ["resadd", "--in-c", "5", "--a-scale", "0.5", "--b-scale", "2"],
+    ["maxpool", "--in-c", "3", "--kernel", "3", "3", "--stride", "2"],
+])
+def test_run_every_op_kind(argv: list[str], capsys: pytest.CaptureFixture) -> None:
+    assert main(["run", *argv, "--in-h", "7", "--in-w", "6", "--config", "tiny"]) == 0
+    assert "bit-exact: yes" in capsys.readouterr().out
+
+
 def test_binary_program_file_runs(tmp_path) -> None:
     path = tmp_path / "mm.bin"
     assert main(["asm", *MATMUL, "-o", str(path)]) == 0
@@ -45,6 +56,8 @@ def test_binary_program_file_runs(tmp_path) -> None:
     (["run", "matmul", "--config", "nosuch"], "hw='nosuch' is neither a preset"),
     (["run", *MATMUL, "--trace", "t.json"], "--trace and --wave need --backend verilator"),
     (["exec", "missing.s"], "does not exist"),
+    (["run", "resadd", "--bias", "row"], "--bias does not apply to resadd"),
+    (["run", "maxpool", "--relu"], "maxpool has no epilogue"),
     (["exec", "pyproject.toml"], "line 1: unknown instruction '[build-system]'"),
 ])
 def test_errors_are_one_clear_line(argv: list[str], message: str, capsys: pytest.CaptureFixture) -> None:

@@ -7,7 +7,7 @@ from isa import HardwareConfig
 
 from ..ops import Op
 
-OP_KINDS = ("matmul", "conv2d")
+OP_KINDS = ("matmul", "conv2d", "depthwise", "resadd", "maxpool")
 
 
 def add_hardware_args(p: argparse.ArgumentParser) -> None:
@@ -22,15 +22,17 @@ def add_op_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--m", type=int, default=64, help="rows of A and C (default 64)")
     g.add_argument("--n", type=int, default=64, help="columns of B and C (default 64)")
     g.add_argument("--k", type=int, default=64, help="columns of A, rows of B (default 64)")
-    g = p.add_argument_group("conv2d sizes (NHWC input, HWIO weight)")
+    g = p.add_argument_group("conv2d / depthwise / resadd / maxpool sizes (NHWC tensors, HWIO weights)")
     g.add_argument("--batch", type=int, default=1)
     g.add_argument("--in-h", type=int, default=14)
     g.add_argument("--in-w", type=int, default=14)
-    g.add_argument("--in-c", type=int, default=16)
+    g.add_argument("--in-c", type=int, default=16, help="input channels (depthwise, resadd, maxpool: channels)")
     g.add_argument("--out-c", type=int, default=16)
     g.add_argument("--kernel", type=int, nargs=2, default=(3, 3), metavar=("KH", "KW"))
     g.add_argument("--stride", type=int, default=1)
     g.add_argument("--padding", type=int, default=1)
+    g.add_argument("--a-scale", type=float, default=1.0, help="resadd: load scale of A")
+    g.add_argument("--b-scale", type=float, default=1.0, help="resadd: load scale of B")
     g = p.add_argument_group("epilogue")
     g.add_argument("--bias", choices=("row", "full", "channel"), default=None,
                    help="matmul: row (N) or full (MxN) int32 bias; conv2d: channel")
@@ -42,12 +44,24 @@ def add_op_args(p: argparse.ArgumentParser) -> None:
 
 def op_from_args(args: argparse.Namespace) -> Op:
     import toolkit as tk
-    epilogue = dict(bias=args.bias, activation="relu" if args.relu else "none", scale=args.scale,
-                    out_dtype=args.out_dtype)
+    act = "relu" if args.relu else "none"
+    epilogue = dict(bias=args.bias, activation=act, scale=args.scale, out_dtype=args.out_dtype)
+    window = dict(kernel=tuple(args.kernel), stride=args.stride, padding=args.padding)
+    nhwc = (args.batch, args.in_h, args.in_w, args.in_c)
     if args.op == "matmul":
         return tk.matmul(args.m, args.n, args.k, **epilogue)
-    return tk.conv2d(args.batch, args.in_h, args.in_w, args.in_c, args.out_c, kernel=tuple(args.kernel),
-                     stride=args.stride, padding=args.padding, **epilogue)
+    if args.op == "conv2d":
+        return tk.conv2d(*nhwc, args.out_c, **window, **epilogue)
+    if args.op == "depthwise":
+        return tk.depthwise_conv2d(*nhwc, **window, **epilogue)
+    if args.bias and args.op in ("resadd", "maxpool"):
+        raise ValueError(f"--bias does not apply to {args.op}")
+    if args.op == "resadd":
+        return tk.resadd(*nhwc, a_scale=args.a_scale, b_scale=args.b_scale, activation=act, scale=args.scale,
+                         out_dtype=args.out_dtype)
+    if args.relu or args.scale != 1.0 or args.out_dtype != "int8":
+        raise ValueError("maxpool has no epilogue: --relu, --scale and --out-dtype do not apply")
+    return tk.maxpool2d(*nhwc, **window)
 
 
 def add_schedule_args(p: argparse.ArgumentParser) -> None:
