@@ -10,7 +10,7 @@ import toolkit as tk
 from toolkit.lowering import lower
 from tuner.api import tune
 from tuner.features import FEATURE_NAMES, N_FEATURES, FeatureCache, features
-from tuner.model import CostModel, spearman
+from tuner.model import CostModel, prior, spearman, target
 from tuner.search import TUNERS, make_tuner
 from tuner.space import Space, fits, tile_values
 from tuner.stand_in import estimate
@@ -102,6 +102,32 @@ def test_model_ranks_held_out_points(small_space: tuple[Space, FeatureCache, np.
     rho = model.rank_correlation(feats(test), cycles[test])
     assert rho > 0.8, rho
     assert math.isnan(spearman(np.ones(5), np.arange(5)))
+
+
+def test_model_target_ranks_as_cycles_within_a_conv_workload() -> None:
+    """The normalizer is one number per workload; a conv tiling changes its compute instruction count."""
+    op = tk.conv2d(1, 6, 6, 4, 8)
+    space = Space(op, TINY)
+    points = np.random.default_rng(0).choice(len(space), 24, replace=False)
+    X = FeatureCache(space)(points)
+    cycles = np.array([estimate(lower(op, space[p], TINY))[0] for p in points], dtype=float)
+    shift = target(X, cycles) - np.log2(cycles)
+    assert np.ptp(shift) < 1e-9, "target = log2(cycles) - a workload constant"
+
+
+def test_unfitted_model_ranks_by_the_analytical_prior(small_space: tuple[Space, FeatureCache, np.ndarray]
+                                                      ) -> None:
+    space, feats, cycles = small_space
+    X = feats(range(len(space)))
+    model = CostModel(0)
+    assert not model.fitted and np.array_equal(model.predict(X), prior(X))
+    assert spearman(model.predict(X), cycles) > 0.5
+    assert not CostModel(0, use_prior=False).predict(X).any()
+    order = np.random.default_rng(0).permutation(len(space))
+    train, test = order[:48], order[48:]
+    with_prior = CostModel(0).fit(X[train], cycles[train]).rank_correlation(X[test], cycles[test])
+    without = CostModel(0, use_prior=False).fit(X[train], cycles[train]).rank_correlation(X[test], cycles[test])
+    assert with_prior > 0.8 and with_prior >= without - 0.02, (with_prior, without)
 
 
 @pytest.mark.parametrize("name", sorted(TUNERS))

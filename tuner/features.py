@@ -56,6 +56,8 @@ SHAPE_NAMES = ([f"kind_{k}" for k in OP_KINDS] + ["kind_other"] + [f"log_param{i
 FEATURE_NAMES: tuple[str, ...] = tuple(STREAM_NAMES + KNOB_NAMES + SHAPE_NAMES)
 N_FEATURES = len(FEATURE_NAMES)
 IDEAL = FEATURE_NAMES.index("log_ideal_cycles")
+DMA_CYCLES = FEATURE_NAMES.index("log_dma_cycles")
+MACS = FEATURE_NAMES.index("log_macs")  # a workload constant: the cost model's normalizer
 
 
 def _log(x: Any) -> Any:

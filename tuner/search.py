@@ -118,16 +118,20 @@ class ModelTuner(Tuner):
     persist across batches (each batch resumes them on the refit model). The
     batch takes the best-predicted unmeasured points, skipping near duplicates
     of points already picked (diversity), plus a share of uniform random picks.
+    Before any measurement the model is the analytical prior of
+    :func:`~tuner.model.prior` (``use_prior=False``: the first batch is random).
     """
 
     name = "model"
 
     def __init__(self, space: Space, featurize: Featurizer, seed: int = 0, *, n_chains: int = 16,
                  feature_budget: int = 512, random_share: float = 0.15, min_distance: int = 2,
-                 warm: tuple[np.ndarray, np.ndarray] | None = None, warm_weight: float = 0.5) -> None:
+                 warm: tuple[np.ndarray, np.ndarray] | None = None, warm_weight: float = 0.5,
+                 use_prior: bool = True) -> None:
         super().__init__(space, seed)
         self.featurize = featurize
-        self.model = CostModel(seed)
+        self.use_prior = use_prior
+        self.model = CostModel(seed, use_prior=use_prior)
         self.n_chains, self.feature_budget = n_chains, feature_budget
         self.random_share, self.min_distance = random_share, min_distance
         self.warm = warm
@@ -158,7 +162,7 @@ class ModelTuner(Tuner):
 
     def next_batch(self, n: int) -> list[int]:
         batch = self._take_seeds(n)
-        if not self.model.fitted:
+        if not self.model.fitted and not self.use_prior:
             return self._fill_random(batch, n)
         n_model = n - len(batch) - int(round(self.random_share * n))
         scores = self._anneal()
