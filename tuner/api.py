@@ -125,8 +125,10 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
         batch = batch_size or max(8, measurer.parallelism)
         bar = _progress_bar(trials, len(history), progress)
         measured_now = 0
+        adaptive = "feature_budget" not in options and hasattr(search, "feature_budget")
         while len(history) < trials and not search.exhausted():
             points = search.next_batch(min(batch, trials - len(history)))
+            measure_start = time.perf_counter()
             if not points:
                 break
             schedules = [space[p] for p in points]
@@ -144,6 +146,9 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
                     callback(history[-1])
                 _advance(bar, history[-1])
             search.update(points, costs)
+            if adaptive and feats.rows:
+                search.feature_budget = _feature_budget(time.perf_counter() - measure_start,
+                                                        feats.seconds / len(feats.rows))
         if bar is not None:
             bar.close()
     finally:
@@ -161,6 +166,14 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
     if database is not db:
         database.close()
     return result
+
+
+def _feature_budget(measure_s: float, feature_s: float, lo: int = 32, hi: int = 512) -> int:
+    """Candidates the search may featurize per batch: about as long as measuring a batch takes.
+    Small programs simulate in milliseconds and featurize in less, so the search looks far;
+    large ones (512^3: 80 ms to lower and featurize one) would otherwise spend most of
+    the time choosing instead of measuring."""
+    return int(min(hi, max(lo, measure_s / max(feature_s, 1e-6))))
 
 
 def _trial(n: int, rec: Record, history: list[Trial]) -> Trial:
