@@ -84,10 +84,11 @@ module local_mem #(
   end
 
   for (genvar b = 0; b < SP_BANKS; b++) begin : g_sp
-    sp_bank #(.ROWS(SPB_ROWS), .DIM(DIM), .NREQ(SP_NREQ)) u_bank (
+    ram_bank #(.ROWS(SPB_ROWS), .DIM(DIM), .LANE_W(8), .ACCUM(1'b0), .NREQ(SP_NREQ)) u_bank (
       .clk_i,
       .req_i   (spb_req[b]),
       .we_i    (sp_we_i),
+      .acc_i   ('0),
       .addr_i  (sp_brow),
       .wdata_i (sp_wdata_i),
       .wmask_i (sp_wmask_i),
@@ -97,7 +98,7 @@ module local_mem #(
   end
 
   for (genvar b = 0; b < ACC_BANKS; b++) begin : g_acc
-    acc_bank #(.ROWS(ACCB_ROWS), .DIM(DIM), .NREQ(ACC_NREQ)) u_bank (
+    ram_bank #(.ROWS(ACCB_ROWS), .DIM(DIM), .LANE_W(32), .ACCUM(1'b1), .NREQ(ACC_NREQ)) u_bank (
       .clk_i,
       .req_i   (accb_req[b]),
       .we_i    (acc_we_i),

@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RTL_DIR = ROOT / "rtl"
 HARNESS_DIR = RTL_DIR / "harness"
 # package first, then the modules (any order), the top last
-RTL_FILES = ("systolic_pkg.sv", "pe.sv", "mesh.sv", "sp_bank.sv", "acc_bank.sv", "local_mem.sv",
+RTL_FILES = ("systolic_pkg.sv", "pe.sv", "mesh.sv", "ram_bank.sv", "local_mem.sv",
              "dispatch.sv", "load_unit.sv", "execute_unit.sv", "store_unit.sv", "accel_top.sv")
 TOP = "accel_top"
 CFLAGS = "-O3 -march=native"

@@ -21,6 +21,7 @@ async def bank_under_conflicting_requests(dut) -> None:
     reads = 0
     conflicts = 0
     dut.req_i.value = 0
+    dut.acc_i.value = 0
     await RisingEdge(dut.clk_i)
     for _ in range(2000):
         req = we = addr = wdata = wmask = 0

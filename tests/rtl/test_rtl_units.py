@@ -55,7 +55,8 @@ def test_mesh(tmp_path_factory) -> None:
 
 
 def test_sp_bank(tmp_path_factory) -> None:
-    _run(tmp_path_factory, "sp_bank", ["sp_bank.sv"], "cocotb_sp_bank", {"ROWS": 16, "DIM": 4, "NREQ": 3})
+    _run(tmp_path_factory, "ram_bank", ["ram_bank.sv"], "cocotb_sp_bank",
+         {"ROWS": 16, "DIM": 4, "LANE_W": 8, "ACCUM": 0, "NREQ": 3})
 
 
 def test_dispatch(tmp_path_factory) -> None:
