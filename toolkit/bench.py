@@ -197,7 +197,7 @@ def run_layer(layer: Layer, hw: HardwareConfig, *, backend: str = "functional", 
     roofline = max(ideal, -(-compulsory_bytes(op) // hw.dma_beat_bytes))
     cycles = res.cycles
     return LayerResult(layer.name, op.KIND, layer.count, op.macs, len(prog), computes, cycles, ideal, roofline,
-                       ideal / cycles if cycles else None, useful / streamed if streamed else None,
+                       ideal / cycles if cycles and ideal else None, useful / streamed if streamed else None,
                        compile_s, res.wall_s, cpu_s, exact, note)
 
 
@@ -300,6 +300,10 @@ def plot(results: Sequence[LayerResult], path: str | Path, title: str = "") -> N
     fig, ax = plt.subplots(figsize=(max(6.0, 0.35 * len(results) + 2), 4.2))
     ax.bar(x, values, color="tab:blue", label="utilization (ideal / cycles)" if measured else
            "array occupancy (MACs on data / MAC slots streamed); no cycles on this backend")
+    moving = [i for i, r in enumerate(results) if not r.macs and r.cycles]
+    if moving:   # layers without MACs are DRAM-bound: how close they come to the bandwidth bound
+        ax.bar(x[moving], [results[i].roofline_utilization for i in moving], color="tab:orange",
+               label="no MACs: roofline / cycles (DRAM bandwidth)")
     ax.scatter(x, ceiling, color="tab:red", marker="_", s=200, label="roofline ceiling (ideal / roofline)")
     ax.set_xticks(x, [r.name for r in results], rotation=75, ha="right", fontsize=7)
     ax.set_ylim(0, 1.3)   # headroom for the legend
