@@ -27,17 +27,8 @@ package systolic_pkg;
     return w[63:48];
   endfunction
 
-  // Position of the most significant set bit (0 when x == 0).
-  function automatic logic [5:0] msb32(input logic [31:0] x);
-    logic [5:0] p;
-    p = '0;
-    for (int i = 0; i < 32; i++) begin
-      if (x[i]) p = 6'(i);
-    end
-    return p;
-  endfunction
-
-  function automatic logic [5:0] msb48(input logic [47:0] x);
+  // Position of the most significant set bit (0 when x == 0); 32-bit values zero-extend.
+  function automatic logic [5:0] msb(input logic [47:0] x);
     logic [5:0] p;
     p = '0;
     for (int i = 0; i < 48; i++) begin
@@ -58,7 +49,7 @@ package systolic_pkg;
     s   = x[31];
     mag = s ? (~x + 32'd1) : x;   // -2^31 becomes 0x8000_0000, read unsigned
     if (mag == '0) return 32'h0;
-    p    = msb32(mag);
+    p    = msb(48'(mag));
     norm = mag << (6'd31 - p);    // leading one at bit 31
     rnd    = norm[7];
     sticky = |norm[6:0];
@@ -91,7 +82,7 @@ package systolic_pkg;
     ma   = {ea != 8'd0, a[22:0]};
     mb   = {eb != 8'd0, b[22:0]};
     prod = 48'(ma) * 48'(mb);
-    p    = msb48(prod);
+    p    = msb(prod);
     pn   = prod << (6'd47 - p);
     // biased exponent of 1.f: ea_eff + eb_eff - 126 - (47 - p)
     be = 12'(ea == 8'd0 ? 1 : ea) + 12'(eb == 8'd0 ? 1 : eb) - 12'sd173 + 12'(p);
