@@ -13,7 +13,7 @@ from toolkit.bench import (
 )
 from toolkit.commands.bench import main as bench_main
 
-SUITES = ("gemmini_gemms", "resnet50", "bert_base", "mobilenetv2")
+SUITES = ("gemmini_gemms", "gemmini_gemms_int32", "resnet50", "bert_base", "mobilenetv2")
 
 
 def _count(suite, kind: str) -> int:
@@ -24,7 +24,7 @@ def test_suites_load_with_their_sources() -> None:
     assert set(SUITES) <= set(available_suites())
     for name in SUITES:
         suite = load_suite(name)
-        assert suite.name == name and suite.source and suite.description
+        assert suite.name == name and suite.source and suite.description and suite.departures
         assert len({l.name for l in suite.layers}) == len(suite.layers)
 
 
@@ -32,6 +32,8 @@ def test_suite_contents() -> None:
     gemms = load_suite("gemmini_gemms")
     assert [(l.op.M, l.op.K, l.op.N) for l in gemms.layers] == [
         (512, 512, 512), (12544, 64, 256), (12544, 256, 64), (3136, 128, 512), (3136, 512, 128), (784, 256, 1024)]
+    assert {l.op.out_dtype for l in gemms.layers} == {"int8"}   # Exo's and Autocomp's C is int8
+    assert {l.op.out_dtype for l in load_suite("gemmini_gemms_int32").layers} == {"int32"}
     r50 = load_suite("resnet50")
     assert _count(r50, "conv2d") == 53 and _count(r50, "resadd") == 16 and _count(r50, "maxpool") == 1
     convs = [l for l in r50.layers if l.op.KIND == "conv2d"]

@@ -52,7 +52,7 @@ def test_binary_program_file_runs(tmp_path) -> None:
 
 @pytest.mark.parametrize("argv, message", [
     (["run", "matmul", "--m", "0"], "M must be a positive integer"),
-    (["run", *MATMUL, "--schedule", '{"tile_i": 1}'], "neither 'default', 'best', nor a JSON file"),
+    (["run", *MATMUL, "--schedule", '{"tile_i": 1}'], "is neither 'default', 'gemmini', 'best', nor a JSON file"),
     (["run", "matmul", "--config", "nosuch"], "hw='nosuch' is neither a preset"),
     (["run", *MATMUL, "--trace", "t.json"], "--trace and --wave need --backend verilator"),
     (["exec", "missing.s"], "does not exist"),

@@ -76,7 +76,7 @@ def test_features_see_what_the_knobs_change() -> None:
     op = tk.matmul(16, 16, 16)
     base = tk.default_schedule(op, TINY)
     a = features(lower(op, base, TINY), op, base)
-    single = base.replace(double_buffer=False, mvin_blocks=1)
+    single = base.replace(double_buffer=False, load_ahead=0, store_delay=0, mvin_blocks=1)
     b = features(lower(op, single, TINY), op, single)
     changed = {FEATURE_NAMES[i] for i in np.flatnonzero(a != b)}
     assert "log_n_mvin" in changed and "log_mean_mvin_bytes" in changed

@@ -49,7 +49,7 @@ def test_failures_are_recorded_with_their_reason_and_tuning_goes_on(tmp_path: Pa
     space = Space(OP, TINY)
     pick = {"crash": dict(tile_i=1, tile_j=2), "timeout": dict(tile_i=2, tile_j=1, tile_k=1),
             "error": dict(tile_i=2, tile_j=2, tile_k=1), "wrong": dict(tile_k=2, mvin_blocks=1, double_buffer=True)}
-    base = dict(tile_i=2, tile_j=2, tile_k=2, mvin_blocks=2, double_buffer=False)
+    base = dict(tile_i=2, tile_j=2, tile_k=2, mvin_blocks=2, double_buffer=False, load_ahead=0, store_delay=0)
     schedules = [space.default.replace(**{**base, **k}) for k in pick.values()] + [space.default.replace(**base)]
     with Measurer(flaky_backend, workers=2, timeout=2.0) as m:
         results = dict(m.measure(OP, TINY, schedules))

@@ -16,7 +16,7 @@ from simulators.base import BackendError, RunResult
 
 from .api import compile, run
 from .ops import Matmul, Op, from_dict, matmul
-from .schedule import MatmulSchedule, Schedule, ScheduleError, default_schedule
+from .schedule import MatmulSchedule, Schedule, ScheduleError, default_schedule, gemmini_schedule
 from .layers import conv2d, depthwise_conv2d, maxpool2d, resadd
 
 __version__ = "0.1.0"
@@ -30,6 +30,6 @@ def tune(op: Op, hw: HardwareConfig | str = "gemmini", trials: int = 200, **opti
 
 __all__ = [
     "HardwareConfig", "ISAError", "Program", "BackendError", "RunResult", "compile", "run", "tune",
-    "Matmul", "Op", "from_dict", "matmul", "MatmulSchedule", "Schedule", "ScheduleError", "default_schedule",
+    "Matmul", "Op", "from_dict", "matmul", "MatmulSchedule", "Schedule", "ScheduleError", "default_schedule", "gemmini_schedule",
     "conv2d", "depthwise_conv2d", "maxpool2d", "resadd", "__version__",
 ]

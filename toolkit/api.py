@@ -12,12 +12,14 @@ from simulators.base import run as run_backend
 
 from .lowering import lower
 from .ops import Op
-from .schedule import Schedule, ScheduleError, default_schedule, load_schedule
+from .schedule import Schedule, ScheduleError, default_schedule, gemmini_schedule, load_schedule
 
 
 def resolve_schedule(op: Op, hw: HardwareConfig, schedule: Any = None, db: str | Path | None = None) -> Schedule:
     if schedule is None or (isinstance(schedule, str) and schedule == "default"):
         return default_schedule(op, hw)
+    if isinstance(schedule, str) and schedule == "gemmini":
+        return gemmini_schedule(op, hw)
     if isinstance(schedule, str) and schedule == "best":
         if db is None:
             raise ScheduleError("schedule='best' needs db= (a tuning database)")
@@ -28,7 +30,8 @@ def resolve_schedule(op: Op, hw: HardwareConfig, schedule: Any = None, db: str |
 
 def compile(op: Op, hw: HardwareConfig | str = "gemmini", schedule: Any = None, *,
             db: str | Path | None = None) -> Program:
-    """Lower ``op`` for ``hw`` under ``schedule``: None/"default" (the library heuristic), "best"
+    """Lower ``op`` for ``hw`` under ``schedule``: None/"default" (the toolkit's heuristic), "gemmini"
+    (Gemmini's own library, the baseline), "best"
     (the best record in ``db``), a Schedule, a dict of knobs, or a JSON file of knobs."""
     if not isinstance(op, Op):
         raise ValueError(f"op must be an op such as tk.matmul(...), got {type(op).__name__}")

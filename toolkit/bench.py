@@ -1,7 +1,8 @@
 """Workload suites: load them from YAML, run each layer, check it bit-exact, and report.
 
 A suite (``benchmarks/suites/NAME.yaml``) is data: ``name``, ``description``,
-``source``, ``defaults`` (op parameters every layer starts from; keys an op kind
+``source``, ``departures`` (how it differs from its source), ``defaults`` (op parameters every
+layer starts from; keys an op kind
 does not take are skipped) and ``layers``, each a ``name``, an optional
 ``count`` (identical layers in the network) and the op's parameters with its
 ``kind``, as :func:`toolkit.ops.from_dict` reads them.
@@ -52,6 +53,7 @@ class Suite:
     description: str
     source: str
     layers: tuple[Layer, ...]
+    departures: str = ""
 
     def select(self, layers: Sequence[str] | None = None, limit: int | None = None) -> list[Layer]:
         """Layers whose name matches any of ``layers`` (glob patterns), then the first ``limit``."""
@@ -101,7 +103,7 @@ def load_suite(spec: str | Path) -> Suite:
             raise ValueError(f"suite {data.get('name', path.stem)}, layer {name}: {exc}") from None
         layers.append(Layer(name, op, int(count)))
     return Suite(str(data.get("name", path.stem)), str(data.get("description", "")).strip(),
-                 str(data.get("source", "")).strip(), tuple(layers))
+                 str(data.get("source", "")).strip(), tuple(layers), str(data.get("departures", "")).strip())
 
 
 # ---- measures ----------------------------------------------------------------------------------

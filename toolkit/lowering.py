@@ -21,10 +21,47 @@ from .schedule import MatmulSchedule, Schedule, ScheduleError
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
 
 
+@functools.lru_cache(maxsize=4096)
+def units(text: str) -> tuple[str, ...]:
+    """Instruction lines of rendered text, each preload glued to the compute it feeds."""
+    out: list[str] = []
+    glue = False
+    for line in text.split("\n"):
+        if not line:
+            continue
+        if glue:
+            out[-1] += "\n" + line
+        else:
+            out.append(line)
+        glue = line.startswith("preload")
+    return tuple(out)
+
+
+def interleave(body: str, extras: str, spread: float) -> str:
+    """``body``'s instructions with ``extras``' spread over its first ``spread`` share: one extra after
+    each equal run of body units, so that the first extras follow some computes already queued."""
+    extra = units(extras)
+    if not extra:
+        return body
+    main = units(body)
+    span = max(1, min(len(main), round(spread * len(main))))
+    out: list[str] = []
+    e = 0
+    for n, unit in enumerate(main, 1):
+        out.append(unit)
+        while e < len(extra) and (e + 1) * span <= n * len(extra):
+            out.append(extra[e])
+            e += 1
+    out.extend(extra[e:])
+    return "\n" + "\n".join(out)
+
+
 @functools.cache
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR), undefined=jinja2.StrictUndefined,
-                              keep_trailing_newline=True, trim_blocks=False, autoescape=False)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE_DIR), undefined=jinja2.StrictUndefined,
+                             keep_trailing_newline=True, trim_blocks=False, autoescape=False)
+    env.globals["interleave"] = interleave
+    return env
 
 
 def render(template: str, **context: object) -> str:
@@ -115,7 +152,7 @@ def lower_matmul(op: Matmul, s: MatmulSchedule, hw: HardwareConfig) -> Program:
     out_bytes = 4 if op.out_dtype == "int32" else 1
     text = render(
         "matmul_ws.s.j2", M=op.M, N=op.N, K=op.K, bias=op.bias, activation=op.activation, scale=op.scale,
-        out_dtype=op.out_dtype, out_bytes=out_bytes, schedule=s.to_dict(), dim=hw.dim,
+        out_dtype=op.out_dtype, out_bytes=out_bytes, schedule=s.to_dict(), pipe=s, dim=hw.dim,
         TI=s.tile_i, TK=s.tile_k, bias_stride=op.N * 4 if op.bias == "full" else 0, bias_row_bytes=op.N * 4,
         tiles=matmul_tiles(op, s, hw),
         computes=lambda t: _matmul_computes(
@@ -130,6 +167,7 @@ LOWERINGS = {"matmul": lower_matmul}
 def clear_caches() -> None:
     """Forget rendered tile sections and parsed lines (for cold-start measurements)."""
     _matmul_computes.cache_clear()
+    units.cache_clear()
     clear_parse_cache()
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import MISSING, asdict, dataclass, fields, replace
 from pathlib import Path
-from typing import Any, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 from isa import HardwareConfig
 
@@ -27,13 +27,38 @@ class Region:
     start: int
     rows: int          # rows of one buffer
     buffers: int       # 1, or 2 when double-buffered
+    stride: int = 0    # rows from one buffer's start to the next's (0: packed, = rows)
+
+    @property
+    def step(self) -> int:
+        return self.stride or self.rows
 
     @property
     def end(self) -> int:
-        return self.start + self.rows * self.buffers
+        return self.base(self.buffers - 1) + self.rows
 
     def base(self, index: int) -> int:
-        return self.start + (index % self.buffers) * self.rows
+        return self.start + (index % self.buffers) * self.step
+
+    def spans(self) -> list[tuple[int, int]]:
+        """[first, last] rows of each buffer."""
+        return [(self.base(i), self.base(i) + self.rows - 1) for i in range(self.buffers)]
+
+    def overlaps(self, other: "Region") -> bool:
+        return any(lo <= o_hi and o_lo <= hi for lo, hi in self.spans() for o_lo, o_hi in other.spans())
+
+
+def place(first_bank: int, rows: int, nbuf: int, bank_rows: int, banks: int, split: bool,
+          after: Region | None = None) -> Region:
+    """A region of ``nbuf`` buffers from ``first_bank``, or packed right after ``after``'s first buffer.
+
+    ``split`` puts the second buffer half the banks further on, so that the DMA filling
+    one buffer and the array reading the other use different single-ported banks."""
+    stride = (banks // 2) * bank_rows if split and nbuf > 1 and banks > 1 else 0
+    if after is None:
+        return Region(first_bank * bank_rows, rows, nbuf, stride)
+    start = after.start + (after.rows if stride else after.rows * after.buffers)
+    return Region(start, rows, nbuf, stride)
 
 
 @dataclass(frozen=True)
@@ -73,8 +98,46 @@ def check_int(name: str, value: Any, lo: int, hi: int | None = None) -> None:
         raise ScheduleError(f"{name}={value!r} must be an integer {bound}")
 
 
+@dataclass(frozen=True, kw_only=True)
+class Pipelined(Schedule):
+    """Knobs of the software pipeline every tiled lowering shares (keyword-only).
+
+    The lowering walks steps (one tile of the loop nest each): loads, computes, stores.
+    load_ahead=1 issues a step's loads among the previous step's computes, into the other
+    half of each double buffer, so the DMA fills one buffer while the array reads the
+    other; 0 keeps Gemmini's flat load-compute-store order. store_delay=1 issues a step's
+    stores among the next step's computes, so they do not hold up its loads.
+    spread: the share of a step's computes over which those loads and stores are
+    interleaved (1.0 evenly over all of them; smaller issues them sooner, in a denser run).
+    split_buffers: the second half of each double buffer starts half the banks further on
+    (see :func:`place`), so DMA writes and the array's reads fall in different banks.
+    """
+
+    double_buffer: bool = True
+    load_ahead: int = 0
+    store_delay: int = 0
+    spread: float = 1.0
+    split_buffers: bool = False
+
+    def __post_init__(self) -> None:
+        check_int("load_ahead", self.load_ahead, 0, 1)
+        check_int("store_delay", self.store_delay, 0, 1)
+        for name in ("double_buffer", "split_buffers"):
+            if not isinstance(getattr(self, name), bool):
+                raise ScheduleError(f"{name}={getattr(self, name)!r} must be true or false")
+        if isinstance(self.spread, bool) or not isinstance(self.spread, (int, float)) or not 0 < self.spread <= 1:
+            raise ScheduleError(f"spread={self.spread!r} must be a number in (0, 1]")
+        if (self.load_ahead or self.store_delay) and not self.double_buffer:
+            raise ScheduleError("load_ahead and store_delay need double_buffer=True: the next step's loads "
+                                "and the previous step's stores use the other half of each buffer")
+
+    @property
+    def nbuf(self) -> int:
+        return 2 if self.double_buffer else 1
+
+
 @dataclass(frozen=True)
-class MatmulSchedule(Schedule):
+class MatmulSchedule(Pipelined):
     """Weight-stationary tiled matmul. Tile sizes count ``dim``-wide blocks.
 
     loop_order: outer loops over tiles, k innermost ("ijk" or "jik").
@@ -82,14 +145,14 @@ class MatmulSchedule(Schedule):
     bias_strategy: "before" loads the bias into the accumulator ahead of the
     computes; "after" adds it with an accumulating mvin before the store.
     a_bank / b_bank / c_bank: the bank where each region starts; B packs right
-    after A when both name one bank.
+    after A when both name one bank. The double buffering and software-pipeline
+    knobs are :class:`Pipelined`'s.
     """
 
     tile_i: int
     tile_j: int
     tile_k: int
     loop_order: str = "ijk"
-    double_buffer: bool = True
     mvin_blocks: int = 1
     bias_strategy: str = "before"
     a_bank: int = 0
@@ -99,6 +162,7 @@ class MatmulSchedule(Schedule):
     OP: ClassVar[str] = "matmul"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         for name in ("tile_i", "tile_j", "tile_k", "mvin_blocks"):
             check_int(name, getattr(self, name), 1)
         for name in ("a_bank", "b_bank", "c_bank"):
@@ -107,8 +171,6 @@ class MatmulSchedule(Schedule):
             raise ScheduleError(f"loop_order={self.loop_order!r} is not one of {LOOP_ORDERS}")
         if self.bias_strategy not in BIAS_STRATEGIES:
             raise ScheduleError(f"bias_strategy={self.bias_strategy!r} is not one of {BIAS_STRATEGIES}")
-        if not isinstance(self.double_buffer, bool):
-            raise ScheduleError(f"double_buffer={self.double_buffer!r} must be true or false")
 
     def memory_plan(self, hw: HardwareConfig, op: Any = None) -> MemoryPlan:
         """Place A, B (scratchpad) and C (accumulator); ScheduleError if they do not fit.
@@ -117,21 +179,12 @@ class MatmulSchedule(Schedule):
         check_int("a_bank", self.a_bank, 0, hw.sp_banks - 1)
         check_int("b_bank", self.b_bank, 0, hw.sp_banks - 1)
         check_int("c_bank", self.c_bank, 0, hw.acc_banks - 1)
-        nbuf = 2 if self.double_buffer else 1
-        d = hw.dim
-        a = Region(self.a_bank * hw.sp_bank_rows, self.tile_i * self.tile_k * d, nbuf)
-        b_start = a.end if self.b_bank == self.a_bank else self.b_bank * hw.sp_bank_rows
-        b = Region(b_start, self.tile_k * self.tile_j * d, nbuf)
-        c = Region(self.c_bank * hw.acc_bank_rows, self.tile_i * self.tile_j * d, nbuf)
-        for name, region, limit, mem in (("A", a, hw.sp_rows, "scratchpad"), ("B", b, hw.sp_rows, "scratchpad"),
-                                          ("C", c, hw.acc_rows, "accumulator")):
-            if region.end > limit:
-                raise ScheduleError(
-                    f"{self.describe()} does not fit: {name} needs {nbuf}x{region.rows} {mem} rows from row "
-                    f"{region.start}, past the {limit} the {mem} has")
-        if a.start < b.end and b.start < a.end:
-            raise ScheduleError(f"{self.describe()} does not fit: A (rows {a.start}..{a.end - 1}) and B "
-                                f"(rows {b.start}..{b.end - 1}) overlap; choose other banks")
+        d, split = hw.dim, self.split_buffers
+        a = place(self.a_bank, self.tile_i * self.tile_k * d, self.nbuf, hw.sp_bank_rows, hw.sp_banks, split)
+        b = place(self.b_bank, self.tile_k * self.tile_j * d, self.nbuf, hw.sp_bank_rows, hw.sp_banks, split,
+                  after=a if self.b_bank == self.a_bank else None)
+        c = place(self.c_bank, self.tile_i * self.tile_j * d, self.nbuf, hw.acc_bank_rows, hw.acc_banks, split)
+        check_plan(self, hw, (("A", a, "scratchpad"), ("B", b, "scratchpad"), ("C", c, "accumulator")))
         return MemoryPlan(a, b, c)
 
     def describe(self) -> str:
@@ -139,31 +192,63 @@ class MatmulSchedule(Schedule):
                 f"{'double' if self.double_buffer else 'single'}-buffered")
 
 
-def default_matmul_schedule(M: int, N: int, K: int, hw: HardwareConfig, *, double_buffer: bool = True,
-                            ) -> MatmulSchedule:
-    """Gemmini's tiled_matmul_auto: grow tile_j, tile_i, tile_k round-robin while they fit."""
-    d = hw.dim
-    I, J, KB = -(-M // d), -(-N // d), -(-K // d)
-    nbuf = 2 if double_buffer else 1
-    sp_budget, acc_budget = hw.sp_rows // nbuf, hw.acc_rows // nbuf
-    tiles = {"i": min(I, 5), "j": min(J, 5), "k": min(KB, 51)}
-    limits = {"i": I, "j": J, "k": KB}
+def check_plan(s: Schedule, hw: HardwareConfig, regions: tuple[tuple[str, Region, str], ...]) -> None:
+    """ScheduleError unless every region fits its memory and no two of one memory overlap."""
+    limits = {"scratchpad": hw.sp_rows, "accumulator": hw.acc_rows}
+    for name, region, mem in regions:
+        if region.rows > region.step and region.buffers > 1:
+            raise ScheduleError(f"{s.describe()} does not fit: {name} needs {region.rows} {mem} rows per buffer, "
+                                f"more than the {region.step} between split buffers; use split_buffers=False")
+        if region.end > limits[mem]:
+            raise ScheduleError(
+                f"{s.describe()} does not fit: {name} needs {region.buffers}x{region.rows} {mem} rows from row "
+                f"{region.start}, past the {limits[mem]} the {mem} has")
+    for n, (name, region, mem) in enumerate(regions):
+        for other, oregion, omem in regions[n + 1:]:
+            if mem == omem and region.overlaps(oregion):
+                raise ScheduleError(f"{s.describe()} does not fit: {name} (rows {region.start}..{region.end - 1}) "
+                                    f"and {other} (rows {oregion.start}..{oregion.end - 1}) overlap; "
+                                    f"choose other banks")
 
-    def fits(t: dict[str, int]) -> bool:
-        return ((t["i"] * t["k"] + t["k"] * t["j"]) * d <= sp_budget and t["i"] * t["j"] * d <= acc_budget)
 
+def grow_tiles(tiles: dict[str, int], limits: dict[str, int], fits: Callable[[dict[str, int]], bool],
+               order: Sequence[str], what: str) -> dict[str, int]:
+    """Gemmini's sizing loop: shrink the largest tile until ``fits``, then grow the tiles in ``order``
+    round-robin, one block at a time, while they fit and stay within ``limits``."""
+    tiles = dict(tiles)
     while not fits(tiles):  # small memories: shrink the largest tile first
         largest = max(tiles, key=lambda n: tiles[n])
         if tiles[largest] == 1:
-            raise ScheduleError(f"even 1x1x1-block tiles do not fit {hw.name}")
+            raise ScheduleError(f"even 1-block tiles of {what} do not fit")
         tiles[largest] -= 1
     grown = True
     while grown:
         grown = False
-        for name in ("j", "i", "k"):
+        for name in order:
             trial = dict(tiles, **{name: tiles[name] + 1})
             if trial[name] <= limits[name] and fits(trial):
                 tiles, grown = trial, True
+    return tiles
+
+
+def matmul_blocks(M: int, N: int, K: int, hw: HardwareConfig) -> dict[str, int]:
+    d = hw.dim
+    return {"i": -(-M // d), "j": -(-N // d), "k": -(-K // d)}
+
+
+def gemmini_matmul_schedule(M: int, N: int, K: int, hw: HardwareConfig, *, double_buffer: bool = True,
+                            ) -> MatmulSchedule:
+    """Gemmini's tiled_matmul_auto, and its flat load-compute-store order: grow tile_j, tile_i,
+    tile_k round-robin while A and B fit half the scratchpad and C half the accumulator."""
+    d, limits = hw.dim, matmul_blocks(M, N, K, hw)
+    nbuf = 2 if double_buffer else 1
+    sp_budget, acc_budget = hw.sp_rows // nbuf, hw.acc_rows // nbuf
+
+    def fits(t: dict[str, int]) -> bool:
+        return ((t["i"] * t["k"] + t["k"] * t["j"]) * d <= sp_budget and t["i"] * t["j"] * d <= acc_budget)
+
+    start = {"i": min(limits["i"], 5), "j": min(limits["j"], 5), "k": min(limits["k"], 51)}
+    tiles = grow_tiles(start, limits, fits, ("j", "i", "k"), f"a {M}x{N}x{K} matmul on {hw.name}")
     a_rows = nbuf * tiles["i"] * tiles["k"] * d
     b_bank = -(-a_rows // hw.sp_bank_rows)
     b_rows = nbuf * tiles["k"] * tiles["j"] * d
@@ -171,6 +256,32 @@ def default_matmul_schedule(M: int, N: int, K: int, hw: HardwareConfig, *, doubl
         b_bank = 0  # pack B right after A
     return MatmulSchedule(tiles["i"], tiles["j"], tiles["k"], double_buffer=double_buffer,
                           mvin_blocks=hw.max_block_len, b_bank=b_bank)
+
+
+def default_matmul_schedule(M: int, N: int, K: int, hw: HardwareConfig) -> MatmulSchedule:
+    """The toolkit's heuristic: Gemmini's tile sizing, under a software pipeline.
+
+    The next step's loads and the previous step's stores are interleaved with each
+    step's computes, and the halves of every double buffer sit in different banks
+    (A and B in banks of their own where the scratchpad has enough), so that DMA writes
+    and the array's reads meet in no bank. Tiles grow while that placement fits."""
+    limits = matmul_blocks(M, N, K, hw)
+    pipelined = dict(load_ahead=1, store_delay=1, split_buffers=True, mvin_blocks=hw.max_block_len)
+    placements = [dict(b_bank=1), dict(b_bank=0)] if hw.sp_banks >= 4 else [dict(b_bank=0)]
+    start = {"i": min(limits["i"], 5), "j": min(limits["j"], 5), "k": min(limits["k"], 51)}
+    for placement in placements:
+        def fits(t: dict[str, int]) -> bool:
+            try:
+                MatmulSchedule(t["i"], t["j"], t["k"], **pipelined, **placement).memory_plan(hw)
+            except ScheduleError:
+                return False
+            return True
+        try:
+            tiles = grow_tiles(start, limits, fits, ("j", "i", "k"), f"a {M}x{N}x{K} matmul on {hw.name}")
+        except ScheduleError:
+            continue
+        return MatmulSchedule(tiles["i"], tiles["j"], tiles["k"], **pipelined, **placement)
+    return gemmini_matmul_schedule(M, N, K, hw)
 
 
 SCHEDULES: dict[str, type[Schedule]] = {"matmul": MatmulSchedule}
@@ -186,7 +297,7 @@ def load_schedule(spec: "Schedule | Mapping[str, Any] | str | Path", op_kind: st
     if isinstance(spec, (str, Path)):
         path = Path(spec)
         if not path.is_file():
-            raise ScheduleError(f"schedule {str(spec)!r} is neither 'default', 'best', nor a JSON file")
+            raise ScheduleError(f"schedule {str(spec)!r} is neither 'default', 'gemmini', 'best', nor a JSON file")
         try:
             spec = json.loads(path.read_text())
         except json.JSONDecodeError as exc:
@@ -197,8 +308,15 @@ def load_schedule(spec: "Schedule | Mapping[str, Any] | str | Path", op_kind: st
 
 
 DEFAULTS = {"matmul": lambda op, hw: default_matmul_schedule(op.M, op.N, op.K, hw)}
+GEMMINI = {"matmul": lambda op, hw: gemmini_matmul_schedule(op.M, op.N, op.K, hw)}
 
 
 def default_schedule(op: Any, hw: HardwareConfig) -> Schedule:
-    """The library heuristic for ``op`` on ``hw`` (what an untuned user gets)."""
+    """The toolkit's own heuristic for ``op`` on ``hw`` (what an untuned user gets)."""
     return DEFAULTS[op.KIND](op, hw)
+
+
+def gemmini_schedule(op: Any, hw: HardwareConfig) -> Schedule:
+    """The baseline: Gemmini's own library (tiled_matmul_auto / tiled_conv_auto) and its instruction
+    order; ops Gemmini's library has no auto-tiler for get the toolkit's heuristic."""
+    return GEMMINI.get(op.KIND, DEFAULTS[op.KIND])(op, hw)

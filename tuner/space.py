@@ -50,14 +50,21 @@ def tile_values(extent: int, policy: str = "balanced") -> list[int]:
     raise ValueError(f"tile_policy={policy!r} is not one of {TILE_POLICIES}")
 
 
+def pipeline_domains() -> Domains:
+    """The software-pipeline knobs every tiled op shares. Single buffering is left out: it cannot
+    pipeline, and with the pipeline double buffering won on every workload we measured."""
+    return {"double_buffer": [True], "load_ahead": [0, 1], "store_delay": [0, 1], "spread": [0.25, 0.5, 1.0],
+            "split_buffers": [False, True]}
+
+
 def _matmul_domains(op: Any, hw: HardwareConfig, policy: str) -> Domains:
     d = hw.dim
     return {
+        **pipeline_domains(),
         "tile_i": tile_values(-(-op.M // d), policy),
         "tile_j": tile_values(-(-op.N // d), policy),
         "tile_k": tile_values(-(-op.K // d), policy),
         "loop_order": ["ijk", "jik"],
-        "double_buffer": [False, True],
         "mvin_blocks": list(range(1, hw.max_block_len + 1)),
         "bias_strategy": ["before", "after"] if op.bias else ["before"],  # no bias: the knob does nothing
         "a_bank": list(range(hw.sp_banks)),
@@ -67,7 +74,7 @@ def _matmul_domains(op: Any, hw: HardwareConfig, policy: str) -> Domains:
 
 
 SPECS["matmul"] = KnobSpec(_matmul_domains, frozenset(
-    {"tile_i", "tile_j", "tile_k", "double_buffer", "a_bank", "b_bank", "c_bank"}))
+    {"tile_i", "tile_j", "tile_k", "double_buffer", "split_buffers", "a_bank", "b_bank", "c_bank"}))
 
 
 def _conv_domains(op: Any, hw: HardwareConfig, policy: str) -> Domains:
