@@ -15,9 +15,12 @@ from isa import HardwareConfig, ISAError, Program
 from simulators.base import BackendError, RunResult
 
 from .api import compile, run
-from .ops import Matmul, Op, from_dict, matmul
-from .schedule import MatmulSchedule, Schedule, ScheduleError, default_schedule
-from .layers import conv2d, depthwise_conv2d, maxpool2d, resadd
+from .conv.ops import conv2d, depthwise_conv2d
+from .kinds import default_schedule, from_dict
+from .maxpool import maxpool2d
+from .ops import Matmul, Op, matmul
+from .resadd import resadd
+from .schedule import MatmulSchedule, Schedule, ScheduleError
 
 __version__ = "0.1.0"
 

@@ -19,8 +19,9 @@ import numpy as np
 
 from isa import HardwareConfig
 from toolkit.ops import Op
-from toolkit.ops import from_dict as op_from_dict
-from toolkit.schedule import SCHEDULES, Schedule, ScheduleError
+from toolkit.kinds import KINDS
+from toolkit.kinds import from_dict as op_from_dict
+from toolkit.schedule import Schedule, ScheduleError
 
 STATUSES = ("ok", "wrong", "error", "timeout", "crash", "invalid")
 BACKEND_PREFERENCE = ("verilator",)  # best_schedule trusts these cycle sources first, in order
@@ -97,7 +98,7 @@ class Record:
         return op_from_dict(self.op)
 
     def make_schedule(self) -> Schedule:
-        return SCHEDULES[self.op["kind"]].from_dict(self.schedule)
+        return KINDS[self.op["kind"]].schedule.from_dict(self.schedule)
 
     def to_json(self) -> str:
         data = asdict(self)
