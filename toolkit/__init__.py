@@ -21,8 +21,7 @@ from .maxpool import maxpool2d
 from .ops import Matmul, Op, matmul
 from .resadd import resadd
 from .schedule import MatmulSchedule, Schedule, ScheduleError
-
-__version__ = "0.1.0"
+from .version import __version__
 
 
 def tune(op: Op, hw: HardwareConfig | str = "gemmini", trials: int = 200, **options: Any) -> Any:

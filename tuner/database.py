@@ -22,6 +22,7 @@ from toolkit.ops import Op
 from toolkit.kinds import KINDS
 from toolkit.kinds import from_dict as op_from_dict
 from toolkit.schedule import Schedule, ScheduleError
+from toolkit.version import __version__
 
 STATUSES = ("ok", "wrong", "error", "timeout", "crash", "invalid")
 BACKEND_PREFERENCE = ("verilator",)  # best_schedule trusts these cycle sources first, in order
@@ -61,11 +62,6 @@ def schedule_key(schedule: Schedule | dict[str, Any]) -> str:
     return json.dumps(knobs, sort_keys=True, separators=(",", ":"))
 
 
-def _toolkit_version() -> str:
-    import toolkit
-    return toolkit.__version__
-
-
 @dataclass
 class Record:
     """One measured (or failed) candidate."""
@@ -82,7 +78,7 @@ class Record:
     error: str = ""
     time: float = field(default_factory=time.time)
     wall_s: float = 0.0
-    toolkit_version: str = field(default_factory=_toolkit_version)
+    toolkit_version: str = __version__
     tuner: str = ""
     id: int | None = None
 
