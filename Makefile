@@ -55,7 +55,7 @@ bench: $(STAMP)
 	$(BIN)/systolic bench $(SUITE) --backend $(BACKEND) --config $(CONFIG)
 
 golden: $(STAMP)
-	$(BIN)/python -m simulators.golden --update
+	$(BIN)/python tests/golden_cycles.py --update
 
 bench-all: $(STAMP)
 	$(BIN)/python benchmarks/bench_lowering.py

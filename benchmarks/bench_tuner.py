@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import toolkit as tk  # noqa: E402
-from toolkit.lowering import lower  # noqa: E402
+from toolkit.kinds import lower  # noqa: E402
 from tuner.features import FeatureCache  # noqa: E402
 from tuner.search import make_tuner  # noqa: E402
 from tuner.space import Space  # noqa: E402
@@ -175,7 +175,7 @@ CYCLE_SOURCES = {"stand-in": LABEL, "verilator": "Verilator RTL, cycle-accurate"
 
 def part_b(trials: int, workers: int, layers: list[str] | None, backend: str = "stand-in",
            timeout: float = 600.0) -> None:
-    from toolkit.bench import load_suite
+    from toolkit.suites import load_suite
     from tuner.api import tune
     suite = load_suite("gemmini_gemms")
     hw = tk.HardwareConfig.preset("gemmini")

@@ -6,8 +6,9 @@ from .instructions import (
     ConfigSt, Fence, Flush, Instruction, ISAError, Mvin, Mvout, Preload, acc_addr, addr_row, is_acc, is_garbage,
     sp_addr,
 )
-from .program import Buffer, Program, layout
-from .assembly import InstructionParser, format_instruction, parse_program
+from .buffers import Buffer, layout
+from .program import Program, parse_program
+from .assembly import InstructionParser, format_instruction
 
 __all__ = [
     "PRESETS", "ConfigError", "HardwareConfig", "decode", "decode_all", "encode", "encode_all",

@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import MISSING, fields
-from typing import Callable, Mapping
+from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
+from .buffers import Buffer
 from .config import ConfigError, HardwareConfig
 from .instructions import (
     ACC_BIT, ACCUM_BIT, ACTIVATIONS, DATAFLOWS, FULL_BIT, GARBAGE, OPS, ROW_MASK, Instruction, ISAError,
     Mvin, MVIN_OPS,
 )
-from .program import Buffer, Program
 
 _LOCAL_FIELDS = {"local", "a", "b", "c", "d"}
 _ENUMS = {"activation": ACTIVATIONS, "dataflow": DATAFLOWS}
@@ -166,13 +166,14 @@ class InstructionParser:
 
 
 # ---- whole programs ------------------------------------------------------------
-def format_program(prog: Program) -> str:
-    hw = " ".join(f"{k}={v}" for k, v in prog.hw.as_dict().items())
-    lines = [f".hardware {hw}"]
-    for b in prog.buffers.values():
+def format_program(hw: HardwareConfig, buffers: Mapping[str, Buffer], instructions: Iterable[Instruction]) -> str:
+    """A program's assembly text: its directives, then one line per instruction."""
+    fields_text = " ".join(f"{k}={v}" for k, v in hw.as_dict().items())
+    lines = [f".hardware {fields_text}"]
+    for b in buffers.values():
         lines.append(f".buffer {b.name} {b.role} {b.dtype} {'x'.join(map(str, b.shape))} @{b.addr:#x}")
-    dram = DramNames(prog.buffers)
-    lines.extend(format_instruction(i, dram) for i in prog.instructions)
+    dram = DramNames(buffers)
+    lines.extend(format_instruction(i, dram) for i in instructions)
     return "\n".join(lines) + "\n"
 
 
@@ -219,10 +220,9 @@ def clear_parse_cache() -> None:
     _PARSED.clear()
 
 
-def parse_program(text: str, hw: HardwareConfig | None = None,
-                  buffers: Mapping[str, Buffer] | None = None) -> Program:
-    """Parse assembly. Directives come before the first instruction; ``hw`` and
-    ``buffers`` stand in for ``.hardware`` and ``.buffer`` lines the text lacks."""
+def parse_assembly(text: str, hw: HardwareConfig | None = None, buffers: Mapping[str, Buffer] | None = None
+                   ) -> tuple[HardwareConfig, list[Instruction], dict[str, Buffer]]:
+    """Parse assembly into the parts of a program (see :func:`isa.program.parse_program`)."""
     buffers = dict(buffers or {})
     instructions: list[Instruction] = []
     parser: InstructionParser | None = None
@@ -259,4 +259,4 @@ def parse_program(text: str, hw: HardwareConfig | None = None,
         instructions.append(ins)
     if hw is None:
         raise ISAError("assembly has no .hardware line and no hardware config was given")
-    return Program(hw, instructions, buffers)
+    return hw, instructions, buffers

@@ -12,6 +12,9 @@ from .instructions import (
 
 _M16 = 0xFFFF
 _M32 = 0xFFFFFFFF
+# config_ld rs1[15:8] is Gemmini's pixel_repeats (rows written per DRAM row, for its im2col-free conv).
+# Every config_ld form of gemmini.h but extended5 writes 1; 1 is the only value we implement.
+PIXEL_REPEATS = 1
 
 
 def _operand(addr: int, rows: int, cols: int) -> int:
@@ -38,7 +41,8 @@ def encode(ins: Instruction) -> tuple[int, int, int]:
             | (ins.a_stride << 16) | (f32_bits(ins.acc_scale) << 32)
         return 0, rs1, ins.c_stride << 48
     if t is ConfigLd:
-        rs1 = 1 | (ins.shrink << 2) | (ins.state << 3) | (ins.block_stride << 16) | (f32_bits(ins.scale) << 32)
+        rs1 = 1 | (ins.shrink << 2) | (ins.state << 3) | (PIXEL_REPEATS << 8) | (ins.block_stride << 16) \
+            | (f32_bits(ins.scale) << 32)
         return 0, rs1, ins.dram_stride
     if t is ConfigSt:
         return 0, 2 | (ins.activation << 2), ins.dram_stride | (f32_bits(ins.acc_scale) << 32)
@@ -87,7 +91,10 @@ def decode(funct: int, rs1: int, rs2: int) -> Instruction:
                             b_transpose=(rs1 >> 9) & 1, a_stride=(rs1 >> 16) & _M16,
                             acc_scale=bits_f32(rs1 >> 32), c_stride=rs2 >> 48)
         if kind == 1:
-            _reserved("config_ld", "rs1", rs1, 0xFFE0)
+            _reserved("config_ld", "rs1", rs1, 0xE0)
+            if (rs1 >> 8) & 0xFF != PIXEL_REPEATS:
+                raise ISAError(f"config_ld: pixel_repeats={(rs1 >> 8) & 0xFF} (rs1[15:8]) is not implemented; "
+                               f"only {PIXEL_REPEATS} (each row loaded once, what gemmini.h writes by default)")
             return ConfigLd(dram_stride=rs2, state=(rs1 >> 3) & 3, shrink=(rs1 >> 2) & 1,
                             block_stride=(rs1 >> 16) & _M16, scale=bits_f32(rs1 >> 32))
         if kind == 2:

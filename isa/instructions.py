@@ -242,6 +242,9 @@ class Flush(Instruction):
 
 @dataclass(frozen=True, slots=True)
 class Fence(Instruction):
+    """Wait until every earlier instruction is done. A pseudo-instruction of our program files:
+    Gemmini's ``gemmini_fence()`` is the RISC-V ``fence``, not a RoCC word; funct 127 is ours."""
+
     OP: ClassVar[str] = "fence"
     FUNCT: ClassVar[int] = 127
 

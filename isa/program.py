@@ -16,68 +16,22 @@ Binary program file (little-endian), read by the RTL harness:
 from __future__ import annotations
 
 import io
-import math
 import struct
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Mapping
 
 import numpy as np
 
+from .assembly import format_program, parse_assembly
+from .buffers import DTYPES, ROLES, Buffer
 from .config import ConfigError, HardwareConfig
 from .encoding import decode_all, encode_all
 from .instructions import Instruction, ISAError
 
 MAGIC = b"SYSTOLIC"
 FORMAT_VERSION = 1
-ROLES = ("input", "output", "scratch")
-DTYPES = ("int8", "int32")
-DRAM_ALIGN = 64
-
-
-@dataclass(frozen=True)
-class Buffer:
-    """A named array in DRAM, row-major at ``addr``."""
-
-    name: str
-    role: str
-    dtype: str
-    shape: tuple[int, ...]
-    addr: int
-
-    def __post_init__(self) -> None:
-        if not self.name or not self.name.replace("_", "a").isalnum() or self.name[0].isdigit():
-            raise ISAError(f"buffer name {self.name!r} must be an identifier")
-        if self.role not in ROLES:
-            raise ISAError(f"buffer {self.name}: role {self.role!r} not one of {ROLES}")
-        if self.dtype not in DTYPES:
-            raise ISAError(f"buffer {self.name}: dtype {self.dtype!r} not one of {DTYPES}")
-        if not self.shape or any(not isinstance(s, int) or s < 1 for s in self.shape):
-            raise ISAError(f"buffer {self.name}: shape {self.shape!r} must be positive integers")
-
-    @property
-    def itemsize(self) -> int:
-        return 1 if self.dtype == "int8" else 4
-
-    @property
-    def nbytes(self) -> int:
-        return math.prod(self.shape) * self.itemsize
-
-    @property
-    def end(self) -> int:
-        return self.addr + self.nbytes
-
-
-def layout(specs: Iterable[tuple[str, str, str, tuple[int, ...]]], align: int = DRAM_ALIGN) -> dict[str, Buffer]:
-    """Place (name, role, dtype, shape) buffers one after another, ``align``-byte aligned."""
-    buffers: dict[str, Buffer] = {}
-    addr = 0
-    for name, role, dtype, shape in specs:
-        buf = Buffer(name, role, dtype, tuple(int(s) for s in shape), addr)
-        buffers[name] = buf
-        addr = -(-buf.end // align) * align
-    return buffers
 
 
 @dataclass(eq=False)
@@ -137,12 +91,10 @@ class Program:
 
     # ---- text and binary forms --------------------------------------------
     def to_asm(self) -> str:
-        from .assembly import format_program
-        return format_program(self)
+        return format_program(self.hw, self.buffers, self.instructions)
 
     @classmethod
     def from_asm(cls, text: str) -> "Program":
-        from .assembly import parse_program
         return parse_program(text)
 
     def to_bytes(self, inputs: Mapping[str, np.ndarray] | None = None) -> bytes:
@@ -269,3 +221,10 @@ class _Reader:
 
     def done(self) -> bool:
         return self.pos == len(self.data)
+
+
+def parse_program(text: str, hw: HardwareConfig | None = None,
+                  buffers: Mapping[str, Buffer] | None = None) -> Program:
+    """Parse assembly. Directives come before the first instruction; ``hw`` and
+    ``buffers`` stand in for ``.hardware`` and ``.buffer`` lines the text lacks."""
+    return Program(*parse_assembly(text, hw, buffers))

@@ -1,6 +1,7 @@
 """What every backend returns, and the registry ``tk.run`` picks backends from."""
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -37,5 +38,19 @@ def get_backend(name: str) -> RunFn:
 BACKENDS = {"functional": "functional", "verilator": "verilator", "cpu": "cpu", "gpu": "gpu"}
 
 
+def check_options(backend: str, fn: RunFn, options: Mapping[str, Any]) -> None:
+    """TypeError naming each option that ``backend`` does not take: a misspelt option is never ignored.
+
+    A backend's options are the keyword-only parameters of its ``run``."""
+    params = inspect.signature(fn).parameters
+    known = [n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    unknown = [name for name in options if name not in known]
+    if unknown:
+        public = ", ".join(n for n in known if not n.startswith("_")) or "none"
+        raise TypeError(f"backend {backend!r} has no option {', '.join(map(repr, unknown))} (its options: {public})")
+
+
 def run(program: Program, inputs: Mapping[str, np.ndarray], backend: str = "functional", **options: Any) -> RunResult:
-    return get_backend(backend)(program, inputs, **options)
+    fn = get_backend(backend)
+    check_options(backend, fn, options)
+    return fn(program, inputs, **options)

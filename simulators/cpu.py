@@ -169,8 +169,8 @@ def _blas_threads(threads: int | None) -> ContextManager[object]:
     return threadpool_limits(limits=threads, user_api="blas")
 
 
-def run(program: Program, inputs: Mapping[str, np.ndarray], *, repeats: int = 3, threads: int | None = None,
-        **_ignored: object) -> RunResult:
+def run(program: Program, inputs: Mapping[str, np.ndarray], *, repeats: int = 3, threads: int | None = None
+        ) -> RunResult:
     """Compute ``program``'s op on ``inputs``; ``wall_s`` is the best of ``repeats`` kernel runs.
 
     With ``threads`` None both all BLAS threads and one thread are timed and the faster

@@ -153,7 +153,7 @@ _DISPATCH = {
 }
 
 
-def run(program: Program, inputs: Mapping[str, np.ndarray], **_: object) -> RunResult:
+def run(program: Program, inputs: Mapping[str, np.ndarray]) -> RunResult:
     """Run ``program`` on ``inputs``; cycles are None (this model has no timing)."""
     start = time.perf_counter()
     dram = program.dram_image(inputs)

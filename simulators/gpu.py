@@ -124,8 +124,8 @@ def _macs(p: Mapping[str, Any], inputs: Mapping[str, np.ndarray]) -> int:
     return n * oh * ow * kh * kw * c * (inputs["weight"].shape[-1] if p["kind"] == "conv2d" else 1)
 
 
-def run(program: Program, inputs: Mapping[str, np.ndarray], *, repeats: int = 10, device: str = "cuda",
-        **_ignored: object) -> RunResult:
+def run(program: Program, inputs: Mapping[str, np.ndarray], *, repeats: int = 10, device: str = "cuda"
+        ) -> RunResult:
     """Compute ``program``'s op on a CUDA device; ``wall_s`` is the best of ``repeats`` event-timed runs."""
     params = op_params(program, "gpu")
     kernel = kernel_for(KERNELS, params["kind"], "gpu")

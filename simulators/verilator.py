@@ -267,7 +267,7 @@ def _make_log(program: Program, raw: np.ndarray) -> list[dict]:
 
 def run(program: Program, inputs: Mapping[str, np.ndarray], *, log: bool = False, wave: str | os.PathLike | None = None,
         cycle_limit: int | None = None, timeout: float | None = None, watchdog: int | None = None,
-        _fault: str | None = None, **_: Any) -> RunResult:
+        _fault: str | None = None) -> RunResult:
     """Run ``program`` on the RTL; bit-exact outputs plus cycles and counters.
 
     log: keep the per-instruction log (RunResult.log: index, op, unit, issue, complete).

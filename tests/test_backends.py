@@ -92,7 +92,7 @@ def test_op_kind_without_a_kernel(backend: str) -> None:
 
 def test_cpu_kernels_are_registered() -> None:
     assert set(cpu.KERNELS) >= set(gpu.KERNELS) >= {"matmul", "conv2d", "depthwise"}
-    assert set(cpu.KERNELS) == set(tk.ops.OPS)   # every op has a CPU baseline
+    assert set(cpu.KERNELS) == set(tk.kinds.KINDS)   # every op has a CPU baseline
 
 
 # ---- windowed ops, ahead of their tk lowerings: op dicts follow DESIGN.md's tk.conv2d signature -----------------

@@ -8,10 +8,10 @@ import pytest
 
 import toolkit as tk
 from isa import HardwareConfig
-from toolkit.bench import (
+from toolkit.suites import (
     available_suites, compulsory_bytes, format_table, ideal_cycles, load_suite, plot, run_suite, write_csv,
 )
-from toolkit.commands.bench import main as bench_main
+from toolkit.cli import main as cli_main
 
 SUITES = ("gemmini_gemms", "gemmini_gemms_int32", "resnet50", "bert_base", "mobilenetv2")
 
@@ -123,12 +123,12 @@ def test_run_suite_is_bit_exact_and_reports(tiny_suite, tmp_path) -> None:
 
 def test_bench_command(tiny_suite, tmp_path, capsys) -> None:
     out_csv, out_png = tmp_path / "b.csv", tmp_path / "b.png"
-    rc = bench_main([str(tiny_suite), "--config", "tiny", "--layers", "conv,add", "--csv", str(out_csv),
+    rc = cli_main(["bench", str(tiny_suite), "--config", "tiny", "--layers", "conv,add", "--csv", str(out_csv),
                      "--plot", str(out_png), "--quiet", "--no-cpu"])
     text = capsys.readouterr().out
     assert rc == 0 and "conv" in text and "add" in text and "mm " not in text
     assert out_csv.exists() and out_png.exists()
-    assert bench_main(["no_such_suite", "--quiet"]) == 2
+    assert cli_main(["bench", "no_such_suite", "--quiet"]) == 2
 
 
 def test_bad_suites(tmp_path) -> None:
@@ -142,7 +142,7 @@ def test_bad_suites(tmp_path) -> None:
 
 
 def test_array_work_counts_what_the_computes_stream(tiny) -> None:
-    from toolkit.bench import array_work
+    from toolkit.suites import array_work
     prog = tk.compile(tk.matmul(8, 8, 8), tiny)          # 2x2x2 full 4x4x4 blocks
     assert array_work(prog) == (8, 8 * 64, 8 * 4 * 16)
     computes, useful, slots = array_work(tk.compile(tk.conv2d(1, 5, 5, 3, 4, kernel=3, padding=1), tiny))

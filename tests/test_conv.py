@@ -10,8 +10,10 @@ from hypothesis import strategies as st
 
 import toolkit as tk
 from isa import ConfigLd, Mvin
-from toolkit.conv import ConvSchedule, DepthwiseSchedule, axis_layout, default_conv_schedule
-from toolkit.ops import from_dict
+from toolkit.conv.heuristic import default_conv_schedule
+from toolkit.conv.schedule import ConvSchedule, DepthwiseSchedule
+from toolkit.conv.tiles import axis_layout
+from toolkit.kinds import from_dict
 from toolkit.schedule import ScheduleError
 
 

@@ -226,7 +226,7 @@ def test_malformed_directives(text: str, message: str) -> None:
 # ---- reserved bits and bad binary words -----------------------------------------------------------
 _RESERVED = {  # config kind -> (rs1 reserved bits, rs2 reserved bits), per DESIGN.md's field map
     ConfigEx: ([5, 6, 7, *range(10, 16)], list(range(48))),
-    ConfigLd: (list(range(5, 16)), []),
+    ConfigLd: ([5, 6, 7], []),   # rs1[15:8] is pixel_repeats: tests/test_gemmini_conformance.py
     ConfigSt: (list(range(4, 64)), []),
 }
 
@@ -251,7 +251,7 @@ def test_reserved_bits_are_rejected(data) -> None:
     ((0, 3, 0), "rs1\\[1:0\\]=3"),
     ((8, 0, 0), "unknown funct 8"),
     ((0, 0b10000 | 4, 0), "activation=2 out of range"),       # config_ex activation field = 2
-    ((0, 1 | (3 << 3), 0), "state=3 out of range"),            # config_ld state 3
+    ((0, 1 | (1 << 8) | (3 << 3), 0), "state=3 out of range"),   # config_ld state 3 (pixel_repeats 1)
     ((2, 1 << 64, 0), "not a 64-bit word"),
     ((0, 4 | (0x7F800000 << 32), 0), "acc_scale.*not a finite float32"),   # inf scale
 ])

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 import toolkit as tk
 from isa import Fence
-from toolkit.layers import MaxPoolSchedule, ResAddSchedule
-from toolkit.ops import from_dict
+from toolkit.kinds import from_dict
+from toolkit.maxpool import MaxPoolSchedule
+from toolkit.resadd import ResAddSchedule
 from toolkit.schedule import ScheduleError
 
 

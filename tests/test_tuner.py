@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import toolkit as tk
-from toolkit.lowering import lower
+from toolkit.kinds import lower
 from tuner.api import tune
 from tuner.features import FEATURE_NAMES, N_FEATURES, FeatureCache, features
 from tuner.model import CostModel, prior, spearman, target

@@ -105,6 +105,29 @@ def test_conv2d_tiny(tiny_model) -> None:
              TINY)
 
 
+
+# ---- the layer ops beside the GEMMs: depthwise conv, residual add, max pooling -------------
+LAYER_OPS = [
+    tk.depthwise_conv2d(1, 6, 5, 6, kernel=3, stride=1, padding=1, bias="channel", activation="relu", scale=0.05),
+    tk.depthwise_conv2d(2, 7, 6, 3, kernel=(3, 2), stride=2, padding=1, out_dtype="int32"),
+    tk.resadd(1, 3, 5, 6, a_scale=0.5, b_scale=1.5, activation="relu", scale=0.7),
+    tk.resadd(2, 2, 3, 5, activation="none", out_dtype="int32"),
+    tk.maxpool2d(1, 6, 6, 5, kernel=2, stride=2),
+    tk.maxpool2d(2, 5, 7, 3, kernel=3, stride=2, padding=1),
+]
+
+
+@pytest.mark.parametrize("op", LAYER_OPS, ids=lambda op: op.key)
+def test_layer_ops_tiny(tiny_model, op) -> None:
+    check_op(op, TINY)
+
+
+def test_layer_ops_gemmini(gemmini_model) -> None:
+    for op in (tk.depthwise_conv2d(1, 6, 6, 20, bias="channel", scale=0.04),
+               tk.resadd(1, 4, 5, 24, a_scale=0.8, b_scale=0.6),
+               tk.maxpool2d(1, 6, 6, 20, kernel=3, stride=2, padding=1)):
+        check_op(op, GEMMINI)
+
 # ---- hand-written programs: the ISA corners the templates may not use ---------------------
 def _corner_program(hw) -> tuple[Program, dict]:
     d = hw.dim

@@ -15,11 +15,13 @@ from isa import HardwareConfig, ISAError, Program
 from simulators.base import BackendError, RunResult
 
 from .api import compile, run
-from .ops import Matmul, Op, from_dict, matmul
-from .schedule import MatmulSchedule, Schedule, ScheduleError, default_schedule, gemmini_schedule
-from .layers import conv2d, depthwise_conv2d, maxpool2d, resadd
-
-__version__ = "0.1.0"
+from .conv.ops import conv2d, depthwise_conv2d
+from .kinds import default_schedule, from_dict, gemmini_schedule
+from .maxpool import maxpool2d
+from .ops import Matmul, Op, matmul
+from .resadd import resadd
+from .schedule import MatmulSchedule, Schedule, ScheduleError
+from .version import __version__
 
 
 def tune(op: Op, hw: HardwareConfig | str = "gemmini", trials: int = 200, **options: Any) -> Any:
@@ -30,6 +32,7 @@ def tune(op: Op, hw: HardwareConfig | str = "gemmini", trials: int = 200, **opti
 
 __all__ = [
     "HardwareConfig", "ISAError", "Program", "BackendError", "RunResult", "compile", "run", "tune",
-    "Matmul", "Op", "from_dict", "matmul", "MatmulSchedule", "Schedule", "ScheduleError", "default_schedule", "gemmini_schedule",
+    "Matmul", "Op", "from_dict", "matmul", "MatmulSchedule", "Schedule", "ScheduleError", "default_schedule",
+    "gemmini_schedule",
     "conv2d", "depthwise_conv2d", "maxpool2d", "resadd", "__version__",
 ]

@@ -10,9 +10,9 @@ from isa import HardwareConfig, Program
 from simulators.base import RunResult
 from simulators.base import run as run_backend
 
-from .lowering import lower
+from .kinds import KINDS, default_schedule, gemmini_schedule, lower
 from .ops import Op
-from .schedule import Schedule, ScheduleError, default_schedule, gemmini_schedule, load_schedule
+from .schedule import Schedule, ScheduleError, load_schedule
 
 
 def resolve_schedule(op: Op, hw: HardwareConfig, schedule: Any = None, db: str | Path | None = None) -> Schedule:
@@ -25,7 +25,7 @@ def resolve_schedule(op: Op, hw: HardwareConfig, schedule: Any = None, db: str |
             raise ScheduleError("schedule='best' needs db= (a tuning database)")
         from tuner.database import best_schedule  # the public face is the one place that calls the tuner
         return best_schedule(db, op, hw)
-    return load_schedule(schedule, op.KIND)
+    return load_schedule(schedule, KINDS[op.KIND].schedule)
 
 
 def compile(op: Op, hw: HardwareConfig | str = "gemmini", schedule: Any = None, *,

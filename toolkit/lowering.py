@@ -12,11 +12,11 @@ from typing import NamedTuple
 
 import jinja2
 
-from isa import HardwareConfig, Program, layout
-from isa.assembly import clear_parse_cache, parse_program
+from isa import HardwareConfig, Program, layout, parse_program
+from isa.assembly import clear_parse_cache
 
-from .ops import Matmul, Op
-from .schedule import MatmulSchedule, Schedule, ScheduleError
+from .ops import Matmul
+from .schedule import MatmulSchedule
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
 
@@ -161,20 +161,9 @@ def lower_matmul(op: Matmul, s: MatmulSchedule, hw: HardwareConfig) -> Program:
     return parse_program(text, hw, buffers)
 
 
-LOWERINGS = {"matmul": lower_matmul}
-
-
 def clear_caches() -> None:
     """Forget rendered tile sections and parsed lines (for cold-start measurements)."""
     _matmul_computes.cache_clear()
     units.cache_clear()
     clear_parse_cache()
 
-
-def lower(op: Op, schedule: Schedule, hw: HardwareConfig) -> Program:
-    """Render ``op`` under ``schedule`` for ``hw``; ScheduleError before any instruction if it does not fit."""
-    if op.KIND not in LOWERINGS:
-        raise ScheduleError(f"no lowering for op kind {op.KIND!r}")
-    prog = LOWERINGS[op.KIND](op, schedule, hw)
-    prog.meta.update(op=op.to_dict(), schedule=schedule.to_dict(), template=f"{op.KIND}_ws.s.j2")
-    return prog

@@ -1,19 +1,19 @@
 """Tensor ops: their parameters, input/output specs, random inputs and numpy references.
 
-An op knows nothing of schedules or hardware: it is the workload. Ops register
-themselves in :data:`OPS` so that records and the CLI can rebuild them from a dict.
+An op knows nothing of schedules or hardware: it is the workload. Every op kind
+is listed in :data:`toolkit.kinds.KINDS`, which rebuilds ops from their dicts.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
 from isa.numerics import acc_to_int8, acc_to_int32
 
-OPS: dict[str, type["Op"]] = {}
+Spec = dict[str, tuple[tuple[int, ...], str]]   # input or output name -> (shape, dtype)
 
 ACTIVATION_NAMES = ("none", "relu")
 OUT_DTYPES = ("int8", "int32")
@@ -58,11 +58,6 @@ class Op:
 
     KIND: ClassVar[str] = ""
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if cls.KIND:
-            OPS[cls.KIND] = cls
-
     # ---- description ------------------------------------------------------------
     def params(self) -> dict[str, Any]:
         return asdict(self)
@@ -75,10 +70,10 @@ class Op:
         """Workload key for records: kind and every parameter."""
         return f"{self.KIND}(" + ",".join(f"{k}={v}" for k, v in self.params().items()) + ")"
 
-    def input_specs(self) -> dict[str, tuple[tuple[int, ...], str]]:
+    def input_specs(self) -> Spec:
         raise NotImplementedError
 
-    def output_specs(self) -> dict[str, tuple[tuple[int, ...], str]]:
+    def output_specs(self) -> Spec:
         raise NotImplementedError
 
     @property
@@ -130,19 +125,6 @@ def wrap_int32(exact: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
     return acc.astype(np.int32)
 
 
-def from_dict(data: Mapping[str, Any]) -> Op:
-    """Rebuild an op from :meth:`Op.to_dict`."""
-    data = dict(data)
-    kind = data.pop("kind", None)
-    if kind not in OPS:
-        raise ValueError(f"op kind {kind!r} is not one of {sorted(OPS)}")
-    cls = OPS[kind]
-    for f in fields(cls):
-        if isinstance(data.get(f.name), list):
-            data[f.name] = tuple(data[f.name])
-    return cls(**data)
-
-
 @dataclass(frozen=True)
 class Matmul(EpilogueOp):
     """C = epilogue(A @ B + bias): A is M x K int8, B is K x N int8."""
@@ -163,7 +145,7 @@ class Matmul(EpilogueOp):
         check_choice("bias", self.bias, (None, "row", "full"))
         object.__setattr__(self, "scale", check_epilogue(self.activation, self.scale, self.out_dtype))
 
-    def input_specs(self) -> dict[str, tuple[tuple[int, ...], str]]:
+    def input_specs(self) -> Spec:
         specs = {"A": ((self.M, self.K), "int8"), "B": ((self.K, self.N), "int8")}
         if self.bias == "row":
             specs["bias"] = ((self.N,), "int32")
@@ -171,7 +153,7 @@ class Matmul(EpilogueOp):
             specs["bias"] = ((self.M, self.N), "int32")
         return specs
 
-    def output_specs(self) -> dict[str, tuple[tuple[int, ...], str]]:
+    def output_specs(self) -> Spec:
         return {"C": ((self.M, self.N), self.out_dtype)}
 
     @property

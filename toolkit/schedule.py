@@ -68,6 +68,9 @@ class MemoryPlan:
     c: Region
 
 
+UNUSED = Region(0, 0, 1)   # a region a plan leaves empty (resadd and maxpool use the accumulator only)
+
+
 @dataclass(frozen=True)
 class Schedule:
     """Base: knobs as dataclass fields, with dict round trips."""
@@ -284,15 +287,11 @@ def default_matmul_schedule(M: int, N: int, K: int, hw: HardwareConfig) -> Matmu
     return gemmini_matmul_schedule(M, N, K, hw)
 
 
-SCHEDULES: dict[str, type[Schedule]] = {"matmul": MatmulSchedule}
-
-
-def load_schedule(spec: "Schedule | Mapping[str, Any] | str | Path", op_kind: str) -> Schedule:
-    """A Schedule, a dict of knobs, or a JSON file of knobs, for ``op_kind``."""
-    cls = SCHEDULES[op_kind]
+def load_schedule(spec: "Schedule | Mapping[str, Any] | str | Path", cls: type[Schedule]) -> Schedule:
+    """A Schedule, a dict of knobs, or a JSON file of knobs, as a ``cls``."""
     if isinstance(spec, Schedule):
         if not isinstance(spec, cls):
-            raise ScheduleError(f"schedule is a {type(spec).__name__}, but a {op_kind} needs a {cls.__name__}")
+            raise ScheduleError(f"schedule is a {type(spec).__name__}, but a {cls.OP} needs a {cls.__name__}")
         return spec
     if isinstance(spec, (str, Path)):
         path = Path(spec)
@@ -305,18 +304,3 @@ def load_schedule(spec: "Schedule | Mapping[str, Any] | str | Path", op_kind: st
     if not isinstance(spec, Mapping):
         raise ScheduleError(f"schedule must be a Schedule, a dict or a path, got {type(spec).__name__}")
     return cls.from_dict(spec)
-
-
-DEFAULTS = {"matmul": lambda op, hw: default_matmul_schedule(op.M, op.N, op.K, hw)}
-GEMMINI = {"matmul": lambda op, hw: gemmini_matmul_schedule(op.M, op.N, op.K, hw)}
-
-
-def default_schedule(op: Any, hw: HardwareConfig) -> Schedule:
-    """The toolkit's own heuristic for ``op`` on ``hw`` (what an untuned user gets)."""
-    return DEFAULTS[op.KIND](op, hw)
-
-
-def gemmini_schedule(op: Any, hw: HardwareConfig) -> Schedule:
-    """The baseline: Gemmini's own library (tiled_matmul_auto / tiled_conv_auto) and its instruction
-    order; ops Gemmini's library has no auto-tiler for get the toolkit's heuristic."""
-    return GEMMINI.get(op.KIND, DEFAULTS[op.KIND])(op, hw)

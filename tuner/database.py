@@ -19,8 +19,10 @@ import numpy as np
 
 from isa import HardwareConfig
 from toolkit.ops import Op
-from toolkit.ops import from_dict as op_from_dict
-from toolkit.schedule import SCHEDULES, Schedule, ScheduleError
+from toolkit.kinds import KINDS
+from toolkit.kinds import from_dict as op_from_dict
+from toolkit.schedule import Schedule, ScheduleError
+from toolkit.version import __version__
 
 STATUSES = ("ok", "wrong", "error", "timeout", "crash", "invalid")
 BACKEND_PREFERENCE = ("verilator",)  # best_schedule trusts these cycle sources first, in order
@@ -60,11 +62,6 @@ def schedule_key(schedule: Schedule | dict[str, Any]) -> str:
     return json.dumps(knobs, sort_keys=True, separators=(",", ":"))
 
 
-def _toolkit_version() -> str:
-    import toolkit
-    return toolkit.__version__
-
-
 @dataclass
 class Record:
     """One measured (or failed) candidate."""
@@ -81,7 +78,7 @@ class Record:
     error: str = ""
     time: float = field(default_factory=time.time)
     wall_s: float = 0.0
-    toolkit_version: str = field(default_factory=_toolkit_version)
+    toolkit_version: str = __version__
     tuner: str = ""
     id: int | None = None
 
@@ -97,7 +94,7 @@ class Record:
         return op_from_dict(self.op)
 
     def make_schedule(self) -> Schedule:
-        return SCHEDULES[self.op["kind"]].from_dict(self.schedule)
+        return KINDS[self.op["kind"]].schedule.from_dict(self.schedule)
 
     def to_json(self) -> str:
         data = asdict(self)

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from isa import ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, HardwareConfig, Program, encode_all
-from toolkit.lowering import lower
+from toolkit.kinds import KINDS, lower
+from toolkit.kinds import from_dict as op_from_dict
 from toolkit.ops import Op
-from toolkit.ops import from_dict as op_from_dict
-from toolkit.schedule import SCHEDULES, Schedule
+from toolkit.schedule import Schedule
 
 from .space import knob_domains
 
@@ -297,7 +297,7 @@ def _featurize_knobs(op: dict[str, Any], hw: dict[str, Any], knobs: list[dict[st
                      domains: dict[str, list]) -> np.ndarray:
     """Worker side of :class:`FeatureCache`: plain dicts in, so any executor can run it."""
     the_op = op_from_dict(op)
-    cls = SCHEDULES[the_op.KIND]
+    cls = KINDS[the_op.KIND].schedule
     return featurize(the_op, HardwareConfig.from_dict(hw), [cls.from_dict(k) for k in knobs], domains)
 
 

@@ -19,9 +19,10 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from isa import HardwareConfig
+from toolkit.kinds import KINDS
+from toolkit.kinds import from_dict as op_from_dict
 from toolkit.ops import Op
-from toolkit.ops import from_dict as op_from_dict
-from toolkit.schedule import SCHEDULES, Schedule, ScheduleError
+from toolkit.schedule import Schedule, ScheduleError
 
 from .space import fits
 
@@ -86,10 +87,10 @@ def run_candidate(op: dict[str, Any], hw: dict[str, Any], knobs: dict[str, Any],
         watchdog.daemon = True
         watchdog.start()
     try:
-        from toolkit.lowering import lower
+        from toolkit.kinds import lower
         the_op = op_from_dict(op)
         the_hw = HardwareConfig.from_dict(hw)
-        schedule = SCHEDULES[the_op.KIND].from_dict(knobs)
+        schedule = KINDS[the_op.KIND].schedule.from_dict(knobs)
         try:
             fits(schedule, the_op, the_hw)
         except ScheduleError as exc:

@@ -18,7 +18,8 @@ import numpy as np
 
 from isa import HardwareConfig
 from toolkit.ops import Op
-from toolkit.schedule import SCHEDULES, Schedule, ScheduleError, default_schedule
+from toolkit.kinds import KINDS, default_schedule
+from toolkit.schedule import Schedule, ScheduleError
 
 Domains = dict[str, list]
 
@@ -149,10 +150,10 @@ class Space:
 
     def __init__(self, op: Op, hw: HardwareConfig, *, tile_policy: str = "balanced",
                  domains: Domains | None = None) -> None:
-        if op.KIND not in SCHEDULES:
+        if op.KIND not in KINDS:
             raise ValueError(f"no Schedule class registered for op kind {op.KIND!r}")
         self.op, self.hw, self.tile_policy = op, hw, tile_policy
-        self.cls: type[Schedule] = SCHEDULES[op.KIND]
+        self.cls: type[Schedule] = KINDS[op.KIND].schedule
         spec = SPECS.get(op.KIND, KnobSpec(_generic_domains))
         knobs = dict(domains) if domains is not None else spec.domains(op, hw, tile_policy)
         self.names: list[str] = [f.name for f in fields(self.cls)]

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import Any, Mapping
+from typing import Mapping
 
 import numpy as np
 
@@ -193,7 +193,7 @@ def estimate(prog: Program) -> tuple[int, dict[str, int]]:
     return max(end_all, dispatch), c
 
 
-def run(program: Program, inputs: Mapping[str, np.ndarray], **_: Any) -> RunResult:
+def run(program: Program, inputs: Mapping[str, np.ndarray]) -> RunResult:
     """Functional outputs with stand-in cycles (backend "stand-in", not RTL)."""
     start = time.perf_counter()
     result = functional.run(program, inputs)

@@ -18,7 +18,7 @@ import numpy as np
 
 from isa import HardwareConfig
 from toolkit.ops import Op
-from toolkit.ops import from_dict as op_from_dict
+from toolkit.kinds import from_dict as op_from_dict
 
 from .database import Database
 from .features import FEATURE_VERSION, featurize

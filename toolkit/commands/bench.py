@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..bench import available_suites, format_table, load_suite, plot, run_suite, write_csv
+from ..suites import available_suites, format_table, load_suite, plot, run_suite, write_csv
 from .common import add_hardware_args, hardware
 
 
@@ -51,15 +51,3 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(f"plot: {args.plot}")
     return 0 if all(r.exact for r in results) else 1
 
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m toolkit.bench``: the bench command on its own, without the other subcommands."""
-    import sys
-    parser = argparse.ArgumentParser(prog="python -m toolkit.bench")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["bench", *(sys.argv[1:] if argv is None else argv)])
-    try:
-        return args.func(args)
-    except ValueError as exc:
-        print(f"bench: error: {exc}", file=sys.stderr)
-        return 2

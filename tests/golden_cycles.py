@@ -1,12 +1,11 @@
 """Golden cycle counts: a fixed set of programs whose RTL cycle counts are recorded.
 
-    python -m simulators.golden            # compare with tests/golden_cycles.json, print deltas
-    python -m simulators.golden --update   # re-record
+    python tests/golden_cycles.py            # compare with tests/golden_cycles.json, print deltas
+    python tests/golden_cycles.py --update   # re-record (make golden)
 
 A moved count is not necessarily a bug (the RTL, the templates or the default
 schedule changed on purpose); the point is that it never moves unnoticed.
-The programs come from the toolkit's lowering (imported here only, inside the
-functions: simulators never depend on the toolkit otherwise).
+The programs come from the toolkit's lowering and run on the verilator backend.
 """
 from __future__ import annotations
 
@@ -15,7 +14,10 @@ import json
 import sys
 from pathlib import Path
 
-GOLDEN_FILE = Path(__file__).resolve().parent.parent / "tests" / "golden_cycles.json"
+import toolkit as tk
+from simulators import verilator
+
+GOLDEN_FILE = Path(__file__).resolve().with_suffix(".json")
 
 # name -> (preset, op kind, args, kwargs, schedule knobs or None)
 CASES: dict[str, tuple[str, str, tuple, dict, dict | None]] = {
@@ -33,8 +35,6 @@ CASES: dict[str, tuple[str, str, tuple, dict, dict | None]] = {
 
 
 def measure(name: str) -> int:
-    import toolkit as tk   # noqa: PLC0415  (the golden programs come from the toolkit's lowering)
-    from . import verilator
     preset, kind, args, kwargs, knobs = CASES[name]
     hw = tk.HardwareConfig.preset(preset)
     op = getattr(tk, kind)(*args, **kwargs)
@@ -68,13 +68,10 @@ def deltas(recorded: dict[str, int], measured: dict[str, int]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m simulators.golden", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python tests/golden_cycles.py", description=__doc__.splitlines()[0])
     parser.add_argument("--update", action="store_true", help="re-record tests/golden_cycles.json")
     parser.add_argument("cases", nargs="*", help=f"case names (default all: {', '.join(CASES)})")
     args = parser.parse_args(argv)
-    root = str(GOLDEN_FILE.parent.parent)
-    if root not in sys.path:
-        sys.path.insert(0, root)
     measured = measure_all(args.cases or None)
     recorded = load()
     if args.update:

@@ -5,7 +5,7 @@ A suite (``benchmarks/suites/NAME.yaml``) is data: ``name``, ``description``,
 layer starts from; keys an op kind
 does not take are skipped) and ``layers``, each a ``name``, an optional
 ``count`` (identical layers in the network) and the op's parameters with its
-``kind``, as :func:`toolkit.ops.from_dict` reads them.
+``kind``, as :func:`toolkit.kinds.from_dict` reads them.
 
 Per layer the report gives MACs, instructions, cycles (None where the backend
 has no timing), the ideal compute cycles (a GEMM's
@@ -35,7 +35,8 @@ from simulators.base import BackendError
 
 from .api import compile as compile_op
 from .api import run as run_program
-from .ops import OPS, Op, from_dict
+from .kinds import KINDS, from_dict
+from .ops import Op
 
 SUITE_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "suites"
 
@@ -91,10 +92,10 @@ def load_suite(spec: str | Path) -> Suite:
         name = str(entry.pop("name", f"layer{index}"))
         count = entry.pop("count", 1)
         kind = entry.get("kind", defaults.get("kind"))
-        if kind not in OPS:
+        if kind not in KINDS:
             raise ValueError(f"suite {data.get('name', path.stem)}, layer {name}: kind {kind!r} is not one of "
-                             f"{sorted(OPS)}")
-        known = {f.name for f in fields(OPS[kind])}
+                             f"{sorted(KINDS)}")
+        known = {f.name for f in fields(KINDS[kind].op)}
         params = {k: v for k, v in defaults.items() if k in known}
         params.update(entry, kind=kind)
         try:
@@ -316,7 +317,3 @@ def plot(results: Sequence[LayerResult], path: str | Path, title: str = "") -> N
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
-
-if __name__ == "__main__":   # python -m toolkit.bench SUITE [options], as `systolic bench`
-    from .commands.bench import main
-    sys.exit(main())

@@ -1,0 +1,56 @@
+"""DRAM buffers: the named arrays a program reads and writes, and their placement."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable
+
+from .instructions import ISAError
+
+ROLES = ("input", "output", "scratch")
+DTYPES = ("int8", "int32")
+DRAM_ALIGN = 64
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A named array in DRAM, row-major at ``addr``."""
+
+    name: str
+    role: str
+    dtype: str
+    shape: tuple[int, ...]
+    addr: int
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.name.replace("_", "a").isalnum() or self.name[0].isdigit():
+            raise ISAError(f"buffer name {self.name!r} must be an identifier")
+        if self.role not in ROLES:
+            raise ISAError(f"buffer {self.name}: role {self.role!r} not one of {ROLES}")
+        if self.dtype not in DTYPES:
+            raise ISAError(f"buffer {self.name}: dtype {self.dtype!r} not one of {DTYPES}")
+        if not self.shape or any(not isinstance(s, int) or s < 1 for s in self.shape):
+            raise ISAError(f"buffer {self.name}: shape {self.shape!r} must be positive integers")
+
+    @property
+    def itemsize(self) -> int:
+        return 1 if self.dtype == "int8" else 4
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * self.itemsize
+
+    @property
+    def end(self) -> int:
+        return self.addr + self.nbytes
+
+
+def layout(specs: Iterable[tuple[str, str, str, tuple[int, ...]]], align: int = DRAM_ALIGN) -> dict[str, Buffer]:
+    """Place (name, role, dtype, shape) buffers one after another, ``align``-byte aligned."""
+    buffers: dict[str, Buffer] = {}
+    addr = 0
+    for name, role, dtype, shape in specs:
+        buf = Buffer(name, role, dtype, tuple(int(s) for s in shape), addr)
+        buffers[name] = buf
+        addr = -(-buf.end // align) * align
+    return buffers

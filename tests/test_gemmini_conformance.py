@@ -1,0 +1,104 @@
+"""Our binary encoding is Gemmini's: the (funct, rs1, rs2) words gemmini.h emits for its calls.
+
+The words are written out by hand from gemmini.h's macros (DIM = 16, GARBAGE_ADDR =
+0xFFFFFFFF, WEIGHT_STATIONARY = 1, RELU = 1, float fields as their float32 bits), never
+computed with our encoder. Each is checked both ways: ``encode(ins) == word`` and
+``decode(*word) == ins``. The second table holds the calls we leave out (README,
+"Departures from Gemmini"): our decoder rejects their words with a clear error.
+"""
+from __future__ import annotations
+
+import pytest
+
+from isa import (
+    GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Fence, Flush, ISAError, Mvin,
+    Mvout, Preload, decode, encode,
+)
+
+# gemmini.h call -> ((funct, rs1, rs2), our instruction)
+CONFORMING = {
+    # config_ld: every form but extended5 writes pixel_repeats = 1 at rs1[15:8], block_mvin_stride = DIM
+    "gemmini_config_ld(64)":
+        ((0, 0x3F800000_00100101, 0x40), ConfigLd(64, state=0, shrink=0, block_stride=16, scale=1.0)),
+    "gemmini_extended_config_ld(1000, -1.0)":
+        ((0, 0xBF800000_00100101, 0x3E8), ConfigLd(1000, state=0, shrink=0, block_stride=16, scale=-1.0)),
+    "gemmini_extended3_config_ld(32, 0.5, true, 1)":
+        ((0, 0x3F000000_0010010D, 0x20), ConfigLd(32, state=1, shrink=1, block_stride=16, scale=0.5)),
+    "gemmini_extended4_config_ld(128, 2.0, false, 48, 2)":
+        ((0, 0x40000000_00300111, 0x80), ConfigLd(128, state=2, shrink=0, block_stride=48, scale=2.0)),
+    "gemmini_extended5_config_ld(64, 1.0, false, 16, 1, 0)":
+        ((0, 0x3F800000_00100101, 0x40), ConfigLd(64, state=0, shrink=0, block_stride=16, scale=1.0)),
+    # config_ex: acc_scale bits at rs1[63:32], A stride [31:16], transposes [9:8], act [4:3], dataflow [2]
+    "gemmini_config_ex(WEIGHT_STATIONARY, NO_ACTIVATION, 0)":
+        ((0, 0x3F800000_00010004, 0x0001_0000_0000_0000),
+         ConfigEx(dataflow=1, activation=0, a_stride=1, acc_scale=1.0, c_stride=1)),
+    "gemmini_extended3_config_ex(WEIGHT_STATIONARY, RELU, 0, 0.25, 2, 3, true, false, false)":
+        ((0, 0x3E800000_0003010C, 0x0002_0000_0000_0000),
+         ConfigEx(dataflow=1, activation=1, a_transpose=1, b_transpose=0, a_stride=3, acc_scale=0.25, c_stride=2)),
+    # config_st: rs1 = act << 2 | CONFIG_ST; rs2 = acc_scale bits << 32 | stride
+    "gemmini_config_st(64)":
+        ((0, 0x2, 0x3F800000_00000040), ConfigSt(dram_stride=64, activation=0, acc_scale=1.0)),
+    "gemmini_extended_config_st(32, RELU, 0.125)":
+        ((0, 0x6, 0x3E000000_00000020), ConfigSt(dram_stride=32, activation=1, acc_scale=0.125)),
+    # moves: rs1 = DRAM address, rs2 = rows << 48 | cols << 32 | local address
+    "gemmini_mvin(0x1000, 0x20)":
+        ((2, 0x1000, 0x0010_0010_0000_0020), Mvin(0x1000, 0x20, rows=16, cols=16, state=0)),
+    "gemmini_extended_mvin(0x1000, 0x20, 7, 3)":
+        ((2, 0x1000, 0x0003_0007_0000_0020), Mvin(0x1000, 0x20, rows=3, cols=7, state=0)),
+    "gemmini_extended_mvin2(0x2040, 0x80000000, 4, 16)":
+        ((1, 0x2040, 0x0010_0004_8000_0000), Mvin(0x2040, 0x80000000, rows=16, cols=4, state=1)),
+    "gemmini_extended_mvin3(0x40, 0xC0000010, 64, 16)":
+        ((14, 0x40, 0x0010_0040_C000_0010), Mvin(0x40, 0xC0000010, rows=16, cols=64, state=2)),
+    "gemmini_mvout(0x3000, 0x80000100)":
+        ((3, 0x3000, 0x0010_0010_8000_0100), Mvout(0x3000, 0x80000100, rows=16, cols=16)),
+    "gemmini_extended_mvout(0x3000, 0xA0000000, 16, 16)":
+        ((3, 0x3000, 0x0010_0010_A000_0000), Mvout(0x3000, 0xA0000000, rows=16, cols=16)),
+    # preload and computes: rows << 48 | cols << 32 | address in both words
+    "gemmini_extended_preload(0x100, 0xC0000000, 16, 16, 16, 16)":
+        ((6, 0x0010_0010_0000_0100, 0x0010_0010_C000_0000), Preload(0x100, 16, 16, 0xC0000000, 16, 16)),
+    "gemmini_extended_preload(0x100, 0x300, 5, 9, 6, 10)":
+        ((6, 0x0009_0005_0000_0100, 0x000A_0006_0000_0300), Preload(0x100, 9, 5, 0x300, 10, 6)),
+    "gemmini_preload_zeros(0x80000040)":
+        ((6, 0x0010_0010_FFFF_FFFF, 0x0010_0010_8000_0040), Preload(GARBAGE, 16, 16, 0x80000040, 16, 16)),
+    "gemmini_extended_compute_preloaded(0x200, GARBAGE_ADDR, 16, 12, 16, 16)":
+        ((4, 0x000C_0010_0000_0200, 0x0010_0010_FFFF_FFFF), ComputePreloaded(0x200, 12, 16, GARBAGE, 16, 16)),
+    "gemmini_compute_accumulated(0x210, GARBAGE_ADDR)":
+        ((5, 0x0010_0010_0000_0210, 0x0010_0010_FFFF_FFFF), ComputeAccumulated(0x210, 16, 16, GARBAGE, 16, 16)),
+    "gemmini_flush(0)": ((7, 0x0, 0x0), Flush()),
+}
+
+# gemmini.h call -> ((funct, rs1, rs2), what our decoder says)
+LEFT_OUT = {
+    "gemmini_extended5_config_ld(64, 1.0, false, 16, 2, 0)":
+        ((0, 0x3F800000_00100201, 0x40), r"pixel_repeats=2 \(rs1\[15:8\]\) is not implemented"),
+    "gemmini_extended2_config_st(16, NO_ACTIVATION, 1.0, 2, 2, 8, 4, 4, 8, 8, 0, 0)":   # pooling fields
+        ((0, 0x0808_0404_0800_00A2, 0x3F800000_00000010), r"config_st: reserved bits .* set in rs1"),
+    "gemmini_config_norm(0, 0, 0, 0, 0, 0, 0)": ((0, 0x3, 0x0), r"rs1\[1:0\]=3 selects no config"),
+    "gemmini_loop_ws(...), first word (k_LOOP_WS_CONFIG_BOUNDS)": ((9, 0x0, 0x0), "unknown funct 9"),
+    "gemmini_loop_conv_ws(...), first word (k_LOOP_CONV_WS_CONFIG_1)": ((16, 0x0, 0x0), "unknown funct 16"),
+    "gemmini_counter_access(...) (k_COUNTER)": ((126, 0x0, 0x0), "unknown funct 126"),
+}
+
+
+@pytest.mark.parametrize("call", CONFORMING)
+def test_encode_gives_gemminis_words(call: str) -> None:
+    word, ins = CONFORMING[call]
+    assert encode(ins) == word
+
+
+@pytest.mark.parametrize("call", CONFORMING)
+def test_decode_reads_gemminis_words(call: str) -> None:
+    word, ins = CONFORMING[call]
+    assert decode(*word) == ins
+
+
+@pytest.mark.parametrize("call", LEFT_OUT)
+def test_left_out_calls_are_rejected_by_name(call: str) -> None:
+    word, message = LEFT_OUT[call]
+    with pytest.raises(ISAError, match=message):
+        decode(*word)
+
+
+def test_fence_is_a_program_file_pseudo_instruction() -> None:
+    """gemmini_fence() is the RISC-V fence, not a RoCC word; our program files write it as funct 127."""
+    assert encode(Fence()) == (127, 0, 0) and decode(127, 0, 0) == Fence()

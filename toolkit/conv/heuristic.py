@@ -1,0 +1,59 @@
+"""The library default for convs: Gemmini's tiled_conv_auto."""
+from __future__ import annotations
+
+from isa import HardwareConfig
+
+from ..schedule import ScheduleError
+from .ops import Conv2d, DepthwiseConv2d
+from .schedule import ConvSchedule, DepthwiseSchedule
+
+
+def default_conv_schedule(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, *, double_buffer: bool = True
+                          ) -> ConvSchedule | DepthwiseSchedule:
+    """Gemmini's tiled_conv_auto: start from the whole output, shrink the largest dimension until the
+    tiles fit half of each memory (double buffering), then grow output columns, then anything, greedily."""
+    d = hw.dim
+    dw = isinstance(op, DepthwiseConv2d)
+    channels_in = op.channels if dw else op.in_c
+    limits = {"b": op.batch, "oh": op.out_h, "ow": op.out_w, "kh": op.kernel[0], "kw": op.kernel[1],
+              "c": -(-channels_in // d)}
+    if not dw:
+        limits["k"] = -(-op.out_c // d)
+    blocks = {"k", "c"}   # counted in dim blocks, compared (like Gemmini) in channels
+
+    def build(t: dict[str, int]) -> ConvSchedule | DepthwiseSchedule:
+        common = dict(tile_b=t["b"], tile_oh=t["oh"], tile_ow=t["ow"], tile_kh=t["kh"], tile_kw=t["kw"],
+                      tile_c=t["c"], double_buffer=double_buffer, mvin_blocks=hw.max_block_len)
+        return DepthwiseSchedule(**common) if dw else ConvSchedule(tile_k=t["k"], **common)
+
+    def fits(t: dict[str, int]) -> bool:
+        try:
+            build(t).memory_plan(hw, op)   # banks 0, 0: weights pack after the input
+        except ScheduleError:
+            return False
+        return True
+
+    tiles = dict(limits)
+    while not fits(tiles):
+        shrinkable = [n for n, v in tiles.items() if v > 1]
+        if not shrinkable:
+            raise ScheduleError(f"even the smallest tiles of {op.key} do not fit {hw.name}")
+        # keep a row of output columns whole while it is at most dim wide: it fills the array's rows
+        preferred = [n for n in shrinkable if not (n == "ow" and tiles[n] <= d and tiles["oh"] > 1)] or shrinkable
+        largest = max(preferred, key=lambda n: tiles[n] * (d if n in blocks else 1))
+        tiles[largest] -= 1
+    while tiles["ow"] < limits["ow"] and fits(dict(tiles, ow=tiles["ow"] + 1)):
+        tiles["ow"] += 1
+    grown = True
+    while grown:
+        grown = False
+        for name in tiles:
+            trial = dict(tiles, **{name: tiles[name] + 1})
+            if trial[name] <= limits[name] and fits(trial):
+                tiles, grown = trial, True
+    sched = build(tiles)
+    plan = sched.memory_plan(hw, op)
+    w_bank = -(-plan.a.end // hw.sp_bank_rows)   # weights in their own bank when they fit there
+    if w_bank < hw.sp_banks and w_bank * hw.sp_bank_rows + plan.b.rows * plan.b.buffers <= hw.sp_rows:
+        sched = sched.replace(w_bank=w_bank)
+    return sched

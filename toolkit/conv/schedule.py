@@ -1,0 +1,152 @@
+"""Conv schedules: their knobs and memory plan (the input, weight and accumulator tiles)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple
+
+from isa import HardwareConfig
+
+from ..schedule import MemoryPlan, Region, Schedule, ScheduleError, check_int
+
+
+def axis_slots(tile: int, ktile: int, stride: int | None) -> int:
+    """Input indices {o * stride + k} an output tile of ``tile`` and kernel tile of ``ktile`` reads.
+
+    Without the stride (``None``) the bound for any stride, tile * ktile.
+    """
+    if stride is None or stride > ktile:
+        return tile * ktile
+    return (tile - 1) * stride + ktile
+
+
+class Tiles(NamedTuple):
+    b: int
+    oh: int
+    ow: int
+    k: int       # output-channel blocks (the channel tile itself for depthwise)
+    kh: int
+    kw: int
+    c: int       # input-channel blocks
+
+
+@dataclass(frozen=True)
+class ConvPlan(MemoryPlan):
+    """a: input tile, b: weights, c: accumulators; planes are the rows of one channel block."""
+
+    in_plane: int
+    w_plane: int
+    acc_plane: int
+
+
+@dataclass(frozen=True)
+class ConvScheduleBase(Schedule):
+    """Shared knob checks and memory plan of the conv schedules."""
+
+    ORDER: ClassVar[str] = ""
+
+    def tiles(self) -> Tiles:
+        raise NotImplementedError
+
+    def __post_init__(self) -> None:
+        for name, value in self.to_dict().items():
+            if name.startswith("tile_") or name == "mvin_blocks":
+                check_int(name, value, 1)
+            elif name.endswith("_bank"):
+                check_int(name, value, 0)
+        if sorted(self.loop_order) != sorted(self.ORDER):
+            raise ScheduleError(f"loop_order={self.loop_order!r} must be a permutation of {self.ORDER!r}")
+        if not isinstance(self.double_buffer, bool):
+            raise ScheduleError(f"double_buffer={self.double_buffer!r} must be true or false")
+
+    def memory_plan(self, hw: HardwareConfig, op: Any = None) -> ConvPlan:
+        """Place the input, weight and accumulator tiles; ScheduleError if they do not fit.
+
+        The input tile's rows depend on the op's stride; without ``op`` the plan
+        assumes the worst stride, so a plan that fits then fits every op.
+        """
+        check_int("mvin_blocks", self.mvin_blocks, 1, hw.max_block_len)
+        check_int("in_bank", self.in_bank, 0, hw.sp_banks - 1)
+        check_int("w_bank", self.w_bank, 0, hw.sp_banks - 1)
+        check_int("acc_bank", self.acc_bank, 0, hw.acc_banks - 1)
+        t, d = self.tiles(), hw.dim
+        nbuf = 2 if self.double_buffer else 1
+        stride = op.stride if op is not None else None
+        in_plane = t.b * axis_slots(t.oh, t.kh, stride) * axis_slots(t.ow, t.kw, stride)
+        w_plane = t.kh * t.kw * t.c * d
+        acc_plane = t.b * t.oh * t.ow
+        a = Region(self.in_bank * hw.sp_bank_rows, t.c * in_plane, nbuf)
+        b_start = a.end if self.w_bank == self.in_bank else self.w_bank * hw.sp_bank_rows
+        b = Region(b_start, w_plane * (1 if self.OP == "depthwise" else t.k), nbuf)
+        c = Region(self.acc_bank * hw.acc_bank_rows, t.k * acc_plane, nbuf)
+        for name, region, limit, mem in (("input", a, hw.sp_rows, "scratchpad"),
+                                          ("weights", b, hw.sp_rows, "scratchpad"),
+                                          ("accumulators", c, hw.acc_rows, "accumulator")):
+            if region.end > limit:
+                raise ScheduleError(f"{self.describe()} does not fit: {name} need {nbuf}x{region.rows} {mem} rows "
+                                    f"from row {region.start}, past the {limit} the {mem} has")
+        if a.start < b.end and b.start < a.end:
+            raise ScheduleError(f"{self.describe()} does not fit: input (rows {a.start}..{a.end - 1}) and weights "
+                                f"(rows {b.start}..{b.end - 1}) overlap; choose other banks")
+        return ConvPlan(a, b, c, in_plane, w_plane, acc_plane)
+
+    def describe(self) -> str:
+        t = self.tiles()
+        return (f"tiles b{t.b} oh{t.oh} ow{t.ow} k{t.k} kh{t.kh} kw{t.kw} c{t.c}, "
+                f"{'double' if self.double_buffer else 'single'}-buffered")
+
+
+@dataclass(frozen=True)
+class ConvSchedule(ConvScheduleBase):
+    """Direct conv2d, weight-stationary.
+
+    tile_b / tile_oh / tile_ow: images, output rows and output columns (pixels)
+    per output tile; tile_k / tile_c: output / input channels in ``dim`` blocks;
+    tile_kh / tile_kw: kernel taps per reduction tile. loop_order: the output
+    tile loops, outermost first (reduction tiles kh, kw, c are innermost).
+    mvin_blocks: dim-wide channel blocks per mvin. in_bank / w_bank / acc_bank:
+    where each region starts (weights pack after the input when both name one bank).
+    """
+
+    tile_b: int
+    tile_oh: int
+    tile_ow: int
+    tile_k: int
+    tile_kh: int
+    tile_kw: int
+    tile_c: int
+    loop_order: str = "bhwk"
+    double_buffer: bool = True
+    mvin_blocks: int = 1
+    in_bank: int = 0
+    w_bank: int = 0
+    acc_bank: int = 0
+
+    OP: ClassVar[str] = "conv2d"
+    ORDER: ClassVar[str] = "bhwk"
+
+    def tiles(self) -> Tiles:
+        return Tiles(self.tile_b, self.tile_oh, self.tile_ow, self.tile_k, self.tile_kh, self.tile_kw, self.tile_c)
+
+
+@dataclass(frozen=True)
+class DepthwiseSchedule(ConvScheduleBase):
+    """Depthwise conv: as :class:`ConvSchedule`, with one channel tile (tile_c blocks) for input and output."""
+
+    tile_b: int
+    tile_oh: int
+    tile_ow: int
+    tile_c: int
+    tile_kh: int
+    tile_kw: int
+    loop_order: str = "bhwc"
+    double_buffer: bool = True
+    mvin_blocks: int = 1
+    in_bank: int = 0
+    w_bank: int = 0
+    acc_bank: int = 0
+
+    OP: ClassVar[str] = "depthwise"
+    ORDER: ClassVar[str] = "bhwc"
+
+    def tiles(self) -> Tiles:
+        return Tiles(self.tile_b, self.tile_oh, self.tile_ow, self.tile_c, self.tile_kh, self.tile_kw, self.tile_c)
