@@ -34,6 +34,9 @@ FORMAT_VERSION = 1
 ROLES = ("input", "output", "scratch")
 DTYPES = ("int8", "int32")
 DRAM_ALIGN = 64
+# The DRAM address space of a program. The functional model and the harness each hold
+# DRAM as one dense array, so this is what a run may allocate (the harness accepts 2^36).
+MAX_DRAM_BYTES = 1 << 32
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,8 @@ class Buffer:
             raise ISAError(f"buffer {self.name}: dtype {self.dtype!r} not one of {DTYPES}")
         if not self.shape or any(not isinstance(s, int) or s < 1 for s in self.shape):
             raise ISAError(f"buffer {self.name}: shape {self.shape!r} must be positive integers")
+        if not isinstance(self.addr, int) or isinstance(self.addr, bool) or self.addr < 0:
+            raise ISAError(f"buffer {self.name}: address {self.addr!r} must be a non-negative integer")
 
     @property
     def itemsize(self) -> int:
@@ -106,6 +111,11 @@ class Program:
     def check_inputs(self, inputs: Mapping[str, np.ndarray]) -> None:
         if not isinstance(inputs, Mapping):
             raise ValueError(f"inputs must be a dict of name -> ndarray, got {type(inputs).__name__}")
+        wanted = sorted(b.name for b in self.buffers.values() if b.role == "input")
+        unknown = sorted(set(inputs) - set(wanted))
+        if unknown:
+            raise ValueError(f"inputs: {', '.join(map(repr, unknown))} name no input buffer of the program "
+                             f"(its inputs: {', '.join(wanted) or 'none'})")
         for buf in self.buffers.values():
             if buf.role != "input":
                 continue
@@ -206,6 +216,8 @@ class Program:
                 raise ISAError(f"program file: buffer {bname!r} has bad role/dtype codes {role}/{dtype}")
             shape = r.unpack(f"<{ndim}Q")
             (addr,) = r.unpack("<Q")
+            if bname in buffers:
+                raise ISAError(f"program file: buffer {bname!r} declared twice")
             buffers[bname] = Buffer(bname, ROLES[role], DTYPES[dtype], tuple(shape), addr)
         r.unpack("<Q")  # dram_size, derived from the buffers
         (n_instr,) = r.unpack("<Q")
@@ -238,6 +250,8 @@ class Program:
             data = path.read_bytes()
         except FileNotFoundError:
             raise ISAError(f"program file {str(path)!r} does not exist") from None
+        except OSError as exc:
+            raise ISAError(f"cannot read program file {str(path)!r}: {exc.strerror or exc}") from None
         if data.startswith(MAGIC):
             return cls.from_bytes(data)[0]
         try:
