@@ -7,6 +7,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from isa import HardwareConfig, Program
+from isa.program import MAX_DRAM_BYTES
 from simulators.base import RunResult
 from simulators.base import run as run_backend
 
@@ -26,13 +27,41 @@ def resolve_schedule(op: Op, hw: HardwareConfig, schedule: Any = None, db: str |
     return load_schedule(schedule, op.KIND)
 
 
+# Work past these takes minutes to lower and gigabytes to hold; allow_large=True lifts them.
+MAX_INSTRUCTIONS = 10_000_000
+MAX_DRAM_FOOTPRINT = 1 << 30
+
+
+class SizeError(ValueError):
+    """An op too large to lower (or to hold in DRAM) without asking for it."""
+
+
+def check_size(op: Op, hw: HardwareConfig, allow_large: bool = False) -> None:
+    """Refuse, with the numbers, an op whose lowering cannot fit; ``allow_large`` lifts the
+    soft limits, never the DRAM address space of a program."""
+    est = op.size_estimate(hw)
+    over = []
+    if est.dram_bytes > MAX_DRAM_BYTES:
+        raise SizeError(f"{op.key} needs {est.dram_bytes:,} bytes of DRAM, more than a program's address space "
+                        f"({MAX_DRAM_BYTES:,} bytes)")
+    if est.instructions > MAX_INSTRUCTIONS:
+        over.append(f"at least {est.instructions:,} instructions (limit {MAX_INSTRUCTIONS:,})")
+    if est.dram_bytes > MAX_DRAM_FOOTPRINT:
+        over.append(f"{est.dram_bytes:,} bytes of DRAM (limit {MAX_DRAM_FOOTPRINT:,})")
+    if over and not allow_large:
+        raise SizeError(f"{op.key} on {hw.name} needs {' and '.join(over)}; pass allow_large=True "
+                        "(CLI: --allow-large) if you mean it")
+
+
 def compile(op: Op, hw: HardwareConfig | str = "gemmini", schedule: Any = None, *,
-            db: str | Path | None = None) -> Program:
+            db: str | Path | None = None, allow_large: bool = False) -> Program:
     """Lower ``op`` for ``hw`` under ``schedule``: None/"default" (the library heuristic), "best"
-    (the best record in ``db``), a Schedule, a dict of knobs, or a JSON file of knobs."""
+    (the best record in ``db``), a Schedule, a dict of knobs, or a JSON file of knobs.
+    An op past the size limits (see :func:`check_size`) needs ``allow_large=True``."""
     if not isinstance(op, Op):
         raise ValueError(f"op must be an op such as tk.matmul(...), got {type(op).__name__}")
     hw = HardwareConfig.resolve(hw)
+    check_size(op, hw, allow_large)
     return lower(op, resolve_schedule(op, hw, schedule, db), hw)
 
 
