@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from isa import (
     PRESETS, Buffer, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, ISAError, Mvin, Mvout, Preload, Program,
-    acc_addr, layout,
+    acc_addr,
 )
 from isa.checker import BufferTableError, ProgramError, check
 from isa.program import MAX_DRAM_BYTES

@@ -132,7 +132,8 @@ class Database:
     def __init__(self, path: str | Path = ":memory:") -> None:
         self.path = str(path)
         try:
-            self.conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)  # autocommit: one record, one commit
+            # autocommit: one record, one commit
+            self.conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
             self._check_ours()  # before anything writes: a file of another kind stays untouched
             if self.path != ":memory:":
                 self.conn.execute("PRAGMA journal_mode=WAL")

@@ -39,8 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        epilog="example: systolic asm matmul --m 30 --n 20 --k 70 --config tiny -o mm.s")
     add_op_args(p)
     add_schedule_args(p)
-    p.add_argument("-o", "--output", metavar="FILE", type=output_file, help="write here (.s: assembly, else binary program file); "
-                                                         "default: assembly to stdout")
+    p.add_argument("-o", "--output", metavar="FILE", type=output_file,
+                   help="write here (.s: assembly, else binary program file); default: assembly to stdout")
     p.set_defaults(func=cmd_asm)
 
     p = sub.add_parser("exec", help="run an assembly or binary program file on .npy inputs",

@@ -33,8 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=positive_int, default=None, help="local measuring processes (default: CPU count)")
     p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address (tcp://host:8786) to measure on")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--timeout", type=positive_float, default=600.0, help="seconds per candidate before it counts as hung")
-    p.add_argument("--batch-size", type=positive_int, default=None, help="candidates per batch (default max(8, workers))")
+    p.add_argument("--timeout", type=positive_float, default=600.0,
+                   help="seconds per candidate before it counts as hung")
+    p.add_argument("--batch-size", type=positive_int, default=None,
+                   help="candidates per batch (default max(8, workers))")
     p.add_argument("--no-transfer", action="store_true", help="ignore records of other workloads")
     p.add_argument("--show-space", action="store_true", help="print the search space and exit")
     p.add_argument("--plot", metavar="CURVE.png", type=output_file, help="plot best cycles against trials")
