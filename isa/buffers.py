@@ -10,6 +10,9 @@ from .instructions import ISAError
 ROLES = ("input", "output", "scratch")
 DTYPES = ("int8", "int32")
 DRAM_ALIGN = 64
+# The DRAM address space of a program. The functional model and the harness each hold
+# DRAM as one dense array, so this is what a run may allocate (the harness accepts 2^36).
+MAX_DRAM_BYTES = 1 << 32
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,8 @@ class Buffer:
             raise ISAError(f"buffer {self.name}: dtype {self.dtype!r} not one of {DTYPES}")
         if not self.shape or any(not isinstance(s, int) or s < 1 for s in self.shape):
             raise ISAError(f"buffer {self.name}: shape {self.shape!r} must be positive integers")
+        if not isinstance(self.addr, int) or isinstance(self.addr, bool) or self.addr < 0:
+            raise ISAError(f"buffer {self.name}: address {self.addr!r} must be a non-negative integer")
 
     @property
     def itemsize(self) -> int:

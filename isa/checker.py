@@ -1,9 +1,12 @@
 """Static check of a program against its hardware, before any backend runs it.
 
-It follows the config state (load/store strides, block strides, A/C strides,
-the pending preload) without moving data, so every address a run would touch is
-known to be in range. Backends may then run the program without checks of their
-own; a failure names the instruction's index and its assembly text.
+It is the one authority the backends agree with: whatever it accepts, the
+functional model and the RTL run to the same bits. It checks the buffer table
+(names, DRAM range, no overlaps), then follows the config state (load/store
+strides, block strides, A/C strides, the pending preload) without moving data,
+so every address a run would touch is known to be in range. Backends run the
+program without checks of their own; a failure names the buffer, or the
+instruction's index and its assembly text.
 """
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from .instructions import (
     ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd,
     ConfigSt, Fence, Flush, Instruction, ISAError, Mvin, Mvout, Preload,
 )
+from .buffers import MAX_DRAM_BYTES
 from .program import Program
 
 
@@ -23,9 +27,30 @@ class ProgramError(ISAError):
         self.index, self.text, self.reason = index, text, reason
 
 
+class BufferTableError(ISAError):
+    """A buffer table that no backend can lay out in DRAM."""
+
+
 def check(prog: Program) -> None:
-    """Raise :class:`ProgramError` at the first instruction that cannot run."""
+    """Raise :class:`BufferTableError` for a bad buffer table, else :class:`ProgramError`
+    at the first instruction that cannot run."""
+    check_buffers(prog)
     _Checker(prog).run()
+
+
+def check_buffers(prog: Program) -> None:
+    """Every buffer filed under its own name, inside the DRAM address space, none overlapping."""
+    for key, buf in prog.buffers.items():
+        if key != buf.name:
+            raise BufferTableError(f"buffer {buf.name!r} is filed under the name {key!r}")
+        if buf.end > MAX_DRAM_BYTES:
+            raise BufferTableError(f"buffer {buf.name!r} at {buf.addr:#x} ({buf.nbytes} bytes) ends past the "
+                                   f"{MAX_DRAM_BYTES:#x}-byte DRAM address space")
+    spans = sorted(prog.buffers.values(), key=lambda b: b.addr)
+    for first, second in zip(spans, spans[1:]):
+        if second.addr < first.end:
+            raise BufferTableError(f"buffers {first.name!r} ({first.addr:#x}..{first.end - 1:#x}) and "
+                                   f"{second.name!r} ({second.addr:#x}..{second.end - 1:#x}) overlap")
 
 
 class _Checker:
@@ -34,7 +59,7 @@ class _Checker:
         self.ld: dict[int, ConfigLd] = {}
         self.st: ConfigSt | None = None
         self.ex: ConfigEx | None = None
-        self.preloaded = False      # a preload waits for its compute
+        self.preloaded: Preload | None = None   # a preload waits for its compute
         self.weights = False        # the array holds weights
 
     def run(self) -> None:
@@ -85,6 +110,8 @@ class _Checker:
             return "output-stationary dataflow is not implemented (use dataflow=ws)"
         if ins.a_transpose or ins.b_transpose:
             return "transposed operands are not implemented"
+        if ins.a_stride < 1 or ins.c_stride < 1:
+            return "a_stride and c_stride must be at least 1 (rows of A and C are distinct)"
         self.ex = ins
         return None
 
@@ -127,23 +154,24 @@ class _Checker:
         return self._dram(ins.dram, ins.rows, self.st.dram_stride, ins.cols * itemsize)
 
     def preload(self, ins: Preload) -> str | None:
-        if self.preloaded:
+        if self.preloaded is not None:
             return "preload while an earlier preload still waits for its compute"
         for what in ("b_rows", "b_cols", "c_rows", "c_cols"):
             if reason := self._dim(what, getattr(ins, what)):
                 return reason
         if ins.b != GARBAGE and ins.b & ACC_BIT:
             return "b: weights come from the scratchpad, not the accumulator"
+        # C's first row and flags now; all its rows at the compute, with the c_stride in force then
         if reason := (self._rows(ins.b, "b", 0, ins.b_rows, 1, write=False)
-                      or self._rows(ins.c, "c", 0, ins.c_rows, self.ex.c_stride if self.ex else 1, write=True)):
+                      or self._rows(ins.c, "c", 0, 1, 1, write=True)):
             return reason
-        self.preloaded = True
+        self.preloaded = ins
         return None
 
     def compute(self, ins: ComputePreloaded) -> str | None:
         if self.ex is None:
             return "no config_ex before this compute"
-        if not self.preloaded:
+        if self.preloaded is None:
             return "compute without a preload before it (the preload names C)"
         if isinstance(ins, ComputeAccumulated) and not self.weights:
             return "compute_accumulated with no weights in the array (use compute_preloaded first)"
@@ -153,10 +181,12 @@ class _Checker:
         for what in ("a", "d"):
             if getattr(ins, what) != GARBAGE and getattr(ins, what) & ACC_BIT:
                 return f"{what}: operands come from the scratchpad, not the accumulator"
+        c = self.preloaded
         if reason := (self._rows(ins.a, "a", 0, ins.a_rows, self.ex.a_stride, write=False)
-                      or self._rows(ins.d, "d", 0, ins.d_rows, 1, write=False)):
+                      or self._rows(ins.d, "d", 0, ins.d_rows, 1, write=False)
+                      or self._rows(c.c, "c (of the preload)", 0, c.c_rows, self.ex.c_stride, write=True)):
             return reason
-        self.preloaded = False
+        self.preloaded = None
         self.weights = True
         return None
 

@@ -22,6 +22,17 @@ class ConfigError(ValueError):
     """A hardware configuration field is missing, unknown or out of range."""
 
 
+# Upper bounds that keep every field inside the widths it travels through: the program
+# file and the harness hold each field as a u32, the RTL parameters are 32-bit ints, and
+# an mvin's column count (dim x max_block_len) is a 16-bit field. Beyond these a config
+# would fail late, as a compiler error or a struct.error, instead of here.
+LIMITS: dict[str, int] = {
+    "dim": 64, "sp_kib": 1 << 20, "sp_banks": 1 << 10, "acc_kib": 1 << 20, "acc_banks": 1 << 10,
+    "dma_beat_bytes": 1 << 12, "max_block_len": 64, "dram_latency": 1 << 20,
+    "ld_queue": 64, "ex_queue": 64, "st_queue": 64,
+}
+
+
 def _is_pow2(x: int) -> bool:
     return x > 0 and (x & (x - 1)) == 0
 
@@ -57,8 +68,10 @@ class HardwareConfig:
                 continue
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"HardwareConfig.{f.name} must be a positive integer, got {value!r}")
-        if not _is_pow2(self.dim) or self.dim > 64:
-            raise ConfigError(f"HardwareConfig.dim must be a power of two <= 64, got {self.dim}")
+            if value > LIMITS[f.name]:
+                raise ConfigError(f"HardwareConfig.{f.name}={value} is above its limit of {LIMITS[f.name]}")
+        if not _is_pow2(self.dim):
+            raise ConfigError(f"HardwareConfig.dim must be a power of two <= {LIMITS['dim']}, got {self.dim}")
         for bank_field in ("sp_banks", "acc_banks"):
             if not _is_pow2(getattr(self, bank_field)):
                 raise ConfigError(f"HardwareConfig.{bank_field} must be a power of two, got {getattr(self, bank_field)}")
@@ -74,6 +87,12 @@ class HardwareConfig:
             raise ConfigError(f"HardwareConfig.dma_beat_bytes must be a power of two >= 4, got {self.dma_beat_bytes}")
         if self.sp_rows >= 1 << 29 or self.acc_rows >= 1 << 29:
             raise ConfigError("HardwareConfig memories exceed the 29-bit local address space")
+
+    @property
+    def watchdog_cycles(self) -> int:
+        """Cycles without progress after which a simulation counts as deadlocked: a DMA read
+        makes no progress for ``dram_latency`` cycles, so the threshold grows with it."""
+        return 100_000 + 4 * self.dram_latency
 
     # ---- derived sizes -------------------------------------------------
     @property
@@ -119,6 +138,8 @@ class HardwareConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "HardwareConfig":
+        if not isinstance(data, dict):
+            raise ConfigError(f"a hardware config is a table of fields, got {type(data).__name__} {data!r:.60}")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -135,9 +156,17 @@ class HardwareConfig:
             raise ConfigError(f"hardware config file {str(path)!r} does not exist") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"hardware config file {str(path)!r} is not valid TOML: {exc}") from None
+        except OSError as exc:
+            raise ConfigError(f"cannot read hardware config file {str(path)!r}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"hardware config file {str(path)!r} is not text") from None
         data = data.get("hardware", data)
-        data.setdefault("name", path.stem)
-        return cls.from_dict(data)
+        if isinstance(data, dict):
+            data = {"name": path.stem, **data}
+        try:
+            return cls.from_dict(data)
+        except ConfigError as exc:
+            raise ConfigError(f"hardware config file {str(path)!r}: {exc}") from None
 
     def to_toml(self) -> str:
         lines = ["[hardware]"]

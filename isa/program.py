@@ -60,6 +60,11 @@ class Program:
     def check_inputs(self, inputs: Mapping[str, np.ndarray]) -> None:
         if not isinstance(inputs, Mapping):
             raise ValueError(f"inputs must be a dict of name -> ndarray, got {type(inputs).__name__}")
+        wanted = sorted(b.name for b in self.buffers.values() if b.role == "input")
+        unknown = sorted(set(inputs) - set(wanted))
+        if unknown:
+            raise ValueError(f"inputs: {', '.join(map(repr, unknown))} name no input buffer of the program "
+                             f"(its inputs: {', '.join(wanted) or 'none'})")
         for buf in self.buffers.values():
             if buf.role != "input":
                 continue
@@ -158,6 +163,8 @@ class Program:
                 raise ISAError(f"program file: buffer {bname!r} has bad role/dtype codes {role}/{dtype}")
             shape = r.unpack(f"<{ndim}Q")
             (addr,) = r.unpack("<Q")
+            if bname in buffers:
+                raise ISAError(f"program file: buffer {bname!r} declared twice")
             buffers[bname] = Buffer(bname, ROLES[role], DTYPES[dtype], tuple(shape), addr)
         r.unpack("<Q")  # dram_size, derived from the buffers
         (n_instr,) = r.unpack("<Q")
@@ -190,6 +197,8 @@ class Program:
             data = path.read_bytes()
         except FileNotFoundError:
             raise ISAError(f"program file {str(path)!r} does not exist") from None
+        except OSError as exc:
+            raise ISAError(f"cannot read program file {str(path)!r}: {exc.strerror or exc}") from None
         if data.startswith(MAGIC):
             return cls.from_bytes(data)[0]
         try:

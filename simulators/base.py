@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import inspect
+import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -12,6 +14,21 @@ from isa import Program
 
 class BackendError(RuntimeError):
     """A backend could not run (missing tool or device, failed build, hung simulation)."""
+
+
+class ToolchainError(BackendError):
+    """The backend itself cannot run any program here (missing tool, failed build, unusable
+    cache): no fault of the program it was given."""
+
+
+def positive_limit(name: str, value: Any, kind: type = int) -> Any:
+    """A run limit: None (no limit) or a positive, finite ``kind``; zero and negatives are errors, not "off"."""
+    if value is None:
+        return None
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    if not ok or (kind is int and value != int(value)):
+        raise ValueError(f"{name} must be a positive {'integer' if kind is int else 'number'}, got {value!r}")
+    return kind(value)
 
 
 @dataclass

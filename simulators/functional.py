@@ -156,8 +156,8 @@ _DISPATCH = {
 def run(program: Program, inputs: Mapping[str, np.ndarray]) -> RunResult:
     """Run ``program`` on ``inputs``; cycles are None (this model has no timing)."""
     start = time.perf_counter()
-    dram = program.dram_image(inputs)
     check(program)
+    dram = program.dram_image(inputs)
     model = FunctionalModel(program, dram)
     dispatch = _DISPATCH
     for ins in program.instructions:

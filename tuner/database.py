@@ -56,6 +56,21 @@ CREATE TABLE IF NOT EXISTS features (
 """
 
 
+def _schema_columns() -> frozenset[str]:
+    mem = sqlite3.connect(":memory:")
+    mem.executescript(_SCHEMA)
+    columns = frozenset(row[1] for row in mem.execute("PRAGMA table_info(records)"))
+    mem.close()
+    return columns
+
+
+_COLUMNS = _schema_columns()
+
+
+class DatabaseError(ValueError):
+    """A file that cannot serve as a tuning database: not SQLite, another program's, unreachable."""
+
+
 def schedule_key(schedule: Schedule | dict[str, Any]) -> str:
     """Canonical JSON of a schedule's knobs: the identity of a record within a workload."""
     knobs = schedule.to_dict() if isinstance(schedule, Schedule) else schedule
@@ -113,12 +128,34 @@ class Database:
 
     def __init__(self, path: str | Path = ":memory:") -> None:
         self.path = str(path)
-        self.conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)  # autocommit: one record, one commit
-        if self.path != ":memory:":
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a committed record survives a killed process
-        self.conn.execute("PRAGMA foreign_keys=ON")
-        self.conn.executescript(_SCHEMA)
+        try:
+            # autocommit: one record, one commit
+            self.conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            self._check_ours()  # before anything writes: a file of another kind stays untouched
+            if self.path != ":memory:":
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a committed record survives a kill
+            self.conn.execute("PRAGMA foreign_keys=ON")
+            self.conn.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            if hasattr(self, "conn"):
+                self.conn.close()
+            hint = " (does its directory exist?)" if "unable to open" in str(exc) else ""
+            raise DatabaseError(f"tuning database {self.path!r} cannot be used: {exc}{hint}") from None
+
+    def _check_ours(self) -> None:
+        """An empty file, or one with our records table; anything else is another program's data."""
+        tables = {name for (name,) in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables:
+            return
+        if "records" not in tables:
+            raise DatabaseError(f"{self.path!r} is an SQLite database but not a tuning database (its tables: "
+                                f"{', '.join(sorted(tables))}); it was left untouched")
+        have = {row[1] for row in self.conn.execute("PRAGMA table_info(records)")}
+        missing = sorted(_COLUMNS - have)
+        if missing:
+            raise DatabaseError(f"{self.path!r} has a records table without the column(s) {', '.join(missing)}: "
+                                "not a tuning database of this toolkit; it was left untouched")
 
     def close(self) -> None:
         self.conn.close()

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from isa import HardwareConfig
+from simulators.base import ToolchainError
 from toolkit.kinds import KINDS
 from toolkit.kinds import from_dict as op_from_dict
 from toolkit.ops import Op
@@ -114,6 +115,8 @@ def run_candidate(op: dict[str, Any], hw: dict[str, Any], knobs: dict[str, Any],
         return MeasureResult("ok", int(res.cycles), dict(res.counters), "", time.perf_counter() - start)
     except _Timeout:
         return MeasureResult("timeout", error=f"no result within {timeout:g} s", wall_s=time.perf_counter() - start)
+    except ToolchainError:
+        raise                 # the backend cannot run anything here: no candidate's fault, no record
     except Exception as exc:  # a bad candidate is a record, not the end of tuning
         return MeasureResult("error", error=f"{type(exc).__name__}: {exc}"[:2000], wall_s=time.perf_counter() - start)
     finally:
@@ -174,7 +177,12 @@ class Measurer:
                 yield i, fut.result()
             except cf.BrokenExecutor:
                 broken.append(i)  # some candidate killed the pool: find out which, one at a time
-            except Exception as exc:  # a remote worker died (Dask: KilledWorker) or the executor failed
+            except Exception as exc:
+                # run_candidate returns every fault of a candidate; what escapes it is the
+                # measurement's own failure (toolchain, pickling, executor), never recorded as the
+                # candidate's, except a Dask worker the candidate killed
+                if type(exc).__name__ != "KilledWorker":
+                    raise
                 yield i, MeasureResult("crash", error=f"{type(exc).__name__}: {exc}"[:2000])
         for i in sorted(broken):
             yield i, self._isolated(op, hw, schedules[i])

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 
 from ..suites import available_suites, format_table, load_suite, plot, run_suite, write_csv
+from ..cli_errors import output_file, positive_int
 from .common import add_hardware_args, hardware
 
 
@@ -23,9 +24,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--db", default=None, help="tuning database for --schedule best")
     add_hardware_args(p)
     p.add_argument("--layers", metavar="PATTERN[,PATTERN]", help="only layers whose name matches a glob pattern")
-    p.add_argument("--limit", type=int, metavar="N", help="only the first N (selected) layers")
-    p.add_argument("--csv", nargs="?", const="bench.csv", metavar="OUT.csv", help="write the table as CSV")
-    p.add_argument("--plot", nargs="?", const="bench.png", metavar="OUT.png", help="plot utilization per layer")
+    p.add_argument("--limit", type=positive_int, metavar="N", help="only the first N (selected) layers")
+    p.add_argument("--csv", nargs="?", const="bench.csv", type=output_file, metavar="OUT.csv",
+                   help="write the table as CSV")
+    p.add_argument("--plot", nargs="?", const="bench.png", type=output_file, metavar="OUT.png",
+                   help="plot utilization per layer")
     p.add_argument("--no-cpu", action="store_true", help="skip the CPU backend's timing")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -39,6 +39,8 @@ def add_op_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--relu", action="store_true", help="apply ReLU to the output")
     g.add_argument("--scale", type=float, default=1.0, help="float32 output scale (default 1.0)")
     g.add_argument("--out-dtype", choices=("int8", "int32"), default="int8")
+    p.add_argument("--allow-large", action="store_true",
+                   help="lower an op past the size limits (10M instructions, 1 GiB of DRAM)")
     add_hardware_args(p)
 
 

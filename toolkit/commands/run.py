@@ -12,6 +12,7 @@ from simulators.base import RunResult
 
 from ..api import compile as compile_op
 from ..api import run as run_program
+from ..cli_errors import output_dir, output_file, positive_float, positive_int
 from .common import add_op_args, add_schedule_args, hardware, op_from_args
 
 BACKENDS = ("functional", "verilator", "cpu", "gpu")
@@ -27,17 +28,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_schedule_args(p)
     p.add_argument("--backend", choices=BACKENDS, default="functional")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    p.add_argument("--trace", metavar="OUT.json", help="verilator: per-instruction Chrome trace (open in Perfetto)")
-    p.add_argument("--wave", metavar="OUT.fst", help="verilator: FST waveform")
-    p.add_argument("--clock-ghz", type=float, default=1.0, help="clock used to convert cycles to time")
+    p.add_argument("--trace", metavar="OUT.json", type=output_file,
+                   help="verilator: per-instruction Chrome trace (open in Perfetto)")
+    p.add_argument("--wave", metavar="OUT.fst", type=output_file, help="verilator: FST waveform")
+    p.add_argument("--clock-ghz", type=positive_float, default=1.0, help="clock used to convert cycles to time")
+    add_limit_args(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("asm", help="write the assembly of a lowered op",
                        epilog="example: systolic asm matmul --m 30 --n 20 --k 70 --config tiny -o mm.s")
     add_op_args(p)
     add_schedule_args(p)
-    p.add_argument("-o", "--output", metavar="FILE", help="write here (.s: assembly, else binary program file); "
-                                                         "default: assembly to stdout")
+    p.add_argument("-o", "--output", metavar="FILE", type=output_file,
+                   help="write here (.s: assembly, else binary program file); default: assembly to stdout")
     p.set_defaults(func=cmd_asm)
 
     p = sub.add_parser("exec", help="run an assembly or binary program file on .npy inputs",
@@ -45,18 +48,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("program", help="assembly (.s) or binary program file")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy", help="one per input buffer")
     p.add_argument("--backend", choices=("functional", "verilator"), default="functional")
-    p.add_argument("--out", metavar="DIR", help="write each output buffer to DIR/NAME.npy")
+    p.add_argument("--out", metavar="DIR", type=output_dir, help="write each output buffer to DIR/NAME.npy")
+    add_limit_args(p)
     p.set_defaults(func=cmd_exec)
 
 
+def add_limit_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("verilator run limits (each must be positive)")
+    g.add_argument("--cycle-limit", type=positive_int, metavar="CYCLES", help="stop after this many cycles")
+    g.add_argument("--watchdog", type=positive_int, metavar="CYCLES",
+                   help="cycles without progress that count as a deadlock (default: 100000 + 4 x dram_latency)")
+    g.add_argument("--timeout", type=positive_float, metavar="SECONDS", help="wall-clock limit of the simulation")
+
+
 def _backend_options(args: argparse.Namespace) -> dict:
-    opts = {}
-    if getattr(args, "trace", None):
-        opts["log"] = True
-    if getattr(args, "wave", None):
-        opts["wave"] = args.wave
+    opts = {"log": bool(getattr(args, "trace", None)), "wave": getattr(args, "wave", None),
+            "cycle_limit": args.cycle_limit, "watchdog": args.watchdog, "timeout": args.timeout}
+    opts = {name: value for name, value in opts.items() if value}
     if opts and args.backend != "verilator":
-        raise ValueError("--trace and --wave need --backend verilator")
+        flags = ", ".join("--trace" if name == "log" else "--" + name.replace("_", "-") for name in opts)
+        raise ValueError(f"{flags}: only the verilator backend takes these (add --backend verilator)")
     return opts
 
 
@@ -75,7 +86,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     opts = _backend_options(args)
     op = op_from_args(args)
     hw = hardware(args)
-    prog = compile_op(op, hw, args.schedule, db=args.db)
+    prog = compile_op(op, hw, args.schedule, db=args.db, allow_large=args.allow_large)
     inputs = op.random_inputs(args.seed)
     res = run_program(prog, inputs, args.backend, **opts)
     ref = op.reference(inputs)
@@ -97,7 +108,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_asm(args: argparse.Namespace) -> int:
-    prog = compile_op(op_from_args(args), hardware(args), args.schedule, db=args.db)
+    prog = compile_op(op_from_args(args), hardware(args), args.schedule, db=args.db, allow_large=args.allow_large)
     if args.output:
         prog.save(args.output)
         print(f"wrote {len(prog)} instructions to {args.output}")
@@ -120,8 +131,9 @@ def _load_inputs(specs: list[str]) -> dict[str, np.ndarray]:
 
 
 def cmd_exec(args: argparse.Namespace) -> int:
+    opts = _backend_options(args)
     prog = Program.load(args.program)
-    res = run_program(prog, _load_inputs(args.input), args.backend)
+    res = run_program(prog, _load_inputs(args.input), args.backend, **opts)
     print_result(res, prog)
     for name, arr in res.outputs.items():
         if args.out:

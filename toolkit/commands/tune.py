@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..cli_errors import output_file, positive_float, positive_int
 from .common import add_op_args, hardware, op_from_args
 
 if TYPE_CHECKING:
@@ -24,30 +25,33 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog="example: systolic tune matmul --m 256 --n 256 --k 256 --trials 200 --db tuning.db; then "
                "systolic run matmul --m 256 --n 256 --k 256 --schedule best --db tuning.db")
     add_op_args(p)
-    p.add_argument("--trials", type=int, default=200, help="measurement budget in the db (default 200)")
-    p.add_argument("--db", default="tuning.db", help="SQLite tuning database (default tuning.db)")
+    p.add_argument("--trials", type=positive_int, default=200, help="measurement budget in the db (default 200)")
+    p.add_argument("--db", default="tuning.db", type=output_file, help="SQLite tuning database (default tuning.db)")
     p.add_argument("--tuner", choices=TUNER_NAMES, default="model", help="search strategy (default model)")
     p.add_argument("--backend", choices=TUNE_BACKENDS, default="verilator",
                    help="cycle source: verilator (RTL) or stand-in (analytical model, NOT RTL; for quick trials)")
-    p.add_argument("--workers", type=int, default=None, help="local measuring processes (default: CPU count)")
+    p.add_argument("--workers", type=positive_int, default=None, help="local measuring processes (default: CPU count)")
     p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address (tcp://host:8786) to measure on")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds per candidate before it counts as hung")
-    p.add_argument("--batch-size", type=int, default=None, help="candidates per batch (default max(8, workers))")
+    p.add_argument("--timeout", type=positive_float, default=600.0,
+                   help="seconds per candidate before it counts as hung")
+    p.add_argument("--batch-size", type=positive_int, default=None,
+                   help="candidates per batch (default max(8, workers))")
     p.add_argument("--no-transfer", action="store_true", help="ignore records of other workloads")
     p.add_argument("--show-space", action="store_true", help="print the search space and exit")
-    p.add_argument("--plot", metavar="CURVE.png", help="plot best cycles against trials")
+    p.add_argument("--plot", metavar="CURVE.png", type=output_file, help="plot best cycles against trials")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_tune)
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
     from tuner.api import tune
+
+    from ..limits import check_size
     from tuner.space import Space
 
     op, hw = op_from_args(args), hardware(args)
-    if args.trials < 1:
-        raise ValueError(f"--trials must be a positive integer, got {args.trials}")
+    check_size(op, hw, args.allow_large)   # before the space is built
     space = Space(op, hw)
     if args.show_space:
         print(space.summary())
@@ -56,7 +60,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         print("note: --backend stand-in times candidates with the analytical stand-in model, not the RTL")
     result = tune(op, hw, trials=args.trials, tuner=args.tuner, backend=args.backend, db=args.db,
                   workers=args.workers, seed=args.seed, scheduler=args.scheduler, progress=not args.quiet,
-                  timeout=args.timeout, batch_size=args.batch_size, transfer_learning=not args.no_transfer, space=space)
+                  timeout=args.timeout, batch_size=args.batch_size, transfer_learning=not args.no_transfer, space=space,
+                  allow_large=args.allow_large)
     print(result.summary())
     if args.plot:
         plot_curve(result, args.plot)

@@ -1,0 +1,62 @@
+"""Hypothesis strategies for whole programs on the tiny preset: a fixed buffer table and
+random instructions whose fields mostly land in range, so that the static checker accepts
+many of them and rejects the rest for every reason it has."""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from isa import (
+    GARBAGE, PRESETS, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Fence, Flush, Mvin, Mvout,
+    Preload, Program, acc_addr, layout,
+)
+
+HW = PRESETS["tiny"]                       # dim 4, 1024 scratchpad rows, 64 accumulator rows, blocks of 2
+BUFFERS = layout([("X", "input", "int8", (8, 8)), ("Y", "input", "int32", (4, 8)),
+                  ("O", "output", "int8", (8, 8)), ("P", "output", "int32", (4, 8))])
+DRAM_SIZE = max(b.end for b in BUFFERS.values())
+
+SCALES = st.sampled_from([1.0, 0.5, 0.37, 2.0, -1.25, 0.011])
+SP = st.integers(0, 24)
+ACC = st.integers(0, 16)
+SMALL = st.integers(1, 4)
+DRAM = st.integers(0, DRAM_SIZE - 1)
+SP_OR_GARBAGE = st.one_of(SP, st.just(GARBAGE))
+WRITE_LOCAL = st.one_of(SP, st.just(GARBAGE),
+                        st.builds(lambda r, a: acc_addr(r, accumulate=a), ACC, st.booleans()))
+READ_LOCAL = st.one_of(SP, st.builds(lambda r, f: acc_addr(r, full=f), ACC, st.booleans()))
+
+CONFIG_LD = st.builds(ConfigLd, dram_stride=st.sampled_from([0, 4, 8, 16, 32]), state=st.integers(0, 2),
+                      shrink=st.integers(0, 1), block_stride=st.integers(0, 10), scale=SCALES)
+CONFIG_EX = st.builds(ConfigEx, activation=st.integers(0, 1), a_stride=st.integers(0, 3), acc_scale=SCALES,
+                      c_stride=st.integers(0, 2))
+CONFIG_ST = st.builds(ConfigSt, dram_stride=st.sampled_from([4, 8, 16, 32]), activation=st.integers(0, 1),
+                      acc_scale=SCALES)
+MVIN = st.builds(Mvin, dram=DRAM, local=WRITE_LOCAL, rows=SMALL, cols=st.integers(1, 8), state=st.integers(0, 2))
+MVOUT = st.builds(Mvout, dram=DRAM, local=READ_LOCAL, rows=SMALL, cols=SMALL)
+PRELOAD = st.builds(Preload, b=SP_OR_GARBAGE, b_rows=SMALL, b_cols=SMALL, c=WRITE_LOCAL, c_rows=SMALL, c_cols=SMALL)
+COMPUTE = st.builds(lambda cls, *args: cls(*args), st.sampled_from([ComputePreloaded, ComputeAccumulated]),
+                    SP_OR_GARBAGE, SMALL, SMALL, SP_OR_GARBAGE, SMALL, SMALL)
+# a preload and its compute usually come together; a lone one tests the sequencing rules
+STEP = st.one_of(MVIN.map(lambda i: [i]), MVOUT.map(lambda i: [i]), st.tuples(PRELOAD, COMPUTE).map(list),
+                 st.sampled_from([[Fence()], [Flush()]]), st.one_of(CONFIG_LD, CONFIG_EX, CONFIG_ST).map(lambda i: [i]),
+                 st.one_of(PRELOAD, COMPUTE).map(lambda i: [i]))
+
+
+@st.composite
+def programs(draw: st.DrawFn, max_steps: int = 16) -> Program:
+    """A config preamble (so most later instructions have their config) and random steps."""
+    preamble = [draw(CONFIG_LD.map(lambda c, s=s: ConfigLd(c.dram_stride, s, c.shrink, c.block_stride, c.scale)))
+                for s in range(3)]
+    preamble += [ConfigEx(), draw(CONFIG_ST)]
+    steps = draw(st.lists(STEP, min_size=1, max_size=max_steps))
+    return Program(HW, preamble + [ins for step in steps for ins in step], dict(BUFFERS))
+
+
+def inputs_for(prog: Program, seed: int = 0) -> dict[str, np.ndarray]:
+    """Random data for every input buffer of ``prog``, over the whole range of its dtype."""
+    rng = np.random.default_rng(seed)
+    info = {"int8": np.iinfo(np.int8), "int32": np.iinfo(np.int32)}
+    return {b.name: rng.integers(info[b.dtype].min, info[b.dtype].max, b.shape, dtype=np.int64,
+                                 endpoint=True).astype(b.dtype)
+            for b in prog.buffers.values() if b.role == "input"}

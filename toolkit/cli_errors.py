@@ -1,0 +1,98 @@
+"""How the CLI fails: one line on stderr and a nonzero exit status, never a traceback
+(``SYSTOLIC_DEBUG=1`` shows it). Arguments are checked as they are parsed, so a bad
+number or an output path that cannot be written stops the command before any work."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Callable, NoReturn
+
+from simulators.base import positive_limit
+
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (subparsers inherit the class)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def debugging() -> bool:
+    return os.environ.get("SYSTOLIC_DEBUG", "") not in ("", "0")
+
+
+def describe(exc: BaseException) -> str:
+    """One line for any exception: our errors say what is wrong; others name their type."""
+    if isinstance(exc, OSError) and exc.strerror:
+        text = f"{exc.strerror}: {exc.filename!r}" if exc.filename else exc.strerror
+    elif isinstance(exc, (ValueError, RuntimeError)) and str(exc):
+        text = str(exc)
+    else:
+        text = f"internal error ({type(exc).__name__}: {exc}); SYSTOLIC_DEBUG=1 shows the traceback"
+    return " | ".join(line.strip() for line in text.strip().splitlines() if line.strip())
+
+
+def run_command(prog: str, func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """``func(args)``, with every failure turned into one line on stderr and an exit status."""
+    try:
+        return func(args)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if debugging():
+            traceback.print_exc()
+        print(f"{prog}: error: {describe(exc)}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+# ---- argument types: argparse reports their ValueError/ArgumentTypeError as a usage error ----
+def positive_int(text: str) -> int:
+    return _positive(text, int)
+
+
+def positive_float(text: str) -> float:
+    return _positive(text, float)
+
+
+def _positive(text: str, kind: type) -> Any:
+    try:
+        return positive_limit("the value", kind(text), kind)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive {'integer' if kind is int else 'number'}, "
+                                         f"got {text!r}") from None
+
+
+def output_file(text: str) -> str:
+    """A file the command will write: its directory exists and is writable, and it is no directory."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory, not a file")
+    _writable_dir(path.parent, text)
+    return text
+
+
+def output_dir(text: str) -> str:
+    """A directory the command will create if needed: no file in the way, a writable ancestor."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} exists and is not a directory")
+    ancestor = path
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    _writable_dir(ancestor, text)
+    return text
+
+
+def _writable_dir(directory: Path, text: str) -> None:
+    directory = directory if str(directory) else Path(".")
+    if not directory.is_dir():
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: directory {str(directory)!r} does not exist")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: directory {str(directory)!r} is not writable")
