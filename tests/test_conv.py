@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import toolkit as tk
 from isa import ConfigLd, Mvin
-from toolkit.conv.heuristic import default_conv_schedule
+from toolkit.conv.heuristic import default_conv_schedule, gemmini_conv_schedule
 from toolkit.conv.schedule import ConvSchedule, DepthwiseSchedule
 from toolkit.conv.tiles import axis_layout
 from toolkit.kinds import from_dict
@@ -172,12 +172,12 @@ def test_axis_layout_phases() -> None:
 
 
 # ---- schedules -------------------------------------------------------------------------------------------
-def test_default_schedule_follows_tiled_conv_auto(gemmini, tiny) -> None:
+def test_gemmini_schedule_follows_tiled_conv_auto(gemmini, tiny) -> None:
     small = tk.conv2d(1, 8, 8, 16, 16)
-    s = default_conv_schedule(small, gemmini)
+    s = gemmini_conv_schedule(small, gemmini)
     assert (s.tile_b, s.tile_oh, s.tile_ow, s.tile_k, s.tile_kh, s.tile_kw, s.tile_c) == (1, 8, 8, 1, 3, 3, 1)
     big = tk.conv2d(1, 56, 56, 64, 64)
-    s = default_conv_schedule(big, gemmini)
+    s = gemmini_conv_schedule(big, gemmini)
     plan = s.memory_plan(gemmini, big)
     assert plan.c.rows * 2 <= gemmini.acc_rows and (plan.a.rows + plan.b.rows) * 2 <= gemmini.sp_rows
     # greedy growth stopped: no single tile grows by one and still fits
@@ -188,6 +188,16 @@ def test_default_schedule_follows_tiled_conv_auto(gemmini, tiny) -> None:
             with pytest.raises(ScheduleError):
                 grown.memory_plan(gemmini, big)
     assert tk.default_schedule(tk.depthwise_conv2d(1, 9, 9, 20), tiny).OP == "depthwise"
+
+
+def test_default_pipelines_gemmini_sizing_with_split_buffers(gemmini) -> None:
+    big = tk.conv2d(1, 56, 56, 64, 64)
+    s = default_conv_schedule(big, gemmini)
+    assert (s.load_ahead, s.store_delay, s.split_buffers, s.in_bank, s.w_bank) == (1, 1, True, 0, 1)
+    plan = s.memory_plan(gemmini, big)
+    half = gemmini.sp_rows // 2
+    assert plan.a.base(1) - plan.a.base(0) == half == plan.b.base(1) - plan.b.base(0)
+    assert plan.a.rows <= gemmini.sp_bank_rows and plan.b.start == gemmini.sp_bank_rows
 
 
 def test_schedule_that_does_not_fit_raises_before_lowering(tiny) -> None:

@@ -9,7 +9,7 @@ from typing import Any, Callable, Mapping
 
 from isa import HardwareConfig, Program
 
-from .conv.heuristic import default_conv_schedule
+from .conv.heuristic import default_conv_schedule, gemmini_conv_schedule
 from .conv.lowering import lower_conv
 from .conv.ops import Conv2d, DepthwiseConv2d
 from .conv.schedule import ConvSchedule, DepthwiseSchedule
@@ -33,8 +33,8 @@ class Kind:
 KINDS: dict[str, Kind] = {
     "matmul": Kind(Matmul, MatmulSchedule, lambda op, hw: default_matmul_schedule(op.M, op.N, op.K, hw),
                    lower_matmul, lambda op, hw: gemmini_matmul_schedule(op.M, op.N, op.K, hw)),
-    "conv2d": Kind(Conv2d, ConvSchedule, default_conv_schedule, lower_conv),
-    "depthwise": Kind(DepthwiseConv2d, DepthwiseSchedule, default_conv_schedule, lower_conv),
+    "conv2d": Kind(Conv2d, ConvSchedule, default_conv_schedule, lower_conv, gemmini_conv_schedule),
+    "depthwise": Kind(DepthwiseConv2d, DepthwiseSchedule, default_conv_schedule, lower_conv, gemmini_conv_schedule),
     "resadd": Kind(ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd),
     "maxpool": Kind(MaxPool2d, MaxPoolSchedule, lambda op, hw: MaxPoolSchedule(), lower_maxpool),
 }

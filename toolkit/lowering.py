@@ -39,7 +39,11 @@ def units(text: str) -> tuple[str, ...]:
 
 def interleave(body: str, extras: str, spread: float) -> str:
     """``body``'s instructions with ``extras``' spread over its first ``spread`` share: one extra after
-    each equal run of body units, so that the first extras follow some computes already queued."""
+    each equal run of body units, so that the first extras follow some computes already queued.
+
+    An extra that computes (a depthwise diagonal being built) replaces the weights in the array, so
+    extras wait, in order, for a point where the body loads new weights anyway: never before a
+    ``compute_accumulated``, which reuses the weights already there."""
     extra = units(extras)
     if not extra:
         return body
@@ -49,7 +53,10 @@ def interleave(body: str, extras: str, spread: float) -> str:
     e = 0
     for n, unit in enumerate(main, 1):
         out.append(unit)
+        reuses = n < len(main) and "compute_accumulated" in main[n]
         while e < len(extra) and (e + 1) * span <= n * len(extra):
+            if reuses and "compute_" in extra[e]:
+                break
             out.append(extra[e])
             e += 1
     out.extend(extra[e:])

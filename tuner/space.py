@@ -85,6 +85,7 @@ def _conv_domains(op: Any, hw: HardwareConfig, policy: str) -> Domains:
     order = "bhwc" if depthwise else "bhwk"
     channels = -(-(op.channels if depthwise else op.in_c) // hw.dim)
     out = {
+        **pipeline_domains(),
         "tile_b": tile_values(op.batch, policy),
         "tile_oh": tile_values(op.out_h, policy),
         "tile_ow": tile_values(op.out_w, policy),
@@ -94,7 +95,6 @@ def _conv_domains(op: Any, hw: HardwareConfig, policy: str) -> Domains:
         # the batch loop ("b") stays outermost: the other orders only differ for batch > 1
         "loop_order": sorted({"".join(p) for p in permutations(order)
                               if op.batch > 1 or p[0] == "b"}),
-        "double_buffer": [False, True],
         "mvin_blocks": list(range(1, hw.max_block_len + 1)),
         "in_bank": list(range(hw.sp_banks)),
         "w_bank": list(range(hw.sp_banks)),
@@ -106,7 +106,7 @@ def _conv_domains(op: Any, hw: HardwareConfig, policy: str) -> Domains:
 
 
 _CONV_FIT = frozenset({"tile_b", "tile_oh", "tile_ow", "tile_k", "tile_kh", "tile_kw", "tile_c", "double_buffer",
-                       "in_bank", "w_bank", "acc_bank"})
+                       "split_buffers", "in_bank", "w_bank", "acc_bank"})
 SPECS["conv2d"] = KnobSpec(_conv_domains, _CONV_FIT)
 SPECS["depthwise"] = KnobSpec(_conv_domains, _CONV_FIT)
 

@@ -1,5 +1,7 @@
-"""The library default for convs: Gemmini's tiled_conv_auto."""
+"""Conv heuristics: Gemmini's tiled_conv_auto (the baseline) and the toolkit's pipelined default."""
 from __future__ import annotations
+
+from typing import Any
 
 from isa import HardwareConfig
 
@@ -8,10 +10,10 @@ from .ops import Conv2d, DepthwiseConv2d
 from .schedule import ConvSchedule, DepthwiseSchedule
 
 
-def default_conv_schedule(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, *, double_buffer: bool = True
-                          ) -> ConvSchedule | DepthwiseSchedule:
-    """Gemmini's tiled_conv_auto: start from the whole output, shrink the largest dimension until the
-    tiles fit half of each memory (double buffering), then grow output columns, then anything, greedily."""
+def _sized(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, knobs: dict[str, Any]
+           ) -> ConvSchedule | DepthwiseSchedule:
+    """tiled_conv_auto's sizing with ``knobs``: start from the whole output, shrink the largest dimension
+    until the tiles fit, then grow output columns, then anything, greedily."""
     d = hw.dim
     dw = isinstance(op, DepthwiseConv2d)
     channels_in = op.channels if dw else op.in_c
@@ -23,12 +25,12 @@ def default_conv_schedule(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, *, d
 
     def build(t: dict[str, int]) -> ConvSchedule | DepthwiseSchedule:
         common = dict(tile_b=t["b"], tile_oh=t["oh"], tile_ow=t["ow"], tile_kh=t["kh"], tile_kw=t["kw"],
-                      tile_c=t["c"], double_buffer=double_buffer, mvin_blocks=hw.max_block_len)
+                      tile_c=t["c"], mvin_blocks=hw.max_block_len, **knobs)
         return DepthwiseSchedule(**common) if dw else ConvSchedule(tile_k=t["k"], **common)
 
     def fits(t: dict[str, int]) -> bool:
         try:
-            build(t).memory_plan(hw, op)   # banks 0, 0: weights pack after the input
+            build(t).memory_plan(hw, op)
         except ScheduleError:
             return False
         return True
@@ -51,9 +53,30 @@ def default_conv_schedule(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, *, d
             trial = dict(tiles, **{name: tiles[name] + 1})
             if trial[name] <= limits[name] and fits(trial):
                 tiles, grown = trial, True
-    sched = build(tiles)
+    return build(tiles)
+
+
+def gemmini_conv_schedule(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, *, double_buffer: bool = True
+                          ) -> ConvSchedule | DepthwiseSchedule:
+    """Gemmini's tiled_conv_auto: the tiles fit half of each memory (double buffering), weights
+    packed after the input (then moved to a bank of their own where they fit), flat order."""
+    sched = _sized(op, hw, dict(double_buffer=double_buffer))
     plan = sched.memory_plan(hw, op)
     w_bank = -(-plan.a.end // hw.sp_bank_rows)   # weights in their own bank when they fit there
     if w_bank < hw.sp_banks and w_bank * hw.sp_bank_rows + plan.b.rows * plan.b.buffers <= hw.sp_rows:
         sched = sched.replace(w_bank=w_bank)
     return sched
+
+
+def default_conv_schedule(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig) -> ConvSchedule | DepthwiseSchedule:
+    """The toolkit's heuristic: tiled_conv_auto's sizing under the software pipeline, with the halves
+    of each double buffer in different banks (input and weights in banks of their own where the
+    scratchpad has four or more)."""
+    pipelined = dict(load_ahead=1, store_delay=1, split_buffers=True)
+    placements = [dict(w_bank=1), dict(w_bank=0)] if hw.sp_banks >= 4 else [dict(w_bank=0)]
+    for placement in placements:
+        try:
+            return _sized(op, hw, {**pipelined, **placement})
+        except ScheduleError:
+            continue
+    return gemmini_conv_schedule(op, hw)

@@ -23,5 +23,6 @@ def lower_conv(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule
     K = op.channels if dw else op.out_c
     out_bytes = 4 if op.out_dtype == "int32" else 1
     text = render("depthwise_ws.s.j2" if dw else "conv2d_ws.s.j2", op=op, C=C, K=K, out_bytes=out_bytes,
-                  schedule=s.to_dict(), dim=hw.dim, plan=plan, tiles=tiles)
+                  schedule=s.to_dict(), pipe=s, dim=hw.dim, plan=plan,
+                  tiles=tiles)
     return parse_program(text, hw, _buffers(op))

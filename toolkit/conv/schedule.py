@@ -6,7 +6,7 @@ from typing import Any, ClassVar, NamedTuple
 
 from isa import HardwareConfig
 
-from ..schedule import MemoryPlan, Region, Schedule, ScheduleError, check_int
+from ..schedule import MemoryPlan, Pipelined, ScheduleError, check_int, check_plan, place
 
 
 def axis_slots(tile: int, ktile: int, stride: int | None) -> int:
@@ -39,8 +39,8 @@ class ConvPlan(MemoryPlan):
 
 
 @dataclass(frozen=True)
-class ConvScheduleBase(Schedule):
-    """Shared knob checks and memory plan of the conv schedules."""
+class ConvScheduleBase(Pipelined):
+    """Shared knob checks and memory plan of the conv schedules (pipeline knobs: :class:`Pipelined`)."""
 
     ORDER: ClassVar[str] = ""
 
@@ -48,6 +48,7 @@ class ConvScheduleBase(Schedule):
         raise NotImplementedError
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         for name, value in self.to_dict().items():
             if name.startswith("tile_") or name == "mvin_blocks":
                 check_int(name, value, 1)
@@ -55,8 +56,6 @@ class ConvScheduleBase(Schedule):
                 check_int(name, value, 0)
         if sorted(self.loop_order) != sorted(self.ORDER):
             raise ScheduleError(f"loop_order={self.loop_order!r} must be a permutation of {self.ORDER!r}")
-        if not isinstance(self.double_buffer, bool):
-            raise ScheduleError(f"double_buffer={self.double_buffer!r} must be true or false")
 
     def memory_plan(self, hw: HardwareConfig, op: Any = None) -> ConvPlan:
         """Place the input, weight and accumulator tiles; ScheduleError if they do not fit.
@@ -68,25 +67,18 @@ class ConvScheduleBase(Schedule):
         check_int("in_bank", self.in_bank, 0, hw.sp_banks - 1)
         check_int("w_bank", self.w_bank, 0, hw.sp_banks - 1)
         check_int("acc_bank", self.acc_bank, 0, hw.acc_banks - 1)
-        t, d = self.tiles(), hw.dim
-        nbuf = 2 if self.double_buffer else 1
+        t, d, split = self.tiles(), hw.dim, self.split_buffers
         stride = op.stride if op is not None else None
         in_plane = t.b * axis_slots(t.oh, t.kh, stride) * axis_slots(t.ow, t.kw, stride)
         w_plane = t.kh * t.kw * t.c * d
         acc_plane = t.b * t.oh * t.ow
-        a = Region(self.in_bank * hw.sp_bank_rows, t.c * in_plane, nbuf)
-        b_start = a.end if self.w_bank == self.in_bank else self.w_bank * hw.sp_bank_rows
-        b = Region(b_start, w_plane * (1 if self.OP == "depthwise" else t.k), nbuf)
-        c = Region(self.acc_bank * hw.acc_bank_rows, t.k * acc_plane, nbuf)
-        for name, region, limit, mem in (("input", a, hw.sp_rows, "scratchpad"),
-                                          ("weights", b, hw.sp_rows, "scratchpad"),
-                                          ("accumulators", c, hw.acc_rows, "accumulator")):
-            if region.end > limit:
-                raise ScheduleError(f"{self.describe()} does not fit: {name} need {nbuf}x{region.rows} {mem} rows "
-                                    f"from row {region.start}, past the {limit} the {mem} has")
-        if a.start < b.end and b.start < a.end:
-            raise ScheduleError(f"{self.describe()} does not fit: input (rows {a.start}..{a.end - 1}) and weights "
-                                f"(rows {b.start}..{b.end - 1}) overlap; choose other banks")
+        sp = (hw.sp_bank_rows, hw.sp_banks, split)
+        a = place(self.in_bank, t.c * in_plane, self.nbuf, *sp)
+        b = place(self.w_bank, w_plane * (1 if self.OP == "depthwise" else t.k), self.nbuf, *sp,
+                  after=a if self.w_bank == self.in_bank else None)
+        c = place(self.acc_bank, t.k * acc_plane, self.nbuf, hw.acc_bank_rows, hw.acc_banks, split)
+        check_plan(self, hw, (("input", a, "scratchpad"), ("weights", b, "scratchpad"),
+                              ("accumulators", c, "accumulator")))
         return ConvPlan(a, b, c, in_plane, w_plane, acc_plane)
 
     def describe(self) -> str:
@@ -115,7 +107,6 @@ class ConvSchedule(ConvScheduleBase):
     tile_kw: int
     tile_c: int
     loop_order: str = "bhwk"
-    double_buffer: bool = True
     mvin_blocks: int = 1
     in_bank: int = 0
     w_bank: int = 0
@@ -139,7 +130,6 @@ class DepthwiseSchedule(ConvScheduleBase):
     tile_kh: int
     tile_kw: int
     loop_order: str = "bhwc"
-    double_buffer: bool = True
     mvin_blocks: int = 1
     in_bank: int = 0
     w_bank: int = 0
