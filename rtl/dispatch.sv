@@ -34,18 +34,13 @@ module dispatch import systolic_pkg::*; #(
   // instructions in
   input  logic                      cmd_valid_i,
   output logic                      cmd_ready_o,
-  input  logic [6:0]                cmd_funct_i,
-  input  logic [63:0]               cmd_rs1_i,
-  input  logic [63:0]               cmd_rs2_i,
+  input  insn_t                     cmd_i,
   // issue to the units: index 0 load, 1 execute, 2 store
   output logic [2:0]                iss_valid_o,
   input  logic [2:0]                iss_ready_i,
   output logic [2:0][SLOT_W-1:0]    iss_slot_o,
-  output logic [2:0][6:0]           iss_funct_o,
-  output logic [2:0][63:0]          iss_rs1_o,
-  output logic [2:0][63:0]          iss_rs2_o,
-  output logic [63:0]               iss_pre1_o,   // execute: the merged preload's rs1 (B)
-  output logic [63:0]               iss_pre2_o,   // execute: the merged preload's rs2 (C)
+  output insn_t [2:0]               iss_o,
+  output preload_t                  iss_pre_o,    // execute: the merged preload
   // completion, one bit per slot
   input  logic [N-1:0]              done_i,
   // status
@@ -61,9 +56,7 @@ module dispatch import systolic_pkg::*; #(
   output logic [2:0][N-1:0]         dbg_cand_deps_o,
   output logic [2:0][SLOT_W-1:0]    dbg_cand_slot_o,
   output logic [2:0][SLOT_W:0]      dbg_waiting_o,
-  output logic [N-1:0]              dbg_valid_o,
   output logic [N-1:0]              dbg_issued_o,
-  output logic [N-1:0][6:0]         dbg_funct_o,
   output logic                      dbg_fence_o
 );
   localparam int RW = 32;   // width of unified row numbers
@@ -89,7 +82,7 @@ module dispatch import systolic_pkg::*; #(
   // ---- slot state ------------------------------------------------------------
   logic [N-1:0]          valid_q, issued_q, done_q;
   logic [N-1:0]          deps_q [N];
-  logic [6:0]            funct_q [N];
+  funct_e                funct_q [N];
   logic [63:0]           rs1_q [N], rs2_q [N], pre1_q [N], pre2_q [N];
   logic [31:0]           seq_q [N];
   logic [2:0]            rdv_q [N];
@@ -141,16 +134,16 @@ module dispatch import systolic_pkg::*; #(
     rows   = '0;
     cols   = '0;
     blocks = '0;
-    unique case (cmd_funct_i)
+    unique case (cmd_i.funct)
       7'd0: begin
         kind = K_ENQ;
-        tq   = (cmd_rs1_i[1:0] == 2'd1) ? 2'd0 : (cmd_rs1_i[1:0] == 2'd2) ? 2'd2 : 2'd1;
+        tq   = (cmd_i.rs1[1:0] == 2'd1) ? 2'd0 : (cmd_i.rs1[1:0] == 2'd2) ? 2'd2 : 2'd1;
       end
       7'd1, 7'd2, 7'd14: begin
-        ld_state = (cmd_funct_i == 7'd2) ? 2'd0 : (cmd_funct_i == 7'd1) ? 2'd1 : 2'd2;
-        a    = op_addr(cmd_rs2_i);
-        rows = op_rows(cmd_rs2_i);
-        cols = op_cols(cmd_rs2_i);
+        ld_state = (cmd_i.funct == 7'd2) ? 2'd0 : (cmd_i.funct == 7'd1) ? 2'd1 : 2'd2;
+        a    = op_addr(cmd_i.rs2);
+        rows = op_rows(cmd_i.rs2);
+        cols = op_cols(cmd_i.rs2);
         blocks = (cols + 16'(DIM - 1)) / 16'(DIM);
         if (a != GARBAGE_ADDR) begin
           kind   = K_ENQ;
@@ -163,29 +156,29 @@ module dispatch import systolic_pkg::*; #(
       7'd3: begin
         kind = K_ENQ;
         tq   = 2'd2;
-        a    = op_addr(cmd_rs2_i);
+        a    = op_addr(cmd_i.rs2);
         n_rdv[0]  = 1'b1;
         n_rdlo[0] = urow(a);
-        n_rdhi[0] = urow(a) + RW'(op_rows(cmd_rs2_i)) - RW'(1);
+        n_rdhi[0] = urow(a) + RW'(op_rows(cmd_i.rs2)) - RW'(1);
       end
       7'd4, 7'd5: begin
         kind = K_ENQ;
         tq   = 2'd1;
         // B (weights, only when loaded), A, D are read; C is written
-        if (cmd_funct_i == 7'd4 && op_addr(pend1_q) != GARBAGE_ADDR) begin
+        if (cmd_i.funct == 7'd4 && op_addr(pend1_q) != GARBAGE_ADDR) begin
           n_rdv[0]  = 1'b1;
           n_rdlo[0] = urow(op_addr(pend1_q));
           n_rdhi[0] = urow(op_addr(pend1_q)) + RW'(op_rows(pend1_q)) - RW'(1);
         end
-        if (op_addr(cmd_rs1_i) != GARBAGE_ADDR) begin
+        if (op_addr(cmd_i.rs1) != GARBAGE_ADDR) begin
           n_rdv[1]  = 1'b1;
-          n_rdlo[1] = urow(op_addr(cmd_rs1_i));
-          n_rdhi[1] = urow(op_addr(cmd_rs1_i)) + RW'(op_rows(cmd_rs1_i) - 16'd1) * RW'(a_stride_q);
+          n_rdlo[1] = urow(op_addr(cmd_i.rs1));
+          n_rdhi[1] = urow(op_addr(cmd_i.rs1)) + RW'(op_rows(cmd_i.rs1) - 16'd1) * RW'(a_stride_q);
         end
-        if (op_addr(cmd_rs2_i) != GARBAGE_ADDR) begin
+        if (op_addr(cmd_i.rs2) != GARBAGE_ADDR) begin
           n_rdv[2]  = 1'b1;
-          n_rdlo[2] = urow(op_addr(cmd_rs2_i));
-          n_rdhi[2] = urow(op_addr(cmd_rs2_i)) + RW'(op_rows(cmd_rs2_i)) - RW'(1);
+          n_rdlo[2] = urow(op_addr(cmd_i.rs2));
+          n_rdhi[2] = urow(op_addr(cmd_i.rs2)) + RW'(op_rows(cmd_i.rs2)) - RW'(1);
         end
         if (op_addr(pend2_q) != GARBAGE_ADDR) begin
           n_wrv  = 1'b1;
@@ -246,22 +239,17 @@ module dispatch import systolic_pkg::*; #(
       iss_valid_o[q] = (waiting_q[q] != '0) && (deps_q[cand[q]] == '0);
       iss_fire[q]    = iss_valid_o[q] && iss_ready_i[q];
       iss_slot_o[q]  = cand[q];
-      iss_funct_o[q] = funct_q[cand[q]];
-      iss_rs1_o[q]   = rs1_q[cand[q]];
-      iss_rs2_o[q]   = rs2_q[cand[q]];
+      iss_o[q]       = '{funct: funct_q[cand[q]], rs1: rs1_q[cand[q]], rs2: rs2_q[cand[q]]};
       ev_issue_seq_o[q] = seq_q[cand[q]];
       dbg_cand_deps_o[q] = deps_q[cand[q]];
       dbg_cand_slot_o[q] = cand[q];
       if ((waiting_q[q] != '0) && (deps_q[cand[q]] != '0) && iss_ready_i[q]) stall_hazard_o = 1'b1;
     end
-    iss_pre1_o = pre1_q[cand[1]];
-    iss_pre2_o = pre2_q[cand[1]];
+    iss_pre_o = '{b: pre1_q[cand[1]], c: pre2_q[cand[1]]};
     for (int s = 0; s < N; s++) begin
       slot_seq_o[s]  = seq_q[s];
-      dbg_funct_o[s] = funct_q[s];
     end
     dbg_waiting_o = waiting_q;
-    dbg_valid_o   = valid_q;
     dbg_issued_o  = issued_q;
     idle_o        = all_empty;
   end
@@ -314,28 +302,28 @@ module dispatch import systolic_pkg::*; #(
       // front end
       if (fire) begin
         seq_ctr_q <= seq_ctr_q + 32'd1;
-        if (cmd_funct_i == 7'd0 && cmd_rs1_i[1:0] == 2'd1) begin
-          ld_bstride_q[cmd_rs1_i[4:3]] <= cmd_rs1_i[31:16];
+        if (cmd_i.funct == 7'd0 && cmd_i.rs1[1:0] == 2'd1) begin
+          ld_bstride_q[cmd_i.rs1[4:3]] <= cmd_i.rs1[31:16];
         end
-        if (cmd_funct_i == 7'd0 && cmd_rs1_i[1:0] == 2'd0) begin
-          a_stride_q <= cmd_rs1_i[31:16];
-          c_stride_q <= cmd_rs2_i[63:48];
+        if (cmd_i.funct == 7'd0 && cmd_i.rs1[1:0] == 2'd0) begin
+          a_stride_q <= cmd_i.rs1[31:16];
+          c_stride_q <= cmd_i.rs2[63:48];
         end
         if (kind == K_PRELOAD) begin
           pend_q  <= 1'b1;
-          pend1_q <= cmd_rs1_i;
-          pend2_q <= cmd_rs2_i;
+          pend1_q <= cmd_i.rs1;
+          pend2_q <= cmd_i.rs2;
         end
-        if (cmd_funct_i == 7'd4 || cmd_funct_i == 7'd5) pend_q <= 1'b0;
+        if (cmd_i.funct == 7'd4 || cmd_i.funct == 7'd5) pend_q <= 1'b0;
       end
       if (enq) begin
         valid_q[new_slot]  <= 1'b1;
         issued_q[new_slot] <= 1'b0;
         done_q[new_slot]   <= 1'b0;
         deps_q[new_slot]   <= new_deps;
-        funct_q[new_slot]  <= cmd_funct_i;
-        rs1_q[new_slot]    <= cmd_rs1_i;
-        rs2_q[new_slot]    <= cmd_rs2_i;
+        funct_q[new_slot]  <= cmd_i.funct;
+        rs1_q[new_slot]    <= cmd_i.rs1;
+        rs2_q[new_slot]    <= cmd_i.rs2;
         pre1_q[new_slot]   <= pend1_q;
         pre2_q[new_slot]   <= pend2_q;
         seq_q[new_slot]    <= seq_ctr_q;

@@ -31,11 +31,8 @@ module execute_unit import systolic_pkg::*; #(
   input  logic                iss_valid_i,
   output logic                iss_ready_o,
   input  logic [SLOT_W-1:0]   iss_slot_i,
-  input  logic [6:0]          iss_funct_i,
-  input  logic [63:0]         iss_rs1_i,
-  input  logic [63:0]         iss_rs2_i,
-  input  logic [63:0]         iss_pre1_i,
-  input  logic [63:0]         iss_pre2_i,
+  input  insn_t               iss_i,
+  input  preload_t            iss_pre_i,
   output logic [N-1:0]        done_o,
   // scratchpad reads: A, D, B
   output logic [2:0]          sp_rd_req_o,
@@ -110,7 +107,7 @@ module execute_unit import systolic_pkg::*; #(
   logic [DIM*32-1:0] out_c;
 
   assign nbuf   = (cur_buf_q == 2'(NBUF - 1)) ? 2'd0 : cur_buf_q + 2'd1;
-  assign is_cfg = iss_funct_i == 7'd0;
+  assign is_cfg = iss_i.funct == 7'd0;
 
   // W: weight rows (requests depend on state only, grants come back)
   assign w_go    = w_valid_q && w_pre_q && (w_k_q != KW'(DIM)) && (w_started_q || busy_cnt_q[nbuf] == 8'd0);
@@ -253,20 +250,20 @@ module execute_unit import systolic_pkg::*; #(
       end
       if (iss_fire) begin
         if (is_cfg) begin
-          cfg_relu_q     <= iss_rs1_i[3];
-          cfg_a_stride_q <= iss_rs1_i[31:16];
-          cfg_scale_q    <= iss_rs1_i[63:32];
-          cfg_c_stride_q <= iss_rs2_i[63:48];
+          cfg_relu_q     <= iss_i.rs1[3];
+          cfg_a_stride_q <= iss_i.rs1[31:16];
+          cfg_scale_q    <= iss_i.rs1[63:32];
+          cfg_c_stride_q <= iss_i.rs2[63:48];
         end else begin
           w_valid_q    <= 1'b1;
-          w_pre_q      <= iss_funct_i == 7'd4;
+          w_pre_q      <= iss_i.funct == 7'd4;
           w_started_q  <= 1'b0;
           w_k_q        <= '0;
           w_slot_q     <= iss_slot_i;
-          w_a_q        <= iss_rs1_i;
-          w_d_q        <= iss_rs2_i;
-          w_b_q        <= iss_pre1_i;
-          w_c_q        <= iss_pre2_i;
+          w_a_q        <= iss_i.rs1;
+          w_d_q        <= iss_i.rs2;
+          w_b_q        <= iss_pre_i.b;
+          w_c_q        <= iss_pre_i.c;
           w_a_stride_q <= cfg_a_stride_q;
           w_c_stride_q <= cfg_c_stride_q;
           w_scale_q    <= cfg_scale_q;

@@ -14,7 +14,8 @@
 // after its last beat. At most MAX_READS reads and MAX_WRITES writes are in flight.
 //
 // Exit status: 0 done, 2 bad arguments or program file, 3 watchdog (no progress),
-// 4 cycle limit reached. Errors go to stderr, one paragraph.
+// 4 cycle limit reached, 5 the RTL's cycle counter disagrees with the harness's count.
+// Errors go to stderr, one paragraph.
 #include <chrono>
 #include <cinttypes>
 #include <cstdint>
@@ -31,6 +32,7 @@
 #include "Vaccel_top.h"
 #include "verilated.h"
 #include "systolic_cfg.h"
+#include "systolic_isa.h"
 #if VM_TRACE_FST
 #include "verilated_fst_c.h"
 using TraceFile = VerilatedFstC;
@@ -58,6 +60,9 @@ const uint32_t HW_VALUES[] = {CFG_DIM, CFG_SP_KIB, CFG_SP_BANKS, CFG_ACC_KIB, CF
 // ---- bit access on Verilator port types (integers or VlWide) -------------------
 template <class T> inline uint32_t get32(const T& v, int word) { return uint32_t(uint64_t(v) >> (32 * word)); }
 template <std::size_t W> inline uint32_t get32(const VlWide<W>& v, int word) { return v[word]; }
+template <class T> inline uint64_t get64(const T& v, int word) {
+    return uint64_t(get32(v, 2 * word)) | uint64_t(get32(v, 2 * word + 1)) << 32;
+}
 template <class T> inline bool getbit(const T& v, int i) {
     return (get32(v, i / 32) >> (i % 32)) & 1u;
 }
@@ -160,19 +165,11 @@ Program load_program(const char* path) {
 }
 
 std::string op_name(const Instr& in) {
-    switch (in.funct) {
-        case 0: return (in.rs1 & 3) == 0 ? "config_ex" : (in.rs1 & 3) == 1 ? "config_ld" : "config_st";
-        case 1: return "mvin2";
-        case 2: return "mvin";
-        case 14: return "mvin3";
-        case 3: return "mvout";
-        case 4: return "compute_preloaded";
-        case 5: return "compute_accumulated";
-        case 6: return "preload";
-        case 7: return "flush";
-        case 127: return "fence";
-        default: return "funct" + std::to_string(in.funct);
+    if (in.funct == FUNCT_CONFIG && (in.rs1 & 3) < 3) return CONFIG_NAMES[in.rs1 & 3];
+    for (const FunctName& f : FUNCT_NAMES) {
+        if (f.funct == in.funct) return f.name;
     }
+    return "funct" + std::to_string(in.funct);
 }
 
 // ---- DRAM ------------------------------------------------------------------------------
@@ -426,6 +423,12 @@ int main(int argc, char** argv) {
     if (tfp) tfp->close();
 #endif
 
+    // the RTL counts its own cycles: a counter that disagrees with the clock is a bug
+    const uint64_t rtl_cycles = get64(top->ctr_o, CTR_CYCLES);
+    if (rtl_cycles != cycle)
+        fail(5, "the RTL's cycle counter reads " + std::to_string(rtl_cycles) + " but the harness ran " +
+                    std::to_string(cycle) + " cycles");
+
     // results file
     std::ofstream out(res_path, std::ios::binary);
     if (!out) fail(2, std::string("cannot write results file ") + res_path);
@@ -435,25 +438,12 @@ int main(int argc, char** argv) {
     put("SYSRES01", 8);
     put64(cycle);
     put64(sim_ns);
-    const std::pair<const char*, uint64_t> counters[] = {
-        {"cycles", cycle},
-        {"load_busy", top->ctr_load_busy_o},
-        {"exec_busy", top->ctr_exec_busy_o},
-        {"store_busy", top->ctr_store_busy_o},
-        {"mesh_busy", top->ctr_mesh_busy_o},
-        {"dma_bytes_read", top->ctr_dma_bytes_read_o},
-        {"dma_bytes_written", top->ctr_dma_bytes_written_o},
-        {"stall_hazard", top->ctr_stall_hazard_o},
-        {"stall_bank_conflict", top->ctr_stall_bank_conflict_o},
-        {"stall_queue_full", top->ctr_stall_queue_full_o},
-        {"stall_dma_wait", top->ctr_stall_dma_wait_o},
-    };
-    put32(uint32_t(sizeof(counters) / sizeof(counters[0])));
-    for (const auto& c : counters) {
-        uint16_t n = uint16_t(std::strlen(c.first));
+    put32(uint32_t(N_COUNTERS));
+    for (int i = 0; i < N_COUNTERS; ++i) {
+        uint16_t n = uint16_t(std::strlen(COUNTER_NAMES[i]));
         put(&n, 2);
-        put(c.first, n);
-        put64(c.second);
+        put(COUNTER_NAMES[i], n);
+        put64(get64(top->ctr_o, i));
     }
     put32(uint32_t(prog.outputs.size()));
     for (const auto& s : prog.outputs) {
