@@ -6,12 +6,8 @@
 //                        [--watchdog N] [--drop-dma-responses]
 // (a waveform needs a model built with Verilator's --trace-fst or --trace)
 //
-// DRAM model: one memory port moving dma_beat_bytes a cycle. A read is ready
-// dram_latency cycles after it is accepted, a write one cycle after; each cycle
-// the port moves one beat of the oldest ready transfer (a transfer covers the
-// beat-aligned span of its bytes). A read's row goes back to the accelerator the
-// cycle after its last beat, in request order; a write is acknowledged the cycle
-// after its last beat. At most MAX_READS reads and MAX_WRITES writes are in flight.
+// The DRAM model is the class Dram below; the README ("The DRAM model") documents its
+// latency, beats, requests in flight and when reads and writes take effect.
 //
 // Exit status: 0 done, 2 bad arguments or program file, 3 watchdog (no progress),
 // 4 cycle limit reached, 5 the RTL's cycle counter disagrees with the harness's count.

@@ -57,11 +57,17 @@ def test_mesh(tmp_path_factory) -> None:
     _run(tmp_path_factory, "mesh", ["pe.sv", "mesh.sv"], "cocotb_mesh", {"DIM": 4, "TAG_W": 8})
 
 
-def test_sp_bank(tmp_path_factory) -> None:
-    _run(tmp_path_factory, "ram_bank", ["ram_bank.sv"], "cocotb_sp_bank",
-         {"ROWS": 16, "DIM": 4, "LANE_W": 8, "ACCUM": 0, "NREQ": 3})
+@pytest.mark.parametrize("lane_w, accum", [(8, 0), (32, 1)], ids=["scratchpad", "accumulator"])
+def test_ram_bank(tmp_path_factory, lane_w: int, accum: int) -> None:
+    _run(tmp_path_factory, "ram_bank", ["ram_bank.sv"], "cocotb_ram_bank",
+         {"ROWS": 16, "DIM": 4, "LANE_W": lane_w, "ACCUM": accum, "NREQ": 3})
 
 
 def test_dispatch(tmp_path_factory) -> None:
     _run(tmp_path_factory, "dispatch", ["systolic_pkg.sv", "dispatch.sv"], "cocotb_dispatch",
          {"LDQ": 4, "EXQ": 4, "STQ": 2, "DIM": 4, "SP_ROWS": 256, "ACC_ROWS": 64})
+
+
+def test_load_unit(tmp_path_factory) -> None:
+    _run(tmp_path_factory, "load_unit", ["systolic_pkg.sv", "load_unit.sv"], "cocotb_load_unit",
+         {"DIM": 4, "MAX_BLOCK_LEN": 2, "SP_ROWS": 64, "ACC_ROWS": 16, "LDQ": 4, "N": 10})
