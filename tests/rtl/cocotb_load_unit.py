@@ -14,7 +14,7 @@ import numpy as np
 
 from isa import ConfigLd, Mvin, acc_addr
 from isa.numerics import mvin_scale
-from unit_bench import bits, insn_word, lanes, next_cycle, reset, settle, tag_last, tag_slot
+from unit_bench import bits, insn_word, lanes, next_cycle, reset, settle
 
 LATENCY = 5
 

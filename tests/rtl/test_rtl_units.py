@@ -71,3 +71,8 @@ def test_dispatch(tmp_path_factory) -> None:
 def test_load_unit(tmp_path_factory) -> None:
     _run(tmp_path_factory, "load_unit", ["systolic_pkg.sv", "load_unit.sv"], "cocotb_load_unit",
          {"DIM": 4, "MAX_BLOCK_LEN": 2, "SP_ROWS": 64, "ACC_ROWS": 16, "LDQ": 4, "N": 10})
+
+
+def test_store_unit(tmp_path_factory) -> None:
+    _run(tmp_path_factory, "store_unit", ["systolic_pkg.sv", "store_unit.sv"], "cocotb_store_unit",
+         {"DIM": 4, "SP_ROWS": 64, "ACC_ROWS": 16, "N": 10})
