@@ -6,9 +6,10 @@ from typing import Iterable
 import numpy as np
 
 from .instructions import (
-    MVIN_FUNCTS, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Fence, Flush,
+    ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Fence, Flush,
     Instruction, ISAError, Mvin, Mvout, Preload, bits_f32, f32_bits,
 )
+from .opcodes import MVIN_FUNCTS, ConfigKind, Funct
 
 _M16 = 0xFFFF
 _M32 = 0xFFFFFFFF
@@ -31,25 +32,24 @@ def encode(ins: Instruction) -> tuple[int, int, int]:
     if t is Mvin:
         return MVIN_FUNCTS[ins.state], ins.dram, _operand(ins.local, ins.rows, ins.cols)
     if t is Mvout:
-        return 3, ins.dram, _operand(ins.local, ins.rows, ins.cols)
+        return Funct.MVOUT, ins.dram, _operand(ins.local, ins.rows, ins.cols)
     if t is Preload:
-        return 6, _operand(ins.b, ins.b_rows, ins.b_cols), _operand(ins.c, ins.c_rows, ins.c_cols)
+        return Funct.PRELOAD, _operand(ins.b, ins.b_rows, ins.b_cols), _operand(ins.c, ins.c_rows, ins.c_cols)
     if t is ComputePreloaded or t is ComputeAccumulated:
         return t.FUNCT, _operand(ins.a, ins.a_rows, ins.a_cols), _operand(ins.d, ins.d_rows, ins.d_cols)
     if t is ConfigEx:
         rs1 = (ins.dataflow << 2) | (ins.activation << 3) | (ins.a_transpose << 8) | (ins.b_transpose << 9) \
             | (ins.a_stride << 16) | (f32_bits(ins.acc_scale) << 32)
-        return 0, rs1, ins.c_stride << 48
+        return Funct.CONFIG, rs1, ins.c_stride << 48
     if t is ConfigLd:
-        rs1 = 1 | (ins.shrink << 2) | (ins.state << 3) | (PIXEL_REPEATS << 8) | (ins.block_stride << 16) \
+        rs1 = ConfigKind.LD | (ins.shrink << 2) | (ins.state << 3) | (PIXEL_REPEATS << 8) | (ins.block_stride << 16) \
             | (f32_bits(ins.scale) << 32)
-        return 0, rs1, ins.dram_stride
+        return Funct.CONFIG, rs1, ins.dram_stride
     if t is ConfigSt:
-        return 0, 2 | (ins.activation << 2), ins.dram_stride | (f32_bits(ins.acc_scale) << 32)
-    if t is Flush:
-        return 7, 0, 0
-    if t is Fence:
-        return 127, 0, 0
+        rs2 = ins.dram_stride | (f32_bits(ins.acc_scale) << 32)
+        return Funct.CONFIG, ConfigKind.ST | (ins.activation << 2), rs2
+    if t is Flush or t is Fence:
+        return t.FUNCT, 0, 0
     raise ISAError(f"cannot encode {ins!r}")
 
 
@@ -70,41 +70,42 @@ def decode(funct: int, rs1: int, rs2: int) -> Instruction:
     if funct in _FUNCT_MVIN_STATE:
         addr, cols, rows = _split(rs2)
         return Mvin(rs1, addr, rows, cols, _FUNCT_MVIN_STATE[funct])
-    if funct == 3:
+    if funct == Funct.MVOUT:
         addr, cols, rows = _split(rs2)
         return Mvout(rs1, addr, rows, cols)
-    if funct == 6:
+    if funct == Funct.PRELOAD:
         b, bc, br = _split(rs1)
         c, cc, cr = _split(rs2)
         return Preload(b, br, bc, c, cr, cc)
-    if funct in (4, 5):
+    if funct in (Funct.COMPUTE_PRELOADED, Funct.COMPUTE_ACCUMULATED):
         a, ac, ar = _split(rs1)
         d, dc, dr = _split(rs2)
-        cls = ComputePreloaded if funct == 4 else ComputeAccumulated
+        cls = ComputePreloaded if funct == Funct.COMPUTE_PRELOADED else ComputeAccumulated
         return cls(a, ar, ac, d, dr, dc)
-    if funct == 0:
+    if funct == Funct.CONFIG:
         kind = rs1 & 3
-        if kind == 0:
+        if kind == ConfigKind.EX:
             _reserved("config_ex", "rs1", rs1, 0xFCE0)
             _reserved("config_ex", "rs2", rs2, (1 << 48) - 1)
             return ConfigEx(dataflow=(rs1 >> 2) & 1, activation=(rs1 >> 3) & 3, a_transpose=(rs1 >> 8) & 1,
                             b_transpose=(rs1 >> 9) & 1, a_stride=(rs1 >> 16) & _M16,
                             acc_scale=bits_f32(rs1 >> 32), c_stride=rs2 >> 48)
-        if kind == 1:
+        if kind == ConfigKind.LD:
             _reserved("config_ld", "rs1", rs1, 0xE0)
             if (rs1 >> 8) & 0xFF != PIXEL_REPEATS:
                 raise ISAError(f"config_ld: pixel_repeats={(rs1 >> 8) & 0xFF} (rs1[15:8]) is not implemented; "
                                f"only {PIXEL_REPEATS} (each row loaded once, what gemmini.h writes by default)")
             return ConfigLd(dram_stride=rs2, state=(rs1 >> 3) & 3, shrink=(rs1 >> 2) & 1,
                             block_stride=(rs1 >> 16) & _M16, scale=bits_f32(rs1 >> 32))
-        if kind == 2:
+        if kind == ConfigKind.ST:
             _reserved("config_st", "rs1", rs1, ~0b1111 & ((1 << 64) - 1))
             return ConfigSt(dram_stride=rs2 & _M32, activation=(rs1 >> 2) & 3, acc_scale=bits_f32(rs2 >> 32))
         raise ISAError("config: rs1[1:0]=3 selects no config (0 ex, 1 ld, 2 st)")
-    if funct in (7, 127):
+    if funct in (Funct.FLUSH, Funct.FENCE):
+        cls = Flush if funct == Funct.FLUSH else Fence
         if rs1 or rs2:
-            raise ISAError(f"{'flush' if funct == 7 else 'fence'}: rs1 and rs2 must be zero")
-        return Flush() if funct == 7 else Fence()
+            raise ISAError(f"{cls.OP}: rs1 and rs2 must be zero")
+        return cls()
     raise ISAError(f"unknown funct {funct}")
 
 

@@ -10,6 +10,8 @@ import struct
 from dataclasses import dataclass, fields
 from typing import ClassVar, Union
 
+from .opcodes import Funct
+
 
 class ISAError(ValueError):
     """A malformed instruction, assembly line or program file."""
@@ -108,7 +110,7 @@ class ConfigEx(Instruction):
     c_stride: int = 1          # local rows between consecutive C rows
 
     OP: ClassVar[str] = "config_ex"
-    FUNCT: ClassVar[int] = 0
+    FUNCT: ClassVar[int] = Funct.CONFIG
     _UINTS = (("dataflow", 1), ("activation", 1), ("a_transpose", 1), ("b_transpose", 1),
               ("a_stride", 16), ("c_stride", 16))
 
@@ -126,7 +128,7 @@ class ConfigLd(Instruction):
     scale: float = 1.0         # mvin scale
 
     OP: ClassVar[str] = "config_ld"
-    FUNCT: ClassVar[int] = 0
+    FUNCT: ClassVar[int] = Funct.CONFIG
     _UINTS = (("dram_stride", 64), ("state", 2), ("shrink", 1), ("block_stride", 16))
 
     def __post_init__(self) -> None:
@@ -143,7 +145,7 @@ class ConfigSt(Instruction):
     acc_scale: float = 1.0     # float32 scale of accumulator rows stored as int8
 
     OP: ClassVar[str] = "config_st"
-    FUNCT: ClassVar[int] = 0
+    FUNCT: ClassVar[int] = Funct.CONFIG
     _UINTS = (("dram_stride", 32), ("activation", 1))
 
     def __post_init__(self) -> None:
@@ -161,7 +163,7 @@ class Mvin(Instruction):
     cols: int
     state: int = 0
 
-    FUNCT: ClassVar[int] = 2
+    FUNCT: ClassVar[int] = Funct.MVIN
     _UINTS = (("dram", 64), ("rows", 16), ("cols", 16), ("state", 2))
     _LOCALS = ("local",)
 
@@ -176,7 +178,6 @@ class Mvin(Instruction):
 
 
 MVIN_OPS = ("mvin", "mvin2", "mvin3")
-MVIN_FUNCTS = (2, 1, 14)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +188,7 @@ class Mvout(Instruction):
     cols: int
 
     OP: ClassVar[str] = "mvout"
-    FUNCT: ClassVar[int] = 3
+    FUNCT: ClassVar[int] = Funct.MVOUT
     _UINTS = (("dram", 64), ("rows", 16), ("cols", 16))
     _LOCALS = ("local",)
 
@@ -204,7 +205,7 @@ class Preload(Instruction):
     c_cols: int
 
     OP: ClassVar[str] = "preload"
-    FUNCT: ClassVar[int] = 6
+    FUNCT: ClassVar[int] = Funct.PRELOAD
     _UINTS = (("b_rows", 16), ("b_cols", 16), ("c_rows", 16), ("c_cols", 16))
     _LOCALS = ("b", "c")
 
@@ -221,7 +222,7 @@ class ComputePreloaded(Instruction):
     d_cols: int
 
     OP: ClassVar[str] = "compute_preloaded"
-    FUNCT: ClassVar[int] = 4
+    FUNCT: ClassVar[int] = Funct.COMPUTE_PRELOADED
     _UINTS = (("a_rows", 16), ("a_cols", 16), ("d_rows", 16), ("d_cols", 16))
     _LOCALS = ("a", "d")
 
@@ -231,13 +232,13 @@ class ComputeAccumulated(ComputePreloaded):
     """C = A @ W + D keeping the weights already in the array."""
 
     OP: ClassVar[str] = "compute_accumulated"
-    FUNCT: ClassVar[int] = 5
+    FUNCT: ClassVar[int] = Funct.COMPUTE_ACCUMULATED
 
 
 @dataclass(frozen=True, slots=True)
 class Flush(Instruction):
     OP: ClassVar[str] = "flush"
-    FUNCT: ClassVar[int] = 7
+    FUNCT: ClassVar[int] = Funct.FLUSH
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,7 +247,7 @@ class Fence(Instruction):
     Gemmini's ``gemmini_fence()`` is the RISC-V ``fence``, not a RoCC word; funct 127 is ours."""
 
     OP: ClassVar[str] = "fence"
-    FUNCT: ClassVar[int] = 127
+    FUNCT: ClassVar[int] = Funct.FENCE
 
 
 InstructionT = Union[ConfigEx, ConfigLd, ConfigSt, Mvin, Mvout, Preload, ComputePreloaded,

@@ -26,6 +26,7 @@ module dispatch import systolic_pkg::*; #(
   parameter int DIM      = 4,
   parameter int SP_ROWS  = 256,
   parameter int ACC_ROWS = 64,
+  parameter int SEQ_W    = 32,   // instruction sequence numbers
   localparam int N       = LDQ + EXQ + STQ,
   localparam int SLOT_W  = $clog2(N)
 ) (
@@ -34,18 +35,13 @@ module dispatch import systolic_pkg::*; #(
   // instructions in
   input  logic                      cmd_valid_i,
   output logic                      cmd_ready_o,
-  input  logic [6:0]                cmd_funct_i,
-  input  logic [63:0]               cmd_rs1_i,
-  input  logic [63:0]               cmd_rs2_i,
+  input  insn_t                     cmd_i,
   // issue to the units: index 0 load, 1 execute, 2 store
   output logic [2:0]                iss_valid_o,
   input  logic [2:0]                iss_ready_i,
   output logic [2:0][SLOT_W-1:0]    iss_slot_o,
-  output logic [2:0][6:0]           iss_funct_o,
-  output logic [2:0][63:0]          iss_rs1_o,
-  output logic [2:0][63:0]          iss_rs2_o,
-  output logic [63:0]               iss_pre1_o,   // execute: the merged preload's rs1 (B)
-  output logic [63:0]               iss_pre2_o,   // execute: the merged preload's rs2 (C)
+  output insn_t [2:0]               iss_o,
+  output preload_t                  iss_pre_o,    // execute: the merged preload
   // completion, one bit per slot
   input  logic [N-1:0]              done_i,
   // status
@@ -54,305 +50,317 @@ module dispatch import systolic_pkg::*; #(
   output logic                      stall_queue_full_o,
   // events for the harness log: instructions consumed here, sequence numbers
   output logic                      ev_disp_valid_o,
-  output logic [31:0]               ev_disp_seq_o,
-  output logic [2:0][31:0]          ev_issue_seq_o,
-  output logic [N-1:0][31:0]        slot_seq_o,
+  output logic [SEQ_W-1:0]          ev_disp_seq_o,
+  output logic [2:0][SEQ_W-1:0]     ev_issue_seq_o,
+  output logic [N-1:0][SEQ_W-1:0]   slot_seq_o,
   // debug state for the watchdog report
   output logic [2:0][N-1:0]         dbg_cand_deps_o,
   output logic [2:0][SLOT_W-1:0]    dbg_cand_slot_o,
   output logic [2:0][SLOT_W:0]      dbg_waiting_o,
-  output logic [N-1:0]              dbg_valid_o,
   output logic [N-1:0]              dbg_issued_o,
-  output logic [N-1:0][6:0]         dbg_funct_o,
   output logic                      dbg_fence_o
 );
-  localparam int RW = 32;   // width of unified row numbers
+  localparam int RW = 32;                  // width of unified row numbers
+  localparam int NQ = 3;                   // queues
+  localparam int NRD = 3;                  // local ranges one instruction reads
+  localparam logic [1:0] QLD = 2'd0, QEX = 2'd1, QST = 2'd2;
+  localparam int QW = SLOT_W + 1;          // queue occupancy counters
 
   function automatic int qbase(input int q);
-    return (q == 0) ? 0 : (q == 1) ? LDQ : LDQ + EXQ;
+    return (q == QLD) ? 0 : (q == QEX) ? LDQ : LDQ + EXQ;
   endfunction
   function automatic int qsize(input int q);
-    return (q == 0) ? LDQ : (q == 1) ? EXQ : STQ;
+    return (q == QLD) ? LDQ : (q == QEX) ? EXQ : STQ;
   endfunction
   function automatic logic [1:0] slot_queue(input int s);
-    return (s < LDQ) ? 2'd0 : (s < LDQ + EXQ) ? 2'd1 : 2'd2;
+    return (s < LDQ) ? QLD : (s < LDQ + EXQ) ? QEX : QST;
+  endfunction
+  // the next offset within queue q, wrapping
+  function automatic logic [SLOT_W-1:0] qnext(input int q, input logic [SLOT_W-1:0] off);
+    return (int'(off) == qsize(q) - 1) ? '0 : off + 1'b1;
   endfunction
   // unified row number of a local address
   function automatic logic [RW-1:0] urow(input logic [31:0] addr);
     return addr[31] ? RW'(SP_ROWS) + RW'(addr[28:0]) : RW'(addr[28:0]);
   endfunction
-  function automatic logic overlap(input logic [RW-1:0] alo, input logic [RW-1:0] ahi,
-                                   input logic [RW-1:0] blo, input logic [RW-1:0] bhi);
-    return (alo <= bhi) && (blo <= ahi);
+
+  // an interval [lo, hi] of unified rows
+  typedef struct packed {
+    logic [RW-1:0] lo;
+    logic [RW-1:0] hi;
+  } range_t;
+  function automatic logic overlap(input range_t a, input range_t b);
+    return (a.lo <= b.hi) && (b.lo <= a.hi);
+  endfunction
+  // rows of an operand word: its address, rows apart
+  function automatic range_t span(input logic [WORD_W-1:0] w, input logic [15:0] stride);
+    return '{lo: urow(op_addr(w)),
+             hi: urow(op_addr(w)) + RW'(op_rows(w) - 16'd1) * RW'(stride)};
   endfunction
 
-  // ---- slot state ------------------------------------------------------------
-  logic [N-1:0]          valid_q, issued_q, done_q;
-  logic [N-1:0]          deps_q [N];
-  logic [6:0]            funct_q [N];
-  logic [63:0]           rs1_q [N], rs2_q [N], pre1_q [N], pre2_q [N];
-  logic [31:0]           seq_q [N];
-  logic [2:0]            rdv_q [N];
-  logic [RW-1:0]         rdlo_q [N][3], rdhi_q [N][3];
-  logic                  wrv_q [N];
-  logic [RW-1:0]         wrlo_q [N], wrhi_q [N];
+  // what an entering instruction records for hazard checks
+  typedef struct packed {
+    logic [NRD-1:0]         rdv;
+    range_t [NRD-1:0]       rd;
+    logic                   wrv;
+    range_t                 wr;
+  } access_t;
 
-  logic [2:0][SLOT_W-1:0] tail_q, iss_q, head_q;   // offsets within each queue
-  logic [2:0][SLOT_W:0]   count_q, waiting_q;       // entries, entries not yet issued
+  // a reservation-station entry
+  typedef struct packed {
+    insn_t            insn;
+    preload_t         pre;
+    logic [SEQ_W-1:0] seq;
+    access_t          acc;
+  } entry_t;
+
+  // ---- slot state ------------------------------------------------------------
+  logic [N-1:0]          valid_q, valid_d, issued_q, issued_d, done_q, done_d;
+  logic [N-1:0]          deps_q [N];
+  logic [N-1:0]          deps_d [N];
+  entry_t                entry_q [N];
+
+  logic [NQ-1:0][SLOT_W-1:0] tail_q, tail_d, iss_q, iss_d, head_q, head_d;   // offsets in a queue
+  logic [NQ-1:0][QW-1:0]     count_q, count_d, waiting_q, waiting_d;   // entries, not yet issued
 
   // front-end state
-  logic [31:0]  seq_ctr_q;
-  logic         pend_q;              // a preload waits for its compute
-  logic [63:0]  pend1_q, pend2_q;
-  logic [2:0][15:0] ld_bstride_q;    // shadows of config_ld / config_ex for ranges
-  logic [15:0]  a_stride_q, c_stride_q;
+  logic [SEQ_W-1:0]  seq_q, seq_d;
+  preload_t          pend_q, pend_d;           // the preload the next compute merges
+  logic [2:0][15:0]  ld_bstride_q, ld_bstride_d;   // shadows of config_ld / config_ex for ranges
+  logic [15:0]       a_stride_q, a_stride_d, c_stride_q, c_stride_d;
 
   // ---- decode ----------------------------------------------------------------
-  typedef enum logic [2:0] {K_ENQ, K_PRELOAD, K_NOP, K_FENCE} kind_e;
-  kind_e        kind;
-  logic [1:0]   tq;          // target queue
-  logic [1:0]   ld_state;
-  logic [2:0]   n_rdv;
-  logic [RW-1:0] n_rdlo [3], n_rdhi [3];
-  logic         n_wrv;
-  logic [RW-1:0] n_wrlo, n_wrhi;
-  logic         all_empty;
-  logic         enq, fire;
+  typedef enum logic [1:0] {KindEnq, KindPreload, KindNop, KindFence} kind_e;
+  kind_e         kind;
+  logic [1:0]    tq;          // target queue
+  access_t       n_acc;
+  logic          all_empty, enq, fire, is_cfg;
   logic [SLOT_W-1:0] new_slot;
-  logic [N-1:0] new_deps;
+  logic [N-1:0]  new_deps;
 
-  assign all_empty = (count_q[0] == '0) && (count_q[1] == '0) && (count_q[2] == '0);
+  assign all_empty = (count_q[QLD] == '0) && (count_q[QEX] == '0) && (count_q[QST] == '0);
+  assign is_cfg    = cmd_i.funct == FunctConfig;
 
   always_comb begin
-    logic [31:0] a;
-    logic [15:0] rows, cols, blocks;
-    kind     = K_NOP;
-    tq       = 2'd0;
+    logic [1:0]  ld_state;
+    logic [15:0] blocks;
+    range_t      wr;
+    kind     = KindNop;
+    tq       = QLD;
+    n_acc    = '0;
     ld_state = 2'd0;
-    n_rdv    = '0;
-    n_wrv    = 1'b0;
-    n_wrlo   = '0;
-    n_wrhi   = '0;
-    for (int i = 0; i < 3; i++) begin
-      n_rdlo[i] = '0;
-      n_rdhi[i] = '0;
-    end
-    a      = '0;
-    rows   = '0;
-    cols   = '0;
-    blocks = '0;
-    unique case (cmd_funct_i)
-      7'd0: begin
-        kind = K_ENQ;
-        tq   = (cmd_rs1_i[1:0] == 2'd1) ? 2'd0 : (cmd_rs1_i[1:0] == 2'd2) ? 2'd2 : 2'd1;
+    blocks   = (op_cols(cmd_i.rs2) + 16'(DIM - 1)) / 16'(DIM);
+    unique case (cmd_i.funct)
+      FunctConfig: begin
+        kind = KindEnq;
+        unique case (config_kind_e'(cmd_i.rs1[1:0]))
+          ConfigLd: tq = QLD;
+          ConfigSt: tq = QST;
+          default:  tq = QEX;
+        endcase
       end
-      7'd1, 7'd2, 7'd14: begin
-        ld_state = (cmd_funct_i == 7'd2) ? 2'd0 : (cmd_funct_i == 7'd1) ? 2'd1 : 2'd2;
-        a    = op_addr(cmd_rs2_i);
-        rows = op_rows(cmd_rs2_i);
-        cols = op_cols(cmd_rs2_i);
-        blocks = (cols + 16'(DIM - 1)) / 16'(DIM);
-        if (a != GARBAGE_ADDR) begin
-          kind   = K_ENQ;
-          tq     = 2'd0;
-          n_wrv  = 1'b1;
-          n_wrlo = urow(a);
-          n_wrhi = urow(a) + RW'(blocks - 16'd1) * RW'(ld_bstride_q[ld_state]) + RW'(rows) - RW'(1);
+      FunctMvin, FunctMvin2, FunctMvin3: begin
+        ld_state = (cmd_i.funct == FunctMvin) ? 2'd0 : (cmd_i.funct == FunctMvin2) ? 2'd1 : 2'd2;
+        // every block of every row: the last block starts (blocks - 1) block strides on
+        wr = span(cmd_i.rs2, 16'd1);
+        wr.hi = wr.hi + RW'(blocks - 16'd1) * RW'(ld_bstride_q[ld_state]);
+        if (op_addr(cmd_i.rs2) != GARBAGE_ADDR) begin
+          kind      = KindEnq;
+          tq        = QLD;
+          n_acc.wrv = 1'b1;
+          n_acc.wr  = wr;
         end
       end
-      7'd3: begin
-        kind = K_ENQ;
-        tq   = 2'd2;
-        a    = op_addr(cmd_rs2_i);
-        n_rdv[0]  = 1'b1;
-        n_rdlo[0] = urow(a);
-        n_rdhi[0] = urow(a) + RW'(op_rows(cmd_rs2_i)) - RW'(1);
+      FunctMvout: begin
+        kind = KindEnq;
+        tq   = QST;
+        n_acc.rdv[0] = 1'b1;
+        n_acc.rd[0]  = span(cmd_i.rs2, 16'd1);
       end
-      7'd4, 7'd5: begin
-        kind = K_ENQ;
-        tq   = 2'd1;
+      FunctComputePreloaded, FunctComputeAccumulated: begin
+        kind = KindEnq;
+        tq   = QEX;
         // B (weights, only when loaded), A, D are read; C is written
-        if (cmd_funct_i == 7'd4 && op_addr(pend1_q) != GARBAGE_ADDR) begin
-          n_rdv[0]  = 1'b1;
-          n_rdlo[0] = urow(op_addr(pend1_q));
-          n_rdhi[0] = urow(op_addr(pend1_q)) + RW'(op_rows(pend1_q)) - RW'(1);
-        end
-        if (op_addr(cmd_rs1_i) != GARBAGE_ADDR) begin
-          n_rdv[1]  = 1'b1;
-          n_rdlo[1] = urow(op_addr(cmd_rs1_i));
-          n_rdhi[1] = urow(op_addr(cmd_rs1_i)) + RW'(op_rows(cmd_rs1_i) - 16'd1) * RW'(a_stride_q);
-        end
-        if (op_addr(cmd_rs2_i) != GARBAGE_ADDR) begin
-          n_rdv[2]  = 1'b1;
-          n_rdlo[2] = urow(op_addr(cmd_rs2_i));
-          n_rdhi[2] = urow(op_addr(cmd_rs2_i)) + RW'(op_rows(cmd_rs2_i)) - RW'(1);
-        end
-        if (op_addr(pend2_q) != GARBAGE_ADDR) begin
-          n_wrv  = 1'b1;
-          n_wrlo = urow(op_addr(pend2_q));
-          n_wrhi = urow(op_addr(pend2_q)) + RW'(op_rows(pend2_q) - 16'd1) * RW'(c_stride_q);
-        end
+        n_acc.rdv[0] = cmd_i.funct == FunctComputePreloaded && op_addr(pend_q.b) != GARBAGE_ADDR;
+        n_acc.rd[0]  = span(pend_q.b, 16'd1);
+        n_acc.rdv[1] = op_addr(cmd_i.rs1) != GARBAGE_ADDR;
+        n_acc.rd[1]  = span(cmd_i.rs1, a_stride_q);
+        n_acc.rdv[2] = op_addr(cmd_i.rs2) != GARBAGE_ADDR;
+        n_acc.rd[2]  = span(cmd_i.rs2, 16'd1);
+        n_acc.wrv    = op_addr(pend_q.c) != GARBAGE_ADDR;
+        n_acc.wr     = span(pend_q.c, c_stride_q);
       end
-      7'd6:    kind = K_PRELOAD;
-      7'd127:  kind = K_FENCE;
-      default: kind = K_NOP;   // flush; the checker rejects anything else
+      FunctPreload: kind = KindPreload;
+      FunctFence:   kind = KindFence;
+      default:      kind = KindNop;   // flush; the checker rejects anything else
     endcase
   end
 
   always_comb begin
     cmd_ready_o = 1'b1;
-    if (kind == K_ENQ) cmd_ready_o = count_q[tq] != (SLOT_W+1)'(qsize(int'(tq)));
-    else if (kind == K_FENCE) cmd_ready_o = all_empty;
+    if (kind == KindEnq) cmd_ready_o = count_q[tq] != QW'(qsize(int'(tq)));
+    else if (kind == KindFence) cmd_ready_o = all_empty;
     fire     = cmd_valid_i && cmd_ready_o;
-    enq      = fire && (kind == K_ENQ);
+    enq      = fire && (kind == KindEnq);
     new_slot = SLOT_W'(qbase(int'(tq))) + tail_q[tq];
-    stall_queue_full_o = cmd_valid_i && (kind == K_ENQ) && !cmd_ready_o;
-    ev_disp_valid_o = fire && (kind != K_ENQ);
-    ev_disp_seq_o   = seq_ctr_q;
-    dbg_fence_o     = cmd_valid_i && (kind == K_FENCE) && !all_empty;
+    stall_queue_full_o = cmd_valid_i && (kind == KindEnq) && !cmd_ready_o;
+    ev_disp_valid_o = fire && (kind != KindEnq);
+    ev_disp_seq_o   = seq_q;
+    dbg_fence_o     = cmd_valid_i && (kind == KindFence) && !all_empty;
   end
 
-  // dependencies of the entering instruction (evaluated only when one enters)
+  // dependencies of the entering instruction: read-after-write on any older unfinished
+  // instruction, write-after-read and write-after-write on those of the other queues
   always_comb begin
-    logic d;
-    d = 1'b0;
     new_deps = '0;
-    if (enq) begin
-      for (int j = 0; j < N; j++) begin
-        d = 1'b0;
-        if (valid_q[j] && !done_q[j] && !done_i[j]) begin
-          for (int r = 0; r < 3; r++) begin
-            if (n_rdv[r] && wrv_q[j] && overlap(n_rdlo[r], n_rdhi[r], wrlo_q[j], wrhi_q[j])) d = 1'b1;
+    for (int j = 0; j < N; j++) begin
+      access_t o;
+      o = entry_q[j].acc;
+      if (enq && valid_q[j] && !done_q[j] && !done_i[j]) begin
+        for (int r = 0; r < NRD; r++) begin
+          if (n_acc.rdv[r] && o.wrv && overlap(n_acc.rd[r], o.wr)) new_deps[j] = 1'b1;
+        end
+        if (slot_queue(j) != tq && n_acc.wrv) begin
+          if (o.wrv && overlap(n_acc.wr, o.wr)) new_deps[j] = 1'b1;
+          for (int r = 0; r < NRD; r++) begin
+            if (o.rdv[r] && overlap(n_acc.wr, o.rd[r])) new_deps[j] = 1'b1;
           end
-          if (slot_queue(j) != tq && n_wrv) begin
-            if (wrv_q[j] && overlap(n_wrlo, n_wrhi, wrlo_q[j], wrhi_q[j])) d = 1'b1;
-            for (int r = 0; r < 3; r++) begin
-              if (rdv_q[j][r] && overlap(n_wrlo, n_wrhi, rdlo_q[j][r], rdhi_q[j][r])) d = 1'b1;
-            end
-          end
-          new_deps[j] = d;
         end
       end
     end
   end
 
   // ---- issue -------------------------------------------------------------------
-  logic [2:0][SLOT_W-1:0] cand;
-  logic [2:0]             iss_fire;
+  logic [NQ-1:0][SLOT_W-1:0] cand;
+  logic [NQ-1:0]             iss_fire, retire;
+  logic [NQ-1:0][SLOT_W-1:0] head;
   always_comb begin
     stall_hazard_o = 1'b0;
-    for (int q = 0; q < 3; q++) begin
+    for (int q = 0; q < NQ; q++) begin
       cand[q]        = SLOT_W'(qbase(q)) + iss_q[q];
+      head[q]        = SLOT_W'(qbase(q)) + head_q[q];
+      retire[q]      = valid_q[head[q]] && done_q[head[q]];
       iss_valid_o[q] = (waiting_q[q] != '0) && (deps_q[cand[q]] == '0);
       iss_fire[q]    = iss_valid_o[q] && iss_ready_i[q];
       iss_slot_o[q]  = cand[q];
-      iss_funct_o[q] = funct_q[cand[q]];
-      iss_rs1_o[q]   = rs1_q[cand[q]];
-      iss_rs2_o[q]   = rs2_q[cand[q]];
-      ev_issue_seq_o[q] = seq_q[cand[q]];
+      iss_o[q]       = entry_q[cand[q]].insn;
+      ev_issue_seq_o[q]  = entry_q[cand[q]].seq;
       dbg_cand_deps_o[q] = deps_q[cand[q]];
       dbg_cand_slot_o[q] = cand[q];
-      if ((waiting_q[q] != '0) && (deps_q[cand[q]] != '0) && iss_ready_i[q]) stall_hazard_o = 1'b1;
+      if ((waiting_q[q] != '0) && (deps_q[cand[q]] != '0) && iss_ready_i[q]) begin
+        stall_hazard_o = 1'b1;
+      end
     end
-    iss_pre1_o = pre1_q[cand[1]];
-    iss_pre2_o = pre2_q[cand[1]];
-    for (int s = 0; s < N; s++) begin
-      slot_seq_o[s]  = seq_q[s];
-      dbg_funct_o[s] = funct_q[s];
-    end
+    iss_pre_o = entry_q[cand[QEX]].pre;
+    for (int s = 0; s < N; s++) slot_seq_o[s] = entry_q[s].seq;
     dbg_waiting_o = waiting_q;
-    dbg_valid_o   = valid_q;
     dbg_issued_o  = issued_q;
     idle_o        = all_empty;
   end
 
-  // ---- state update -------------------------------------------------------------
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      valid_q    <= '0;
-      issued_q   <= '0;
-      done_q     <= '0;
-      tail_q     <= '0;
-      iss_q      <= '0;
-      head_q     <= '0;
-      count_q    <= '0;
-      waiting_q  <= '0;
-      seq_ctr_q  <= '0;
-      pend_q     <= 1'b0;
-      pend1_q    <= '0;
-      pend2_q    <= '0;
-      ld_bstride_q <= '0;
-      a_stride_q <= 16'd1;
-      c_stride_q <= 16'd1;
-      for (int s = 0; s < N; s++) deps_q[s] <= '0;
-    end else begin
-      logic [2:0] retire;
-      // completions
-      if (done_i != '0) begin
-        done_q <= done_q | done_i;
-        for (int s = 0; s < N; s++) deps_q[s] <= deps_q[s] & ~done_i;
-      end
-      // issue
-      for (int q = 0; q < 3; q++) begin
-        if (iss_fire[q]) begin
-          issued_q[cand[q]] <= 1'b1;
-          iss_q[q] <= (int'(iss_q[q]) == qsize(q) - 1) ? '0 : iss_q[q] + 1'b1;
-        end
-      end
-      // retire finished entries from the queue heads
-      for (int q = 0; q < 3; q++) begin
-        logic [SLOT_W-1:0] h;
-        h = SLOT_W'(qbase(q)) + head_q[q];
-        retire[q] = valid_q[h] && done_q[h];
-        if (retire[q]) begin
-          valid_q[h]  <= 1'b0;
-          done_q[h]   <= 1'b0;
-          issued_q[h] <= 1'b0;
-          head_q[q]   <= (int'(head_q[q]) == qsize(q) - 1) ? '0 : head_q[q] + 1'b1;
-        end
-      end
-      // front end
-      if (fire) begin
-        seq_ctr_q <= seq_ctr_q + 32'd1;
-        if (cmd_funct_i == 7'd0 && cmd_rs1_i[1:0] == 2'd1) begin
-          ld_bstride_q[cmd_rs1_i[4:3]] <= cmd_rs1_i[31:16];
-        end
-        if (cmd_funct_i == 7'd0 && cmd_rs1_i[1:0] == 2'd0) begin
-          a_stride_q <= cmd_rs1_i[31:16];
-          c_stride_q <= cmd_rs2_i[63:48];
-        end
-        if (kind == K_PRELOAD) begin
-          pend_q  <= 1'b1;
-          pend1_q <= cmd_rs1_i;
-          pend2_q <= cmd_rs2_i;
-        end
-        if (cmd_funct_i == 7'd4 || cmd_funct_i == 7'd5) pend_q <= 1'b0;
-      end
-      if (enq) begin
-        valid_q[new_slot]  <= 1'b1;
-        issued_q[new_slot] <= 1'b0;
-        done_q[new_slot]   <= 1'b0;
-        deps_q[new_slot]   <= new_deps;
-        funct_q[new_slot]  <= cmd_funct_i;
-        rs1_q[new_slot]    <= cmd_rs1_i;
-        rs2_q[new_slot]    <= cmd_rs2_i;
-        pre1_q[new_slot]   <= pend1_q;
-        pre2_q[new_slot]   <= pend2_q;
-        seq_q[new_slot]    <= seq_ctr_q;
-        rdv_q[new_slot]    <= n_rdv;
-        for (int r = 0; r < 3; r++) begin
-          rdlo_q[new_slot][r] <= n_rdlo[r];
-          rdhi_q[new_slot][r] <= n_rdhi[r];
-        end
-        wrv_q[new_slot]  <= n_wrv;
-        wrlo_q[new_slot] <= n_wrlo;
-        wrhi_q[new_slot] <= n_wrhi;
-        tail_q[tq] <= (int'(tail_q[tq]) == qsize(int'(tq)) - 1) ? '0 : tail_q[tq] + 1'b1;
-      end
-      for (int q = 0; q < 3; q++) begin
-        count_q[q]   <= count_q[q] + ((enq && tq == 2'(q)) ? 1 : 0) - (retire[q] ? 1 : 0);
-        waiting_q[q] <= waiting_q[q] + ((enq && tq == 2'(q)) ? 1 : 0) - (iss_fire[q] ? 1 : 0);
+  // ---- next state -------------------------------------------------------------
+  // slots: completions, then issue, then retirement at the queue heads, then the new entry
+  always_comb begin
+    valid_d  = valid_q;
+    issued_d = issued_q;
+    done_d   = done_q | done_i;
+    for (int s = 0; s < N; s++) deps_d[s] = deps_q[s] & ~done_i;
+    for (int q = 0; q < NQ; q++) begin
+      if (iss_fire[q]) issued_d[cand[q]] = 1'b1;
+    end
+    for (int q = 0; q < NQ; q++) begin
+      if (retire[q]) begin
+        valid_d[head[q]]  = 1'b0;
+        done_d[head[q]]   = 1'b0;
+        issued_d[head[q]] = 1'b0;
       end
     end
+    if (enq) begin
+      valid_d[new_slot]  = 1'b1;
+      issued_d[new_slot] = 1'b0;
+      done_d[new_slot]   = 1'b0;
+      deps_d[new_slot]   = new_deps;
+    end
   end
+
+  // queue pointers and occupancy
+  always_comb begin
+    for (int q = 0; q < NQ; q++) begin
+      logic in;
+      in           = enq && tq == 2'(q);
+      tail_d[q]    = in ? qnext(q, tail_q[q]) : tail_q[q];
+      iss_d[q]     = iss_fire[q] ? qnext(q, iss_q[q]) : iss_q[q];
+      head_d[q]    = retire[q] ? qnext(q, head_q[q]) : head_q[q];
+      count_d[q]   = count_q[q] + QW'(in) - QW'(retire[q]);
+      waiting_d[q] = waiting_q[q] + QW'(in) - QW'(iss_fire[q]);
+    end
+  end
+
+  // front end: sequence numbers, the pending preload, the config shadows
+  always_comb begin
+    seq_d        = fire ? seq_q + 1'b1 : seq_q;
+    pend_d       = pend_q;
+    ld_bstride_d = ld_bstride_q;
+    a_stride_d   = a_stride_q;
+    c_stride_d   = c_stride_q;
+    if (fire && kind == KindPreload) pend_d = '{b: cmd_i.rs1, c: cmd_i.rs2};
+    if (fire && is_cfg && cmd_i.rs1[1:0] == ConfigLd) begin
+      ld_bstride_d[cmd_i.rs1[4:3]] = cmd_i.rs1[31:16];
+    end
+    if (fire && is_cfg && cmd_i.rs1[1:0] == ConfigEx) begin
+      a_stride_d = cmd_i.rs1[31:16];
+      c_stride_d = cmd_i.rs2[63:48];
+    end
+  end
+
+  // ---- registers ----------------------------------------------------------------
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      valid_q      <= '0;
+      issued_q     <= '0;
+      done_q       <= '0;
+      deps_q       <= '{default: '0};
+      tail_q       <= '0;
+      iss_q        <= '0;
+      head_q       <= '0;
+      count_q      <= '0;
+      waiting_q    <= '0;
+      seq_q        <= '0;
+      pend_q       <= '0;
+      ld_bstride_q <= '0;
+      a_stride_q   <= 16'd1;
+      c_stride_q   <= 16'd1;
+    end else begin
+      valid_q      <= valid_d;
+      issued_q     <= issued_d;
+      done_q       <= done_d;
+      deps_q       <= deps_d;
+      tail_q       <= tail_d;
+      iss_q        <= iss_d;
+      head_q       <= head_d;
+      count_q      <= count_d;
+      waiting_q    <= waiting_d;
+      seq_q        <= seq_d;
+      pend_q       <= pend_d;
+      ld_bstride_q <= ld_bstride_d;
+      a_stride_q   <= a_stride_d;
+      c_stride_q   <= c_stride_d;
+    end
+  end
+
+  // the entering instruction's entry (the only write to the entry array)
+  always_ff @(posedge clk_i) begin
+    if (enq) begin
+      entry_q[new_slot] <= '{insn: cmd_i, pre: pend_q, seq: seq_q, acc: n_acc};
+    end
+  end
+
+  // ---- assumptions ----------------------------------------------------------------
+  // a unit completes an occupied slot, once
+  assert property (@(posedge clk_i) disable iff (!rst_ni) (done_i & (~valid_q | done_q)) == '0)
+    else $error("dispatch: completion of slots %b that are free or done already",
+                done_i & (~valid_q | done_q));
+  // an entry enters a free slot
+  assert property (@(posedge clk_i) disable iff (!rst_ni) enq |-> !valid_q[new_slot])
+    else $error("dispatch: instruction entered occupied slot %0d", new_slot);
 endmodule

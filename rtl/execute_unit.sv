@@ -19,7 +19,7 @@ module execute_unit import systolic_pkg::*; #(
   parameter int SP_ROWS  = 256,
   parameter int ACC_ROWS = 64,
   parameter int N        = 10,
-  parameter int NBUF     = 3,
+  parameter int NBUF     = 3,    // weight buffers in every PE
   localparam int SLOT_W  = $clog2(N),
   localparam int SP_AW   = $clog2(SP_ROWS),
   localparam int ACC_AW  = $clog2(ACC_ROWS),
@@ -31,11 +31,8 @@ module execute_unit import systolic_pkg::*; #(
   input  logic                iss_valid_i,
   output logic                iss_ready_o,
   input  logic [SLOT_W-1:0]   iss_slot_i,
-  input  logic [6:0]          iss_funct_i,
-  input  logic [63:0]         iss_rs1_i,
-  input  logic [63:0]         iss_rs2_i,
-  input  logic [63:0]         iss_pre1_i,
-  input  logic [63:0]         iss_pre2_i,
+  input  insn_t               iss_i,
+  input  preload_t            iss_pre_i,
   output logic [N-1:0]        done_o,
   // scratchpad reads: A, D, B
   output logic [2:0]          sp_rd_req_o,
@@ -57,81 +54,110 @@ module execute_unit import systolic_pkg::*; #(
   output logic                mesh_busy_o,
   output logic [3:0]          dbg_state_o
 );
-  localparam int RA = 0, RD = 1, RB = 2;
-  localparam int TAG_W = SLOT_W + 1 + 2 + 29 + 16 + 32 + 1;
-  localparam logic [1:0] CK_NONE = 2'd0, CK_SP = 2'd1, CK_ACC = 2'd2, CK_ACCUM = 2'd3;
+  localparam int RA = 0, RD = 1, RB = 2;        // scratchpad read ports: A, D, B
+  localparam int BUF_W  = 2;                       // weight buffer index (the mesh's sel)
+  localparam int HOLD   = 2 * DIM + 1;             // cycles a buffer is in use after its last row
+  localparam int HOLD_W = $clog2(HOLD + 1);
 
-  // config_ex
-  logic [15:0] cfg_a_stride_q, cfg_c_stride_q;
-  logic [31:0] cfg_scale_q;
-  logic        cfg_relu_q;
+  // config_ex, as each compute sees it
+  typedef struct packed {
+    logic [15:0] a_stride;
+    logic [15:0] c_stride;
+    logic [31:0] scale;
+    logic        relu;
+  } ex_cfg_t;
+
+  // a compute and its merged preload
+  typedef struct packed {
+    logic [SLOT_W-1:0] slot;
+    logic [WORD_W-1:0] a, d, b, c;
+    ex_cfg_t           cfg;
+  } job_t;
+
+  // where a result row goes
+  typedef enum logic [1:0] {DestNone, DestSp, DestAcc, DestAccum} dest_e;
+
+  // travels through the mesh with each row
+  typedef struct packed {
+    logic [SLOT_W-1:0] slot;
+    logic              last;
+    dest_e             dest;
+    logic [28:0]       row;
+    logic [15:0]       cols;
+    logic [31:0]       scale;
+    logic              relu;
+  } res_tag_t;
+  localparam int TAG_W = $bits(res_tag_t);
+
+  ex_cfg_t cfg_q, cfg_d;
 
   // ---- W stage ------------------------------------------------------------------
-  logic              w_valid_q, w_pre_q, w_started_q;
-  logic [SLOT_W-1:0] w_slot_q;
-  logic [63:0]       w_a_q, w_d_q, w_b_q, w_c_q;
-  logic [15:0]       w_a_stride_q, w_c_stride_q;
-  logic [31:0]       w_scale_q;
-  logic              w_relu_q;
-  logic [KW-1:0]     w_k_q;
-  logic [1:0]        cur_buf_q, nbuf;
-  logic [7:0]        busy_cnt_q [NBUF];
+  logic              w_valid_q, w_valid_d, w_pre_q, w_pre_d, w_started_q, w_started_d;
+  job_t              w_q, w_d;
+  logic [KW-1:0]     w_k_q, w_k_d;
+  logic [BUF_W-1:0]  cur_buf_q, cur_buf_d, nbuf;
+  logic [HOLD_W-1:0] hold_q [NBUF];
+  logic [HOLD_W-1:0] hold_d [NBUF];
   // weight-row write, one cycle after the read
-  logic              wwr_valid_q, wwr_zero_q;
-  logic [KW-1:0]     wwr_row_q;
-  logic [1:0]        wwr_buf_q;
-  logic [15:0]       wwr_cols_q;
+  logic              wwr_valid_q, wwr_valid_d, wwr_zero_q, wwr_zero_d;
+  logic [KW-1:0]     wwr_row_q, wwr_row_d;
+  logic [BUF_W-1:0]  wwr_buf_q, wwr_buf_d;
+  logic [15:0]       wwr_cols_q, wwr_cols_d;
 
   // ---- S stage ------------------------------------------------------------------
-  logic              s_valid_q, s_a_got_q, s_d_got_q;
-  logic [SLOT_W-1:0] s_slot_q;
-  logic [63:0]       s_a_q, s_d_q, s_c_q;
-  logic [15:0]       s_a_stride_q, s_c_stride_q, s_row_q;
-  logic [31:0]       s_a_row_q, s_c_row_q;
-  logic [31:0]       s_scale_q;
-  logic              s_relu_q;
-  logic [1:0]        s_buf_q;
+  logic              s_valid_q, s_valid_d, s_a_got_q, s_a_got_d, s_d_got_q, s_d_got_d;
+  job_t              s_q, s_d;
+  logic [15:0]       s_row_q, s_row_d;
+  logic [31:0]       s_a_row_q, s_a_row_d, s_c_row_q, s_c_row_d;
+  logic [BUF_W-1:0]  s_buf_q, s_buf_d;
 
   // ---- injection ------------------------------------------------------------------
-  logic              inj_valid_q, inj_a_need_q, inj_a_arr_q, inj_d_need_q, inj_d_arr_q;
-  logic [15:0]       inj_a_cols_q, inj_d_cols_q;
-  logic [1:0]        inj_buf_q;
-  logic [TAG_W-1:0]  inj_tag_q;
-  logic              cap_a_q, cap_d_q;
-  logic [DIM*8-1:0]  a_buf_q, d_buf_q;
+  typedef struct packed {
+    logic             a_need, a_arr, d_need, d_arr;   // arr: the row arrives from the bank now
+    logic [15:0]      a_cols, d_cols;
+    logic [BUF_W-1:0] buf_sel;
+    res_tag_t         tag;
+  } inj_t;
+  logic              inj_valid_q, inj_valid_d;
+  inj_t              inj_q, inj_d;
+  logic              cap_a_q, cap_a_d, cap_d_q, cap_d_d;
+  logic [DIM*8-1:0]  a_buf_q, a_buf_d, d_buf_q, d_buf_d;
 
   logic              iss_fire, is_cfg, w_step, w_bneed, w_go, w_loaded, hand, s_free;
-  logic              s_need_a, s_need_d, s_a_ok, s_d_ok, s_row_done, s_last;
+  logic              s_need_a, s_need_d, s_a_ok, s_d_ok, s_row_done, s_last, a_gnt, d_gnt;
   logic [DIM*8-1:0]  in_a;
   logic [DIM*32-1:0] in_d;
   logic [DIM*8-1:0]  w_data;
   logic              out_valid, mesh_active;
-  logic [TAG_W-1:0]  out_tag;
+  res_tag_t          out_tag;
   logic [DIM*32-1:0] out_c;
 
-  assign nbuf   = (cur_buf_q == 2'(NBUF - 1)) ? 2'd0 : cur_buf_q + 2'd1;
-  assign is_cfg = iss_funct_i == 7'd0;
+  assign nbuf   = (cur_buf_q == BUF_W'(NBUF - 1)) ? '0 : cur_buf_q + 1'b1;
+  assign is_cfg = iss_i.funct == FunctConfig;
 
   // W: weight rows (requests depend on state only, grants come back)
-  assign w_go    = w_valid_q && w_pre_q && (w_k_q != KW'(DIM)) && (w_started_q || busy_cnt_q[nbuf] == 8'd0);
-  assign w_bneed = (32'(w_k_q) < 32'(op_rows(w_b_q))) && (op_addr(w_b_q) != GARBAGE_ADDR);
+  assign w_go    = w_valid_q && w_pre_q && (w_k_q != KW'(DIM))
+                   && (w_started_q || hold_q[nbuf] == '0);
+  assign w_bneed = (32'(w_k_q) < 32'(op_rows(w_q.b))) && (op_addr(w_q.b) != GARBAGE_ADDR);
   // S: rows of A and D
-  assign s_need_a = s_valid_q && (s_row_q < op_rows(s_a_q)) && (op_addr(s_a_q) != GARBAGE_ADDR);
-  assign s_need_d = s_valid_q && (s_row_q < op_rows(s_d_q)) && (op_addr(s_d_q) != GARBAGE_ADDR);
+  assign s_need_a = s_valid_q && (s_row_q < op_rows(s_q.a)) && (op_addr(s_q.a) != GARBAGE_ADDR);
+  assign s_need_d = s_valid_q && (s_row_q < op_rows(s_q.d)) && (op_addr(s_q.d) != GARBAGE_ADDR);
 
   assign sp_rd_req_o[RA] = s_need_a && !s_a_got_q;
   assign sp_rd_req_o[RD] = s_need_d && !s_d_got_q;
   assign sp_rd_req_o[RB] = w_go && w_bneed;
   assign sp_rd_row_o[RA] = SP_AW'(s_a_row_q);
-  assign sp_rd_row_o[RD] = SP_AW'(32'(op_addr(s_d_q)) + 32'(s_row_q));
-  assign sp_rd_row_o[RB] = SP_AW'(32'(op_addr(w_b_q)) + 32'(w_k_q));
+  assign sp_rd_row_o[RD] = SP_AW'(32'(op_addr(s_q.d)) + 32'(s_row_q));
+  assign sp_rd_row_o[RB] = SP_AW'(32'(op_addr(w_q.b)) + 32'(w_k_q));
+  assign a_gnt = sp_rd_req_o[RA] && sp_rd_gnt_i[RA];
+  assign d_gnt = sp_rd_req_o[RD] && sp_rd_gnt_i[RD];
 
   assign w_step   = w_go && (!w_bneed || sp_rd_gnt_i[RB]);
   assign w_loaded = !w_pre_q || (w_k_q == KW'(DIM)) || (w_step && w_k_q == KW'(DIM - 1));
   assign s_a_ok   = !s_need_a || s_a_got_q || sp_rd_gnt_i[RA];
   assign s_d_ok   = !s_need_d || s_d_got_q || sp_rd_gnt_i[RD];
   assign s_row_done  = s_valid_q && s_a_ok && s_d_ok;
-  assign s_last      = s_row_done && (s_row_q == op_rows(s_c_q) - 16'd1);
+  assign s_last      = s_row_done && (s_row_q == op_rows(s_q.c) - 16'd1);
   assign s_free      = !s_valid_q || s_last;
   assign hand        = w_valid_q && w_loaded && s_free;
   assign iss_ready_o = !w_valid_q || hand;
@@ -142,12 +168,14 @@ module execute_unit import systolic_pkg::*; #(
     logic [DIM*8-1:0] ar, dr;
     in_a = '0;
     in_d = '0;
-    ar = inj_a_arr_q ? sp_rd_data_i[RA] : a_buf_q;
-    dr = inj_d_arr_q ? sp_rd_data_i[RD] : d_buf_q;
+    ar = inj_q.a_arr ? sp_rd_data_i[RA] : a_buf_q;
+    dr = inj_q.d_arr ? sp_rd_data_i[RD] : d_buf_q;
     if (inj_valid_q) begin
       for (int i = 0; i < DIM; i++) begin
-        if (inj_a_need_q && 16'(i) < inj_a_cols_q) in_a[i*8 +: 8] = ar[i*8 +: 8];
-        if (inj_d_need_q && 16'(i) < inj_d_cols_q) in_d[i*32 +: 32] = {{24{dr[i*8+7]}}, dr[i*8 +: 8]};
+        if (inj_q.a_need && 16'(i) < inj_q.a_cols) in_a[i*8 +: 8] = ar[i*8 +: 8];
+        if (inj_q.d_need && 16'(i) < inj_q.d_cols) begin
+          in_d[i*32 +: 32] = {{24{dr[i*8+7]}}, dr[i*8 +: 8]};
+        end
       end
     end
     w_data = '0;
@@ -162,10 +190,10 @@ module execute_unit import systolic_pkg::*; #(
     .clk_i,
     .rst_ni,
     .in_valid_i  (inj_valid_q),
-    .in_sel_i    (inj_buf_q),
+    .in_sel_i    (inj_q.buf_sel),
     .in_a_i      (in_a),
     .in_d_i      (in_d),
-    .in_tag_i    (inj_tag_q),
+    .in_tag_i    (inj_q.tag),
     .w_we_i      (wwr_valid_q),
     .w_row_i     (wwr_row_q),
     .w_buf_i     (wwr_buf_q),
@@ -178,45 +206,133 @@ module execute_unit import systolic_pkg::*; #(
 
   // results
   always_comb begin
-    logic [SLOT_W-1:0] slot;
-    logic              last, relu;
-    logic [1:0]        kind;
-    logic [28:0]       row;
-    logic [15:0]       cols;
-    logic [31:0]       scale, v;
-    v = '0;
-    {slot, last, kind, row, cols, scale, relu} = out_tag;
-    sp_wr_req_o   = out_valid && kind == CK_SP;
-    acc_wr_req_o  = out_valid && kind[1];
-    acc_wr_acc_o  = kind == CK_ACCUM;
-    sp_wr_row_o   = SP_AW'(row);
-    acc_wr_row_o  = ACC_AW'(row);
+    logic [31:0] v;
+    sp_wr_req_o   = out_valid && out_tag.dest == DestSp;
+    acc_wr_req_o  = out_valid && (out_tag.dest == DestAcc || out_tag.dest == DestAccum);
+    acc_wr_acc_o  = out_tag.dest == DestAccum;
+    sp_wr_row_o   = SP_AW'(out_tag.row);
+    acc_wr_row_o  = ACC_AW'(out_tag.row);
     acc_wr_data_o = out_c;
     sp_wr_data_o  = '0;
     for (int i = 0; i < DIM; i++) begin
-      sp_wr_mask_o[i]  = 16'(i) < cols;
-      acc_wr_mask_o[i] = 16'(i) < cols;
+      sp_wr_mask_o[i]  = 16'(i) < out_tag.cols;
+      acc_wr_mask_o[i] = 16'(i) < out_tag.cols;
     end
     if (sp_wr_req_o) begin
       for (int i = 0; i < DIM; i++) begin
-        v = scale_sat(out_c[i*32 +: 32], scale, 1'b1, relu);
+        v = scale_sat(out_c[i*32 +: 32], out_tag.scale, 1'b1, out_tag.relu);
         sp_wr_data_o[i*8 +: 8] = v[7:0];
       end
     end
   end
 
+  // a config_ex is done when it issues, a compute when its last row leaves the mesh
   always_comb begin
     for (int i = 0; i < N; i++) begin
-      done_o[i] = (out_valid && out_tag[TAG_W-1 -: SLOT_W] == SLOT_W'(i) && out_tag[TAG_W-1-SLOT_W])
+      done_o[i] = (out_valid && out_tag.last && out_tag.slot == SLOT_W'(i))
                   || (iss_fire && is_cfg && iss_slot_i == SLOT_W'(i));
     end
   end
 
   assign busy_o      = w_valid_q || s_valid_q || inj_valid_q || mesh_active;
   assign mesh_busy_o = inj_valid_q;
-  assign dbg_state_o = {s_valid_q, w_valid_q && w_pre_q && !w_started_q && busy_cnt_q[nbuf] != 8'd0,
+  assign dbg_state_o = {s_valid_q, w_valid_q && w_pre_q && !w_started_q && hold_q[nbuf] != '0,
                         w_valid_q && !w_loaded, w_valid_q && w_loaded && !s_free};
 
+  // ---- next state: W --------------------------------------------------------------
+  always_comb begin
+    cfg_d       = cfg_q;
+    w_valid_d   = w_valid_q;
+    w_pre_d     = w_pre_q;
+    w_started_d = w_started_q;
+    w_d         = w_q;
+    w_k_d       = w_k_q;
+    cur_buf_d   = cur_buf_q;
+    wwr_valid_d = w_step;
+    wwr_row_d   = wwr_row_q;
+    wwr_zero_d  = wwr_zero_q;
+    wwr_buf_d   = wwr_buf_q;
+    wwr_cols_d  = wwr_cols_q;
+    // weight buffers in use by rows in the mesh
+    for (int b = 0; b < NBUF; b++) begin
+      if (inj_valid_q && inj_q.buf_sel == BUF_W'(b)) hold_d[b] = HOLD_W'(HOLD);
+      else if (hold_q[b] != '0) hold_d[b] = hold_q[b] - 1'b1;
+      else hold_d[b] = '0;
+    end
+    if (w_step) begin
+      w_k_d       = w_k_q + 1'b1;
+      w_started_d = 1'b1;
+      wwr_row_d   = w_k_q;
+      wwr_zero_d  = !w_bneed;
+      wwr_buf_d   = nbuf;
+      wwr_cols_d  = op_cols(w_q.b);
+    end
+    if (hand) begin
+      w_valid_d = 1'b0;
+      if (w_pre_q) cur_buf_d = nbuf;
+    end
+    if (iss_fire && is_cfg) begin
+      cfg_d = '{a_stride: iss_i.rs1[31:16], c_stride: iss_i.rs2[63:48], scale: iss_i.rs1[63:32],
+                relu: iss_i.rs1[3]};
+    end
+    if (iss_fire && !is_cfg) begin
+      w_valid_d   = 1'b1;
+      w_pre_d     = iss_i.funct == FunctComputePreloaded;
+      w_started_d = 1'b0;
+      w_k_d       = '0;
+      w_d         = '{slot: iss_slot_i, a: iss_i.rs1, d: iss_i.rs2, b: iss_pre_i.b, c: iss_pre_i.c,
+                      cfg: cfg_q};
+    end
+  end
+
+  // ---- next state: S and injection ------------------------------------------------
+  always_comb begin
+    dest_e dest;
+    s_valid_d   = s_valid_q;
+    s_d         = s_q;
+    s_row_d     = s_row_q;
+    s_a_row_d   = s_a_row_q;
+    s_c_row_d   = s_c_row_q;
+    s_buf_d     = s_buf_q;
+    s_a_got_d   = s_a_got_q;
+    s_d_got_d   = s_d_got_q;
+    cap_a_d     = a_gnt;
+    cap_d_d     = d_gnt;
+    a_buf_d     = cap_a_q ? sp_rd_data_i[RA] : a_buf_q;
+    d_buf_d     = cap_d_q ? sp_rd_data_i[RD] : d_buf_q;
+    inj_valid_d = s_row_done;
+    inj_d       = inj_q;
+    dest = (op_addr(s_q.c) == GARBAGE_ADDR) ? DestNone :
+           !s_q.c[31] ? DestSp : s_q.c[30] ? DestAccum : DestAcc;
+    if (s_row_done) begin
+      inj_d = '{a_need: s_need_a, a_arr: s_need_a && !s_a_got_q,
+                d_need: s_need_d, d_arr: s_need_d && !s_d_got_q,
+                a_cols: op_cols(s_q.a), d_cols: op_cols(s_q.d), buf_sel: s_buf_q,
+                tag: '{slot: s_q.slot, last: s_last, dest: dest, row: s_c_row_q[28:0],
+                       cols: op_cols(s_q.c), scale: s_q.cfg.scale, relu: s_q.cfg.relu}};
+      s_row_d   = s_row_q + 16'd1;
+      s_a_row_d = s_a_row_q + 32'(s_q.cfg.a_stride);
+      s_c_row_d = s_c_row_q + 32'(s_q.cfg.c_stride);
+      s_a_got_d = 1'b0;
+      s_d_got_d = 1'b0;
+      if (s_last) s_valid_d = 1'b0;
+    end else begin
+      if (a_gnt) s_a_got_d = 1'b1;
+      if (d_gnt) s_d_got_d = 1'b1;
+    end
+    if (hand) begin
+      s_valid_d = 1'b1;
+      s_d       = w_q;
+      s_buf_d   = w_pre_q ? nbuf : cur_buf_q;
+      s_row_d   = '0;
+      s_a_row_d = 32'(op_addr(w_q.a));
+      s_c_row_d = 32'(op_addr(w_q.c));
+      s_a_got_d = 1'b0;
+      s_d_got_d = 1'b0;
+    end
+  end
+
+  // ---- registers ----------------------------------------------------------------
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       w_valid_q   <= 1'b0;
@@ -226,101 +342,46 @@ module execute_unit import systolic_pkg::*; #(
       cap_a_q     <= 1'b0;
       cap_d_q     <= 1'b0;
       cur_buf_q   <= '0;
-      cfg_a_stride_q <= 16'd1;
-      cfg_c_stride_q <= 16'd1;
-      cfg_scale_q    <= F32_ONE;
-      cfg_relu_q     <= 1'b0;
-      for (int b = 0; b < NBUF; b++) busy_cnt_q[b] <= '0;
+      cfg_q       <= '{a_stride: 16'd1, c_stride: 16'd1, scale: F32_ONE, relu: 1'b0};
+      hold_q      <= '{default: '0};
     end else begin
-      // weight buffers in use by rows in the mesh
-      for (int b = 0; b < NBUF; b++) begin
-        if (inj_valid_q && inj_buf_q == 2'(b)) busy_cnt_q[b] <= 8'(2 * DIM + 1);
-        else if (busy_cnt_q[b] != 8'd0) busy_cnt_q[b] <= busy_cnt_q[b] - 8'd1;
-      end
-      // W
-      wwr_valid_q <= w_step;
-      if (w_step) begin
-        w_k_q       <= w_k_q + 1'b1;
-        w_started_q <= 1'b1;
-        wwr_row_q   <= w_k_q;
-        wwr_zero_q  <= !w_bneed;
-        wwr_buf_q   <= nbuf;
-        wwr_cols_q  <= op_cols(w_b_q);
-      end
-      if (hand) begin
-        w_valid_q <= 1'b0;
-        if (w_pre_q) cur_buf_q <= nbuf;
-      end
-      if (iss_fire) begin
-        if (is_cfg) begin
-          cfg_relu_q     <= iss_rs1_i[3];
-          cfg_a_stride_q <= iss_rs1_i[31:16];
-          cfg_scale_q    <= iss_rs1_i[63:32];
-          cfg_c_stride_q <= iss_rs2_i[63:48];
-        end else begin
-          w_valid_q    <= 1'b1;
-          w_pre_q      <= iss_funct_i == 7'd4;
-          w_started_q  <= 1'b0;
-          w_k_q        <= '0;
-          w_slot_q     <= iss_slot_i;
-          w_a_q        <= iss_rs1_i;
-          w_d_q        <= iss_rs2_i;
-          w_b_q        <= iss_pre1_i;
-          w_c_q        <= iss_pre2_i;
-          w_a_stride_q <= cfg_a_stride_q;
-          w_c_stride_q <= cfg_c_stride_q;
-          w_scale_q    <= cfg_scale_q;
-          w_relu_q     <= cfg_relu_q;
-        end
-      end
-      // S
-      cap_a_q <= sp_rd_req_o[RA] && sp_rd_gnt_i[RA];
-      cap_d_q <= sp_rd_req_o[RD] && sp_rd_gnt_i[RD];
-      inj_valid_q <= s_row_done;
-      if (s_row_done) begin
-        logic [1:0] ck;
-        ck = (op_addr(s_c_q) == GARBAGE_ADDR) ? CK_NONE :
-             !s_c_q[31] ? CK_SP : s_c_q[30] ? CK_ACCUM : CK_ACC;
-        inj_a_need_q <= s_need_a;
-        inj_a_arr_q  <= s_need_a && !s_a_got_q;
-        inj_d_need_q <= s_need_d;
-        inj_d_arr_q  <= s_need_d && !s_d_got_q;
-        inj_a_cols_q <= op_cols(s_a_q);
-        inj_d_cols_q <= op_cols(s_d_q);
-        inj_buf_q    <= s_buf_q;
-        inj_tag_q    <= {s_slot_q, s_last, ck, s_c_row_q[28:0], op_cols(s_c_q), s_scale_q, s_relu_q};
-        s_row_q   <= s_row_q + 16'd1;
-        s_a_row_q <= s_a_row_q + 32'(s_a_stride_q);
-        s_c_row_q <= s_c_row_q + 32'(s_c_stride_q);
-        s_a_got_q <= 1'b0;
-        s_d_got_q <= 1'b0;
-        if (s_last) s_valid_q <= 1'b0;
-      end else begin
-        if (sp_rd_req_o[RA] && sp_rd_gnt_i[RA]) s_a_got_q <= 1'b1;
-        if (sp_rd_req_o[RD] && sp_rd_gnt_i[RD]) s_d_got_q <= 1'b1;
-      end
-      if (hand) begin
-        s_valid_q    <= 1'b1;
-        s_slot_q     <= w_slot_q;
-        s_a_q        <= w_a_q;
-        s_d_q        <= w_d_q;
-        s_c_q        <= w_c_q;
-        s_a_stride_q <= w_a_stride_q;
-        s_c_stride_q <= w_c_stride_q;
-        s_scale_q    <= w_scale_q;
-        s_relu_q     <= w_relu_q;
-        s_buf_q      <= w_pre_q ? nbuf : cur_buf_q;
-        s_row_q      <= '0;
-        s_a_row_q    <= 32'(op_addr(w_a_q));
-        s_c_row_q    <= 32'(op_addr(w_c_q));
-        s_a_got_q    <= 1'b0;
-        s_d_got_q    <= 1'b0;
-      end
+      w_valid_q   <= w_valid_d;
+      s_valid_q   <= s_valid_d;
+      inj_valid_q <= inj_valid_d;
+      wwr_valid_q <= wwr_valid_d;
+      cap_a_q     <= cap_a_d;
+      cap_d_q     <= cap_d_d;
+      cur_buf_q   <= cur_buf_d;
+      cfg_q       <= cfg_d;
+      hold_q      <= hold_d;
     end
   end
 
   always_ff @(posedge clk_i) begin
-    if (cap_a_q) a_buf_q <= sp_rd_data_i[RA];
-    if (cap_d_q) d_buf_q <= sp_rd_data_i[RD];
+    w_pre_q     <= w_pre_d;
+    w_started_q <= w_started_d;
+    w_q         <= w_d;
+    w_k_q       <= w_k_d;
+    wwr_row_q   <= wwr_row_d;
+    wwr_zero_q  <= wwr_zero_d;
+    wwr_buf_q   <= wwr_buf_d;
+    wwr_cols_q  <= wwr_cols_d;
+    s_q         <= s_d;
+    s_row_q     <= s_row_d;
+    s_a_row_q   <= s_a_row_d;
+    s_c_row_q   <= s_c_row_d;
+    s_buf_q     <= s_buf_d;
+    s_a_got_q   <= s_a_got_d;
+    s_d_got_q   <= s_d_got_d;
+    inj_q       <= inj_d;
+    a_buf_q     <= a_buf_d;
+    d_buf_q     <= d_buf_d;
   end
+
+  // ---- assumptions ----------------------------------------------------------------
+  // the weights being written are used by no row in the mesh or entering it
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   wwr_valid_q |-> hold_q[wwr_buf_q] == '0
+                                   && !(inj_valid_q && inj_q.buf_sel == wwr_buf_q))
+    else $error("execute_unit: weights written into buffer %0d while it is in use", wwr_buf_q);
 endmodule

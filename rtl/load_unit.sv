@@ -16,6 +16,7 @@ module load_unit import systolic_pkg::*; #(
   parameter int ACC_ROWS      = 64,
   parameter int LDQ           = 4,
   parameter int N             = 10,
+  parameter int CNT_W         = 16,   // width of the in-flight counters
   localparam int SLOT_W       = $clog2(N),
   localparam int SP_AW        = $clog2(SP_ROWS),
   localparam int ACC_AW       = $clog2(ACC_ROWS),
@@ -28,19 +29,15 @@ module load_unit import systolic_pkg::*; #(
   input  logic                iss_valid_i,
   output logic                iss_ready_o,
   input  logic [SLOT_W-1:0]   iss_slot_i,
-  input  logic [6:0]          iss_funct_i,
-  input  logic [63:0]         iss_rs1_i,
-  input  logic [63:0]         iss_rs2_i,
+  input  insn_t               iss_i,
   output logic [N-1:0]        done_o,
   // DMA read requests and responses
   output logic                rd_req_valid_o,
   input  logic                rd_req_ready_i,
-  output logic [63:0]         rd_req_addr_o,
-  output logic [15:0]         rd_req_len_o,
-  output logic [31:0]         rd_req_tag_o,
+  output dma_req_t            rd_req_o,
   input  logic                rd_resp_valid_i,
   output logic                rd_resp_ready_o,
-  input  logic [31:0]         rd_resp_tag_i,
+  input  dma_tag_t            rd_resp_tag_i,
   input  logic [RESP_W-1:0]   rd_resp_data_i,
   // local memory writes
   output logic                sp_req_o,
@@ -57,68 +54,88 @@ module load_unit import systolic_pkg::*; #(
   // status
   output logic                busy_o,
   output logic                dma_wait_o,
-  output logic [15:0]         outstanding_o
+  output logic [CNT_W-1:0]    outstanding_o
 );
   localparam int LSLOT_W = (LDQ > 1) ? $clog2(LDQ) : 1;
+  localparam int BLK_W   = $clog2(MAX_BLOCK_LEN + 1);
+  localparam int NSTATES = 3;   // mvin, mvin2, mvin3
 
-  // config_ld state, per mvin state id
-  logic [63:0] cfg_stride_q [3];
-  logic        cfg_shrink_q [3];
-  logic [15:0] cfg_bstride_q [3];
-  logic [31:0] cfg_scale_q [3];
+  // config_ld of one mvin state
+  typedef struct packed {
+    logic [WORD_W-1:0] stride;    // DRAM bytes between rows
+    logic              shrink;    // int8 elements into the accumulator
+    logic [15:0]       bstride;   // local rows between blocks
+    logic [31:0]       scale;
+  } ld_cfg_t;
 
-  // per-slot context of mvins in flight
-  logic [28:0] ctx_base_q [LDQ];
-  logic        ctx_acc_q [LDQ];
-  logic        ctx_accum_q [LDQ];
-  logic        ctx_wide_q [LDQ];      // int32 elements in DRAM
-  logic [15:0] ctx_bstride_q [LDQ];
-  logic [31:0] ctx_scale_q [LDQ];
-  logic [15:0] ctx_cols_q [LDQ];
+  // what the write-back needs of an mvin in flight, per load slot
+  typedef struct packed {
+    logic [28:0] base;
+    logic        acc;
+    logic        accum;
+    logic        wide;      // int32 elements in DRAM
+    logic [15:0] bstride;
+    logic [31:0] scale;
+    logic [15:0] cols;
+  } ctx_t;
 
-  // request engine
-  logic              rq_active_q;
-  logic [63:0]       rq_addr_q, rq_stride_q;
-  logic [15:0]       rq_row_q, rq_rows_q, rq_len_q;
-  logic [SLOT_W-1:0] rq_slot_q;
+  ld_cfg_t cfg_q [NSTATES];
+  ld_cfg_t cfg_d [NSTATES];
+  ctx_t    ctx_q [LDQ];
+  ctx_t    ctx_d [LDQ];
+
+  // request engine: the rows of the mvin being requested
+  logic              rq_active_q, rq_active_d;
+  logic [WORD_W-1:0] rq_addr_q, rq_addr_d, rq_stride_q, rq_stride_d;
+  logic [15:0]       rq_row_q, rq_row_d, rq_rows_q, rq_rows_d, rq_len_q, rq_len_d;
+  logic [SLOT_W-1:0] rq_slot_q, rq_slot_d;
 
   // write-back engine: one response row, written a block per cycle
-  logic              wb_busy_q;
+  logic              wb_busy_q, wb_busy_d;
   logic [31:0]       wb_lane_q [LANES];
-  logic [SLOT_W-1:0] wb_slot_q;
-  logic [15:0]       wb_row_q;
-  logic              wb_last_q;
-  logic [7:0]        wb_blk_q, wb_nblk_q;
-  logic [15:0]       outstanding_q, inflight_mvins_q;
+  logic [31:0]       wb_lane_d [LANES];
+  dma_tag_t          wb_tag_q, wb_tag_d;
+  logic [BLK_W-1:0]  wb_blk_q, wb_blk_d, wb_nblk_q, wb_nblk_d;
+  logic [CNT_W-1:0]  outstanding_q, outstanding_d, inflight_q, inflight_d;
 
-  logic              is_mvin, iss_fire, rq_fire, resp_fire, wb_gnt, wb_fin;
-  logic [1:0]        iss_state;
-  logic [LSLOT_W-1:0] wb_ls;
+  logic               is_mvin, iss_fire, mvin_fire, rq_fire, rq_last, resp_fire;
+  logic               wb_gnt, wb_fin, mvin_done;
+  logic [1:0]         iss_state;
+  logic [LSLOT_W-1:0] wb_ls, iss_ls, resp_ls;
+  ctx_t               wb_ctx;
 
   assign iss_ready_o = !rq_active_q;
   assign iss_fire    = iss_valid_i && iss_ready_o;
-  assign is_mvin     = iss_funct_i != 7'd0;
-  assign iss_state   = (iss_funct_i == 7'd0) ? iss_rs1_i[4:3] :
-                       (iss_funct_i == 7'd2) ? 2'd0 : (iss_funct_i == 7'd1) ? 2'd1 : 2'd2;
+  assign is_mvin     = iss_i.funct != FunctConfig;
+  assign mvin_fire   = iss_fire && is_mvin;
+  always_comb begin
+    unique case (iss_i.funct)
+      FunctMvin:  iss_state = 2'd0;
+      FunctMvin2: iss_state = 2'd1;
+      FunctMvin3: iss_state = 2'd2;
+      default:    iss_state = iss_i.rs1[4:3];   // config_ld names its state
+    endcase
+  end
 
+  assign rq_last        = rq_row_q == rq_rows_q - 16'd1;
   assign rd_req_valid_o = rq_active_q;
-  assign rd_req_addr_o  = rq_addr_q;
-  assign rd_req_len_o   = rq_len_q;
-  assign rd_req_tag_o   = {15'(rq_slot_q), (rq_row_q == rq_rows_q - 16'd1), rq_row_q};
+  assign rd_req_o       = '{addr: rq_addr_q, len: rq_len_q,
+                            tag: '{slot: 15'(rq_slot_q), last: rq_last, row: rq_row_q}};
   assign rq_fire        = rd_req_valid_o && rd_req_ready_i;
 
-  assign wb_ls  = LSLOT_W'(wb_slot_q);
-  assign wb_gnt = wb_busy_q && (ctx_acc_q[wb_ls] ? acc_gnt_i : sp_gnt_i);
-  assign wb_fin = wb_gnt && (wb_blk_q == wb_nblk_q - 8'd1);
+  assign iss_ls    = LSLOT_W'(iss_slot_i);
+  assign resp_ls   = LSLOT_W'(rd_resp_tag_i.slot);
+  assign wb_ls     = LSLOT_W'(wb_tag_q.slot);
+  assign wb_ctx    = ctx_q[wb_ls];
+  assign wb_gnt    = wb_busy_q && (wb_ctx.acc ? acc_gnt_i : sp_gnt_i);
+  assign wb_fin    = wb_gnt && (wb_blk_q == wb_nblk_q - BLK_W'(1));
+  assign mvin_done = wb_fin && wb_tag_q.last;
   assign rd_resp_ready_o = !wb_busy_q || wb_fin;
   assign resp_fire = rd_resp_valid_i && rd_resp_ready_o;
 
   // the block being written: lanes, scale, mask
   always_comb begin
-    logic [31:0] v;
-    logic [31:0] row;
-    v   = '0;
-    row = '0;
+    logic [31:0] v, row;
     sp_req_o    = 1'b0;
     acc_req_o   = 1'b0;
     acc_acc_o   = 1'b0;
@@ -128,19 +145,19 @@ module load_unit import systolic_pkg::*; #(
     acc_wdata_o = '0;
     sp_wmask_o  = '0;
     acc_wmask_o = '0;
+    row = 32'(wb_ctx.base) + 32'(wb_tag_q.row) + 32'(wb_blk_q) * 32'(wb_ctx.bstride);
     if (wb_busy_q) begin
-      row = 32'(ctx_base_q[wb_ls]) + 32'(wb_row_q) + 32'(wb_blk_q) * 32'(ctx_bstride_q[wb_ls]);
       for (int i = 0; i < DIM; i++) begin
         v = wb_lane_q[i];
-        if (ctx_scale_q[wb_ls] != F32_ONE) v = scale_sat(v, ctx_scale_q[wb_ls], !ctx_acc_q[wb_ls], 1'b0);
-        sp_wdata_o[i*8 +: 8]   = v[7:0];
+        if (wb_ctx.scale != F32_ONE) v = scale_sat(v, wb_ctx.scale, !wb_ctx.acc, 1'b0);
+        sp_wdata_o[i*8 +: 8]    = v[7:0];
         acc_wdata_o[i*32 +: 32] = v;
-        sp_wmask_o[i]  = (32'(wb_blk_q) * DIM + i) < 32'(ctx_cols_q[wb_ls]);
+        sp_wmask_o[i]  = (32'(wb_blk_q) * DIM + i) < 32'(wb_ctx.cols);
         acc_wmask_o[i] = sp_wmask_o[i];
       end
-      if (ctx_acc_q[wb_ls]) begin
+      if (wb_ctx.acc) begin
         acc_req_o = 1'b1;
-        acc_acc_o = ctx_accum_q[wb_ls];
+        acc_acc_o = wb_ctx.accum;
         acc_row_o = ACC_AW'(row);
       end else begin
         sp_req_o = 1'b1;
@@ -149,84 +166,123 @@ module load_unit import systolic_pkg::*; #(
     end
   end
 
+  // a config_ld is done when it issues, an mvin when its last block is written
   always_comb begin
     for (int i = 0; i < N; i++) begin
-      done_o[i] = (iss_fire && !is_mvin && iss_slot_i == SLOT_W'(i)) || (wb_fin && wb_last_q && wb_slot_q == SLOT_W'(i));
+      done_o[i] = (iss_fire && !is_mvin && iss_slot_i == SLOT_W'(i))
+                  || (mvin_done && wb_tag_q.slot == 15'(i));
     end
   end
 
-  assign busy_o        = inflight_mvins_q != '0;
-  assign dma_wait_o    = (outstanding_q != '0 && !rd_resp_valid_i) || (rd_req_valid_o && !rd_req_ready_i);
+  assign busy_o        = inflight_q != '0;
+  assign dma_wait_o    = (outstanding_q != '0 && !rd_resp_valid_i)
+                         || (rd_req_valid_o && !rd_req_ready_i);
   assign outstanding_o = outstanding_q;
 
+  // ---- next state ---------------------------------------------------------------
+  always_comb begin
+    outstanding_d = outstanding_q + CNT_W'(rq_fire) - CNT_W'(resp_fire);
+    inflight_d    = inflight_q + CNT_W'(mvin_fire) - CNT_W'(mvin_done);
+    cfg_d = cfg_q;
+    if (iss_fire && !is_mvin) begin
+      cfg_d[iss_state] = '{stride: iss_i.rs2, shrink: iss_i.rs1[2], bstride: iss_i.rs1[31:16],
+                           scale: iss_i.rs1[63:32]};
+    end
+  end
+
+  // request engine
+  always_comb begin
+    logic wide;
+    rq_active_d = rq_active_q;
+    rq_addr_d   = rq_addr_q;
+    rq_row_d    = rq_row_q;
+    rq_stride_d = rq_stride_q;
+    rq_rows_d   = rq_rows_q;
+    rq_len_d    = rq_len_q;
+    rq_slot_d   = rq_slot_q;
+    ctx_d       = ctx_q;
+    wide        = iss_i.rs2[31] && !cfg_q[iss_state].shrink;
+    if (rq_fire) begin
+      rq_addr_d = rq_addr_q + rq_stride_q;
+      rq_row_d  = rq_row_q + 16'd1;
+      if (rq_last) rq_active_d = 1'b0;
+    end
+    if (mvin_fire) begin
+      rq_active_d = 1'b1;
+      rq_addr_d   = iss_i.rs1;
+      rq_stride_d = cfg_q[iss_state].stride;
+      rq_row_d    = '0;
+      rq_rows_d   = op_rows(iss_i.rs2);
+      rq_len_d    = wide ? op_cols(iss_i.rs2) << 2 : op_cols(iss_i.rs2);
+      rq_slot_d   = iss_slot_i;
+      ctx_d[iss_ls] = '{base: iss_i.rs2[28:0], acc: iss_i.rs2[31], accum: iss_i.rs2[30],
+                        wide: wide, bstride: cfg_q[iss_state].bstride,
+                        scale: cfg_q[iss_state].scale, cols: op_cols(iss_i.rs2)};
+    end
+  end
+
+  // write-back engine
+  always_comb begin
+    wb_busy_d = wb_busy_q;
+    wb_lane_d = wb_lane_q;
+    wb_tag_d  = wb_tag_q;
+    wb_blk_d  = wb_blk_q;
+    wb_nblk_d = wb_nblk_q;
+    if (wb_gnt) wb_blk_d = wb_blk_q + BLK_W'(1);
+    if (wb_gnt && !wb_fin) begin
+      // next block: shift the lanes down by one block
+      for (int i = 0; i < LANES - DIM; i++) wb_lane_d[i] = wb_lane_q[i + DIM];
+    end
+    if (wb_fin) wb_busy_d = 1'b0;
+    if (resp_fire) begin
+      wb_busy_d = 1'b1;
+      wb_tag_d  = rd_resp_tag_i;
+      wb_blk_d  = '0;
+      wb_nblk_d = BLK_W'((ctx_q[resp_ls].cols + 16'(DIM - 1)) / 16'(DIM));
+      for (int i = 0; i < LANES; i++) begin
+        if (ctx_q[resp_ls].wide) wb_lane_d[i] = rd_resp_data_i[i*32 +: 32];
+        else wb_lane_d[i] = {{24{rd_resp_data_i[i*8+7]}}, rd_resp_data_i[i*8 +: 8]};
+      end
+    end
+  end
+
+  // ---- registers ----------------------------------------------------------------
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      rq_active_q      <= 1'b0;
-      wb_busy_q        <= 1'b0;
-      outstanding_q    <= '0;
-      inflight_mvins_q <= '0;
+      rq_active_q   <= 1'b0;
+      wb_busy_q     <= 1'b0;
+      outstanding_q <= '0;
+      inflight_q    <= '0;
     end else begin
-      outstanding_q <= outstanding_q + (rq_fire ? 16'd1 : 16'd0) - (resp_fire ? 16'd1 : 16'd0);
-      inflight_mvins_q <= inflight_mvins_q + ((iss_fire && is_mvin) ? 16'd1 : 16'd0)
-                          - ((wb_fin && wb_last_q) ? 16'd1 : 16'd0);
-      if (rq_fire && rq_row_q == rq_rows_q - 16'd1) rq_active_q <= 1'b0;
-      if (iss_fire && is_mvin) rq_active_q <= 1'b1;
-      if (wb_fin) wb_busy_q <= 1'b0;
-      if (resp_fire) wb_busy_q <= 1'b1;
+      rq_active_q   <= rq_active_d;
+      wb_busy_q     <= wb_busy_d;
+      outstanding_q <= outstanding_d;
+      inflight_q    <= inflight_d;
     end
   end
 
   always_ff @(posedge clk_i) begin
-    if (rq_fire) begin
-      rq_addr_q <= rq_addr_q + rq_stride_q;
-      rq_row_q  <= rq_row_q + 16'd1;
-    end
-    if (wb_gnt) wb_blk_q <= wb_blk_q + 8'd1;
-    if (iss_fire) begin
-      if (!is_mvin) begin
-        cfg_stride_q[iss_state]  <= iss_rs2_i;
-        cfg_shrink_q[iss_state]  <= iss_rs1_i[2];
-        cfg_bstride_q[iss_state] <= iss_rs1_i[31:16];
-        cfg_scale_q[iss_state]   <= iss_rs1_i[63:32];
-      end else begin
-        logic [LSLOT_W-1:0] ls;
-        logic               to_acc, wide;
-        ls     = LSLOT_W'(iss_slot_i);
-        to_acc = iss_rs2_i[31];
-        wide   = to_acc && !cfg_shrink_q[iss_state];
-        rq_addr_q   <= iss_rs1_i;
-        rq_stride_q <= cfg_stride_q[iss_state];
-        rq_row_q    <= '0;
-        rq_rows_q   <= op_rows(iss_rs2_i);
-        rq_len_q    <= wide ? op_cols(iss_rs2_i) << 2 : op_cols(iss_rs2_i);
-        rq_slot_q   <= iss_slot_i;
-        ctx_base_q[ls]    <= iss_rs2_i[28:0];
-        ctx_acc_q[ls]     <= to_acc;
-        ctx_accum_q[ls]   <= iss_rs2_i[30];
-        ctx_wide_q[ls]    <= wide;
-        ctx_bstride_q[ls] <= cfg_bstride_q[iss_state];
-        ctx_scale_q[ls]   <= cfg_scale_q[iss_state];
-        ctx_cols_q[ls]    <= op_cols(iss_rs2_i);
-      end
-    end
-    if (wb_gnt && !wb_fin) begin
-      // next block: shift the lanes down by one block
-      for (int i = 0; i < LANES - DIM; i++) wb_lane_q[i] <= wb_lane_q[i + DIM];
-    end
-    if (resp_fire) begin
-      logic [LSLOT_W-1:0] rs;
-      logic [15:0]        cols;
-      rs   = LSLOT_W'(rd_resp_tag_i[31:17]);
-      cols = ctx_cols_q[rs];
-      wb_slot_q <= SLOT_W'(rd_resp_tag_i[31:17]);
-      wb_last_q <= rd_resp_tag_i[16];
-      wb_row_q  <= rd_resp_tag_i[15:0];
-      wb_blk_q  <= '0;
-      wb_nblk_q <= 8'((cols + 16'(DIM - 1)) / 16'(DIM));
-      for (int i = 0; i < LANES; i++) begin
-        if (ctx_wide_q[rs]) wb_lane_q[i] <= rd_resp_data_i[i*32 +: 32];
-        else wb_lane_q[i] <= {{24{rd_resp_data_i[i*8+7]}}, rd_resp_data_i[i*8 +: 8]};
-      end
-    end
+    cfg_q       <= cfg_d;
+    ctx_q       <= ctx_d;
+    rq_addr_q   <= rq_addr_d;
+    rq_row_q    <= rq_row_d;
+    rq_stride_q <= rq_stride_d;
+    rq_rows_q   <= rq_rows_d;
+    rq_len_q    <= rq_len_d;
+    rq_slot_q   <= rq_slot_d;
+    wb_lane_q   <= wb_lane_d;
+    wb_tag_q    <= wb_tag_d;
+    wb_blk_q    <= wb_blk_d;
+    wb_nblk_q   <= wb_nblk_d;
   end
+
+  // ---- assumptions ----------------------------------------------------------------
+  // responses come back in request order, only for requests that are out
+  assert property (@(posedge clk_i) disable iff (!rst_ni) rd_resp_valid_i |-> outstanding_q != '0)
+    else $error("load unit: a DMA read response without an outstanding request");
+  // an mvin fits the response port: at most MAX_BLOCK_LEN blocks a row
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   mvin_fire |-> op_cols(iss_i.rs2) <= 16'(DIM * MAX_BLOCK_LEN))
+    else $error("load unit: mvin of %0d columns, more than %0d", op_cols(iss_i.rs2),
+                DIM * MAX_BLOCK_LEN);
 endmodule

@@ -65,7 +65,9 @@ module local_mem #(
       for (int i = 0; i < SP_NREQ; i++) spb_req[b][i] = sp_req_i[i] && (sp_bank[i] == SPB_W'(b));
     end
     for (int b = 0; b < ACC_BANKS; b++) begin
-      for (int i = 0; i < ACC_NREQ; i++) accb_req[b][i] = acc_req_i[i] && (acc_bank[i] == ACCB_W'(b));
+      for (int i = 0; i < ACC_NREQ; i++) begin
+        accb_req[b][i] = acc_req_i[i] && (acc_bank[i] == ACCB_W'(b));
+      end
     end
     for (int i = 0; i < SP_NREQ; i++) sp_gnt_o[i] = spb_gnt[sp_bank[i]][i];
     for (int i = 0; i < ACC_NREQ; i++) acc_gnt_o[i] = accb_gnt[acc_bank[i]][i];

@@ -10,19 +10,20 @@ module store_unit import systolic_pkg::*; #(
   parameter int SP_ROWS  = 256,
   parameter int ACC_ROWS = 64,
   parameter int N        = 10,
+  parameter int FIFO     = 3,    // rows waiting for the DMA
+  parameter int CNT_W    = 16,   // width of the in-flight counters
   localparam int SLOT_W  = $clog2(N),
   localparam int SP_AW   = $clog2(SP_ROWS),
   localparam int ACC_AW  = $clog2(ACC_ROWS),
-  localparam int FIFO    = 3
+  localparam int ROW_W   = DIM * 32
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
+  // issue
   input  logic                iss_valid_i,
   output logic                iss_ready_o,
   input  logic [SLOT_W-1:0]   iss_slot_i,
-  input  logic [6:0]          iss_funct_i,
-  input  logic [63:0]         iss_rs1_i,
-  input  logic [63:0]         iss_rs2_i,
+  input  insn_t               iss_i,
   output logic [N-1:0]        done_o,
   // local reads
   output logic                sp_req_o,
@@ -32,77 +33,93 @@ module store_unit import systolic_pkg::*; #(
   output logic                acc_req_o,
   output logic [ACC_AW-1:0]   acc_row_o,
   input  logic                acc_gnt_i,
-  input  logic [DIM*32-1:0]   acc_rdata_i,
+  input  logic [ROW_W-1:0]    acc_rdata_i,
   // DMA writes
   output logic                wr_req_valid_o,
   input  logic                wr_req_ready_i,
-  output logic [63:0]         wr_req_addr_o,
-  output logic [15:0]         wr_req_len_o,
-  output logic [31:0]         wr_req_tag_o,
-  output logic [DIM*32-1:0]   wr_req_data_o,
+  output dma_req_t            wr_req_o,
+  output logic [ROW_W-1:0]    wr_req_data_o,
   input  logic                wr_ack_valid_i,
-  input  logic [31:0]         wr_ack_tag_i,
+  input  dma_tag_t            wr_ack_tag_i,
   // status
   output logic                busy_o,
   output logic                dma_wait_o,
-  output logic [15:0]         outstanding_o
+  output logic [CNT_W-1:0]    outstanding_o
 );
   localparam int FW = $clog2(FIFO + 1);
 
-  logic [63:0] cfg_stride_q;
-  logic        cfg_relu_q;
-  logic [31:0] cfg_scale_q;
+  // config_st
+  typedef struct packed {
+    logic [WORD_W-1:0] stride;
+    logic              relu;
+    logic [31:0]       scale;
+  } st_cfg_t;
+
+  // what the epilogue and the DMA write need of one row
+  typedef struct packed {
+    logic              acc;
+    logic              full;   // raw int32 accumulator row
+    logic              relu;
+    logic [31:0]       scale;
+    logic [15:0]       cols;
+    logic [WORD_W-1:0] addr;   // DRAM address of the row
+    logic [SLOT_W-1:0] slot;
+  } row_t;
+
+  // a row waiting for the DMA
+  typedef struct packed {
+    dma_req_t         req;
+    logic [ROW_W-1:0] data;
+  } pending_t;
+
+  st_cfg_t cfg_q, cfg_d;
 
   // the mvout being read
-  logic              rd_active_q, rd_acc_q, rd_full_q, rd_relu_q;
-  logic [28:0]       rd_row_q;
-  logic [15:0]       rd_idx_q, rd_rows_q, rd_cols_q;
-  logic [63:0]       rd_addr_q, rd_stride_q;
-  logic [31:0]       rd_scale_q;
-  logic [SLOT_W-1:0] rd_slot_q;
+  logic              rd_active_q, rd_active_d;
+  row_t              rd_q, rd_d;
+  logic [28:0]       rd_row_q, rd_row_d;
+  logic [15:0]       rd_idx_q, rd_idx_d, rd_rows_q, rd_rows_d;
+  logic [WORD_W-1:0] rd_stride_q, rd_stride_d;
   // the row whose data arrives this cycle
-  logic              ar_valid_q, ar_acc_q, ar_full_q, ar_relu_q, ar_last_q;
-  logic [15:0]       ar_cols_q;
-  logic [63:0]       ar_addr_q;
-  logic [31:0]       ar_scale_q;
-  logic [SLOT_W-1:0] ar_slot_q;
+  logic              ar_valid_q, ar_valid_d, ar_last_q, ar_last_d;
+  row_t              ar_q, ar_d;
   // rows waiting for the DMA
-  logic [63:0]       f_addr_q [FIFO];
-  logic [15:0]       f_len_q [FIFO];
-  logic [31:0]       f_tag_q [FIFO];
-  logic [DIM*32-1:0] f_data_q [FIFO];
-  logic [FW-1:0]     f_cnt_q, f_rd_q, f_wr_q;
-  logic [15:0]       outstanding_q, inflight_q;
+  pending_t          fifo_q [FIFO];
+  pending_t          fifo_d [FIFO];
+  logic [FW-1:0]     f_cnt_q, f_cnt_d, f_rd_q, f_rd_d, f_wr_q, f_wr_d;
+  logic [CNT_W-1:0]  outstanding_q, outstanding_d, inflight_q, inflight_d;
 
-  logic iss_fire, is_cfg, rd_fire, rd_gnt, pop, push;
-  logic [DIM*32-1:0] row_data;
+  logic iss_fire, is_cfg, rd_fire, rd_gnt, rd_step, rd_last, pop, push, mvout_done;
+  logic [ROW_W-1:0] row_data;
 
-  assign is_cfg      = iss_funct_i == 7'd0;
+  assign is_cfg      = iss_i.funct == FunctConfig;
   assign iss_ready_o = !rd_active_q;
   assign iss_fire    = iss_valid_i && iss_ready_o;
 
-  assign rd_fire   = rd_active_q && (32'(f_cnt_q) + (ar_valid_q ? 32'd1 : 32'd0) < FIFO);
-  assign sp_req_o  = rd_fire && !rd_acc_q;
-  assign acc_req_o = rd_fire && rd_acc_q;
+  // read a row when the FIFO has room for it and the row before it
+  assign rd_fire   = rd_active_q && (32'(f_cnt_q) + 32'(ar_valid_q) < FIFO);
+  assign sp_req_o  = rd_fire && !rd_q.acc;
+  assign acc_req_o = rd_fire && rd_q.acc;
   assign sp_row_o  = SP_AW'(rd_row_q);
   assign acc_row_o = ACC_AW'(rd_row_q);
-  assign rd_gnt    = rd_acc_q ? acc_gnt_i : sp_gnt_i;
+  assign rd_gnt    = rd_q.acc ? acc_gnt_i : sp_gnt_i;
+  assign rd_step   = rd_fire && rd_gnt;
+  assign rd_last   = rd_idx_q == rd_rows_q - 16'd1;
 
   // epilogue of the arriving row
   always_comb begin
     logic [31:0] v;
-    v = '0;
     row_data = '0;
     if (ar_valid_q) begin
       for (int i = 0; i < DIM; i++) begin
-        if (!ar_acc_q) begin
+        if (!ar_q.acc) begin
           row_data[i*8 +: 8] = sp_rdata_i[i*8 +: 8];
-        end else if (ar_full_q) begin
+        end else if (ar_q.full) begin
           v = acc_rdata_i[i*32 +: 32];
-          if (ar_relu_q && v[31]) v = '0;
+          if (ar_q.relu && v[31]) v = '0;
           row_data[i*32 +: 32] = v;
         end else begin
-          v = scale_sat(acc_rdata_i[i*32 +: 32], ar_scale_q, 1'b1, ar_relu_q);
+          v = scale_sat(acc_rdata_i[i*32 +: 32], ar_q.scale, 1'b1, ar_q.relu);
           row_data[i*8 +: 8] = v[7:0];
         end
       end
@@ -111,16 +128,16 @@ module store_unit import systolic_pkg::*; #(
 
   assign push = ar_valid_q;
   assign wr_req_valid_o = f_cnt_q != '0;
-  assign wr_req_addr_o  = f_addr_q[f_rd_q];
-  assign wr_req_len_o   = f_len_q[f_rd_q];
-  assign wr_req_tag_o   = f_tag_q[f_rd_q];
-  assign wr_req_data_o  = f_data_q[f_rd_q];
+  assign wr_req_o       = fifo_q[f_rd_q].req;
+  assign wr_req_data_o  = fifo_q[f_rd_q].data;
   assign pop = wr_req_valid_o && wr_req_ready_i;
+  assign mvout_done = wr_ack_valid_i && wr_ack_tag_i.last;
 
+  // a config_st is done when it issues, an mvout when its last row is acknowledged
   always_comb begin
     for (int i = 0; i < N; i++) begin
       done_o[i] = (iss_fire && is_cfg && iss_slot_i == SLOT_W'(i))
-                  || (wr_ack_valid_i && wr_ack_tag_i[16] && wr_ack_tag_i[31:17] == 15'(i));
+                  || (mvout_done && wr_ack_tag_i.slot == 15'(i));
     end
   end
 
@@ -128,6 +145,57 @@ module store_unit import systolic_pkg::*; #(
   assign dma_wait_o    = wr_req_valid_o && !wr_req_ready_i;
   assign outstanding_o = outstanding_q;
 
+  // ---- next state ---------------------------------------------------------------
+  always_comb begin
+    cfg_d       = cfg_q;
+    rd_active_d = rd_active_q;
+    rd_d        = rd_q;
+    rd_row_d    = rd_row_q;
+    rd_idx_d    = rd_idx_q;
+    rd_rows_d   = rd_rows_q;
+    rd_stride_d = rd_stride_q;
+    ar_valid_d  = rd_step;
+    ar_d        = ar_q;
+    ar_last_d   = ar_last_q;
+    if (rd_step) begin
+      ar_d      = rd_q;
+      ar_last_d = rd_last;
+      rd_row_d  = rd_row_q + 29'd1;
+      rd_idx_d  = rd_idx_q + 16'd1;
+      rd_d.addr = rd_q.addr + rd_stride_q;
+      if (rd_last) rd_active_d = 1'b0;
+    end
+    if (iss_fire && is_cfg) begin
+      cfg_d = '{stride: {32'h0, iss_i.rs2[31:0]}, relu: iss_i.rs1[2], scale: iss_i.rs2[63:32]};
+    end
+    if (iss_fire && !is_cfg) begin
+      rd_active_d = 1'b1;
+      rd_d = '{acc: iss_i.rs2[31], full: iss_i.rs2[31] && iss_i.rs2[29], relu: cfg_q.relu,
+               scale: cfg_q.scale, cols: op_cols(iss_i.rs2), addr: iss_i.rs1, slot: iss_slot_i};
+      rd_row_d    = iss_i.rs2[28:0];
+      rd_idx_d    = '0;
+      rd_rows_d   = op_rows(iss_i.rs2);
+      rd_stride_d = cfg_q.stride;
+    end
+  end
+
+  always_comb begin
+    fifo_d = fifo_q;
+    f_wr_d = f_wr_q;
+    f_rd_d = f_rd_q;
+    if (push) begin
+      fifo_d[f_wr_q] = '{req: '{addr: ar_q.addr, len: ar_q.full ? ar_q.cols << 2 : ar_q.cols,
+                               tag: '{slot: 15'(ar_q.slot), last: ar_last_q, row: 16'h0}},
+                         data: row_data};
+      f_wr_d = (f_wr_q == FW'(FIFO - 1)) ? '0 : f_wr_q + 1'b1;
+    end
+    if (pop) f_rd_d = (f_rd_q == FW'(FIFO - 1)) ? '0 : f_rd_q + 1'b1;
+    f_cnt_d       = f_cnt_q + FW'(push) - FW'(pop);
+    outstanding_d = outstanding_q + CNT_W'(pop) - CNT_W'(wr_ack_valid_i);
+    inflight_d    = inflight_q + CNT_W'(iss_fire && !is_cfg) - CNT_W'(mvout_done);
+  end
+
+  // ---- registers ----------------------------------------------------------------
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       rd_active_q   <= 1'b0;
@@ -137,57 +205,35 @@ module store_unit import systolic_pkg::*; #(
       f_wr_q        <= '0;
       outstanding_q <= '0;
       inflight_q    <= '0;
-      cfg_stride_q  <= '0;
-      cfg_relu_q    <= 1'b0;
-      cfg_scale_q   <= F32_ONE;
+      cfg_q         <= '{stride: '0, relu: 1'b0, scale: F32_ONE};
     end else begin
-      ar_valid_q <= rd_fire && rd_gnt;
-      if (rd_fire && rd_gnt) begin
-        ar_acc_q   <= rd_acc_q;
-        ar_full_q  <= rd_full_q;
-        ar_relu_q  <= rd_relu_q;
-        ar_scale_q <= rd_scale_q;
-        ar_cols_q  <= rd_cols_q;
-        ar_addr_q  <= rd_addr_q;
-        ar_slot_q  <= rd_slot_q;
-        ar_last_q  <= rd_idx_q == rd_rows_q - 16'd1;
-        rd_row_q   <= rd_row_q + 29'd1;
-        rd_idx_q   <= rd_idx_q + 16'd1;
-        rd_addr_q  <= rd_addr_q + rd_stride_q;
-        if (rd_idx_q == rd_rows_q - 16'd1) rd_active_q <= 1'b0;
-      end
-      if (iss_fire) begin
-        if (is_cfg) begin
-          cfg_relu_q   <= iss_rs1_i[2];
-          cfg_stride_q <= {32'h0, iss_rs2_i[31:0]};
-          cfg_scale_q  <= iss_rs2_i[63:32];
-        end else begin
-          rd_active_q <= 1'b1;
-          rd_acc_q    <= iss_rs2_i[31];
-          rd_full_q   <= iss_rs2_i[31] && iss_rs2_i[29];
-          rd_relu_q   <= cfg_relu_q;
-          rd_scale_q  <= cfg_scale_q;
-          rd_row_q    <= iss_rs2_i[28:0];
-          rd_idx_q    <= '0;
-          rd_rows_q   <= op_rows(iss_rs2_i);
-          rd_cols_q   <= op_cols(iss_rs2_i);
-          rd_addr_q   <= iss_rs1_i;
-          rd_stride_q <= cfg_stride_q;
-          rd_slot_q   <= iss_slot_i;
-        end
-      end
-      if (push) begin
-        f_addr_q[f_wr_q] <= ar_addr_q;
-        f_len_q[f_wr_q]  <= ar_full_q ? ar_cols_q << 2 : ar_cols_q;
-        f_tag_q[f_wr_q]  <= {15'(ar_slot_q), ar_last_q, 16'h0};
-        f_data_q[f_wr_q] <= row_data;
-        f_wr_q <= (f_wr_q == FW'(FIFO - 1)) ? '0 : f_wr_q + 1'b1;
-      end
-      if (pop) f_rd_q <= (f_rd_q == FW'(FIFO - 1)) ? '0 : f_rd_q + 1'b1;
-      f_cnt_q <= f_cnt_q + (push ? FW'(1) : FW'(0)) - (pop ? FW'(1) : FW'(0));
-      outstanding_q <= outstanding_q + (pop ? 16'd1 : 16'd0) - (wr_ack_valid_i ? 16'd1 : 16'd0);
-      inflight_q <= inflight_q + ((iss_fire && !is_cfg) ? 16'd1 : 16'd0)
-                    - ((wr_ack_valid_i && wr_ack_tag_i[16]) ? 16'd1 : 16'd0);
+      rd_active_q   <= rd_active_d;
+      ar_valid_q    <= ar_valid_d;
+      f_cnt_q       <= f_cnt_d;
+      f_rd_q        <= f_rd_d;
+      f_wr_q        <= f_wr_d;
+      outstanding_q <= outstanding_d;
+      inflight_q    <= inflight_d;
+      cfg_q         <= cfg_d;
     end
   end
+
+  always_ff @(posedge clk_i) begin
+    rd_q        <= rd_d;
+    rd_row_q    <= rd_row_d;
+    rd_idx_q    <= rd_idx_d;
+    rd_rows_q   <= rd_rows_d;
+    rd_stride_q <= rd_stride_d;
+    ar_q        <= ar_d;
+    ar_last_q   <= ar_last_d;
+    fifo_q      <= fifo_d;
+  end
+
+  // ---- assumptions ----------------------------------------------------------------
+  // a row is read only when the FIFO has room, so a push never meets a full FIFO
+  assert property (@(posedge clk_i) disable iff (!rst_ni) push |-> 32'(f_cnt_q) < FIFO)
+    else $error("store unit: row pushed into a full DMA FIFO");
+  // every acknowledgement is for a write the unit sent
+  assert property (@(posedge clk_i) disable iff (!rst_ni) wr_ack_valid_i |-> outstanding_q != '0)
+    else $error("store unit: a DMA write acknowledgement without an outstanding write");
 endmodule

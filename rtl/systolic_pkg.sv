@@ -5,16 +5,39 @@
 //   scale_sat(x, s) = clip(rint(float32(float32(x) * float32(s))), lo, hi)
 package systolic_pkg;
 
+  // funct_e, config_kind_e, counter_e, NumCounters: generated from isa/opcodes.py
+  `include "systolic_isa.svh"
+
   localparam logic [31:0] GARBAGE_ADDR = 32'hFFFF_FFFF;
   localparam logic [31:0] F32_ONE      = 32'h3F80_0000;
+  localparam int          WORD_W       = 64;   // rs1, rs2, DRAM addresses, counters
 
-  // Unit queues of the reservation station.
-  typedef enum logic [1:0] {
-    Q_LD  = 2'd0,
-    Q_EX  = 2'd1,
-    Q_ST  = 2'd2,
-    Q_NONE = 2'd3
-  } queue_e;
+  // An instruction as dispatch issues it to a unit.
+  typedef struct packed {
+    funct_e            funct;
+    logic [WORD_W-1:0] rs1;
+    logic [WORD_W-1:0] rs2;
+  } insn_t;
+
+  // The preload merged into a compute: B (weights) and C (destination) operands.
+  typedef struct packed {
+    logic [WORD_W-1:0] b;
+    logic [WORD_W-1:0] c;
+  } preload_t;
+
+  // Tag of a DMA transfer, returned with its read data or write acknowledgement.
+  typedef struct packed {
+    logic [14:0] slot;   // reservation-station slot of the instruction
+    logic        last;   // the instruction's last row
+    logic [15:0] row;    // row index within the instruction
+  } dma_tag_t;
+
+  // A DMA request (one DRAM row), read or write.
+  typedef struct packed {
+    logic [WORD_W-1:0] addr;
+    logic [15:0]       len;    // bytes
+    dma_tag_t          tag;
+  } dma_req_t;
 
   // Operand word of mvin/mvout/preload/compute: [31:0] addr, [47:32] cols, [63:48] rows.
   function automatic logic [31:0] op_addr(input logic [63:0] w);

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from isa import ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, HardwareConfig, Program, encode_all
+from isa.opcodes import MVIN_FUNCTS, ConfigKind, Funct
 from toolkit.kinds import KINDS, lower
 from toolkit.kinds import from_dict as op_from_dict
 from toolkit.ops import Op
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
 FEATURE_VERSION = 1
 OPCODES = ("config_ex", "config_ld", "config_st", "mvin", "mvin2", "mvin3", "mvout", "preload",
            "compute_preloaded", "compute_accumulated", "flush", "fence")
-_FUNCT_SLOT = {2: 3, 1: 4, 14: 5, 3: 6, 6: 7, 4: 8, 5: 9, 7: 10, 127: 11}
+_FUNCT_SLOT = {f: OPCODES.index(f.name.lower()) for f in Funct if f != Funct.CONFIG}
+_CONFIG_SLOT = {k: OPCODES.index(f"config_{k.name.lower()}") for k in ConfigKind}
 OP_KINDS = ("matmul", "conv2d")  # one-hot slots; any other kind sets the "other" slot
 MAX_INPUTS = 3      # reload factor slots (matmul: A, B, bias; conv2d: input, weight, bias)
 MAX_BANKS = 4       # sorted per-bank shares, the rest folded into the last slot
@@ -110,13 +112,14 @@ def stream_features(prog: Program) -> np.ndarray:
     slot = np.full(n, -1)
     for f, k in _FUNCT_SLOT.items():
         slot[funct == f] = k
-    cfg = funct == 0
-    slot[cfg] = sub[cfg]
+    cfg = funct == Funct.CONFIG
+    for k, i in _CONFIG_SLOT.items():
+        slot[cfg & (sub == k)] = i
     counts = np.bincount(slot[slot >= 0], minlength=len(OPCODES))[:len(OPCODES)].astype(float)
 
     # ---- DMA in: mvin of each load state, with that state's latest config_ld
-    state = np.select([funct == 2, funct == 1, funct == 14], [0, 1, 2], -1)
-    is_ld_cfg = cfg & (sub == 1)
+    state = np.select([funct == f for f in MVIN_FUNCTS], [0, 1, 2], -1)
+    is_ld_cfg = cfg & (sub == ConfigKind.LD)
     ld_state = ((rs1 >> np.uint64(3)) & np.uint64(3)).astype(np.int64)
     block_stride = np.zeros(n, dtype=np.int64)
     shrink = np.zeros(n, dtype=np.int64)
@@ -137,7 +140,7 @@ def stream_features(prog: Program) -> np.ndarray:
     beats_in = float((m_rows * -(-m_row_bytes // hw.dma_beat_bytes)).sum())
 
     # ---- DMA out
-    mo = funct == 3
+    mo = funct == Funct.MVOUT
     o_local, o_cols, o_rows = lo32(rs2[mo]), mid16(rs2[mo]), hi16(rs2[mo])
     o_item = np.where(((o_local & ACC_BIT) != 0) & ((o_local & FULL_BIT) != 0), 4, 1)
     o_bytes = o_rows * o_cols * o_item
@@ -156,8 +159,8 @@ def stream_features(prog: Program) -> np.ndarray:
     store_factor = bytes_out / max(1, sum(b.nbytes for b in outputs))
 
     # ---- execute: weight loads, accumulator read-modify-writes
-    pre = funct == 6
-    comp = (funct == 4) | (funct == 5)
+    pre = funct == Funct.PRELOAD
+    comp = (funct == Funct.COMPUTE_PRELOADED) | (funct == Funct.COMPUTE_ACCUMULATED)
     n_comp = int(comp.sum())
     b_addr = lo32(rs1[pre])
     weight_loads = int((b_addr != GARBAGE).sum())

@@ -30,6 +30,7 @@ from typing import Mapping
 import numpy as np
 
 from isa import ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, Program, encode_all
+from isa.opcodes import MVIN_FUNCTS, ConfigKind, Funct
 from simulators import functional
 from simulators.base import RunResult
 
@@ -101,14 +102,14 @@ def estimate(prog: Program) -> tuple[int, dict[str, int]]:
 
     sp, acc = (sp_w, sp_r), (acc_w, acc_r)
     for funct, rs1, rs2 in words:
-        if funct == 0:
-            if rs1 & 3 == 1:
+        if funct == Funct.CONFIG:
+            if rs1 & 3 == ConfigKind.LD:
                 ld_cfg[(rs1 >> 3) & 3] = ((rs1 >> 16) & 0xFFFF, (rs1 >> 2) & 1)
             continue
-        if funct == 127 or funct == 7:
+        if funct in (Funct.FENCE, Funct.FLUSH):
             dispatch = max(dispatch, end_all)
             continue
-        unit = 0 if funct in (1, 2, 14) else 2 if funct == 3 else 1
+        unit = 0 if funct in MVIN_FUNCTS else 2 if funct == Funct.MVOUT else 1
         q = queues[unit]
         if len(q) == q.maxlen and q[0] > dispatch:
             c["stall_queue_full"] += q[0] - dispatch
@@ -120,7 +121,7 @@ def estimate(prog: Program) -> tuple[int, dict[str, int]]:
             local, cols, rows = rs2 & 0xFFFFFFFF, (rs2 >> 32) & 0xFFFF, rs2 >> 48
             if local == GARBAGE:
                 continue
-            stride, shrink = ld_cfg[{2: 0, 1: 1, 14: 2}[funct]]
+            stride, shrink = ld_cfg[MVIN_FUNCTS.index(funct)]
             to_acc = bool(local & ACC_BIT)
             row_bytes = cols * (4 if to_acc and not shrink else 1)
             table = acc if to_acc else sp
@@ -157,7 +158,7 @@ def estimate(prog: Program) -> tuple[int, dict[str, int]]:
         else:  # preload / compute
             a_addr, a_rows = rs1 & 0xFFFFFFFF, rs1 >> 48
             sp_reads = []
-            if funct == 6:
+            if funct == Funct.PRELOAD:
                 pending_c = rs2 & 0xFFFFFFFF
                 occupancy = a_rows if a_addr != GARBAGE else 1  # rs1 is B: weights shift in row by row
                 if a_addr != GARBAGE:
@@ -189,8 +190,9 @@ def estimate(prog: Program) -> tuple[int, dict[str, int]]:
         retire(reads, writes, done)
         q.append(done)
         end_all = max(end_all, done)
-    c.update(load_busy=busy[0], ex_busy=busy[1], st_busy=busy[2], instructions=len(words))
-    return max(end_all, dispatch), c
+    cycles = max(end_all, dispatch)
+    c.update(cycles=cycles, load_busy=busy[0], exec_busy=busy[1], store_busy=busy[2], instructions=len(words))
+    return cycles, c
 
 
 def run(program: Program, inputs: Mapping[str, np.ndarray]) -> RunResult:

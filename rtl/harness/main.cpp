@@ -6,15 +6,12 @@
 //                        [--watchdog N] [--drop-dma-responses]
 // (a waveform needs a model built with Verilator's --trace-fst or --trace)
 //
-// DRAM model: one memory port moving dma_beat_bytes a cycle. A read is ready
-// dram_latency cycles after it is accepted, a write one cycle after; each cycle
-// the port moves one beat of the oldest ready transfer (a transfer covers the
-// beat-aligned span of its bytes). A read's row goes back to the accelerator the
-// cycle after its last beat, in request order; a write is acknowledged the cycle
-// after its last beat. At most MAX_READS reads and MAX_WRITES writes are in flight.
+// The DRAM model is the class Dram below; the README ("The DRAM model") documents its
+// latency, beats, requests in flight and when reads and writes take effect.
 //
 // Exit status: 0 done, 2 bad arguments or program file, 3 watchdog (no progress),
-// 4 cycle limit reached. Errors go to stderr, one paragraph.
+// 4 cycle limit reached, 5 the RTL's cycle counter disagrees with the harness's count.
+// Errors go to stderr, one paragraph.
 #include <chrono>
 #include <cinttypes>
 #include <cstdint>
@@ -31,6 +28,7 @@
 #include "Vaccel_top.h"
 #include "verilated.h"
 #include "systolic_cfg.h"
+#include "systolic_isa.h"
 #if VM_TRACE_FST
 #include "verilated_fst_c.h"
 using TraceFile = VerilatedFstC;
@@ -41,9 +39,8 @@ using TraceFile = VerilatedVcdC;
 
 namespace {
 
-constexpr uint32_t MAX_READS = 64;
-constexpr uint32_t MAX_WRITES = 16;
 constexpr uint64_t NONE = ~uint64_t(0);
+constexpr uint64_t DRAM_SLACK = 64;   // zero bytes past the end, for beat-aligned reads
 constexpr int N_SLOTS = CFG_LD_QUEUE + CFG_EX_QUEUE + CFG_ST_QUEUE;
 const char* const HW_FIELDS[] = {"dim", "sp_kib", "sp_banks", "acc_kib", "acc_banks", "dma_beat_bytes",
                                  "max_block_len", "dram_latency", "ld_queue", "ex_queue", "st_queue"};
@@ -58,6 +55,9 @@ const uint32_t HW_VALUES[] = {CFG_DIM, CFG_SP_KIB, CFG_SP_BANKS, CFG_ACC_KIB, CF
 // ---- bit access on Verilator port types (integers or VlWide) -------------------
 template <class T> inline uint32_t get32(const T& v, int word) { return uint32_t(uint64_t(v) >> (32 * word)); }
 template <std::size_t W> inline uint32_t get32(const VlWide<W>& v, int word) { return v[word]; }
+template <class T> inline uint64_t get64(const T& v, int word) {
+    return uint64_t(get32(v, 2 * word)) | uint64_t(get32(v, 2 * word + 1)) << 32;
+}
 template <class T> inline bool getbit(const T& v, int i) {
     return (get32(v, i / 32) >> (i % 32)) & 1u;
 }
@@ -134,7 +134,7 @@ Program load_program(const char* path) {
     Program p;
     uint64_t dram_size = r.get<uint64_t>();
     if (dram_size > (uint64_t(1) << 36)) fail(2, "DRAM size too large");
-    p.dram.assign(dram_size + 64, 0);  // slack for beat-aligned reads at the end
+    p.dram.assign(dram_size + DRAM_SLACK, 0);
     uint64_t n_instr = r.get<uint64_t>();
     if (n_instr > (data.size() / 24)) fail(2, "program file truncated (instructions)");
     p.instrs.resize(n_instr);
@@ -160,300 +160,316 @@ Program load_program(const char* path) {
 }
 
 std::string op_name(const Instr& in) {
-    switch (in.funct) {
-        case 0: return (in.rs1 & 3) == 0 ? "config_ex" : (in.rs1 & 3) == 1 ? "config_ld" : "config_st";
-        case 1: return "mvin2";
-        case 2: return "mvin";
-        case 14: return "mvin3";
-        case 3: return "mvout";
-        case 4: return "compute_preloaded";
-        case 5: return "compute_accumulated";
-        case 6: return "preload";
-        case 7: return "flush";
-        case 127: return "fence";
-        default: return "funct" + std::to_string(in.funct);
+    if (in.funct == FUNCT_CONFIG && (in.rs1 & 3) < 3) return CONFIG_NAMES[in.rs1 & 3];
+    for (const FunctName& f : FUNCT_NAMES) {
+        if (f.funct == in.funct) return f.name;
     }
+    return "funct" + std::to_string(in.funct);
 }
 
 // ---- DRAM ------------------------------------------------------------------------------
-struct Xfer {
-    bool read;
-    uint64_t ready;
-    uint32_t beats;
-    uint32_t tag;
-    uint64_t addr;
-    uint32_t len;
-};
-struct Resp { uint64_t avail; uint32_t tag; uint64_t addr; uint32_t len; };
-struct Ack { uint64_t avail; uint32_t tag; };
+// The DRAM behind the accelerator's DMA ports (see the README, "The DRAM model"):
+// one memory port that moves CFG_DMA_BEAT_BYTES a cycle. Each cycle drive() sets the
+// ready, response and acknowledgement inputs; sample() reads the handshakes before the
+// clock edge, commit() applies them after it and moves one beat.
+class Dram {
+  public:
+    static constexpr uint32_t MAX_READS = 64;    // reads accepted and not yet answered
+    static constexpr uint32_t MAX_WRITES = 16;   // writes accepted and not yet acknowledged
 
-uint32_t beats_of(uint64_t addr, uint32_t len) {
-    const uint64_t b = CFG_DMA_BEAT_BYTES;
-    return uint32_t((addr + len + b - 1) / b - addr / b);
+    Dram(std::vector<uint8_t>& mem, bool drop_responses) : mem_(mem), drop_(drop_responses) {}
+
+    void drive(Vaccel_top& top, uint64_t cycle) {
+        top.dma_rd_req_ready_i = reads_ < MAX_READS;
+        top.dma_wr_req_ready_i = writes_ < MAX_WRITES;
+        resp_valid_ = !drop_ && !resps_.empty() && resps_.front().avail <= cycle;
+        top.dma_rd_resp_valid_i = resp_valid_;
+        if (resp_valid_ && presented_ != resp_id_) {
+            // the row is read from DRAM when its response is first presented
+            const Resp& r = resps_.front();
+            top.dma_rd_resp_tag_i = r.tag;
+            set_bytes(top.dma_rd_resp_data_i, mem_.data() + r.addr, r.len);
+            presented_ = resp_id_;
+        }
+        ack_valid_ = !acks_.empty() && acks_.front().avail <= cycle;
+        top.dma_wr_ack_valid_i = ack_valid_;
+        if (ack_valid_) top.dma_wr_ack_tag_i = acks_.front().tag;
+    }
+
+    // The handshakes of this edge, sampled before it; returns whether any happened.
+    bool sample(const Vaccel_top& top, uint64_t cycle) {
+        rd_fire_ = top.dma_rd_req_valid_o && top.dma_rd_req_ready_i;
+        wr_fire_ = top.dma_wr_req_valid_o && top.dma_wr_req_ready_i;
+        resp_fire_ = resp_valid_ && top.dma_rd_resp_ready_o;
+        if (rd_fire_) {
+            rd_ = {true, cycle + CFG_DRAM_LATENCY, 0, top.dma_rd_req_tag_o, top.dma_rd_req_addr_o,
+                   top.dma_rd_req_len_o};
+        }
+        if (wr_fire_) {
+            wr_ = {false, cycle + 1, 0, top.dma_wr_req_tag_o, top.dma_wr_req_addr_o,
+                   top.dma_wr_req_len_o};
+            wdata_.resize(wr_.len);
+            get_bytes(top.dma_wr_req_data_o, wdata_.data(), wr_.len);
+        }
+        return rd_fire_ || wr_fire_ || resp_fire_ || ack_valid_;
+    }
+
+    // After the edge at `cycle`: retire what was taken, accept the new requests and
+    // move one beat of the oldest ready transfer; returns whether the port moved.
+    bool commit(uint64_t cycle) {
+        if (resp_fire_) { resps_.pop_front(); --reads_; ++resp_id_; }
+        if (ack_valid_) { acks_.pop_front(); --writes_; }
+        if (rd_fire_) {
+            accept(rd_, "read");
+            ++reads_;
+        }
+        if (wr_fire_) {
+            accept(wr_, "write");
+            std::memcpy(mem_.data() + wr_.addr, wdata_.data(), wr_.len);   // visible at once
+            ++writes_;
+        }
+        for (auto it = xfers_.begin(); it != xfers_.end(); ++it) {
+            if (it->ready > cycle) continue;
+            if (--it->beats == 0) {
+                if (it->read) resps_.push_back({cycle + 1, it->tag, it->addr, it->len});
+                else acks_.push_back({cycle + 1, it->tag});
+                xfers_.erase(it);
+            }
+            return true;
+        }
+        return false;
+    }
+
+    bool idle() const { return xfers_.empty() && resps_.empty() && acks_.empty(); }
+    bool dropping() const { return drop_; }
+    size_t transfers() const { return xfers_.size(); }
+    size_t responses() const { return resps_.size(); }
+
+  private:
+    struct Xfer { bool read; uint64_t ready; uint32_t beats, tag; uint64_t addr; uint32_t len; };
+    struct Resp { uint64_t avail; uint32_t tag; uint64_t addr; uint32_t len; };
+    struct Ack { uint64_t avail; uint32_t tag; };
+
+    static uint32_t beats_of(uint64_t addr, uint32_t len) {
+        const uint64_t b = CFG_DMA_BEAT_BYTES;
+        return uint32_t((addr + len + b - 1) / b - addr / b);
+    }
+    void accept(Xfer& x, const char* what) {
+        if (x.addr + x.len > mem_.size() - DRAM_SLACK)
+            fail(2, std::string("DMA ") + what + " past the end of DRAM");
+        x.beats = beats_of(x.addr, x.len);   // the beat-aligned span of its bytes
+        xfers_.push_back(x);
+    }
+
+    std::vector<uint8_t>& mem_;
+    const bool drop_;
+    std::deque<Xfer> xfers_;   // accepted, moving through the port in order
+    std::deque<Resp> resps_;   // read rows waiting to go back, in order
+    std::deque<Ack> acks_;
+    uint32_t reads_ = 0, writes_ = 0;
+    uint64_t presented_ = NONE, resp_id_ = 0;
+    bool resp_valid_ = false, ack_valid_ = false, rd_fire_ = false, wr_fire_ = false;
+    bool resp_fire_ = false;
+    Xfer rd_{}, wr_{};
+    std::vector<uint8_t> wdata_;
+};
+
+// ---- per-instruction log: dispatch, issue and completion cycles ------------------------
+class InstrLog {
+  public:
+    explicit InstrLog(uint64_t n) : disp_(n, NONE), issue_(n, NONE), done_(n, NONE), unit_(n, 3) {}
+
+    void record(const Vaccel_top& top, uint64_t cycle) {
+        const uint64_t n = disp_.size();
+        if (top.ev_disp_valid_o && top.ev_disp_seq_o < n) disp_[top.ev_disp_seq_o] = cycle;
+        for (int q = 0; q < 3; ++q) {
+            if (!((top.ev_issue_o >> q) & 1)) continue;
+            const uint32_t seq = get32(top.ev_issue_seq_o, q);
+            if (seq < n) { issue_[seq] = cycle; unit_[seq] = uint8_t(q); }
+        }
+        for (int s = 0; s < N_SLOTS; ++s) {
+            if (!getbit(top.ev_done_o, s)) continue;
+            const uint32_t seq = get32(top.ev_slot_seq_o, s);
+            if (seq < n) done_[seq] = cycle;
+        }
+    }
+
+    template <class Put> void write(Put put) const {
+        for (size_t i = 0; i < disp_.size(); ++i) {
+            put(&disp_[i], 8);
+            put(&issue_[i], 8);
+            put(&done_[i], 8);
+            put(&unit_[i], 1);
+        }
+    }
+
+  private:
+    std::vector<uint64_t> disp_, issue_, done_;
+    std::vector<uint8_t> unit_;
+};
+
+bool any_done(const Vaccel_top& top) {
+    for (int s = 0; s < N_SLOTS; ++s) {
+        if (getbit(top.ev_done_o, s)) return true;
+    }
+    return false;
 }
 
-}  // namespace
+// What each unit waits on, for the watchdog's error message.
+std::string stall_report(const Vaccel_top& top, const Program& prog, uint64_t pc,
+                         const Dram& dram) {
+    const uint64_t n_instr = prog.instrs.size();
+    auto name = [&](uint32_t seq) { return seq < n_instr ? op_name(prog.instrs[seq]) : "?"; };
+    std::ostringstream m;
+    if (pc < n_instr) {
+        m << "dispatch holds instr #" << pc << " (" << op_name(prog.instrs[pc]) << ")"
+          << (top.dbg_fence_o ? ", a fence waiting for all earlier instructions"
+                              : ", its queue is full")
+          << "; ";
+    } else {
+        m << "all instructions dispatched; ";
+    }
+    const char* qn[3] = {"load", "execute", "store"};
+    for (int q = 0; q < 3; ++q) {
+        const uint32_t waiting = getbits(top.dbg_waiting_o, q * (CFG_SLOT_W + 1), CFG_SLOT_W + 1);
+        m << qn[q] << " unit: ";
+        if (waiting == 0) {
+            m << "nothing waiting to issue; ";
+            continue;
+        }
+        const int cand = int(getbits(top.dbg_cand_slot_o, q * CFG_SLOT_W, CFG_SLOT_W));
+        const uint32_t seq = get32(top.ev_slot_seq_o, cand);
+        m << "instr #" << seq << " (" << name(seq) << ") waits";
+        bool dep = false;
+        for (int s = 0; s < N_SLOTS; ++s) {
+            if (!getbit(top.dbg_cand_deps_o, q * N_SLOTS + s)) continue;
+            const uint32_t ds = get32(top.ev_slot_seq_o, s);
+            m << (dep ? ", " : " on a hazard with ") << "instr #" << ds << " (" << name(ds) << ", "
+              << (getbit(top.dbg_issued_o, s) ? "issued, not complete" : "not issued") << ")";
+            dep = true;
+        }
+        if (!dep && !((top.dbg_unit_ready_o >> q) & 1)) m << " for the unit to accept it";
+        m << "; ";
+    }
+    m << "load unit has " << top.dbg_ld_outstanding_o << " DMA reads outstanding"
+      << (dram.dropping() ? " (responses are being dropped: --drop-dma-responses)" : "")
+      << "; store unit has " << top.dbg_st_outstanding_o << " DMA writes unacknowledged"
+      << "; execute state bits " << int(top.dbg_ex_state_o)
+      << " (S streaming, W waits for a weight buffer, W loading, W waits for S)"
+      << "; DRAM port has " << dram.transfers() << " transfers, " << dram.responses()
+      << " responses queued";
+    return m.str();
+}
 
-int main(int argc, char** argv) {
-    if (argc < 3) fail(2, "usage: Vsim PROGRAM RESULTS [--log] [--trace-fst FILE] [--cycle-limit N] [--watchdog N]");
-    const char* prog_path = argv[1];
-    const char* res_path = argv[2];
-    bool want_log = false, drop_responses = false;
+// ---- the Verilated model, its clock and its waveform ------------------------------------
+class Model {
+  public:
+    explicit Model(const char* wave) : ctx_(std::make_unique<VerilatedContext>()) {
+        ctx_->randReset(0);   // memories and registers start at zero, as the functional model's
+        top_ = std::make_unique<Vaccel_top>(ctx_.get());
+#if VM_TRACE_FST || VM_TRACE_VCD
+        if (wave) {
+            ctx_->traceEverOn(true);
+            trace_ = std::make_unique<TraceFile>();
+            top_->trace(trace_.get(), 99);
+            trace_->open(wave);
+        }
+#else
+        if (wave) fail(2, "this model was built without waveform support");
+#endif
+    }
+    ~Model() {
+#if VM_TRACE_FST || VM_TRACE_VCD
+        if (trace_) trace_->close();
+#endif
+        top_->final();
+    }
+    Vaccel_top& top() { return *top_; }
+
+    // two cycles with every input idle and rst_ni low
+    void reset() {
+        Vaccel_top& t = *top_;
+        t.rst_ni = 0;
+        t.cmd_valid_i = 0;
+        t.dma_rd_req_ready_i = 0;
+        t.dma_rd_resp_valid_i = 0;
+        t.dma_wr_req_ready_i = 0;
+        t.dma_wr_ack_valid_i = 0;
+        for (int i = 0; i < 2; ++i) {
+            falling();
+            rising();
+        }
+        t.rst_ni = 1;
+    }
+    void falling() { set_clock(0); }   // outputs of this cycle settle: sample them after
+    void rising() { set_clock(1); }    // the edge: registers take their next state
+
+  private:
+    void set_clock(int v) {
+        top_->clk_i = v;
+        top_->eval();
+#if VM_TRACE_FST || VM_TRACE_VCD
+        if (trace_) trace_->dump(time_ps_);
+#endif
+        time_ps_ += 5;
+    }
+    std::unique_ptr<VerilatedContext> ctx_;
+    std::unique_ptr<Vaccel_top> top_;
+#if VM_TRACE_FST || VM_TRACE_VCD
+    std::unique_ptr<TraceFile> trace_;
+#endif
+    uint64_t time_ps_ = 0;
+};
+
+struct Options {
+    const char* program = nullptr;
+    const char* results = nullptr;
     const char* wave = nullptr;
+    bool log = false, drop_responses = false;
     uint64_t cycle_limit = 0, watchdog = 100000;
+};
+
+uint64_t to_u64(const char* s) { return std::strtoull(s, nullptr, 10); }
+
+Options parse_args(int argc, char** argv) {
+    if (argc < 3) {
+        fail(2, "usage: Vsim PROGRAM RESULTS [--log] [--trace-fst FILE] [--cycle-limit N] "
+                "[--watchdog N]");
+    }
+    Options o;
+    o.program = argv[1];
+    o.results = argv[2];
     for (int i = 3; i < argc; ++i) {
-        std::string a = argv[i];
-        if (a == "--log") want_log = true;
-        else if (a == "--drop-dma-responses") drop_responses = true;
-        else if ((a == "--trace-fst" || a == "--trace-vcd") && i + 1 < argc) wave = argv[++i];
-        else if (a == "--cycle-limit" && i + 1 < argc) cycle_limit = std::strtoull(argv[++i], nullptr, 10);
-        else if (a == "--watchdog" && i + 1 < argc) watchdog = std::strtoull(argv[++i], nullptr, 10);
+        const std::string a = argv[i];
+        const bool has_value = i + 1 < argc;
+        if (a == "--log") o.log = true;
+        else if (a == "--drop-dma-responses") o.drop_responses = true;
+        else if ((a == "--trace-fst" || a == "--trace-vcd") && has_value) o.wave = argv[++i];
+        else if (a == "--cycle-limit" && has_value) o.cycle_limit = to_u64(argv[++i]);
+        else if (a == "--watchdog" && has_value) o.watchdog = to_u64(argv[++i]);
         else fail(2, "unknown argument " + a);
     }
-    Program prog = load_program(prog_path);
-    const uint64_t n_instr = prog.instrs.size();
+    return o;
+}
 
-    auto ctx = std::make_unique<VerilatedContext>();
-    ctx->randReset(0);  // memories and registers start at zero, as the functional model's
-    auto top = std::make_unique<Vaccel_top>(ctx.get());
-#if VM_TRACE_FST || VM_TRACE_VCD
-    std::unique_ptr<TraceFile> tfp;
-    if (wave) {
-        ctx->traceEverOn(true);
-        tfp = std::make_unique<TraceFile>();
-        top->trace(tfp.get(), 99);
-        tfp->open(wave);
-    }
-#else
-    if (wave) fail(2, "this model was built without waveform support");
-#endif
-    uint64_t time_ps = 0;
-    auto dump = [&]() {
-#if VM_TRACE_FST || VM_TRACE_VCD
-        if (tfp) tfp->dump(time_ps);
-#endif
-        time_ps += 5;
+void write_results(const char* path, const Vaccel_top& top, const Program& prog, uint64_t cycles,
+                   uint64_t sim_ns, const InstrLog* log) {
+    std::ofstream out(path, std::ios::binary);
+    if (!out) fail(2, std::string("cannot write results file ") + path);
+    auto put = [&](const void* p, size_t n) {
+        out.write(static_cast<const char*>(p), std::streamsize(n));
     };
-
-    // reset
-    top->clk_i = 0;
-    top->rst_ni = 0;
-    top->cmd_valid_i = 0;
-    top->dma_rd_req_ready_i = 0;
-    top->dma_rd_resp_valid_i = 0;
-    top->dma_wr_req_ready_i = 0;
-    top->dma_wr_ack_valid_i = 0;
-    for (int i = 0; i < 2; ++i) {
-        top->clk_i = 0; top->eval(); dump();
-        top->clk_i = 1; top->eval(); dump();
-    }
-    top->rst_ni = 1;
-
-    std::vector<uint64_t> t_disp, t_issue, t_done;
-    std::vector<uint8_t> unit;
-    if (want_log) {
-        t_disp.assign(n_instr, NONE);
-        t_issue.assign(n_instr, NONE);
-        t_done.assign(n_instr, NONE);
-        unit.assign(n_instr, 3);
-    }
-
-    std::deque<Xfer> xfers;
-    std::deque<Resp> resps;
-    std::deque<Ack> acks;
-    uint32_t reads_in_flight = 0, writes_in_flight = 0;
-    uint64_t pc = 0, cycle = 0, last_progress = 0, presented_resp = NONE, resp_id = 0;
-    std::vector<uint8_t> wbuf(CFG_DIM * 4);
-    const auto t0 = std::chrono::steady_clock::now();
-
-    for (;;) {
-        // drive the inputs for this cycle
-        const bool cmd_valid = pc < n_instr;
-        top->cmd_valid_i = cmd_valid;
-        if (cmd_valid) {
-            top->cmd_funct_i = uint8_t(prog.instrs[pc].funct);
-            top->cmd_rs1_i = prog.instrs[pc].rs1;
-            top->cmd_rs2_i = prog.instrs[pc].rs2;
-        }
-        top->dma_rd_req_ready_i = reads_in_flight < MAX_READS;
-        top->dma_wr_req_ready_i = writes_in_flight < MAX_WRITES;
-        const bool resp_valid = !drop_responses && !resps.empty() && resps.front().avail <= cycle;
-        top->dma_rd_resp_valid_i = resp_valid;
-        if (resp_valid && presented_resp != resp_id) {
-            const Resp& r = resps.front();
-            top->dma_rd_resp_tag_i = r.tag;
-            set_bytes(top->dma_rd_resp_data_i, prog.dram.data() + r.addr, r.len);
-            presented_resp = resp_id;
-        }
-        const bool ack_valid = !acks.empty() && acks.front().avail <= cycle;
-        top->dma_wr_ack_valid_i = ack_valid;
-        if (ack_valid) top->dma_wr_ack_tag_i = acks.front().tag;
-
-        top->clk_i = 0;
-        top->eval();
-        dump();
-
-        // sample the handshakes of this edge
-        const bool cmd_fire = cmd_valid && top->cmd_ready_o;
-        const bool rd_fire = top->dma_rd_req_valid_o && top->dma_rd_req_ready_i;
-        const bool resp_fire = resp_valid && top->dma_rd_resp_ready_o;
-        const bool wr_fire = top->dma_wr_req_valid_o && top->dma_wr_req_ready_i;
-        bool progress = cmd_fire || rd_fire || resp_fire || wr_fire || ack_valid;
-        Xfer rd{}, wr{};
-        if (rd_fire) {
-            rd = {true, cycle + CFG_DRAM_LATENCY, 0, top->dma_rd_req_tag_o, top->dma_rd_req_addr_o,
-                  top->dma_rd_req_len_o};
-        }
-        if (wr_fire) {
-            wr = {false, cycle + 1, 0, top->dma_wr_req_tag_o, top->dma_wr_req_addr_o, top->dma_wr_req_len_o};
-            get_bytes(top->dma_wr_req_data_o, wbuf.data(), wr.len);
-        }
-        const auto done_vec = top->ev_done_o;
-        bool any_done = false;
-        for (int s = 0; s < N_SLOTS; ++s) {
-            if (getbit(done_vec, s)) { any_done = true; break; }
-        }
-        progress = progress || any_done;
-        if (want_log) {
-            if (top->ev_disp_valid_o) {
-                uint32_t seq = top->ev_disp_seq_o;
-                if (seq < n_instr) t_disp[seq] = cycle;
-            }
-            for (int q = 0; q < 3; ++q) {
-                if ((top->ev_issue_o >> q) & 1) {
-                    uint32_t seq = get32(top->ev_issue_seq_o, q);
-                    if (seq < n_instr) { t_issue[seq] = cycle; unit[seq] = uint8_t(q); }
-                }
-            }
-            if (any_done) {
-                for (int s = 0; s < N_SLOTS; ++s) {
-                    if (getbit(done_vec, s)) {
-                        uint32_t seq = get32(top->ev_slot_seq_o, s);
-                        if (seq < n_instr) t_done[seq] = cycle;
-                    }
-                }
-            }
-        }
-
-        top->clk_i = 1;
-        top->eval();
-        dump();
-        ++cycle;
-
-        // the harness side of the edge
-        if (cmd_fire) ++pc;
-        if (resp_fire) { resps.pop_front(); --reads_in_flight; ++resp_id; }
-        if (ack_valid) { acks.pop_front(); --writes_in_flight; }
-        if (rd_fire) {
-            if (rd.addr + rd.len > prog.dram.size() - 64) fail(2, "DMA read past the end of DRAM");
-            rd.beats = beats_of(rd.addr, rd.len);
-            xfers.push_back(rd);
-            ++reads_in_flight;
-        }
-        if (wr_fire) {
-            if (wr.addr + wr.len > prog.dram.size() - 64) fail(2, "DMA write past the end of DRAM");
-            std::memcpy(prog.dram.data() + wr.addr, wbuf.data(), wr.len);
-            wr.beats = beats_of(wr.addr, wr.len);
-            xfers.push_back(wr);
-            ++writes_in_flight;
-        }
-        // the memory port moves one beat of the oldest ready transfer
-        for (auto it = xfers.begin(); it != xfers.end(); ++it) {
-            if (it->ready <= cycle) {
-                progress = true;
-                if (--it->beats == 0) {
-                    if (it->read) resps.push_back({cycle + 1, it->tag, it->addr, it->len});
-                    else acks.push_back({cycle + 1, it->tag});
-                    xfers.erase(it);
-                }
-                break;
-            }
-        }
-
-        if (progress) last_progress = cycle;
-        if (pc == n_instr && top->idle_o && xfers.empty() && resps.empty() && acks.empty()) break;
-        if (cycle_limit && cycle >= cycle_limit) {
-            fail(4, "cycle limit of " + std::to_string(cycle_limit) + " cycles reached with " +
-                        std::to_string(n_instr - pc) + " of " + std::to_string(n_instr) +
-                        " instructions not yet dispatched");
-        }
-        if (cycle - last_progress > watchdog) {
-            std::ostringstream m;
-            m << "watchdog: no progress for " << watchdog << " cycles (at cycle " << cycle << "); ";
-            if (pc < n_instr) {
-                m << "dispatch holds instr #" << pc << " (" << op_name(prog.instrs[pc]) << ")";
-                m << (top->dbg_fence_o ? ", a fence waiting for all earlier instructions" : ", its queue is full");
-                m << "; ";
-            } else {
-                m << "all instructions dispatched; ";
-            }
-            const char* qn[3] = {"load", "execute", "store"};
-            for (int q = 0; q < 3; ++q) {
-                uint32_t waiting = getbits(top->dbg_waiting_o, q * (CFG_SLOT_W + 1), CFG_SLOT_W + 1);
-                m << qn[q] << " unit: ";
-                if (waiting == 0) {
-                    m << "nothing waiting to issue";
-                } else {
-                    int cand = int(getbits(top->dbg_cand_slot_o, q * CFG_SLOT_W, CFG_SLOT_W));
-                    uint32_t seq = get32(top->ev_slot_seq_o, cand);
-                    m << "instr #" << seq << " (" << (seq < n_instr ? op_name(prog.instrs[seq]) : "?") << ") waits";
-                    bool dep = false;
-                    for (int s = 0; s < N_SLOTS; ++s) {
-                        if (getbit(top->dbg_cand_deps_o, q * N_SLOTS + s)) {
-                            uint32_t ds = get32(top->ev_slot_seq_o, s);
-                            m << (dep ? ", " : " on a hazard with ") << "instr #" << ds << " ("
-                              << (ds < n_instr ? op_name(prog.instrs[ds]) : "?") << ", "
-                              << (getbit(top->dbg_issued_o, s) ? "issued, not complete" : "not issued") << ")";
-                            dep = true;
-                        }
-                    }
-                    if (!dep) m << (((top->dbg_unit_ready_o >> q) & 1) ? "" : " for the unit to accept it");
-                }
-                m << "; ";
-            }
-            m << "load unit has " << top->dbg_ld_outstanding_o << " DMA reads outstanding"
-              << (drop_responses ? " (responses are being dropped: --drop-dma-responses)" : "")
-              << "; store unit has " << top->dbg_st_outstanding_o << " DMA writes unacknowledged"
-              << "; execute state bits " << int(top->dbg_ex_state_o)
-              << " (S streaming, W waits for a weight buffer, W loading, W waits for S)"
-              << "; DRAM port has " << xfers.size() << " transfers, " << resps.size() << " responses queued";
-            fail(3, m.str());
-        }
-    }
-    const auto t1 = std::chrono::steady_clock::now();
-    const uint64_t sim_ns = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
-#if VM_TRACE_FST || VM_TRACE_VCD
-    if (tfp) tfp->close();
-#endif
-
-    // results file
-    std::ofstream out(res_path, std::ios::binary);
-    if (!out) fail(2, std::string("cannot write results file ") + res_path);
-    auto put = [&](const void* p, size_t n) { out.write(static_cast<const char*>(p), std::streamsize(n)); };
     auto put64 = [&](uint64_t v) { put(&v, 8); };
     auto put32 = [&](uint32_t v) { put(&v, 4); };
     put("SYSRES01", 8);
-    put64(cycle);
+    put64(cycles);
     put64(sim_ns);
-    const std::pair<const char*, uint64_t> counters[] = {
-        {"cycles", cycle},
-        {"load_busy", top->ctr_load_busy_o},
-        {"exec_busy", top->ctr_exec_busy_o},
-        {"store_busy", top->ctr_store_busy_o},
-        {"mesh_busy", top->ctr_mesh_busy_o},
-        {"dma_bytes_read", top->ctr_dma_bytes_read_o},
-        {"dma_bytes_written", top->ctr_dma_bytes_written_o},
-        {"stall_hazard", top->ctr_stall_hazard_o},
-        {"stall_bank_conflict", top->ctr_stall_bank_conflict_o},
-        {"stall_queue_full", top->ctr_stall_queue_full_o},
-        {"stall_dma_wait", top->ctr_stall_dma_wait_o},
-    };
-    put32(uint32_t(sizeof(counters) / sizeof(counters[0])));
-    for (const auto& c : counters) {
-        uint16_t n = uint16_t(std::strlen(c.first));
+    put32(uint32_t(N_COUNTERS));
+    for (int i = 0; i < N_COUNTERS; ++i) {
+        const uint16_t n = uint16_t(std::strlen(COUNTER_NAMES[i]));
         put(&n, 2);
-        put(c.first, n);
-        put64(c.second);
+        put(COUNTER_NAMES[i], n);
+        put64(get64(top.ctr_o, i));
     }
     put32(uint32_t(prog.outputs.size()));
     for (const auto& s : prog.outputs) {
@@ -461,16 +477,66 @@ int main(int argc, char** argv) {
         put64(s.len);
         put(prog.dram.data() + s.addr, s.len);
     }
-    put32(want_log ? uint32_t(n_instr) : 0u);
-    if (want_log) {
-        for (uint64_t i = 0; i < n_instr; ++i) {
-            put64(t_disp[i]);
-            put64(t_issue[i]);
-            put64(t_done[i]);
-            put(&unit[i], 1);
+    put32(log ? uint32_t(prog.instrs.size()) : 0u);
+    if (log) log->write(put);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const Options opt = parse_args(argc, argv);
+    Program prog = load_program(opt.program);
+    const uint64_t n_instr = prog.instrs.size();
+    Model model(opt.wave);
+    Vaccel_top& top = model.top();
+    Dram dram(prog.dram, opt.drop_responses);
+    std::unique_ptr<InstrLog> log;
+    if (opt.log) log = std::make_unique<InstrLog>(n_instr);
+
+    model.reset();
+    uint64_t pc = 0, cycle = 0, last_progress = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (;;) {
+        const bool cmd_valid = pc < n_instr;
+        top.cmd_valid_i = cmd_valid;
+        if (cmd_valid) {
+            top.cmd_funct_i = uint8_t(prog.instrs[pc].funct);
+            top.cmd_rs1_i = prog.instrs[pc].rs1;
+            top.cmd_rs2_i = prog.instrs[pc].rs2;
+        }
+        dram.drive(top, cycle);
+        model.falling();
+        const bool cmd_fire = cmd_valid && top.cmd_ready_o;
+        bool progress = dram.sample(top, cycle) | cmd_fire | any_done(top);
+        if (log) log->record(top, cycle);
+        model.rising();
+        ++cycle;
+        if (cmd_fire) ++pc;
+        progress |= dram.commit(cycle);
+
+        if (progress) last_progress = cycle;
+        if (pc == n_instr && top.idle_o && dram.idle()) break;
+        if (opt.cycle_limit && cycle >= opt.cycle_limit) {
+            fail(4, "cycle limit of " + std::to_string(opt.cycle_limit) + " cycles reached with " +
+                        std::to_string(n_instr - pc) + " of " + std::to_string(n_instr) +
+                        " instructions not yet dispatched");
+        }
+        if (cycle - last_progress > opt.watchdog) {
+            fail(3, "watchdog: no progress for " + std::to_string(opt.watchdog) +
+                        " cycles (at cycle " + std::to_string(cycle) + "); " +
+                        stall_report(top, prog, pc, dram));
         }
     }
-    out.close();
-    top->final();
+    const auto t1 = std::chrono::steady_clock::now();
+    const uint64_t sim_ns =
+        uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+
+    // the RTL counts its own cycles: a counter that disagrees with the clock is a bug
+    const uint64_t rtl_cycles = get64(top.ctr_o, CTR_CYCLES);
+    if (rtl_cycles != cycle) {
+        fail(5, "the RTL's cycle counter reads " + std::to_string(rtl_cycles) +
+                    " but the harness ran " + std::to_string(cycle) + " cycles");
+    }
+    write_results(opt.results, top, prog, cycle, sim_ns, log.get());
     return 0;
 }

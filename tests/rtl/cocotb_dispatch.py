@@ -25,7 +25,8 @@ class Bench:
         dut = self.dut
         if ins is not None:
             f, r1, r2 = encode(ins)
-            dut.cmd_valid_i.value, dut.cmd_funct_i.value, dut.cmd_rs1_i.value, dut.cmd_rs2_i.value = 1, f, r1, r2
+            dut.cmd_valid_i.value = 1
+            dut.cmd_i.value = f << 128 | r1 << 64 | r2   # the packed insn_t {funct, rs1, rs2}
         else:
             dut.cmd_valid_i.value = 0
         dut.iss_ready_i.value = ready[0] | ready[1] << 1 | ready[2] << 2

@@ -31,10 +31,13 @@ def _runner():
 
 
 def _run(tmp_path_factory, toplevel: str, files: list[str], module: str, parameters: dict | None = None) -> None:
+    from simulators.rtl_codegen import write_isa_sources
+    from simulators.verilator import VERILATOR_FLAGS
     runner = _runner()
     build_dir = tmp_path_factory.mktemp(f"cocotb_{toplevel}")
+    write_isa_sources(build_dir)   # systolic_pkg.sv includes the generated enums
     runner.build(sources=[RTL / f for f in files], hdl_toplevel=toplevel, build_dir=build_dir,
-                 parameters=parameters or {}, build_args=["-Wno-fatal", "-Wno-lint", "-Wno-UNOPTFLAT"],
+                 includes=[build_dir], parameters=parameters or {}, build_args=list(VERILATOR_FLAGS),
                  always=True)
     for path in (str(HERE), str(ROOT)):   # the runner passes sys.path to the simulator as PYTHONPATH
         if path not in sys.path:
@@ -54,11 +57,22 @@ def test_mesh(tmp_path_factory) -> None:
     _run(tmp_path_factory, "mesh", ["pe.sv", "mesh.sv"], "cocotb_mesh", {"DIM": 4, "TAG_W": 8})
 
 
-def test_sp_bank(tmp_path_factory) -> None:
-    _run(tmp_path_factory, "ram_bank", ["ram_bank.sv"], "cocotb_sp_bank",
-         {"ROWS": 16, "DIM": 4, "LANE_W": 8, "ACCUM": 0, "NREQ": 3})
+@pytest.mark.parametrize("lane_w, accum", [(8, 0), (32, 1)], ids=["scratchpad", "accumulator"])
+def test_ram_bank(tmp_path_factory, lane_w: int, accum: int) -> None:
+    _run(tmp_path_factory, "ram_bank", ["ram_bank.sv"], "cocotb_ram_bank",
+         {"ROWS": 16, "DIM": 4, "LANE_W": lane_w, "ACCUM": accum, "NREQ": 3})
 
 
 def test_dispatch(tmp_path_factory) -> None:
     _run(tmp_path_factory, "dispatch", ["systolic_pkg.sv", "dispatch.sv"], "cocotb_dispatch",
          {"LDQ": 4, "EXQ": 4, "STQ": 2, "DIM": 4, "SP_ROWS": 256, "ACC_ROWS": 64})
+
+
+def test_load_unit(tmp_path_factory) -> None:
+    _run(tmp_path_factory, "load_unit", ["systolic_pkg.sv", "load_unit.sv"], "cocotb_load_unit",
+         {"DIM": 4, "MAX_BLOCK_LEN": 2, "SP_ROWS": 64, "ACC_ROWS": 16, "LDQ": 4, "N": 10})
+
+
+def test_store_unit(tmp_path_factory) -> None:
+    _run(tmp_path_factory, "store_unit", ["systolic_pkg.sv", "store_unit.sv"], "cocotb_store_unit",
+         {"DIM": 4, "SP_ROWS": 64, "ACC_ROWS": 16, "N": 10})

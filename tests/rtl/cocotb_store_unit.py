@@ -1,0 +1,109 @@
+"""cocotb test of the store unit: config_st and mvouts of scratchpad and accumulator rows.
+
+The local memories answer a granted read the next cycle (grants withheld at random);
+a DRAM model takes the writes when it is ready (also at random) and acknowledges
+each after a latency. The DRAM bytes are compared with the epilogue of numerics:
+raw int8 rows, scaled and saturated accumulator rows with ReLU, full int32 rows."""
+from __future__ import annotations
+
+import random
+from collections import deque
+
+import cocotb
+import numpy as np
+
+from isa import ConfigSt, Mvout, acc_addr
+from isa.numerics import acc_to_int8, acc_to_int32
+from unit_bench import bits, insn_word, next_cycle, reset, settle, tag_last, tag_slot
+
+LATENCY = 4
+
+
+def row_word(values: np.ndarray) -> int:
+    return int.from_bytes(values.tobytes(), "little")
+
+
+@cocotb.test()
+async def mvouts_write_the_epilogue(dut) -> None:
+    dim, sp_rows, acc_rows = int(dut.DIM.value), int(dut.SP_ROWS.value), int(dut.ACC_ROWS.value)
+    rng = random.Random(5)
+    np_rng = np.random.default_rng(5)
+    sp = np_rng.integers(-128, 128, (sp_rows, dim)).astype(np.int8)
+    acc = np_rng.integers(-3000, 3000, (acc_rows, dim)).astype(np.int32)
+    program = [
+        ConfigSt(dram_stride=32, activation=1, acc_scale=0.25),
+        Mvout(0, 2, 3, dim),                                # scratchpad rows as they are
+        Mvout(256, acc_addr(0), 4, dim),                    # scaled, saturated, ReLU
+        Mvout(512, acc_addr(4, full=True), 2, dim - 1),     # int32 rows, ReLU
+        ConfigSt(dram_stride=16, activation=0, acc_scale=1.0),
+        Mvout(768, acc_addr(8), 3, dim - 1),                # saturated, no ReLU
+    ]
+    want = np.zeros(1024, np.uint8)
+    cfg = (0, False, 1.0)
+    for ins in program:
+        if isinstance(ins, ConfigSt):
+            cfg = (ins.dram_stride, bool(ins.activation), ins.acc_scale)
+            continue
+        stride, relu, scale = cfg
+        row0 = ins.local & 0x1FFFFFFF
+        for r in range(ins.rows):
+            if not ins.local & (1 << 31):
+                data = sp[row0 + r, :ins.cols]
+            elif ins.local & (1 << 29):
+                data = acc_to_int32(acc[row0 + r, :ins.cols], relu)
+            else:
+                data = acc_to_int8(acc[row0 + r, :ins.cols], scale, relu)
+            raw = np.frombuffer(data.tobytes(), np.uint8)
+            want[ins.dram + r * stride: ins.dram + r * stride + raw.size] = raw
+
+    await reset(dut)
+    got = np.zeros_like(want)
+    acks: deque = deque()                 # (cycle ready, tag)
+    in_flight: dict[int, int] = {}        # slot -> program index
+    done = []
+    sp_data = acc_data = 0
+    pc = cycle = 0
+    while (pc < len(program) or in_flight) and cycle < 2000:
+        free = [s for s in range(4) if s not in in_flight]
+        offer = pc < len(program) and bool(free)
+        dut.iss_valid_i.value = int(offer)
+        if offer:
+            dut.iss_slot_i.value = free[0]
+            dut.iss_i.value = insn_word(program[pc])
+        dut.sp_gnt_i.value = int(rng.random() < 0.7)
+        dut.acc_gnt_i.value = int(rng.random() < 0.7)
+        dut.sp_rdata_i.value = sp_data
+        dut.acc_rdata_i.value = acc_data
+        dut.wr_req_ready_i.value = int(rng.random() < 0.6)
+        ack = acks[0][1] if acks and acks[0][0] <= cycle else None
+        dut.wr_ack_valid_i.value = int(ack is not None)
+        dut.wr_ack_tag_i.value = ack or 0
+        await settle()
+        if offer and int(dut.iss_ready_o.value):
+            in_flight[free[0]] = pc
+            pc += 1
+        # a granted read's row is there the next cycle
+        if int(dut.sp_req_o.value) and int(dut.sp_gnt_i.value):
+            sp_data = row_word(sp[int(dut.sp_row_o.value)])
+        if int(dut.acc_req_o.value) and int(dut.acc_gnt_i.value):
+            acc_data = row_word(acc[int(dut.acc_row_o.value)])
+        if int(dut.wr_req_valid_o.value) and int(dut.wr_req_ready_i.value):
+            req = int(dut.wr_req_o.value)          # dma_req_t {addr[63:0], len[15:0], tag[31:0]}
+            addr, length = bits(req, 48, 64), bits(req, 32, 16)
+            data = int(dut.wr_req_data_o.value).to_bytes(4 * dim, "little")
+            got[addr:addr + length] = np.frombuffer(data[:length], np.uint8)
+            acks.append((cycle + LATENCY, bits(req, 0, 32)))
+        if ack is not None:
+            acks.popleft()
+        done_bits = int(dut.done_o.value)
+        for slot in list(in_flight):
+            if done_bits >> slot & 1:
+                done.append(in_flight.pop(slot))
+                # an mvout is done with the acknowledgement of its last row, not before
+                assert isinstance(program[done[-1]], ConfigSt) or (
+                    ack is not None and tag_last(ack) and tag_slot(ack) == slot)
+        await next_cycle(dut)
+        cycle += 1
+    assert sorted(done) == list(range(len(program))), f"completed {sorted(done)}"
+    np.testing.assert_array_equal(got, want)
+    assert int(dut.busy_o.value) == 0 and int(dut.outstanding_o.value) == 0
