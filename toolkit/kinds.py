@@ -31,7 +31,8 @@ class Kind:
 
 
 KINDS: dict[str, Kind] = {
-    "matmul": Kind(Matmul, MatmulSchedule, lambda op, hw: default_matmul_schedule(op.M, op.N, op.K, hw),
+    "matmul": Kind(Matmul, MatmulSchedule,
+                   lambda op, hw: default_matmul_schedule(op.M, op.N, op.K, hw, 4 if op.out_dtype == "int32" else 1),
                    lower_matmul, lambda op, hw: gemmini_matmul_schedule(op.M, op.N, op.K, hw)),
     "conv2d": Kind(Conv2d, ConvSchedule, default_conv_schedule, lower_conv, gemmini_conv_schedule),
     "depthwise": Kind(DepthwiseConv2d, DepthwiseSchedule, default_conv_schedule, lower_conv, gemmini_conv_schedule),

@@ -27,7 +27,7 @@ from .space import knob_domains
 if TYPE_CHECKING:
     from .space import Space
 
-FEATURE_VERSION = 1
+FEATURE_VERSION = 2   # 2: pipeline features, 20 knob slots
 OPCODES = ("config_ex", "config_ld", "config_st", "mvin", "mvin2", "mvin3", "mvout", "preload",
            "compute_preloaded", "compute_accumulated", "flush", "fence")
 _FUNCT_SLOT = {f: OPCODES.index(f.name.lower()) for f in Funct if f != Funct.CONFIG}
@@ -35,7 +35,7 @@ _CONFIG_SLOT = {k: OPCODES.index(f"config_{k.name.lower()}") for k in ConfigKind
 OP_KINDS = ("matmul", "conv2d")  # one-hot slots; any other kind sets the "other" slot
 MAX_INPUTS = 3      # reload factor slots (matmul: A, B, bias; conv2d: input, weight, bias)
 MAX_BANKS = 4       # sorted per-bank shares, the rest folded into the last slot
-MAX_KNOBS = 16
+MAX_KNOBS = 20
 MAX_PARAMS = 10
 MAX_FLAGS = 4
 
@@ -49,6 +49,7 @@ STREAM_NAMES = (
     + ["same_bank_next_load", "same_bank_prev_load", "banks_written", "banks_read"]
     + ["log_first_use_mean", "log_first_use_min", "log_first_use_median", "first_use_near_share",
        "unused_load_share"]
+    + ["log_mean_dma_run", "log_max_dma_run", "dma_after_last_compute_share"]
     + ["log_ideal_cycles", "row_fill", "log_dma_cycles", "log_roofline_cycles", "dma_over_compute",
        "log_compute_ops_per_mvin"]
 )
@@ -98,6 +99,23 @@ def _shares(amounts: np.ndarray, banks: int) -> np.ndarray:
     if banks > MAX_BANKS:
         out[-1] += s[MAX_BANKS:].sum()
     return out
+
+
+def _runs(dma: np.ndarray, comp: np.ndarray) -> list[float]:
+    """log mean and log max length of the runs of DMA instructions between computes, and the share of
+    DMA instructions after the last compute: long runs (flat load-compute-store order) leave the
+    array idle while the DMA works; short ones (a software pipeline) overlap the two."""
+    kinds = np.where(dma, 1, np.where(comp, 2, 0))
+    kinds = kinds[kinds > 0]
+    if not (kinds == 1).any():
+        return [0.0, 0.0, 0.0]
+    change = np.flatnonzero(np.diff(np.r_[0, kinds, 0]) != 0)
+    starts, ends = change[:-1], change[1:]
+    runs = (ends - starts)[kinds[starts] == 1]
+    tail = 0
+    if (kinds == 2).any():
+        tail = int((kinds[np.flatnonzero(kinds == 2)[-1]:] == 1).sum())
+    return [float(_log(runs.mean())), float(_log(runs.max())), tail / float((kinds == 1).sum())]
 
 
 def stream_features(prog: Program) -> np.ndarray:
@@ -215,6 +233,9 @@ def stream_features(prog: Program) -> np.ndarray:
             first_use[:4] = [ld.mean(), ld.min(), np.median(ld), np.mean(dist < 2 * 8)]
         first_use[4] = 1.0 - dist.size / n_w
 
+    # ---- software pipeline: how DMA instructions interleave with computes in the stream
+    dma_run = _runs(mv | mo, comp)
+
     # ---- bounds
     ideal = n_comp * d
     dma_cycles = beats_in + beats_out
@@ -231,6 +252,7 @@ def stream_features(prog: Program) -> np.ndarray:
         *_shares(wb, hw.sp_banks), *_shares(rb, hw.sp_banks),
         same_next, same_prev, float((wb > 0).sum()), float((rb > 0).sum()),
         *first_use,
+        *dma_run,
         _log(ideal), float(hi16(rs1[comp]).sum()) / max(1, ideal), _log(dma_cycles), _log(roofline),
         dma_cycles / max(1, ideal), _log(n_comp / n_mvin),
     ]
