@@ -183,7 +183,10 @@ def _parse_hardware(items: list[str], lineno: int) -> HardwareConfig:
         key, eq, text = item.partition("=")
         if not eq:
             raise ISAError(f"line {lineno}: .hardware expects key=value, got {item!r}")
-        data[key] = text if key == "name" else int(text, 0)
+        try:
+            data[key] = text if key == "name" else int(text, 0)
+        except ValueError:
+            raise ISAError(f"line {lineno}: .hardware: {key} must be an integer, got {text!r}") from None
     try:
         return HardwareConfig.from_dict(data)
     except (ConfigError, ValueError) as exc:

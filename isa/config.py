@@ -162,6 +162,10 @@ class HardwareConfig:
             raise ConfigError(f"hardware config file {str(path)!r} is not text") from None
         data = data.get("hardware", data)
         if isinstance(data, dict):
+            if not set(data) - {"name"}:  # the defaults are the gemmini preset: say so instead of meaning it
+                raise ConfigError(f"hardware config file {str(path)!r} sets no hardware field; set some of "
+                                  f"{', '.join(f.name for f in fields(cls) if f.name != 'name')} "
+                                  "(or use the preset: --config gemmini)")
             data = {"name": path.stem, **data}
         try:
             return cls.from_dict(data)

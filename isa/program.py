@@ -32,6 +32,17 @@ from .instructions import Instruction, ISAError
 
 MAGIC = b"SYSTOLIC"
 FORMAT_VERSION = 1
+SUFFIXES = {".s": "assembly", ".asm": "assembly", ".bin": "binary"}  # what Program.save writes, by suffix
+
+
+def file_format(path: str | Path) -> str:
+    """"assembly" or "binary": what :meth:`Program.save` writes to ``path``, by its suffix (any case)."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in SUFFIXES:
+        which = f"from its suffix {suffix!r}" if suffix else "without a suffix"
+        raise ValueError(f"cannot tell the program format of {str(path)!r} {which}: "
+                         "use .s or .asm for assembly, .bin for the binary program file")
+    return SUFFIXES[suffix]
 
 
 @dataclass(eq=False)
@@ -100,6 +111,7 @@ class Program:
 
     @classmethod
     def from_asm(cls, text: str) -> "Program":
+        """Parse assembly text (for a binary program file: :meth:`from_bytes`; for a path: :meth:`load`)."""
         return parse_program(text)
 
     def to_bytes(self, inputs: Mapping[str, np.ndarray] | None = None) -> bytes:
@@ -182,12 +194,15 @@ class Program:
         return cls(hw, instructions, buffers), segments
 
     def save(self, path: str | Path, inputs: Mapping[str, np.ndarray] | None = None) -> None:
-        """Write assembly (``.s``/``.asm``) or the binary program file (anything else)."""
+        """Write assembly (``.s``/``.asm``) or the binary program file (``.bin``), by the suffix in any
+        case; another suffix is a ValueError. Assembly has no DRAM image, so it takes no ``inputs``."""
         path = Path(path)
-        if path.suffix in (".s", ".asm"):
-            path.write_text(self.to_asm())
-        else:
+        if file_format(path) == "binary":
             path.write_bytes(self.to_bytes(inputs))
+        elif inputs is not None:
+            raise ValueError(f"inputs go into a binary program file only; save {str(path)!r} as .bin to keep them")
+        else:
+            path.write_text(self.to_asm())
 
     @classmethod
     def load(cls, path: str | Path) -> "Program":
@@ -236,4 +251,10 @@ def parse_program(text: str, hw: HardwareConfig | None = None,
                   buffers: Mapping[str, Buffer] | None = None) -> Program:
     """Parse assembly. Directives come before the first instruction; ``hw`` and
     ``buffers`` stand in for ``.hardware`` and ``.buffer`` lines the text lacks."""
+    if isinstance(text, (bytes, bytearray)):
+        hint = ("a binary program file: use Program.from_bytes" if bytes(text).startswith(MAGIC)
+                else "decode them first, or read a file with Program.load")
+        raise TypeError(f"assembly must be text (str), got {type(text).__name__}: {hint}")
+    if not isinstance(text, str):
+        raise TypeError(f"assembly must be text (str), got {type(text).__name__}")
     return Program(*parse_assembly(text, hw, buffers))

@@ -21,6 +21,7 @@ import platform
 import shutil
 import struct
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -120,7 +121,10 @@ def _params(hw: HardwareConfig) -> dict[str, int]:
 
 
 def build(hw: HardwareConfig, *, trace: str | None = None, verbose: bool = False) -> Path:
-    """The harness binary for ``hw``, built on first use and cached; trace: None, "fst" or "vcd"."""
+    """The harness binary for ``hw``, built on first use and cached; trace: None, "fst" or "vcd".
+
+    A build says on stderr what it builds, where, and how long it took (``SYSTOLIC_QUIET=1``:
+    silent; the CLI's ``--quiet`` sets it)."""
     env = verilator_env()
     if trace == "fst" and not has_lz4():
         raise ToolchainError(_LZ4_MSG)
@@ -136,21 +140,62 @@ def build(hw: HardwareConfig, *, trace: str | None = None, verbose: bool = False
     except OSError as exc:
         raise ToolchainError(f"cannot use the build cache {str(root)!r} (set by SYSTOLIC_CACHE or the default "
                              f"~/.cache/systolic/verilator): {exc.strerror or exc}") from None
+    what = f"the verilator model of hardware config {hw.name} (dim {hw.dim}" + (f", {trace} tracing)" if trace else ")")
     with lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not _try_lock(lock):
+            _announce(f"waiting for another process building {what}")
+            fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             if binary.exists():   # another process built it while we waited
                 return binary
-            tmp = Path(tempfile.mkdtemp(prefix=f"{key}.tmp-", dir=root))
+            _remove_abandoned_builds(root, key)
+            _announce(f"building {what} into {final} (once per config; a large dim takes minutes)")
+            start = time.perf_counter()
+            tmp = Path(tempfile.mkdtemp(prefix=f"{key}{_TMP}", dir=root))
             try:
                 _build_in(tmp, hw, trace, env, verbose)
                 os.rename(tmp, final)
             finally:
                 if tmp.exists():
                     shutil.rmtree(tmp, ignore_errors=True)
+            _announce(f"built {what} in {time.perf_counter() - start:.1f} s")
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     return binary
+
+
+_TMP = ".tmp-"  # a build happens in KEY.tmp-XXXX under the cache root, holding KEY.lock
+
+
+def _try_lock(fh: Any) -> bool:
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _remove_abandoned_builds(root: Path, held_key: str) -> None:
+    """Remove the temporary directories of builds that were killed midway. A builder holds its
+    key's lock for as long as its directory exists, so a directory whose lock is free (or is
+    ``held_key``'s, which the caller holds) has no builder."""
+    for tmp in root.glob(f"*{_TMP}*"):
+        key = tmp.name.split(_TMP, 1)[0]
+        if key == held_key:
+            shutil.rmtree(tmp, ignore_errors=True)
+            continue
+        try:
+            lock = open(root / f"{key}.lock", "a")
+        except OSError:
+            continue
+        with lock:
+            if _try_lock(lock):
+                shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _announce(message: str) -> None:
+    if os.environ.get("SYSTOLIC_QUIET", "") in ("", "0"):
+        print(f"systolic: {message}", file=sys.stderr, flush=True)
 
 
 @functools.lru_cache(maxsize=None)

@@ -29,6 +29,7 @@ BAD = [
     (["run", "matmul", "--config", "{d}/float.toml"], "dim must be a positive integer, got 4.5"),
     (["run", "matmul", "--config", "{d}/huge.toml"], "dram_latency=99999999999 is above its limit"),
     (["run", "matmul", "--config", "{d}/binary.toml"], "is not text"),
+    (["run", "matmul", "--config", "{d}/empty.toml"], "'{d}/empty.toml' sets no hardware field"),
     (["run", *MM, "--schedule", '{"tile_i": 1}'], "neither 'default', 'gemmini', 'best', nor a JSON file"),
     (["run", *MM, "--schedule", "best", "--db", "{d}/junk.db"], "'{d}/junk.db' cannot be used: file is not a database"),
     (["run", *MM, "--schedule", "best", "--db", "{d}/foreign.db"], "not a tuning database (its tables: notes)"),
@@ -47,6 +48,7 @@ BAD = [
     # asm
     (["asm", *MM, "-o", "{d}/missing/mm.s"], "directory '{d}/missing' does not exist"),
     (["asm", *MM, "-o", "{d}"], "is a directory, not a file"),
+    (["asm", *MM, "-o", "{d}/mm.txt"], "cannot tell the program format of '{d}/mm.txt' from its suffix '.txt'"),
     # exec
     (["exec", "{d}"], "cannot read program file '{d}': Is a directory"),
     (["exec", "{d}/missing.s"], "does not exist"),
@@ -60,6 +62,7 @@ BAD = [
     (["exec", "{d}/mm.s", "--watchdog", "0"], "argument --watchdog: must be a positive integer"),
     (["exec", "{d}/mm.s", "--cycle-limit", "5"], "--cycle-limit: only the verilator backend takes these"),
     (["exec", "{d}/overlap.s"], "buffers 'A' (0x0..0x74) and 'C'"),
+    (["exec", "{d}/float_dim.s"], "line 1: .hardware: dim must be an integer, got '4.5'"),
     # tune
     (["tune", *MM, "--timeout", "-1"], "argument --timeout: must be a positive number, got '-1'"),
     (["tune", *MM, "--batch-size", "-3"], "argument --batch-size: must be a positive integer"),
@@ -92,10 +95,12 @@ def workdir(tmp_path_factory) -> Path:
     (d / "float.toml").write_text("dim = 4.5\n")
     (d / "huge.toml").write_text("dram_latency = 99999999999\n")
     (d / "binary.toml").write_bytes(b"\xff\xfe\x00")
+    (d / "empty.toml").write_text("# nothing set\n[hardware]\n")
     (d / "afile").write_text("not a directory\n")
     op = tk.matmul(9, 6, 13)
     prog = tk.compile(op, "tiny")
     prog.save(d / "mm.s")
+    (d / "float_dim.s").write_text(prog.to_asm().replace(" dim=4 ", " dim=4.5 "))
     (d / "overlap.s").write_text(prog.to_asm().replace(f"@{prog.buffers['C'].addr:#x}", "@0x40"))
     for name, arr in op.random_inputs(0).items():
         np.save(d / f"{name}.npy", arr)

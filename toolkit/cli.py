@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+from contextlib import contextmanager
+from typing import Iterator
 
 from .cli_errors import Parser, run_command
 
@@ -22,9 +25,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@contextmanager
+def quiet_builds(quiet: bool) -> Iterator[None]:
+    """``--quiet`` silences the Verilator build notes too; through the environment, they reach
+    the measuring processes of the tuner."""
+    before = os.environ.get("SYSTOLIC_QUIET")
+    if quiet:
+        os.environ["SYSTOLIC_QUIET"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("SYSTOLIC_QUIET", None)
+        else:
+            os.environ["SYSTOLIC_QUIET"] = before
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return run_command(f"systolic {args.command}", args.func, args)
+    with quiet_builds(getattr(args, "quiet", False)):
+        return run_command(f"systolic {args.command}", args.func, args)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,10 @@
 
 ``trials`` is the measurement budget of this workload, hardware and backend *in
 the database*: records already there count, so rerunning a killed command
-resumes where it stopped, and rerunning a finished one measures nothing.
+resumes where it stopped, and rerunning a finished one measures nothing. Runs
+on one database at once share that budget: each claims its candidates in the
+database before measuring them, learns from the others' records as they land,
+and waits for the others' candidates in flight before it reports.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from toolkit.ops import Op
 from toolkit.schedule import Schedule, ScheduleError
 
 from . import transfer
+from .claims import new_owner
 from .database import Database, Record, open_db
 from .features import FEATURE_VERSION, FeatureCache
 from .measure import Measurer, backend_name
@@ -118,6 +122,7 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
     bname = backend_name(backend)
     hw_hash = hw.config_hash()
     measurer = Measurer(backend, workers=workers, scheduler=scheduler, executor=executor, timeout=timeout, seed=seed)
+    owner = new_owner()
     try:
         feats = FeatureCache(space, measurer.executor if measurer.parallelism > 1 else None, measurer.parallelism)
         options = dict(tuner_options or {})
@@ -126,42 +131,59 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
             if len(warm[0]):
                 options.setdefault("warm", warm)
         search = make_tuner(tuner, space, feats, seed, **options)
-        history = _resume(database, space, search, op, hw_hash, bname)
+        ledger = _Ledger(database, space, search, (op.key, hw_hash, bname))
+        ledger.sync()
         if include_default and space.default is not None:
             search.seeds.append(space.index_of(space.default))
         if transfer_learning:
             search.seeds += transfer.seed_points(database, space, bname)
         batch = batch_size or max(8, measurer.parallelism)
-        bar = _progress_bar(trials, len(history), progress)
+        bar = _progress_bar(trials, len(ledger.history), progress)
         measured_now = 0
         adaptive = "feature_budget" not in options and hasattr(search, "feature_budget")
-        while len(history) < trials and not search.exhausted():
-            points = search.next_batch(min(batch, trials - len(history)))
-            measure_start = time.perf_counter()
-            if not points:
+        while len(ledger.history) < trials:
+            in_flight = database.claimed(*ledger.scope)   # by other runs on this database
+            free = trials - len(ledger.history) - in_flight
+            points = search.next_batch(min(batch, free)) if free > 0 and not search.exhausted() else []
+            if not points and not in_flight:
                 break
+            granted, taken = database.claim(*ledger.scope, [space[p] for p in points], trials, owner)
+            if taken:  # another run has them; their costs come with its records
+                search.update([points[i] for i in taken], [math.inf] * len(taken))
+            if not granted:
+                if not taken:  # the budget is in flight elsewhere: wait for those records
+                    time.sleep(_POLL_S)
+                for trial in ledger.sync():
+                    _advance(bar, trial)
+                continue
+            points = [points[i] for i in granted]
+            measure_start = time.perf_counter()
             schedules = [space[p] for p in points]
             costs = [math.inf] * len(points)
             feats.executor = measurer.executor if feats.executor is not None else None  # a crash renews the pool
             for i, res in measurer.measure(op, hw, schedules):
                 rec = Record(op.key, op.to_dict(), hw_hash, hw.as_dict(), bname, schedules[i].to_dict(), res.cycles,
                              res.status, res.counters, res.error, wall_s=res.wall_s, tuner=tuner)
-                database.add(rec, feats.rows.get(points[i]), FEATURE_VERSION)  # committed now: a kill loses nothing
+                measured_now += 1
                 if res.ok:
                     costs[i] = float(res.cycles)
-                history.append(_trial(len(history) + 1, rec, history))
-                measured_now += 1
-                if callback is not None:
-                    callback(history[-1])
-                _advance(bar, history[-1])
+                if database.add(rec, feats.rows.get(points[i]), FEATURE_VERSION):  # committed now: a kill loses nothing
+                    ledger.add(rec)
+                    if callback is not None:
+                        callback(ledger.history[-1])
+                    _advance(bar, ledger.history[-1])
             search.update(points, costs)
+            for trial in ledger.sync():
+                _advance(bar, trial)
             if adaptive and feats.rows:
                 search.feature_budget = _feature_budget(time.perf_counter() - measure_start,
                                                         feats.seconds / len(feats.rows))
         if bar is not None:
             bar.close()
     finally:
+        database.release(owner)
         measurer.close()
+    history = ledger.history
     best = database.best(op.key, hw_hash, bname)
     default_cycles = None
     if space.default is not None:
@@ -175,6 +197,9 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
     if database is not db:
         database.close()
     return result
+
+
+_POLL_S = 0.2  # how often a run that waits on other runs' candidates looks at the database
 
 
 def _feature_budget(measure_s: float, feature_s: float, lo: int = 32, hi: int = 512) -> int:
@@ -192,22 +217,41 @@ def _trial(n: int, rec: Record, history: list[Trial]) -> Trial:
     return Trial(n, rec.schedule, rec.status, rec.cycles, best, rec.error)
 
 
-def _resume(database: Database, space: Space, search: Tuner, op: Op, hw_hash: str, backend: str) -> list[Trial]:
-    """Feed the records already in the db to the tuner; they count against ``trials``."""
-    history: list[Trial] = []
-    points, costs = [], []
-    for rec in database.records(workload=op.key, hw_hash=hw_hash, backend=backend):
-        history.append(_trial(len(history) + 1, rec, history))
-        try:
-            p = space.index_of(rec.make_schedule())
-        except (ScheduleError, TypeError, ValueError):
-            p = None
-        if p is not None:
-            points.append(p)
-            costs.append(float(rec.cycles) if rec.ok else math.inf)
-    if points:
-        search.update(points, costs)
-    return history
+class _Ledger:
+    """The records of one workload, hardware and backend as this run sees them, in the order it saw
+    them: its own as it measures, and those of earlier and concurrent runs as it syncs."""
+
+    def __init__(self, database: Database, space: Space, search: Tuner, scope: tuple[str, str, str]) -> None:
+        self.database, self.space, self.search, self.scope = database, space, search, scope
+        self.history: list[Trial] = []
+        self._ours: set[int] = set()
+        self._last_id = 0
+
+    def add(self, rec: Record) -> None:
+        """A record this run measured and committed."""
+        self.history.append(_trial(len(self.history) + 1, rec, self.history))
+        self._ours.add(rec.id)  # type: ignore[arg-type]
+
+    def sync(self) -> list[Trial]:
+        """Take in the records others added since the last sync, and feed them to the tuner."""
+        workload, hw_hash, backend = self.scope
+        recs = self.database.records(workload=workload, hw_hash=hw_hash, backend=backend, after_id=self._last_id)
+        if recs:  # ids grow in commit order, so nothing committed later gets a smaller one
+            self._last_id = recs[-1].id  # type: ignore[assignment]
+        new = [r for r in recs if r.id not in self._ours]
+        points, costs = [], []
+        for rec in new:
+            self.history.append(_trial(len(self.history) + 1, rec, self.history))
+            try:
+                p = self.space.index_of(rec.make_schedule())
+            except (ScheduleError, TypeError, ValueError):
+                p = None
+            if p is not None:
+                points.append(p)
+                costs.append(float(rec.cycles) if rec.ok else math.inf)
+        if points:
+            self.search.update(points, costs)
+        return self.history[len(self.history) - len(new):]
 
 
 def _progress_bar(total: int, done: int, enabled: bool) -> Any:

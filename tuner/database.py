@@ -3,6 +3,9 @@
 Each measurement is committed on its own as soon as it finishes, so a killed
 run loses only what was in flight; a UNIQUE key over (workload, hw, backend,
 schedule) makes a rerun skip what is recorded instead of measuring it twice.
+A run claims candidates (in one transaction with counting the budget) before it
+measures them, so that concurrent runs on one database share the budget and
+never measure a candidate twice; claims of a run whose process is gone are stale.
 Feature vectors are cached beside the records (per feature version) so that
 transfer learning does not lower every old schedule again.
 """
@@ -11,9 +14,10 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -23,6 +27,8 @@ from toolkit.kinds import KINDS
 from toolkit.kinds import from_dict as op_from_dict
 from toolkit.schedule import Schedule, ScheduleError
 from toolkit.version import __version__
+
+from .claims import owner_alive
 
 STATUSES = ("ok", "wrong", "error", "timeout", "crash", "invalid")
 BACKEND_PREFERENCE = ("verilator",)  # best_schedule trusts these cycle sources first, in order
@@ -52,6 +58,15 @@ CREATE TABLE IF NOT EXISTS features (
     version INTEGER NOT NULL,
     vec BLOB NOT NULL,
     PRIMARY KEY (record_id, version)
+);
+CREATE TABLE IF NOT EXISTS claims (
+    workload TEXT NOT NULL,
+    hw_hash TEXT NOT NULL,
+    backend TEXT NOT NULL,
+    schedule_json TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    time REAL NOT NULL,
+    PRIMARY KEY (workload, hw_hash, backend, schedule_json)
 );
 """
 
@@ -167,34 +182,93 @@ class Database:
         self.close()
 
     # ---- writing -----------------------------------------------------------------------
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One write transaction, holding the write lock from its start (other processes wait for it)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
     def add(self, rec: Record, features: np.ndarray | None = None, feature_version: int | None = None) -> bool:
-        """Insert ``rec`` (with its feature vector); False when that schedule is recorded already."""
-        cur = self.conn.execute(
-            "INSERT OR IGNORE INTO records (workload, op_json, hw_hash, hw_json, backend, schedule_json, cycles, "
-            "counters_json, status, error, time, wall_s, toolkit_version, tuner) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (rec.workload, json.dumps(rec.op, sort_keys=True), rec.hw_hash, json.dumps(rec.hw, sort_keys=True),
-             rec.backend, schedule_key(rec.schedule), rec.cycles, json.dumps(rec.counters, sort_keys=True),
-             rec.status, rec.error, rec.time, rec.wall_s, rec.toolkit_version, rec.tuner))
-        if cur.rowcount == 0:
-            return False
-        rec.id = cur.lastrowid
-        if features is not None and feature_version is not None:
-            self.put_features(rec.id, feature_version, features)
+        """Insert ``rec`` (with its feature vector) and drop any claim on its schedule; False when that
+        schedule is recorded already."""
+        key = schedule_key(rec.schedule)
+        with self._transaction():
+            cur = self.conn.execute(
+                "INSERT OR IGNORE INTO records (workload, op_json, hw_hash, hw_json, backend, schedule_json, cycles, "
+                "counters_json, status, error, time, wall_s, toolkit_version, tuner) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (rec.workload, json.dumps(rec.op, sort_keys=True), rec.hw_hash, json.dumps(rec.hw, sort_keys=True),
+                 rec.backend, key, rec.cycles, json.dumps(rec.counters, sort_keys=True),
+                 rec.status, rec.error, rec.time, rec.wall_s, rec.toolkit_version, rec.tuner))
+            self.conn.execute("DELETE FROM claims WHERE workload = ? AND hw_hash = ? AND backend = ? "
+                              "AND schedule_json = ?", (rec.workload, rec.hw_hash, rec.backend, key))
+            if cur.rowcount == 0:
+                return False
+            rec.id = cur.lastrowid
+            if features is not None and feature_version is not None:
+                self.put_features(rec.id, feature_version, features)
         return True
 
     def put_features(self, record_id: int, version: int, vec: np.ndarray) -> None:
         self.conn.execute("INSERT OR REPLACE INTO features (record_id, version, vec) VALUES (?,?,?)",
                           (record_id, version, np.asarray(vec, dtype=np.float32).tobytes()))
 
+    # ---- claims: sharing one budget among concurrent runs ------------------------------------
+    def claim(self, workload: str, hw_hash: str, backend: str, schedules: Sequence[Schedule | dict[str, Any]],
+              budget: int, owner: str) -> tuple[list[int], list[int]]:
+        """Claim for ``owner`` the ``schedules`` that nobody has recorded or claimed, as many as ``budget``
+        (records plus live claims of this workload, hardware and backend) leaves, all in one transaction.
+
+        Returns the positions in ``schedules`` granted, and those another run has (recorded or in flight).
+        """
+        keys = [schedule_key(s) for s in schedules]
+        wanted = set(keys)
+        scope = (workload, hw_hash, backend)
+        with self._transaction():
+            self._drop_stale_claims()
+            used = self._count("records", scope) + self._count("claims", scope)
+            taken = {k for table in ("records", "claims") for (k,) in self.conn.execute(
+                f"SELECT schedule_json FROM {table} WHERE workload = ? AND hw_hash = ? AND backend = ?", scope)
+                if k in wanted}
+            granted = [i for i, k in enumerate(keys) if k not in taken][:max(0, budget - used)]
+            self.conn.executemany("INSERT INTO claims VALUES (?,?,?,?,?,?)",
+                                  [(*scope, keys[i], owner, time.time()) for i in granted])
+        return granted, [i for i, k in enumerate(keys) if k in taken]
+
+    def claimed(self, workload: str, hw_hash: str, backend: str) -> int:
+        """How many candidates of this workload live runs are measuring now."""
+        with self._transaction():
+            self._drop_stale_claims()
+            return self._count("claims", (workload, hw_hash, backend))
+
+    def release(self, owner: str) -> None:
+        """Drop what ``owner`` claimed and did not record (a run that stops early, or fails)."""
+        with self._transaction():
+            self.conn.execute("DELETE FROM claims WHERE owner = ?", (owner,))
+
+    def _drop_stale_claims(self) -> None:
+        owners = [o for (o,) in self.conn.execute("SELECT DISTINCT owner FROM claims")]
+        self.conn.executemany("DELETE FROM claims WHERE owner = ?", [(o,) for o in owners if not owner_alive(o)])
+
+    def _count(self, table: str, scope: tuple[str, str, str]) -> int:
+        return self.conn.execute(f"SELECT COUNT(*) FROM {table} WHERE workload = ? AND hw_hash = ? AND backend = ?",
+                                 scope).fetchone()[0]
+
     # ---- reading -----------------------------------------------------------------------
     def records(self, *, workload: str | None = None, hw_hash: str | None = None, backend: str | None = None,
-                status: str | None = None) -> list[Record]:
-        where, args = [], []
+                status: str | None = None, after_id: int = 0) -> list[Record]:
+        """Records in the order they were added, filtered; ``after_id``: only those added after that one."""
+        where, args = ["id > ?"], [after_id]
         for column, value in (("workload", workload), ("hw_hash", hw_hash), ("backend", backend), ("status", status)):
             if value is not None:
                 where.append(f"{column} = ?")
                 args.append(value)
-        sql = "SELECT * FROM records" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
+        sql = "SELECT * FROM records WHERE " + " AND ".join(where) + " ORDER BY id"
         return [self._row(r) for r in self.conn.execute(sql, args)]
 
     def features(self, record_ids: Iterable[int], version: int) -> dict[int, np.ndarray]:

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from isa import Program
+from isa.program import file_format
 from simulators.base import RunResult
 
 from ..api import compile as compile_op
@@ -39,8 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        epilog="example: systolic asm matmul --m 30 --n 20 --k 70 --config tiny -o mm.s")
     add_op_args(p)
     add_schedule_args(p)
-    p.add_argument("-o", "--output", metavar="FILE", type=output_file,
-                   help="write here (.s: assembly, else binary program file); default: assembly to stdout")
+    p.add_argument("-o", "--output", metavar="FILE", type=program_file,
+                   help="write here (.s or .asm: assembly, .bin: binary program file); default: assembly to stdout")
     p.set_defaults(func=cmd_asm)
 
     p = sub.add_parser("exec", help="run an assembly or binary program file on .npy inputs",
@@ -105,6 +106,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 1
     print("bit-exact: yes (" + ", ".join(ref) + " match the numpy reference)")
     return 0
+
+
+def program_file(text: str) -> str:
+    """A program file to write: a suffix that names its format, in a writable directory."""
+    output_file(text)
+    try:
+        file_format(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def cmd_asm(args: argparse.Namespace) -> int:

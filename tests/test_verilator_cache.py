@@ -1,0 +1,83 @@
+"""The Verilator build cache, without the toolchain (the build itself is faked): a build says on
+stderr what it builds, where and how long it took, unless quiet; and it removes what killed
+builds left behind, but never the directory of a build still running."""
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+import toolkit as tk
+from simulators import verilator as V
+from toolkit.cli import main
+
+TINY = tk.HardwareConfig.preset("tiny")
+
+
+@pytest.fixture
+def fake_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty cache in tmp_path whose builds write a stand-in binary under the key "new"."""
+    monkeypatch.setenv("SYSTOLIC_CACHE", str(tmp_path))
+    monkeypatch.delenv("SYSTOLIC_QUIET", raising=False)
+    monkeypatch.setattr(V, "verilator_env", lambda: {})
+    monkeypatch.setattr(V, "build_key", lambda hw, trace=None: "new")
+    monkeypatch.setattr(V, "_build_in", lambda tmp, *_: (tmp / "Vsim").write_text("binary"))
+    return tmp_path
+
+
+def test_a_build_removes_what_killed_builds_left(fake_build: Path) -> None:
+    left = [fake_build / "old.tmp-a1", fake_build / "new.tmp-b2", fake_build / "gone.tmp-c3"]
+    running = fake_build / "busy.tmp-d4"
+    for d in (*left, running):
+        (d / "obj").mkdir(parents=True)
+    (fake_build / "old.lock").touch()                 # "gone" has no lock file at all
+    with open(fake_build / "busy.lock", "w") as busy:
+        fcntl.flock(busy, fcntl.LOCK_EX)              # a builder of "busy" still at work
+        binary = V.build(TINY)
+        assert binary == fake_build / "new" / "Vsim" and binary.read_text() == "binary"
+        assert [d.name for d in left if d.exists()] == []
+        assert running.is_dir() and (running / "obj").is_dir()
+    V.build(TINY)                                      # cached: nothing built, nothing removed
+    assert running.is_dir()
+
+
+def test_a_build_says_what_where_and_how_long_on_stderr(fake_build: Path, capsys: pytest.CaptureFixture) -> None:
+    V.build(TINY)
+    out, err = capsys.readouterr()
+    assert out == "", "stdout stays clean for pipes"
+    lines = err.splitlines()
+    assert lines[0] == (f"systolic: building the verilator model of hardware config tiny (dim 4) into "
+                        f"{fake_build / 'new'} (once per config; a large dim takes minutes)")
+    assert re.fullmatch(r"systolic: built the verilator model of hardware config tiny \(dim 4\) in \d+\.\d s",
+                        lines[1])
+    V.build(TINY)
+    assert capsys.readouterr() == ("", ""), "a cached model is used silently"
+
+
+def test_a_build_waiting_for_another_says_so(fake_build: Path, capsys: pytest.CaptureFixture,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(V, "_try_lock", lambda fh: False)    # as if another process held the lock
+    V.build(TINY)
+    assert capsys.readouterr().err.startswith("systolic: waiting for another process building the verilator model")
+
+
+def test_quiet_builds_are_silent(fake_build: Path, capsys: pytest.CaptureFixture,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SYSTOLIC_QUIET", "1")
+    V.build(TINY)
+    assert capsys.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize("quiet", [True, False])
+def test_cli_quiet_reaches_the_builds_for_the_command_only(quiet: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolkit.commands import tune as tune_command
+    seen = []
+    monkeypatch.delenv("SYSTOLIC_QUIET", raising=False)
+    monkeypatch.setattr(tune_command, "cmd_tune", lambda args: seen.append(os.environ.get("SYSTOLIC_QUIET")) or 0)
+    argv = ["tune", "matmul", "--config", "tiny"] + (["--quiet"] if quiet else [])
+    assert main(argv) == 0
+    assert seen == (["1"] if quiet else [None])
+    assert "SYSTOLIC_QUIET" not in os.environ
