@@ -270,6 +270,7 @@ def test_default_packs_taps_where_that_saves_weight_blocks(tiny, gemmini) -> Non
     assert not gemmini_conv_schedule(conv1, gemmini).pack_taps       # the faithful port stays as it is
     assert not default_conv_schedule(tk.conv2d(1, 14, 14, 64, 64), gemmini).pack_taps
     assert not default_conv_schedule(tk.conv2d(1, 6, 6, 3, 5), tiny).pack_taps      # 9 channels: 3 blocks either way
+    assert not default_conv_schedule(tk.conv2d(1, 8, 8, 6, 9, stride=2), tiny).pack_taps   # in_c >= dim
 
 
 def test_packed_taps_tiles_follow_the_packed_kernel(tiny) -> None:
