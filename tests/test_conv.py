@@ -9,7 +9,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import toolkit as tk
-from isa import ConfigLd, Mvin
+from isa import ConfigLd, Fence, Mvin, Mvout
 from toolkit.conv.heuristic import default_conv_schedule, gemmini_conv_schedule
 from toolkit.conv.schedule import ConvSchedule, DepthwiseSchedule
 from toolkit.conv.tiles import axis_layout
@@ -146,7 +146,7 @@ def test_conv2d_on_gemmini(gemmini) -> None:
 ], ids=lambda op: op.key)
 def test_direct_conv_reads_only_inside_its_buffers(tiny, op) -> None:
     """No im2col buffer in DRAM, and padding is never read: every mvin stays within the buffer it names."""
-    prog = run_exact(op, tiny)
+    prog = run_exact(op, tiny, default_conv_schedule(op, tiny, pack_taps=False) if op.KIND == "conv2d" else None)
     assert {b.name for b in prog.buffers.values()} == set(op.input_specs()) | set(op.output_specs())
     names = {0: "input", 1: "weight", 2: "bias"}
     for first, last, state in mvin_spans(prog):
@@ -212,6 +212,76 @@ def test_schedule_that_does_not_fit_raises_before_lowering(tiny) -> None:
     with pytest.raises(ScheduleError, match="mvin_blocks"):
         ConvSchedule(1, 1, 1, 1, 1, 1, 1, mvin_blocks=3).memory_plan(tiny, op)
     assert tk.compile(op, tiny, ConvSchedule(1, 2, 4, 1, 3, 3, 1).to_dict())
+
+
+# ---- packed taps --------------------------------------------------------------------------------------------
+@given(op=conv_ops(), data=st.data())
+def test_conv2d_packed_taps_any_schedule(tiny, op, data) -> None:
+    """Any packed schedule (kernel (KH, 1) over KW * in_c channels) is bit-exact, fits or not."""
+    packed_blocks = -(-op.kernel[1] * op.in_c // tiny.dim)
+    sched = ConvSchedule(tile_b=data.draw(st.integers(1, op.batch)), tile_oh=data.draw(st.integers(1, op.out_h)),
+                         tile_ow=data.draw(st.integers(1, op.out_w)),
+                         tile_k=data.draw(st.integers(1, -(-op.out_c // tiny.dim))),
+                         tile_kh=data.draw(st.integers(1, op.kernel[0])), tile_kw=1,
+                         tile_c=data.draw(st.integers(1, packed_blocks)),
+                         loop_order="".join(data.draw(st.permutations("bhwk"))),
+                         mvin_blocks=data.draw(st.integers(1, 2)), load_ahead=data.draw(st.integers(0, 1)),
+                         store_delay=data.draw(st.integers(0, 1)), split_buffers=data.draw(st.booleans()),
+                         pack_taps=True)
+    try:
+        sched.memory_plan(tiny, op)
+    except ScheduleError:
+        assume(False)
+    run_exact(op, tiny, sched)
+
+
+def test_packed_taps_copy_the_padding_then_fence(tiny) -> None:
+    """The copy fills ``padded`` (a scratch buffer) before a fence; the conv's input loads read only
+    ``padded``, each a strided mvin of KW * in_c bytes per virtual pixel, all inside its buffer."""
+    op = tk.conv2d(2, 7, 6, 3, 5, kernel=7, stride=2, padding=3, bias="channel")
+    sched = default_conv_schedule(op, tiny)
+    assert sched.pack_taps and sched.tile_kw == 1 and sched.tile_c <= -(-7 * 3 // tiny.dim)
+    prog = run_exact(op, tiny, sched)
+    padded = prog.buffers["padded"]
+    assert padded.role == "scratch" and padded.shape == (2, 7, 6 + 2 * 3, 3)
+    fence = next(i for i, ins in enumerate(prog.instructions) if isinstance(ins, Fence))
+    stores = [ins for ins in prog.instructions[:fence] if isinstance(ins, Mvout)]
+    assert stores and all(padded.addr <= ins.dram < padded.end for ins in stores)
+    assert sum(ins.rows * ins.cols for ins in stores) == op.batch * op.in_h * op.in_w * op.in_c
+    names = {0: "padded", 1: "weight", 2: "bias"}
+    conv_loads = mvin_spans(tk.Program(prog.hw, prog.instructions[fence:], prog.buffers))
+    for first, last, state in conv_loads:
+        buf = prog.buffers[names[state]]
+        assert buf.addr <= first and last < buf.end, (first, last, names[state])
+    strides = [ins.dram_stride for ins in prog.instructions[fence:] if isinstance(ins, ConfigLd) and ins.state == 0]
+    assert strides == [op.stride * op.in_c]
+
+
+def test_packed_taps_without_padding_read_the_input(tiny) -> None:
+    op = tk.conv2d(1, 9, 9, 2, 3, kernel=5, stride=1, padding=0)
+    prog = run_exact(op, tiny, default_conv_schedule(op, tiny, pack_taps=True))
+    assert "padded" not in prog.buffers
+    assert [i for i, ins in enumerate(prog.instructions) if isinstance(ins, Fence)] == [len(prog.instructions) - 1]
+
+
+def test_default_packs_taps_where_that_saves_weight_blocks(tiny, gemmini) -> None:
+    conv1 = tk.conv2d(1, 224, 224, 3, 64, kernel=7, stride=2, padding=3, bias="channel", activation="relu")
+    assert default_conv_schedule(conv1, gemmini).pack_taps
+    assert not gemmini_conv_schedule(conv1, gemmini).pack_taps       # the faithful port stays as it is
+    assert not default_conv_schedule(tk.conv2d(1, 14, 14, 64, 64), gemmini).pack_taps
+    assert not default_conv_schedule(tk.conv2d(1, 6, 6, 3, 5), tiny).pack_taps      # 9 channels: 3 blocks either way
+    assert not default_conv_schedule(tk.conv2d(1, 8, 8, 6, 9, stride=2), tiny).pack_taps   # in_c >= dim
+
+
+def test_packed_taps_tiles_follow_the_packed_kernel(tiny) -> None:
+    op = tk.conv2d(1, 8, 8, 3, 4, kernel=3)
+    with pytest.raises(ScheduleError, match="tile_kw=3 .*pack_taps"):
+        ConvSchedule(1, 2, 2, 1, 3, 3, 1, pack_taps=True).memory_plan(tiny, op)
+    with pytest.raises(ScheduleError, match="tile_c=2"):
+        ConvSchedule(1, 2, 2, 1, 3, 3, 2).memory_plan(tiny, op)
+    assert ConvSchedule(1, 2, 2, 1, 3, 1, 3, pack_taps=True).memory_plan(tiny, op)
+    with pytest.raises(ScheduleError, match="pack_taps"):
+        ConvSchedule(1, 2, 2, 1, 3, 1, 3, pack_taps=1)
 
 
 def test_memory_plan_without_op_is_stride_safe(tiny) -> None:

@@ -51,6 +51,15 @@ def test_space_covers_every_knob_of_conv() -> None:
         assert space.neighbor(p, rng) in range(len(space))
 
 
+def test_conv_space_offers_packed_taps_where_they_save_blocks() -> None:
+    stem = Space(tk.conv2d(1, 4, 4, 2, 4, kernel=3, padding=1), TINY)
+    assert stem.domains["pack_taps"] == [False, True]
+    assert stem.domains["tile_c"] == [1, 2]                  # 1 channel block, or 2 of 6 packed channels
+    packed = [s for s in map(stem.__getitem__, stem.sample(np.random.default_rng(0), 200)) if s.pack_taps]
+    assert packed and all(s.tile_kw == 1 for s in packed)
+    assert Space(tk.conv2d(1, 6, 6, 4, 8), TINY).domains["pack_taps"] == [False]
+
+
 def test_nearest_adapts_a_schedule_of_another_shape() -> None:
     space = Space(tk.matmul(8, 8, 8), TINY)
     big = {"tile_i": 16, "tile_j": 16, "tile_k": 16, "loop_order": "jik", "double_buffer": True,

@@ -105,6 +105,16 @@ def test_conv2d_tiny(tiny_model) -> None:
              TINY)
 
 
+@pytest.mark.parametrize("padding", [0, 3])
+def test_conv2d_packed_taps_tiny(tiny_model, padding) -> None:
+    """Packed taps on the RTL: the padding copy, its fence, and virtual pixels read from ``padded``."""
+    op = tk.conv2d(2, 9, 8, 3, 5, kernel=7, stride=2, padding=padding, bias="channel", activation="relu",
+                   scale=0.02)
+    sched = tk.default_schedule(op, TINY)
+    assert sched.pack_taps
+    check_op(op, TINY, schedule=sched)
+
+
 
 # ---- the layer ops beside the GEMMs: depthwise conv, residual add, max pooling -------------
 LAYER_OPS = [

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from isa import HardwareConfig
+from toolkit.conv.heuristic import packing_saves_blocks
 from toolkit.ops import Op
 from toolkit.kinds import KINDS, default_schedule
 from toolkit.schedule import Schedule, ScheduleError
@@ -79,11 +80,14 @@ SPECS["matmul"] = KnobSpec(_matmul_domains, frozenset(
 
 
 def _conv_domains(op: Any, hw: HardwareConfig, policy: str) -> Domains:
-    """conv2d and depthwise: output tiles in pixels, channel tiles in dim blocks, kernel taps, banks."""
+    """conv2d and depthwise: output tiles in pixels, channel tiles in dim blocks, kernel taps, banks;
+    for a conv2d whose taps pack into fewer weight blocks, pack_taps too (then tile_c also ranges over
+    the blocks of KW * in_c packed channels; memory_plan rejects the tiles beyond either view)."""
     from itertools import permutations
     depthwise = op.KIND == "depthwise"
     order = "bhwc" if depthwise else "bhwk"
     channels = -(-(op.channels if depthwise else op.in_c) // hw.dim)
+    pack = not depthwise and packing_saves_blocks(op, hw)
     out = {
         **pipeline_domains(),
         "tile_b": tile_values(op.batch, policy),
@@ -91,7 +95,8 @@ def _conv_domains(op: Any, hw: HardwareConfig, policy: str) -> Domains:
         "tile_ow": tile_values(op.out_w, policy),
         "tile_kh": list(range(1, op.kernel[0] + 1)),
         "tile_kw": list(range(1, op.kernel[1] + 1)),
-        "tile_c": tile_values(channels, policy),
+        "tile_c": sorted(set(tile_values(channels, policy))
+                         | set(tile_values(-(-op.kernel[1] * op.in_c // hw.dim), policy) if pack else ())),
         # the batch loop ("b") stays outermost: the other orders only differ for batch > 1
         "loop_order": sorted({"".join(p) for p in permutations(order)
                               if op.batch > 1 or p[0] == "b"}),
@@ -102,11 +107,12 @@ def _conv_domains(op: Any, hw: HardwareConfig, policy: str) -> Domains:
     }
     if not depthwise:
         out["tile_k"] = tile_values(-(-op.out_c // hw.dim), policy)
+        out["pack_taps"] = [False, True] if pack else [False]
     return out
 
 
 _CONV_FIT = frozenset({"tile_b", "tile_oh", "tile_ow", "tile_k", "tile_kh", "tile_kw", "tile_c", "double_buffer",
-                       "split_buffers", "in_bank", "w_bank", "acc_bank"})
+                       "split_buffers", "in_bank", "w_bank", "acc_bank", "pack_taps"})
 SPECS["conv2d"] = KnobSpec(_conv_domains, _CONV_FIT)
 SPECS["depthwise"] = KnobSpec(_conv_domains, _CONV_FIT)
 

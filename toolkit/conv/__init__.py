@@ -1,5 +1,6 @@
 """Convolutions: conv2d and depthwise conv2d ops (ops), schedules (schedule), the default heuristic
-(heuristic), the tile walk (tiles) and the lowering (lowering).
+(heuristic), the tile walk (tiles), what it sees of the input (geometry), the padding copy of
+packed taps (packed) and the lowering (lowering).
 
 Both lower as a *direct* convolution, weight-stationary, with no im2col copy in
 DRAM. An output tile is a block of (batch, output rows, output columns, channel
@@ -22,6 +23,12 @@ block), laid out so that every tap reads its pixels as consecutive rows:
 * Pixel runs merge across rows and images whenever both the scratchpad rows and
   the DRAM pixels are consecutive (full-width tiles of 1x1 convs), so small
   feature maps still fill the array's ``dim`` rows.
+
+Packed taps (``ConvSchedule.pack_taps``; see geometry): with few input channels a tap
+fills C of the array's ``dim`` rows (ResNet's conv1: 3 of 16). Packed, the tile walk
+sees kernel (KH, 1) over virtual pixels of KW * C channels, each the KW * C consecutive
+bytes of a zero-padded input row that the taps of one kernel row read, so conv1 uses
+21 of 32 rows. The padded input is a scratch copy the program makes first, fenced.
 
 Depthwise conv (channel multiplier 1) reuses the same input tiles and loops; its
 per-tap weights become diagonal ``dim x dim`` blocks built in the scratchpad

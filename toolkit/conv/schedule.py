@@ -7,6 +7,7 @@ from typing import Any, ClassVar, NamedTuple
 from isa import HardwareConfig
 
 from ..schedule import MemoryPlan, Pipelined, ScheduleError, check_int, check_plan, place
+from .geometry import ConvGeometry, conv_geometry
 
 
 def axis_slots(tile: int, ktile: int, stride: int | None) -> int:
@@ -47,6 +48,14 @@ class ConvScheduleBase(Pipelined):
     def tiles(self) -> Tiles:
         raise NotImplementedError
 
+    @property
+    def packs_taps(self) -> bool:
+        return bool(getattr(self, "pack_taps", False))   # a knob of conv2d only
+
+    def geometry(self, op: Any) -> ConvGeometry:
+        """How the tile walk sees ``op`` under this schedule (the tiles count its kernel and channels)."""
+        return conv_geometry(op, self.packs_taps)
+
     def __post_init__(self) -> None:
         super().__post_init__()
         for name, value in self.to_dict().items():
@@ -61,15 +70,24 @@ class ConvScheduleBase(Pipelined):
         """Place the input, weight and accumulator tiles; ScheduleError if they do not fit.
 
         The input tile's rows depend on the op's stride; without ``op`` the plan
-        assumes the worst stride, so a plan that fits then fits every op.
+        assumes the worst stride, so a plan that fits then fits every op. With ``op``,
+        reduction tiles beyond its kernel or channel blocks (as :meth:`geometry` sees them) are errors.
         """
         check_int("mvin_blocks", self.mvin_blocks, 1, hw.max_block_len)
         check_int("in_bank", self.in_bank, 0, hw.sp_banks - 1)
         check_int("w_bank", self.w_bank, 0, hw.sp_banks - 1)
         check_int("acc_bank", self.acc_bank, 0, hw.acc_banks - 1)
         t, d, split = self.tiles(), hw.dim, self.split_buffers
-        stride = op.stride if op is not None else None
-        in_plane = t.b * axis_slots(t.oh, t.kh, stride) * axis_slots(t.ow, t.kw, stride)
+        strides: tuple[int | None, int | None] = (None, None)
+        if op is not None:
+            g = self.geometry(op)
+            strides = g.stride
+            for name, tile, extent in (("tile_kh", t.kh, g.kernel[0]), ("tile_kw", t.kw, g.kernel[1]),
+                                       ("tile_c", t.c, -(-g.channels // d))):
+                if tile > extent:
+                    packed = " under pack_taps (kernel (KH, 1) over KW*in_c channels)" if self.packs_taps else ""
+                    raise ScheduleError(f"{name}={tile} is more than the {extent} of {op.key}{packed}")
+        in_plane = t.b * axis_slots(t.oh, t.kh, strides[0]) * axis_slots(t.ow, t.kw, strides[1])
         w_plane = t.kh * t.kw * t.c * d
         acc_plane = t.b * t.oh * t.ow
         sp = (hw.sp_bank_rows, hw.sp_banks, split)
@@ -84,7 +102,8 @@ class ConvScheduleBase(Pipelined):
     def describe(self) -> str:
         t = self.tiles()
         return (f"tiles b{t.b} oh{t.oh} ow{t.ow} k{t.k} kh{t.kh} kw{t.kw} c{t.c}, "
-                f"{'double' if self.double_buffer else 'single'}-buffered")
+                f"{'double' if self.double_buffer else 'single'}-buffered"
+                f"{', taps packed' if self.packs_taps else ''}")
 
 
 @dataclass(frozen=True)
@@ -97,6 +116,8 @@ class ConvSchedule(ConvScheduleBase):
     tile loops, outermost first (reduction tiles kh, kw, c are innermost).
     mvin_blocks: dim-wide channel blocks per mvin. in_bank / w_bank / acc_bank:
     where each region starts (weights pack after the input when both name one bank).
+    pack_taps: pack each kernel row's taps into the reduction (see :mod:`toolkit.conv.geometry`);
+    then the kernel is (KH, 1), so tile_kw is 1, and tile_c counts blocks of KW * in_c channels.
     """
 
     tile_b: int
@@ -111,12 +132,18 @@ class ConvSchedule(ConvScheduleBase):
     in_bank: int = 0
     w_bank: int = 0
     acc_bank: int = 0
+    pack_taps: bool = False
 
     OP: ClassVar[str] = "conv2d"
     ORDER: ClassVar[str] = "bhwk"
 
     def tiles(self) -> Tiles:
         return Tiles(self.tile_b, self.tile_oh, self.tile_ow, self.tile_k, self.tile_kh, self.tile_kw, self.tile_c)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.pack_taps, bool):
+            raise ScheduleError(f"pack_taps={self.pack_taps!r} must be true or false")
 
 
 @dataclass(frozen=True)

@@ -103,15 +103,18 @@ def tile_ranges(extent: int, tile: int) -> list[range]:
 
 def conv_tiles(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
                ) -> tuple[list[ConvTile], ConvPlan]:
-    """Walk the tile loops; decide residency, and the runs each tile loads, computes and stores."""
+    """Walk the tile loops; decide residency, and the runs each tile loads, computes and stores.
+
+    The input is the schedule's :class:`~toolkit.conv.geometry.ConvGeometry` of ``op``; weight
+    rows (kh, kw, c) of that geometry are rows of the op's weight buffer as they are."""
     plan = s.memory_plan(hw, op)
+    geo = s.geometry(op)
     d = hw.dim
     dw = isinstance(op, DepthwiseConv2d)
     t = s.tiles()
-    C = op.channels if dw else op.in_c
-    K = op.channels if dw else op.out_c
-    H, W, st, pad = op.in_h, op.in_w, op.stride, op.padding
-    KH, KW = op.kernel
+    C, K = geo.channels, (op.channels if dw else op.out_c)
+    H, W = geo.in_h, geo.in_w
+    (KH, KW), (sh, sw), (pad_h, pad_w) = geo.kernel, geo.stride, geo.padding
     OH, OW = op.out_h, op.out_w
     ranges = {"b": tile_ranges(op.batch, t.b), "h": tile_ranges(OH, t.oh), "w": tile_ranges(OW, t.ow),
               "k" if not dw else "c": tile_ranges(-(-K // d), t.k)}
@@ -147,8 +150,8 @@ def conv_tiles(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule
             cbs = kbs if dw else cbs
             tile = ConvTile([], [], [], [], [], [], [])
             # input tile: rows and columns in phase layout, one plane per channel block
-            roff, rin = axis_layout(hs.start, nh, khs.start, len(khs), st, pad)
-            coff, cin = axis_layout(ws.start, nw, kws.start, len(kws), st, pad)
+            roff, rin = axis_layout(hs.start, nh, khs.start, len(khs), sh, pad_h)
+            coff, cin = axis_layout(ws.start, nw, kws.start, len(kws), sw, pad_w)
             RS, CS = len(rin), len(cin)
             key_in = (bs, hs, ws, khs, kws, cbs)
             if held_in != key_in:
@@ -158,9 +161,9 @@ def conv_tiles(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule
                                                              indexing="ij"))
                 ih, iw = rin[lr], cin[lc]
                 ok = (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
-                dram = (((bs.start + lb) * H + ih) * W + iw) * C
+                dram = (bs.start + lb) * geo.steps[0] + ih * geo.steps[1] + iw * geo.steps[2]
                 base = plan.a.base(n_in - 1)
-                for start, n in runs(ok, [(dram, st * C)], d):
+                for start, n in runs(ok, [(dram, geo.mvin_stride)], d):
                     for g, rel, cols in groups(cbs, C):
                         tile.in_loads.append(Load(int(dram[start]) + g * d, base + rel * plan.in_plane + start,
                                                   n, cols))
