@@ -3,6 +3,9 @@
 // An mvin issues one DMA read per DRAM row (cols x itemsize bytes at
 // dram + row * stride), one request a cycle, and takes the next mvin as soon
 // as the last request of this one is out; several mvins may wait for data.
+// With stride 0 every row is the same bytes (a bias broadcast): the unit reads
+// them once and writes that response to all the rows, so a broadcast costs the
+// DRAM port one row, not rows x (the results are the same).
 // Read responses arrive in request order with their tag (slot, row, last);
 // each response row is written block by block (one dim-wide block a cycle, block
 // b at local row base + row + b * block_stride), column-masked, through the load
@@ -77,6 +80,7 @@ module load_unit import systolic_pkg::*; #(
     logic [15:0] bstride;
     logic [31:0] scale;
     logic [15:0] cols;
+    logic [15:0] copies;    // local rows each response row is written to (stride 0: rows)
   } ctx_t;
 
   ld_cfg_t cfg_q [NSTATES];
@@ -96,10 +100,11 @@ module load_unit import systolic_pkg::*; #(
   logic [31:0]       wb_lane_d [LANES];
   dma_tag_t          wb_tag_q, wb_tag_d;
   logic [BLK_W-1:0]  wb_blk_q, wb_blk_d, wb_nblk_q, wb_nblk_d;
+  logic [15:0]       wb_row_q, wb_row_d, wb_copy_q, wb_copy_d;   // local row, copies left
   logic [CNT_W-1:0]  outstanding_q, outstanding_d, inflight_q, inflight_d;
 
   logic               is_mvin, iss_fire, mvin_fire, rq_fire, rq_last, resp_fire;
-  logic               wb_gnt, wb_fin, mvin_done;
+  logic               wb_gnt, wb_row_fin, wb_fin, mvin_done;
   logic [1:0]         iss_state;
   logic [LSLOT_W-1:0] wb_ls, iss_ls, resp_ls;
   ctx_t               wb_ctx;
@@ -117,7 +122,7 @@ module load_unit import systolic_pkg::*; #(
     endcase
   end
 
-  assign rq_last        = rq_row_q == rq_rows_q - 16'd1;
+  assign rq_last        = rq_row_q == rq_rows_q - 16'd1 || rq_stride_q == '0;
   assign rd_req_valid_o = rq_active_q;
   assign rd_req_o       = '{addr: rq_addr_q, len: rq_len_q,
                             tag: '{slot: 15'(rq_slot_q), last: rq_last, row: rq_row_q}};
@@ -128,7 +133,8 @@ module load_unit import systolic_pkg::*; #(
   assign wb_ls     = LSLOT_W'(wb_tag_q.slot);
   assign wb_ctx    = ctx_q[wb_ls];
   assign wb_gnt    = wb_busy_q && (wb_ctx.acc ? acc_gnt_i : sp_gnt_i);
-  assign wb_fin    = wb_gnt && (wb_blk_q == wb_nblk_q - BLK_W'(1));
+  assign wb_row_fin = wb_gnt && (wb_blk_q == wb_nblk_q - BLK_W'(1));
+  assign wb_fin     = wb_row_fin && wb_copy_q == 16'd1;
   assign mvin_done = wb_fin && wb_tag_q.last;
   assign rd_resp_ready_o = !wb_busy_q || wb_fin;
   assign resp_fire = rd_resp_valid_i && rd_resp_ready_o;
@@ -145,10 +151,10 @@ module load_unit import systolic_pkg::*; #(
     acc_wdata_o = '0;
     sp_wmask_o  = '0;
     acc_wmask_o = '0;
-    row = 32'(wb_ctx.base) + 32'(wb_tag_q.row) + 32'(wb_blk_q) * 32'(wb_ctx.bstride);
+    row = 32'(wb_ctx.base) + 32'(wb_row_q) + 32'(wb_blk_q) * 32'(wb_ctx.bstride);
     if (wb_busy_q) begin
       for (int i = 0; i < DIM; i++) begin
-        v = wb_lane_q[i];
+        v = wb_lane_q[32'(wb_blk_q) * DIM + i];
         if (wb_ctx.scale != F32_ONE) v = scale_sat(v, wb_ctx.scale, !wb_ctx.acc, 1'b0);
         sp_wdata_o[i*8 +: 8]    = v[7:0];
         acc_wdata_o[i*32 +: 32] = v;
@@ -217,7 +223,8 @@ module load_unit import systolic_pkg::*; #(
       rq_slot_d   = iss_slot_i;
       ctx_d[iss_ls] = '{base: iss_i.rs2[28:0], acc: iss_i.rs2[31], accum: iss_i.rs2[30],
                         wide: wide, bstride: cfg_q[iss_state].bstride,
-                        scale: cfg_q[iss_state].scale, cols: op_cols(iss_i.rs2)};
+                        scale: cfg_q[iss_state].scale, cols: op_cols(iss_i.rs2),
+                        copies: cfg_q[iss_state].stride == '0 ? op_rows(iss_i.rs2) : 16'd1};
     end
   end
 
@@ -228,16 +235,21 @@ module load_unit import systolic_pkg::*; #(
     wb_tag_d  = wb_tag_q;
     wb_blk_d  = wb_blk_q;
     wb_nblk_d = wb_nblk_q;
+    wb_row_d  = wb_row_q;
+    wb_copy_d = wb_copy_q;
     if (wb_gnt) wb_blk_d = wb_blk_q + BLK_W'(1);
-    if (wb_gnt && !wb_fin) begin
-      // next block: shift the lanes down by one block
-      for (int i = 0; i < LANES - DIM; i++) wb_lane_d[i] = wb_lane_q[i + DIM];
+    if (wb_row_fin && !wb_fin) begin   // the next copy of a broadcast row
+      wb_blk_d  = '0;
+      wb_row_d  = wb_row_q + 16'd1;
+      wb_copy_d = wb_copy_q - 16'd1;
     end
     if (wb_fin) wb_busy_d = 1'b0;
     if (resp_fire) begin
       wb_busy_d = 1'b1;
       wb_tag_d  = rd_resp_tag_i;
       wb_blk_d  = '0;
+      wb_row_d  = rd_resp_tag_i.row;
+      wb_copy_d = ctx_q[resp_ls].copies;
       wb_nblk_d = BLK_W'((ctx_q[resp_ls].cols + 16'(DIM - 1)) / 16'(DIM));
       for (int i = 0; i < LANES; i++) begin
         if (ctx_q[resp_ls].wide) wb_lane_d[i] = rd_resp_data_i[i*32 +: 32];
@@ -274,6 +286,8 @@ module load_unit import systolic_pkg::*; #(
     wb_tag_q    <= wb_tag_d;
     wb_blk_q    <= wb_blk_d;
     wb_nblk_q   <= wb_nblk_d;
+    wb_row_q    <= wb_row_d;
+    wb_copy_q   <= wb_copy_d;
   end
 
   // ---- assumptions ----------------------------------------------------------------
