@@ -19,6 +19,7 @@ from .ops import Matmul, Op, from_dict, matmul
 from .schedule import MatmulSchedule, Schedule, ScheduleError, default_schedule
 from .layers import conv2d, depthwise_conv2d, maxpool2d, resadd
 from .network import Network, NetworkResult, run_network
+from .network_tune import NetworkTuning, tune_network
 from .onnx_import import from_onnx
 
 __version__ = "0.1.0"
@@ -34,5 +35,5 @@ __all__ = [
     "HardwareConfig", "ISAError", "Program", "BackendError", "RunResult", "compile", "run", "tune",
     "Matmul", "Op", "from_dict", "matmul", "MatmulSchedule", "Schedule", "ScheduleError", "default_schedule",
     "conv2d", "depthwise_conv2d", "maxpool2d", "resadd", "__version__",
-    "Network", "NetworkResult", "from_onnx", "run_network",
+    "Network", "NetworkResult", "NetworkTuning", "from_onnx", "run_network", "tune_network",
 ]

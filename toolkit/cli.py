@@ -8,7 +8,7 @@ import sys
 from isa import ConfigError, ISAError
 from simulators.base import BackendError
 
-COMMANDS = ("toolkit.commands.run", "toolkit.commands.bench", "toolkit.commands.tune")
+COMMANDS = ("toolkit.commands.run", "toolkit.commands.bench", "toolkit.commands.tune", "toolkit.commands.net")
 
 
 def build_parser() -> argparse.ArgumentParser:

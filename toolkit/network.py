@@ -177,6 +177,8 @@ class LayerRow:
     dev: float | None = None         # max |this layer on onnxruntime's inputs - onnxruntime's output| (its units)
     net_dev: float | None = None     # max |our network's tensor - onnxruntime's| (upstream deviations included)
     exact: bool | None = None        # dev == 0: the layer's arithmetic is onnxruntime's
+    mismatches: int | None = None    # elements that differ (on onnxruntime's inputs)
+    ties: int | None = None          # of those, where the exact acc * scale lies within 2e-5 of a rounding tie
     note: str = ""
 
 

@@ -88,3 +88,17 @@ def compare_with_onnxruntime(net: "Network", inputs: Mapping[str, np.ndarray], r
             mine = execute_host(layer, fetch)[0]
         row.dev = max_deviation(mine, refs[out])
         row.exact = row.dev == 0
+        row.mismatches = int(np.count_nonzero(mine != refs[out]))
+        if row.mismatches and isinstance(layer, AccelLayer) and layer.kind in ("conv2d", "depthwise", "matmul"):
+            row.ties = _ties_among_mismatches(layer, fetch, mine != refs[out], net.tensors[out])
+
+
+def _ties_among_mismatches(layer, fetch, differs: np.ndarray, out) -> int:
+    """How many differing elements have an exact product acc * scale within 2e-5 of k + 1/2: there the
+    store's float32 product and onnxruntime's kernels may round to different sides."""
+    from .network import convert_layout, execute_accel
+
+    acc, _ = execute_accel(layer, fetch, lambda op, op_inputs: {"acc": op.accumulate(op_inputs)})
+    acc = convert_layout(acc.reshape(out.stored_shape), out.layout, "native")
+    frac = np.abs(np.mod(acc[differs].astype(np.float64) * float(np.float32(layer.op.scale)), 1.0) - 0.5)
+    return int(np.count_nonzero(frac < 2e-5))
