@@ -46,11 +46,13 @@ def totals(res: NetworkResult, clock_ghz: float = 1.0) -> str:
         exact = {k: [r for r in checked if r.kind == k] for k in sorted({r.kind for r in checked})}
         lines.append("  layers bit-exact with onnxruntime on its own inputs: "
                      + ", ".join(f"{k} {sum(r.exact for r in rs)}/{len(rs)}" for k, rs in exact.items()))
-        gemms = [r for r in checked if r.ties is not None]
-        if gemms:
-            n, ties = sum(r.mismatches for r in gemms), sum(r.ties for r in gemms)
-            lines.append(f"  conv/matmul elements that differ: {n}, of which {ties} at rounding ties (exact "
-                         "acc x scale within 2e-5 of k + 1/2, where onnxruntime's kernel rounds differently)")
+        for label, kinds in (("conv/matmul", ("conv2d", "depthwise", "matmul")), ("resadd", ("resadd",))):
+            rows = [r for r in checked if r.kind in kinds]
+            n, ties = sum(r.mismatches or 0 for r in rows), sum(r.ties or 0 for r in rows)
+            if n:
+                lines.append(f"  {label} elements that differ from onnxruntime: {n}, by at most "
+                             f"{max(r.dev for r in rows):g}; {ties} of them at rounding ties (the exact value within "
+                             "1e-4 of k + 1/2, where float32 rounding decides)")
     lines.append(f"  wall time: {res.wall_s:.1f} s")
     lines += [f"  note: {n}" for n in res.notes]
     return "\n".join(lines)

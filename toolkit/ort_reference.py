@@ -89,16 +89,27 @@ def compare_with_onnxruntime(net: "Network", inputs: Mapping[str, np.ndarray], r
         row.dev = max_deviation(mine, refs[out])
         row.exact = row.dev == 0
         row.mismatches = int(np.count_nonzero(mine != refs[out]))
-        if row.mismatches and isinstance(layer, AccelLayer) and layer.kind in ("conv2d", "depthwise", "matmul"):
+        if row.mismatches and isinstance(layer, AccelLayer) and layer.kind in TIE_KINDS:
             row.ties = _ties_among_mismatches(layer, fetch, mine != refs[out], net.tensors[out])
 
 
+TIE_KINDS = ("conv2d", "depthwise", "matmul", "resadd")
+TIE = 1e-4     # an output this close to k + 1/2 rounds either way within float32's error of the inputs
+
+
+def _exact_value(op, inputs: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The real number the layer rounds to its int8 output: acc x scale (GEMMs), or the scaled sum (resadd)."""
+    if op.KIND == "resadd":
+        a, b = (inputs[k].astype(np.float64) * float(np.float32(s)) for k, s in (("A", op.a_scale), ("B", op.b_scale)))
+        return (a + b) * float(np.float32(op.scale))
+    return op.accumulate(inputs).astype(np.float64) * float(np.float32(op.scale))
+
+
 def _ties_among_mismatches(layer, fetch, differs: np.ndarray, out) -> int:
-    """How many differing elements have an exact product acc * scale within 2e-5 of k + 1/2: there the
-    store's float32 product and onnxruntime's kernels may round to different sides."""
+    """How many differing elements lie within TIE of a rounding tie: there the accelerator's float32
+    arithmetic and onnxruntime's kernels (FMA, one float32 sum) may round to different sides."""
     from .network import convert_layout, execute_accel
 
-    acc, _ = execute_accel(layer, fetch, lambda op, op_inputs: {"acc": op.accumulate(op_inputs)})
-    acc = convert_layout(acc.reshape(out.stored_shape), out.layout, "native")
-    frac = np.abs(np.mod(acc[differs].astype(np.float64) * float(np.float32(layer.op.scale)), 1.0) - 0.5)
-    return int(np.count_nonzero(frac < 2e-5))
+    value, _ = execute_accel(layer, fetch, lambda op, op_inputs: {"v": _exact_value(op, op_inputs)})
+    value = convert_layout(value.reshape(out.stored_shape), out.layout, "native")
+    return int(np.count_nonzero(np.abs(np.mod(value[differs], 1.0) - 0.5) < TIE))
