@@ -68,12 +68,13 @@ def main(argv: list[str] | None = None) -> int:
         res = tk.run_network(net, inputs, args.backend, hw=hw)
         wall, cpu = time.perf_counter() - t0, cpu_s() - c0
         print(format_table(res) if args.table else totals(res))
-        print(f"  run_network wall {wall:.1f} s, CPU {cpu:.1f} s (this process and the harness processes)")
+        print(f"  run_network wall {wall:.1f} s ({res.wall_s:.1f} s running, {res.compare_s:.1f} s comparing), "
+              f"CPU {cpu:.1f} s (this process and the harness processes)")
         write_csv(res, Path(args.out) / f"{name}_{args.backend}.csv")
         plot(res, Path(args.out) / f"{name}_{args.backend}.png")
         row = dict(model=name, layers=len(net.layers), tasks=len(net.tasks),
                    gmacs=sum(r.macs for r in res.layers) / 1e9, cycles=res.cycles, ort_ms=res.ort_latency_s * 1e3,
-                   wall=wall, cpu=cpu, gemm=differing(res, ("conv2d", "depthwise", "matmul")),
+                   run=res.wall_s, wall=wall, cpu=cpu, gemm=differing(res, ("conv2d", "depthwise", "matmul")),
                    resadd=differing(res, ("resadd",)), speedup="-", vs_gemmini="-")
         if args.tune and res.cycles:
             tuning = tk.tune_network(net, hw, args.tune, db=args.db, backend="verilator", tuner=args.tuner,
@@ -91,13 +92,13 @@ def main(argv: list[str] | None = None) -> int:
         summary.append(row)
     print()
     print(f"{'model':12s} {'layers':>6s} {'tasks':>5s} {'GMACs':>6s} {'cycles':>12s} {'ms@1GHz':>8s} {'ort_ms':>7s} "
-          f"{'wall_s':>7s} {'cpu_s':>6s}  {'conv/matmul vs onnxruntime':36s} {'resadd vs onnxruntime':34s} "
+          f"{'run_s':>6s} {'wall_s':>7s} {'cpu_s':>6s}  {'conv/matmul vs onnxruntime':36s} {'resadd vs onnxruntime':34s} "
           "tuned  vs_gemmini")
     for r in summary:
         cyc = f"{r['cycles']:,}" if r["cycles"] else "-"
         ms = f"{r['cycles'] / 1e6:.2f}" if r["cycles"] else "-"
         print(f"{r['model']:12s} {r['layers']:6d} {r['tasks']:5d} {r['gmacs']:6.2f} {cyc:>12s} {ms:>8s} "
-              f"{r['ort_ms']:7.1f} {r['wall']:7.1f} {r['cpu']:6.1f}  {r['gemm']:36s} {r['resadd']:34s} "
+              f"{r['ort_ms']:7.1f} {r['run']:6.1f} {r['wall']:7.1f} {r['cpu']:6.1f}  {r['gemm']:36s} {r['resadd']:34s} "
               f"{r['speedup']}  {r['vs_gemmini']}")
     if args.tune and not gemmini_available(tk.from_onnx(build(args.models[0], args.out)), hw):
         print("note: this toolkit has no schedule named 'gemmini' yet; its default IS the port of Gemmini's "

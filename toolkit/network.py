@@ -206,6 +206,7 @@ class NetworkResult:
     wall_s: float
     output_dev: dict[str, float] = field(default_factory=dict)   # per graph output: max |ours - onnxruntime|
     ort_latency_s: float | None = None
+    compare_s: float = 0.0          # wall time of the onnxruntime comparison (not in wall_s)
     notes: list[str] = field(default_factory=list)
 
     def latency_s(self, clock_ghz: float = 1.0) -> float | None:
@@ -301,6 +302,7 @@ def run_network(net: Network, inputs: Mapping[str, np.ndarray], backend: str = "
     if compare and net.model is not None:
         from .ort_reference import compare_with_onnxruntime
         compare_with_onnxruntime(net, inputs, result, {name: fetch(name, "native") for name in env})
+        result.compare_s = time.perf_counter() - start - wall
     return result
 
 

@@ -53,7 +53,8 @@ def totals(res: NetworkResult, clock_ghz: float = 1.0) -> str:
                 lines.append(f"  {label} elements that differ from onnxruntime: {n}, by at most "
                              f"{max(r.dev for r in rows):g}; {ties} of them at rounding ties (the exact value within "
                              "1e-4 of k + 1/2, where float32 rounding decides)")
-    lines.append(f"  wall time: {res.wall_s:.1f} s")
+    lines.append(f"  wall time: {res.wall_s:.1f} s to run" + (f", {res.compare_s:.1f} s to compare with onnxruntime"
+                                                               if res.compare_s else ""))
     lines += [f"  note: {n}" for n in res.notes]
     return "\n".join(lines)
 
