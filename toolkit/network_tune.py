@@ -109,10 +109,11 @@ def tune_network(net: Network, hw: HardwareConfig | str = "gemmini", trials: int
                          f"measures the default schedule; got {trials!r}")
     hw = HardwareConfig.resolve(hw)
 
-    def tune(op: Op, n: int) -> Any:
-        return tk.tune(op, hw, trials=n, backend=backend, db=str(db), progress=progress, **options)
+    def tune(op: Op, n: int, **extra: Any) -> Any:
+        return tk.tune(op, hw, trials=n, backend=backend, db=str(db), progress=progress, **{**options, **extra})
 
-    first = [tune(t.op, 1) for t in tasks]
+    # the one first trial is the default schedule (the tuners measure their seeds first): no model needed
+    first = [tune(t.op, 1, tuner="random", transfer_learning=False) for t in tasks]
     defaults = [r.default_cycles if r.default_cycles is not None else r.cycles for r in first]
     weights = [t.count * (d if d is not None else 0) for t, d in zip(tasks, defaults)]
     total = sum(weights) or 1
