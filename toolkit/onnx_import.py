@@ -258,8 +258,7 @@ class _Importer:
                 names.append(t)
             else:
                 self.activation(node, t, "input")   # raises the reason
-        from onnx import helper
-        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        attrs = _attrs(node)
         first = self.tensors.get(names[0]) if names and names[0] else None
         if scale is None and node.op_type in host_ops.LAYOUT_OPS and first is not None:
             scale, zero_point = first.scale, first.zero_point
@@ -418,10 +417,9 @@ class _Importer:
         return self.consts[tensor]
 
     # ---- layer builders ----------------------------------------------------------------------------
-    def _window(self, node: Any, kernel: tuple[int, int]) -> tuple[int, int]:
+    def _window(self, node: Any) -> tuple[int, int]:
         """(stride, padding) of a Conv/MaxPool, or the reason the accelerator cannot run it."""
-        from onnx import helper
-        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        attrs = _attrs(node)
         if attrs.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET", b"VALID", "VALID"):
             raise self.fail(node, f"auto_pad={attrs['auto_pad']!r}: give explicit pads")
         if any(d != 1 for d in attrs.get("dilations", [1, 1])):
@@ -440,14 +438,13 @@ class _Importer:
     def conv(self, node: Any, x: tuple[str, float], w: tuple[np.ndarray, float], b: Any, out: str,
              ys: float, relu: bool) -> None:
         import toolkit as tk
-        from onnx import helper
         (xq, xs), (weight, ws) = x, w
         if weight.dtype != np.int8:
             raise self.fail(node, f"weight is {weight.dtype}, not int8")
         n, c, h, wd = self.shape(node, xq)
         k, cg, kh, kw = weight.shape
-        stride, pad = self._window(node, (kh, kw))
-        group = next((helper.get_attribute_value(a) for a in node.attribute if a.name == "group"), 1)
+        stride, pad = self._window(node)
+        group = _attrs(node).get("group", 1)
         scale = _requant_scale(xs, ws, ys)
         bias = None
         if b is not None:
@@ -472,9 +469,8 @@ class _Importer:
     def matmul(self, node: Any, a: tuple[str, float], b: tuple, bias: Any, out: str, ys: float, relu: bool,
                gemm: bool) -> None:
         import toolkit as tk
-        from onnx import helper
         (aq, as_), (bv, bs, b_const) = a, b
-        attrs = {at.name: helper.get_attribute_value(at) for at in node.attribute}
+        attrs = _attrs(node)
         if gemm and (attrs.get("transA", 0) or attrs.get("alpha", 1.0) != 1.0 or attrs.get("beta", 1.0) != 1.0):
             raise self.fail(node, "Gemm with transA=1, alpha != 1 or beta != 1 is not supported")
         ashape = self.shape(node, aq)
@@ -540,10 +536,9 @@ class _Importer:
 
     def maxpool(self, node: Any, x: tuple[str, float], out: str, ys: float) -> None:
         import toolkit as tk
-        from onnx import helper
         xq, xs = x
-        kernel = tuple(next(helper.get_attribute_value(a) for a in node.attribute if a.name == "kernel_shape"))
-        stride, pad = self._window(node, kernel)
+        kernel = tuple(_attrs(node)["kernel_shape"])
+        stride, pad = self._window(node)
         n, c, h, w = self.shape(node, xq)
         op = tk.maxpool2d(n, h, w, c, kernel=kernel, stride=stride, padding=pad)
         shape = (n, c, op.out_h, op.out_w)
@@ -585,6 +580,11 @@ class _Importer:
         layer = AccelLayer(node.name, op, feeds, consts, out, repeat, (node.name,))
         self.layers.append(layer)
         self.add_tensor(TensorInfo(out, tuple(shape), "int8", scale, layout), layer)
+
+
+def _attrs(node: Any) -> dict[str, Any]:
+    from onnx import helper
+    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
 
 
 def _requant_scale(x_scale: float, w_scale: float, y_scale: float) -> float:
