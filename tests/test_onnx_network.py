@@ -84,6 +84,16 @@ def test_small_cnn_maps_to_toolkit_ops_and_matches_onnxruntime(models, fmt):
             assert r.dev is not None and r.dev <= 1        # resadd rounds each operand: at most one step
 
 
+def test_preprocessed_model_imports_too(tmp_path):
+    """onnxruntime's quant_pre_process folds the MatMul's bias Add into a Gemm: one resadd fewer."""
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+    onnx.save(small_cnn(), tmp_path / "f.onnx")
+    quant_pre_process(str(tmp_path / "f.onnx"), str(tmp_path / "pre.onnx"), skip_symbolic_shape=True)
+    net = tk.from_onnx(quantize(onnx.load(str(tmp_path / "pre.onnx")), tmp_path / "q.onnx"))
+    assert [l.kind for l in net.layers if isinstance(l, AccelLayer)].count("resadd") == 2
+    _gemms_match(tk.run_network(net, _input(net), hw="tiny"))
+
+
 def test_model_proto_and_path_import_alike(models):
     by_path = tk.from_onnx(models["QDQ"])
     by_proto = tk.from_onnx(onnx.load(str(models["QDQ"])))
