@@ -264,8 +264,9 @@ class _Importer:
             scale, zero_point = first.scale, first.zero_point
         layer = HostLayer(node.name, node.op_type, tuple(names), constants, attrs, tuple(node.output), fn)
         # shapes by a dry run on zeros: onnx's inference does not know onnxruntime's QLinear* ops
-        dry = fn([constants[i] if t is None else np.zeros(self.tensors[t].shape, self.tensors[t].dtype)
-                  for i, t in enumerate(names)], attrs)
+        with np.errstate(all="ignore"):
+            dry = fn([constants[i] if t is None else np.zeros(self.tensors[t].shape, self.tensors[t].dtype)
+                      for i, t in enumerate(names)], attrs)
         for out, value in zip(node.output, dry):
             out_dtype = dtype or str(np.asarray(value).dtype)
             self.add_tensor(TensorInfo(out, tuple(np.shape(value)), out_dtype, scale, zero_point=zero_point), layer)
