@@ -55,6 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tune", type=int, default=0, metavar="N", help="tune each network with N trials")
     p.add_argument("--tuner", default="model")
     p.add_argument("--workers", type=int, default=None)
+    p.add_argument("--tile-policy", default="pow2",
+                   help="tile sizes the tuner's spaces hold (pow2: power-of-two tiles; 'balanced' spaces of the "
+                        "large convs take minutes each to enumerate)")
     p.add_argument("--db", default="build/networks.db")
     p.add_argument("--out", default="build/onnx")
     p.add_argument("--table", action="store_true", help="print every network's per-layer table")
@@ -77,8 +80,10 @@ def main(argv: list[str] | None = None) -> int:
                    run=res.wall_s, wall=wall, cpu=cpu, gemm=differing(res, ("conv2d", "depthwise", "matmul")),
                    resadd=differing(res, ("resadd",)), speedup="-", vs_gemmini="-")
         if args.tune and res.cycles:
+            t0 = time.perf_counter()
             tuning = tk.tune_network(net, hw, args.tune, db=args.db, backend="verilator", tuner=args.tuner,
-                                     workers=args.workers, progress=False)
+                                     workers=args.workers, progress=False, tile_policy=args.tile_policy)
+            print(f"  tuning took {time.perf_counter() - t0:.0f} s")
             print(tuning.summary())
             tuned = tk.run_network(net, inputs, args.backend, hw=hw, schedule="best", db=args.db, compare=False)
             row["speedup"] = f"{res.cycles / tuned.cycles:.3f}x"

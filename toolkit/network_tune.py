@@ -1,10 +1,11 @@
 """Tune a whole network: its unique tasks, one trial budget shared by their share of the cycles, one database.
 
-1. Every task gets one trial: the default schedule, measured and recorded (this
-   gives each task's cycles, and so its share of the network).
-2. The rest of the budget goes to the tasks in proportion to count x default cycles
-   (largest remainders first), and they are tuned in order of share, so the
-   records of the big tasks warm-start the smaller ones (the tuner's transfer).
+1. Each task's default schedule is run once: its cycles x its count is its share
+   of the network.
+2. Every task gets one trial (the tuner's first: the default schedule) and the rest
+   of the budget goes in proportion to the shares (largest remainders first); the
+   tasks are tuned in order of share, so the records of the big tasks warm-start
+   the smaller ones (the tuner's transfer).
 
 Every measurement is committed to ``db`` as it lands and ``trials`` counts records
 already there, so rerunning a killed ``tune_network`` with the same arguments
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from isa import HardwareConfig
+from simulators.base import BACKENDS
 
 from .network import Network
 from .ops import Op
@@ -112,17 +114,22 @@ def tune_network(net: Network, hw: HardwareConfig | str = "gemmini", trials: int
     def tune(op: Op, n: int, **extra: Any) -> Any:
         return tk.tune(op, hw, trials=n, backend=backend, db=str(db), progress=progress, **{**options, **extra})
 
-    # the one first trial is the default schedule (the tuners measure their seeds first): no model needed
-    first = [tune(t.op, 1, tuner="random", transfer_learning=False) for t in tasks]
-    defaults = [r.default_cycles if r.default_cycles is not None else r.cycles for r in first]
-    weights = [t.count * (d if d is not None else 0) for t, d in zip(tasks, defaults)]
+    def default_cycles(op: Op) -> int | None:
+        """Cycles of the default schedule. A simulator runs it directly; other cycle sources (the
+        stand-in) through the tuner, whose first trial is the default (it measures its seeds first)."""
+        if backend in BACKENDS:
+            return tk.run(tk.compile(op, hw), op.random_inputs(0), backend).cycles
+        res = tune(op, 1, tuner="random", transfer_learning=False)
+        return res.default_cycles if res.default_cycles is not None else res.cycles
+
+    defaults = [default_cycles(t.op) for t in tasks]
+    weights = [t.count * (d or 0) for t, d in zip(tasks, defaults)]
     total = sum(weights) or 1
     alloc = allocate(trials, weights)
     out = NetworkTuning(net.name, hw.name, backend, str(db), trials)
-    results = dict(enumerate(first))
-    for i in sorted(range(len(tasks)), key=lambda i: -weights[i]):
-        if alloc[i] > 1:
-            results[i] = tune(tasks[i].op, alloc[i])
+    best: dict[int, int | None] = {}
+    for i in sorted(range(len(tasks)), key=lambda i: -weights[i]):   # big tasks first: they seed the transfer
+        best[i] = tune(tasks[i].op, alloc[i]).cycles
     for i, t in enumerate(tasks):
-        out.tasks.append(TaskTuning(t.op, t.count, alloc[i], weights[i] / total, defaults[i], results[i].cycles))
+        out.tasks.append(TaskTuning(t.op, t.count, alloc[i], weights[i] / total, defaults[i], best[i]))
     return out
