@@ -38,6 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tune-backend", choices=("verilator", "stand-in"), default="verilator",
                    help="cycle source while tuning (stand-in: the analytical model, NOT RTL)")
     p.add_argument("--workers", type=int, default=None, help="measuring processes while tuning")
+    p.add_argument("--tile-policy", choices=("balanced", "pow2", "all"), default="pow2",
+                   help="tile sizes in the tuner's spaces (default pow2: balanced spaces of large convs take "
+                        "minutes each to enumerate)")
     p.add_argument("--clock-ghz", type=float, default=1.0, help="clock for latencies (default 1 GHz)")
     p.add_argument("--no-compare", action="store_true", help="skip onnxruntime")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -92,7 +95,7 @@ def cmd_net(args: argparse.Namespace) -> int:
         if args.tune_backend == "stand-in":
             print("note: tuning with the stand-in analytical model, not the RTL")
         tuning = tune_network(net, hardware(args), args.tune, db=args.db, backend=args.tune_backend,
-                              workers=args.workers, progress=not args.quiet)
+                              workers=args.workers, progress=not args.quiet, tile_policy=args.tile_policy)
         print(tuning.summary())
         tuned = _run(net, inputs, args, "best")
         print(totals_line("tuned", tuned, res))
