@@ -17,8 +17,11 @@ TRIALS  ?= 100
 DB      ?= tuning.db
 SUITE   ?= gemmini_gemms
 JOBS    ?= 2
+# make networks NET_TUNE=200 MODELS="resnet50 mobilenetv2"
+NET_TUNE ?= 0
+MODELS   ?= resnet18 resnet50 mobilenetv2 bert
 
-.PHONY: help venv demo test sim asm tune bench golden bench-all clean
+.PHONY: help venv demo test sim asm tune bench golden bench-all networks clean
 
 help:
 	@echo "make demo                 tune one matmul on the RTL and compare with the default schedule"
@@ -27,6 +30,7 @@ help:
 	@echo "make tune M= N= K= TRIALS=100 DB=tuning.db"
 	@echo "make bench SUITE=gemmini_gemms|resnet50|bert_base|mobilenetv2 BACKEND=functional|verilator"
 	@echo "make golden               re-record the cycle regression suite (on purpose)"
+	@echo "make networks NET_TUNE=0  ResNet-18/50, MobileNetV2, a BERT layer from quantized ONNX on the RTL vs onnxruntime"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +65,9 @@ bench-all: $(STAMP)
 	$(BIN)/python benchmarks/bench_lowering.py
 	$(BIN)/python benchmarks/bench_verilator.py
 	$(BIN)/python benchmarks/bench_tuner.py
+
+networks: $(STAMP)
+	$(BIN)/python benchmarks/bench_networks.py --models $(MODELS) --backend verilator --config $(CONFIG) --tune $(NET_TUNE)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -14,7 +14,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("isa", "simulators", "templates", "toolkit", "tuner")
-FACE = ("toolkit", "toolkit.api", "toolkit.cli", "toolkit.commands", "toolkit.suites", "toolkit.demo")
+FACE = ("toolkit", "toolkit.api", "toolkit.cli", "toolkit.commands", "toolkit.suites", "toolkit.demo",
+        "toolkit.network_run", "toolkit.network_tune")
 LAYERS = {"isa": 0, "simulators": 1, "templates": 2, "toolkit": 2, "tuner": 3}
 FACE_LAYER = 4
 

@@ -18,6 +18,10 @@ from .api import compile, run
 from .conv.ops import conv2d, depthwise_conv2d
 from .kinds import default_schedule, from_dict, gemmini_schedule
 from .maxpool import maxpool2d
+from .network import Network, NetworkResult
+from .network_run import run_network
+from .network_tune import NetworkTuning, tune_network
+from .onnx_import import from_onnx
 from .ops import Matmul, Op, matmul
 from .resadd import resadd
 from .schedule import MatmulSchedule, Schedule, ScheduleError
@@ -35,4 +39,5 @@ __all__ = [
     "Matmul", "Op", "from_dict", "matmul", "MatmulSchedule", "Schedule", "ScheduleError", "default_schedule",
     "gemmini_schedule",
     "conv2d", "depthwise_conv2d", "maxpool2d", "resadd", "__version__",
+    "Network", "NetworkResult", "NetworkTuning", "from_onnx", "run_network", "tune_network",
 ]

@@ -10,7 +10,7 @@ from typing import Iterator
 
 from .cli_errors import Parser, run_command
 
-COMMANDS = ("toolkit.commands.run", "toolkit.commands.bench", "toolkit.commands.tune")
+COMMANDS = ("toolkit.commands.run", "toolkit.commands.bench", "toolkit.commands.tune", "toolkit.commands.net")
 
 
 def build_parser() -> argparse.ArgumentParser:

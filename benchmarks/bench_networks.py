@@ -1,0 +1,115 @@
+"""Whole networks from quantized ONNX models on the accelerator, against onnxruntime.
+
+    python benchmarks/bench_networks.py [--models resnet18 resnet50 mobilenetv2 bert] [--backend verilator]
+                                        [--tune N] [--db build/networks.db] [--table]
+
+Builds each model with onnx.helper (benchmarks/onnx_models.py: random seeded
+weights, quantized by onnxruntime on random calibration data; cached under
+--out), imports it with ``tk.from_onnx``, runs it whole with ``tk.run_network``
+and prints per model: layers, unique tasks, accelerator cycles and latency at
+1 GHz, onnxruntime's CPU latency, how many conv/matmul and resadd elements differ
+from onnxruntime (and how many of those sit at rounding ties), and the wall and
+CPU time of the run (CPU includes the Verilator harness processes, so it is the
+one-core time on a busy machine). Per-layer CSV and bar charts go to --out.
+
+--tune N tunes every network with a budget of N trials (``tk.tune_network``,
+records in --db; rerunning resumes), reruns it with the best schedules and
+prints the end-to-end speedup over the default schedule and over the "gemmini"
+baseline (the default where this toolkit has no schedule of that name).
+"""
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import toolkit as tk  # noqa: E402
+from benchmarks.onnx_models import MODELS, build  # noqa: E402
+from toolkit.commands.net import gemmini_available, random_inputs  # noqa: E402
+from toolkit.network_report import format_table, plot, totals, write_csv  # noqa: E402
+
+
+def cpu_s() -> float:
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def differing(res, kinds: tuple[str, ...]) -> str:
+    rows = [r for r in res.layers if r.kind in kinds and r.mismatches is not None]
+    n, ties = sum(r.mismatches for r in rows), sum(r.ties or 0 for r in rows)
+    exact = sum(r.exact for r in rows)
+    return f"{exact}/{len(rows)} exact, {n} el. differ ({ties} ties)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    p.add_argument("--backend", choices=("functional", "verilator"), default="verilator")
+    p.add_argument("--config", default="gemmini")
+    p.add_argument("--tune", type=int, default=0, metavar="N", help="tune each network with N trials")
+    p.add_argument("--tuner", default="model")
+    p.add_argument("--workers", type=int, default=None)
+    p.add_argument("--tile-policy", default="pow2",
+                   help="tile sizes the tuner's spaces hold (pow2: power-of-two tiles; 'balanced' spaces of the "
+                        "large convs take minutes each to enumerate)")
+    p.add_argument("--db", default="build/networks.db")
+    p.add_argument("--out", default="build/onnx")
+    p.add_argument("--table", action="store_true", help="print every network's per-layer table")
+    args = p.parse_args(argv)
+    hw = tk.HardwareConfig.resolve(args.config)
+    summary = []
+    for name in args.models:
+        net = tk.from_onnx(build(name, args.out))
+        inputs = random_inputs(net, 0)
+        t0, c0 = time.perf_counter(), cpu_s()
+        res = tk.run_network(net, inputs, args.backend, hw=hw)
+        wall, cpu = time.perf_counter() - t0, cpu_s() - c0
+        print(format_table(res) if args.table else totals(res))
+        print(f"  run_network wall {wall:.1f} s ({res.wall_s:.1f} s running, {res.compare_s:.1f} s comparing), "
+              f"CPU {cpu:.1f} s (this process and the harness processes)")
+        write_csv(res, Path(args.out) / f"{name}_{args.backend}.csv")
+        plot(res, Path(args.out) / f"{name}_{args.backend}.png")
+        row = dict(model=name, layers=len(net.layers), tasks=len(net.tasks),
+                   gmacs=sum(r.macs for r in res.layers) / 1e9, cycles=res.cycles, ort_ms=res.ort_latency_s * 1e3,
+                   run=res.wall_s, wall=wall, cpu=cpu, gemm=differing(res, ("conv2d", "depthwise", "matmul")),
+                   resadd=differing(res, ("resadd",)), speedup="-", vs_gemmini="-")
+        if args.tune and res.cycles:
+            t0 = time.perf_counter()
+            tuning = tk.tune_network(net, hw, args.tune, db=args.db, backend="verilator", tuner=args.tuner,
+                                     workers=args.workers, progress=False, tile_policy=args.tile_policy)
+            print(f"  tuning took {time.perf_counter() - t0:.0f} s")
+            print(tuning.summary())
+            tuned = tk.run_network(net, inputs, args.backend, hw=hw, schedule="best", db=args.db, compare=False)
+            row["speedup"] = f"{res.cycles / tuned.cycles:.3f}x"
+            if gemmini_available(net, hw):
+                base = tk.run_network(net, inputs, args.backend, hw=hw, schedule="gemmini", compare=False)
+                row["vs_gemmini"] = f"{base.cycles / tuned.cycles:.3f}x"
+            else:
+                row["vs_gemmini"] = row["speedup"] + " (=default)"
+            print(f"  tuned: {tuned.cycles:,} cycles, {row['speedup']} over the default, {row['vs_gemmini']} over "
+                  "gemmini")
+        summary.append(row)
+    print()
+    print(f"{'model':12s} {'layers':>6s} {'tasks':>5s} {'GMACs':>6s} {'cycles':>12s} {'ms@1GHz':>8s} {'ort_ms':>7s} "
+          f"{'run_s':>6s} {'wall_s':>7s} {'cpu_s':>6s}  {'conv/matmul vs onnxruntime':36s} {'resadd vs onnxruntime':34s} "
+          "tuned  vs_gemmini")
+    for r in summary:
+        cyc = f"{r['cycles']:,}" if r["cycles"] else "-"
+        ms = f"{r['cycles'] / 1e6:.2f}" if r["cycles"] else "-"
+        print(f"{r['model']:12s} {r['layers']:6d} {r['tasks']:5d} {r['gmacs']:6.2f} {cyc:>12s} {ms:>8s} "
+              f"{r['ort_ms']:7.1f} {r['run']:6.1f} {r['wall']:7.1f} {r['cpu']:6.1f}  {r['gemm']:36s} {r['resadd']:34s} "
+              f"{r['speedup']}  {r['vs_gemmini']}")
+    if args.tune and not gemmini_available(tk.from_onnx(build(args.models[0], args.out)), hw):
+        print("note: this toolkit has no schedule named 'gemmini' yet; its default IS the port of Gemmini's "
+              "library, so vs_gemmini equals the speedup over the default")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""Running a network whole: every accelerator layer compiled and run, host layers in numpy, the
+activations kept between layers, and onnxruntime's results beside them on request."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from isa import HardwareConfig
+
+from .api import compile as compile_op
+from .api import resolve_schedule
+from .api import run as run_program
+from .network import (AccelLayer, HostLayer, LayerRow, Network, NetworkResult, convert_layout, execute_accel,
+                      execute_host, task_op)
+from .ops import Op
+from .ort_reference import compare_with_onnxruntime
+from .schedule import ScheduleError
+from .suites import compulsory_bytes, ideal_cycles
+
+
+def _check_inputs(net: Network, inputs: Mapping[str, np.ndarray]) -> None:
+    for name, info in net.inputs.items():
+        if name not in inputs:
+            raise ValueError(f"inputs: missing {name!r} ({info.dtype} of shape {info.shape})")
+        arr = inputs[name]
+        if not isinstance(arr, np.ndarray) or arr.shape != info.shape or arr.dtype != np.dtype(info.dtype):
+            got = f"{arr.dtype} {arr.shape}" if isinstance(arr, np.ndarray) else type(arr).__name__
+            raise ValueError(f"inputs[{name!r}]: expected {info.dtype} of shape {info.shape}, got {got}")
+    extra = sorted(set(inputs) - set(net.inputs))
+    if extra:
+        raise ValueError(f"inputs: {extra} are not inputs of {net.name} (it takes {sorted(net.inputs)})")
+
+
+class _Compiler:
+    """Programs per op, compiled once per run; 'gemmini' and 'best' fall back to the default where missing."""
+
+    def __init__(self, hw: HardwareConfig, schedule: Any, db: str | Path | None) -> None:
+        self.hw, self.schedule, self.db = hw, schedule, db
+        self.programs: dict[Op, Any] = {}
+        self.notes: dict[Op, str] = {}
+
+    def __call__(self, op: Op) -> Any:
+        if op not in self.programs:
+            try:
+                schedule = self.schedule
+                if schedule == "best":   # records are kept per task: the op with its scales set to 1
+                    schedule = resolve_schedule(task_op(op), self.hw, "best", self.db)
+                self.programs[op] = compile_op(op, self.hw, schedule, db=self.db)
+            except ScheduleError as exc:
+                if self.schedule not in ("gemmini", "best"):
+                    raise
+                self.notes[op] = f"schedule {self.schedule!r} unavailable ({exc}); ran the default"
+                self.programs[op] = compile_op(op, self.hw, None)
+        return self.programs[op]
+
+
+def run_network(net: Network, inputs: Mapping[str, np.ndarray], backend: str = "functional", *,
+                hw: HardwareConfig | str = "gemmini", schedule: Any = None, db: str | Path | None = None,
+                compare: bool = True, progress: bool = False) -> NetworkResult:
+    """Run ``net`` whole on ``backend`` ("functional" or "verilator"); host ops run in numpy.
+
+    schedule: None/"default", "gemmini" or "best" (with ``db``) for every accelerator layer.
+    compare: also run the model on onnxruntime (CPU) with the same input, and report the largest
+    deviation per layer and per output, and onnxruntime's latency.
+    """
+    if not isinstance(net, Network):
+        raise ValueError(f"net must be a Network from tk.from_onnx, got {type(net).__name__}")
+    if backend not in ("functional", "verilator"):
+        raise ValueError(f"backend={backend!r} is not one of ('functional', 'verilator')")
+    _check_inputs(net, inputs)
+    hw = HardwareConfig.resolve(hw)
+    compiler = _Compiler(hw, schedule, db)
+    env: dict[str, np.ndarray] = {name: np.asarray(inputs[name]) for name in net.inputs}
+
+    def fetch(name: str, layout: str) -> np.ndarray:
+        return convert_layout(env[name], net.tensors[name].layout, layout)
+
+    start = time.perf_counter()
+    rows: list[LayerRow] = []
+    layers = net.layers
+    if progress:
+        from tqdm import tqdm
+        layers = tqdm(layers, desc=f"{net.name} ({backend})", unit="layer", leave=False)
+    for layer in layers:
+        t0 = time.perf_counter()
+        if isinstance(layer, HostLayer):
+            outs = execute_host(layer, fetch)
+            host_s = time.perf_counter() - t0
+            for name, arr in zip(layer.outputs, outs):
+                env[name] = convert_layout(np.asarray(arr), "native", net.tensors[name].layout)
+            rows.append(LayerRow(layer.name, layer.kind, layer.op_type, 1, 0, None, None, None, None, "host", None,
+                                 host_s, host_s))
+            continue
+        prog = compiler(layer.op)
+        out, cycles = execute_accel(layer, fetch, lambda op, op_inputs: run_program(prog, op_inputs, backend))
+        env[layer.output] = out.reshape(net.tensors[layer.output].stored_shape)
+        rows.append(_accel_row(layer, hw, cycles, time.perf_counter() - t0, compiler.notes.get(layer.op, "")))
+    wall = time.perf_counter() - start
+    total = sum(r.cycles for r in rows if r.cycles is not None) if backend != "functional" else None
+    for r in rows:
+        if total and r.cycles is not None:
+            r.share = r.cycles / total
+    outputs = {name: fetch(name, "native") for name in net.outputs}
+    result = NetworkResult(net.name, hw.name, backend, str(schedule or "default"), outputs, total, rows,
+                           sum(r.host_s or 0.0 for r in rows), wall, notes=sorted(set(compiler.notes.values())))
+    if compare and net.model is not None:
+        compare_with_onnxruntime(net, inputs, result, {name: fetch(name, "native") for name in env})
+        result.compare_s = time.perf_counter() - start - wall
+    return result
+
+
+def _accel_row(layer: AccelLayer, hw: HardwareConfig, cycles: int | None, wall_s: float, note: str) -> LayerRow:
+    op, n = layer.op, layer.repeat
+    ideal = ideal_cycles(op, hw) * n
+    dram = -(-compulsory_bytes(op) // hw.dma_beat_bytes) * n
+    bound = "compute" if ideal >= dram else "memory"
+    util = ideal / cycles if cycles and ideal else None
+    return LayerRow(layer.name, layer.kind, op.key, n, op.macs * n, cycles, ideal, max(ideal, dram), util, bound,
+                    None, None, wall_s, note=note)

@@ -1,0 +1,115 @@
+"""onnxruntime as the reference: the same quantized model on the same input, per layer and at the outputs.
+
+The per-layer comparison runs a copy of the model with every layer output that
+also exists in the ONNX graph made a graph output; the output comparison and the
+latency use the model as it is (extra outputs can keep onnxruntime from fusing).
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from typing import TYPE_CHECKING, Mapping
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .network import Network, NetworkResult
+
+_ELEM = {"int8": 3, "int32": 6, "int64": 7, "float32": 1}
+
+
+def session(model_bytes: bytes):  # -> onnxruntime.InferenceSession
+    import onnxruntime as ort
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    return ort.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
+
+
+def latency_s(sess, feeds: Mapping[str, np.ndarray], repeats: int = 5) -> float:
+    """Median wall time of one inference after a warm-up run."""
+    sess.run(None, dict(feeds))
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        sess.run(None, dict(feeds))
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def max_deviation(ours: np.ndarray, ref: np.ndarray) -> float:
+    if ours.shape != ref.shape:
+        raise ValueError(f"shape {ours.shape} differs from onnxruntime's {ref.shape}")
+    if ours.size == 0:
+        return 0.0
+    return float(np.max(np.abs(ours.astype(np.float64) - ref.astype(np.float64))))
+
+
+def compare_with_onnxruntime(net: "Network", inputs: Mapping[str, np.ndarray], result: "NetworkResult",
+                             ours: Mapping[str, np.ndarray]) -> None:
+    """Fill ``result``'s onnxruntime columns: output_dev, ort_latency_s, and max_dev/exact per layer."""
+    from onnx import helper
+
+    from .network import AccelLayer, convert_layout, execute_accel, execute_host
+
+    feeds = {name: inputs[name] for name in net.inputs}
+    plain = session(net.model.SerializeToString())
+    result.ort_latency_s = latency_s(plain, feeds)
+    names = [o.name for o in plain.get_outputs()]
+    for name, ref in zip(names, plain.run(None, feeds)):
+        result.output_dev[name] = max_deviation(ours[name], ref)
+        if ours[name].dtype != ref.dtype:
+            result.notes.append(f"output {name}: dtype {ours[name].dtype}, onnxruntime returns {ref.dtype}")
+
+    graph_values = {o for node in net.model.graph.node for o in node.output} | set(net.inputs)
+    used = {t for layer in net.layers for t in (*layer.tensor_inputs(), *layer.outputs)}
+    wanted = sorted(t for t in used if t in graph_values and t not in names and t not in net.inputs)
+    model = type(net.model)()
+    model.CopyFrom(net.model)
+    for t in wanted:
+        model.graph.output.append(helper.make_tensor_value_info(t, _ELEM.get(net.tensors[t].dtype, 1), None))
+    probe = session(model.SerializeToString())
+    refs = dict(zip([o.name for o in probe.get_outputs()], probe.run(None, feeds)))
+    refs.update(feeds)
+
+    def fetch(name: str, layout: str) -> np.ndarray:
+        return convert_layout(refs[name], "native", layout)
+
+    for row, layer in zip(result.layers, net.layers):
+        out = layer.outputs[0]
+        if out not in refs:
+            continue
+        row.net_dev = max_deviation(ours[out], refs[out])
+        if not all(t in refs for t in layer.tensor_inputs()):
+            continue
+        if isinstance(layer, AccelLayer):
+            got, _ = execute_accel(layer, fetch, lambda op, op_inputs: op.reference(op_inputs))
+            mine = convert_layout(got.reshape(net.tensors[out].stored_shape), net.tensors[out].layout, "native")
+        else:
+            mine = execute_host(layer, fetch)[0]
+        row.dev = max_deviation(mine, refs[out])
+        row.exact = row.dev == 0
+        row.mismatches = int(np.count_nonzero(mine != refs[out]))
+        if row.mismatches and isinstance(layer, AccelLayer) and layer.kind in TIE_KINDS:
+            row.ties = _ties_among_mismatches(layer, fetch, mine != refs[out], net.tensors[out])
+
+
+TIE_KINDS = ("conv2d", "depthwise", "matmul", "resadd")
+TIE = 1e-4     # an output this close to k + 1/2 rounds either way within float32's error of the inputs
+
+
+def _exact_value(op, inputs: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The real number the layer rounds to its int8 output: acc x scale (GEMMs), or the scaled sum (resadd)."""
+    if op.KIND == "resadd":
+        a, b = (inputs[k].astype(np.float64) * float(np.float32(s)) for k, s in (("A", op.a_scale), ("B", op.b_scale)))
+        return (a + b) * float(np.float32(op.scale))
+    return op.accumulate(inputs).astype(np.float64) * float(np.float32(op.scale))
+
+
+def _ties_among_mismatches(layer, fetch, differs: np.ndarray, out) -> int:
+    """How many differing elements lie within TIE of a rounding tie: there the accelerator's float32
+    arithmetic and onnxruntime's kernels (FMA, one float32 sum) may round to different sides."""
+    from .network import convert_layout, execute_accel
+
+    value, _ = execute_accel(layer, fetch, lambda op, op_inputs: {"v": _exact_value(op, op_inputs)})
+    value = convert_layout(value.reshape(out.stored_shape), out.layout, "native")
+    return int(np.count_nonzero(np.abs(np.mod(value[differs], 1.0) - 0.5) < TIE))
