@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import MISSING, asdict, dataclass, fields, replace
+from dataclasses import MISSING, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
@@ -79,7 +79,7 @@ class Schedule:
     OP: ClassVar[str] = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {f.name: getattr(self, f.name) for f in fields(self)}   # knobs are scalars: no deep copy
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Schedule":

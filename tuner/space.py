@@ -34,6 +34,8 @@ class KnobSpec:
 
 
 SPECS: dict[str, KnobSpec] = {}
+# fit knobs that place regions, not size them: at their first values (bank 0, packed) they take the least room
+PLACEMENT_KNOBS = frozenset({"split_buffers", "a_bank", "b_bank", "c_bank", "in_bank", "w_bank", "acc_bank"})
 TILE_POLICIES = ("balanced", "all", "pow2")
 
 
@@ -190,15 +192,31 @@ class Space:
 
     # ---- construction --------------------------------------------------------------
     def _enumerate_fit(self) -> np.ndarray:
+        """Every fitting combination of the fit knobs, in two stages: the placement knobs (banks,
+        split buffers) only multiply the sizes that fit at their first values, bank 0 and packed,
+        which take the least room: a size that does not fit there fits nowhere."""
         base = {n: self.domains[n][0] for n in self.free}
-        valid = []
-        for combo in itertools.product(*(range(len(self.domains[n])) for n in self.fit)):
-            knobs = dict(base, **{n: self.domains[n][v] for n, v in zip(self.fit, combo)})
+        placement = [n for n in self.fit if n in PLACEMENT_KNOBS]
+        sizes = [n for n in self.fit if n not in PLACEMENT_KNOBS]
+
+        def fit(knobs: dict[str, Any]) -> bool:
             try:
                 fits(self.cls(**knobs), self.op, self.hw)  # memory_plan: the one authority on fitting
             except ScheduleError:
+                return False
+            return True
+
+        first = {n: self.domains[n][0] for n in placement}
+        valid = []
+        for size in itertools.product(*(range(len(self.domains[n])) for n in sizes)):
+            knobs = dict(base, **first, **{n: self.domains[n][v] for n, v in zip(sizes, size)})
+            if not fit(knobs):
                 continue
-            valid.append(combo)
+            for place in itertools.product(*(range(len(self.domains[n])) for n in placement)):
+                knobs.update({n: self.domains[n][v] for n, v in zip(placement, place)})
+                if fit(knobs):
+                    chosen = dict(zip(sizes, size), **dict(zip(placement, place)))
+                    valid.append(tuple(chosen[n] for n in self.fit))
         return np.array(valid, dtype=np.int32).reshape(-1, len(self.fit))
 
     # ---- indexing ----------------------------------------------------------------------

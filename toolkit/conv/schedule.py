@@ -58,7 +58,7 @@ class ConvScheduleBase(Pipelined):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name, value in self.to_dict().items():
+        for name, value in vars(self).items():
             if name.startswith("tile_") or name == "mvin_blocks":
                 check_int(name, value, 1)
             elif name.endswith("_bank"):
