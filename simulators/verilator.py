@@ -36,7 +36,7 @@ from isa.checker import check
 from isa.opcodes import COUNTERS  # noqa: F401  (the counter names every run reports)
 
 from . import rtl_codegen
-from .base import BackendError, RunResult, ToolchainError, positive_limit
+from .base import BackendError, RunResult, SimulationTimeout, ToolchainError, positive_limit
 
 ROOT = Path(__file__).resolve().parent.parent
 RTL_DIR = ROOT / "rtl"
@@ -264,10 +264,6 @@ def _make_log(program: Program, raw: np.ndarray) -> list[dict]:
                     entry["issue"], entry["complete"] = log[j]["issue"], log[j]["complete"]
                     break
     return log
-
-
-class SimulationTimeout(BackendError):
-    """A simulation ran past its wall-clock ``timeout`` and was killed."""
 
 
 # what each exit status of the harness means, for the error message

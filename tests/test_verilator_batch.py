@@ -2,6 +2,8 @@
 exactly the cycles, counters and bits of a run of its own, and a bad program fails only itself."""
 from __future__ import annotations
 
+import concurrent.futures as cf
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,8 @@ from isa import ComputePreloaded, ConfigEx, GARBAGE, PRESETS, Program, layout
 from isa.checker import ProgramError
 from simulators import BackendError
 from simulators import verilator as V
+from tuner.measure import Measurer, run_candidate
+from tuner.space import Space
 
 TINY = PRESETS["tiny"]
 MATMUL = tk.matmul(11, 9, 14, bias="row", activation="relu", scale=0.1)
@@ -80,3 +84,48 @@ def test_run_many_checks_its_options_first() -> None:
     with pytest.raises(ValueError, match="^timeout must be a positive"):
         V.run_many([], timeout=0)
     assert V.run_many([]) == []
+
+
+# ---- the tuner's measurer: one harness process per group of candidates ----------------------
+def candidates() -> list[tk.MatmulSchedule]:
+    space = Space(MATMUL, TINY)
+    step = max(1, len(space) // 6)
+    return [space[i] for i in range(0, 6 * step, step)]
+
+
+def test_measurer_runs_a_group_in_one_harness_and_a_bad_candidate_fails_alone(tiny_model, monkeypatch) -> None:
+    schedules = candidates()
+    schedules.append(schedules[0].replace(tile_i=99, tile_j=99, tile_k=99))   # does not fit: never run
+    alone = [run_candidate(MATMUL.to_dict(), TINY.as_dict(), s.to_dict(), "verilator", 120.0) for s in schedules[:6]]
+    calls = []
+    real = V.run_many
+
+    def faulty(jobs, **options):
+        """A checker error, a deadlock and a wrong output among good candidates."""
+        jobs = list(jobs)
+        calls.append(len(jobs))
+        jobs[1] = unpreloaded_compute()
+        outs = real(jobs, _faults={2: "drop_dma_responses"}, **options)
+        outs[4].outputs["C"] = outs[4].outputs["C"] ^ np.int8(1)
+        return outs
+
+    monkeypatch.setattr(V, "run_many", faulty)
+    with cf.ThreadPoolExecutor(1) as pool, Measurer("verilator", executor=pool, workers=1, timeout=120) as m:
+        results = dict(m.measure(MATMUL, TINY, schedules))
+    assert calls == [6]   # one group: the six that fit, in one run_many
+    statuses = [results[i].status for i in range(len(schedules))]
+    assert statuses == ["ok", "error", "error", "ok", "wrong", "ok", "invalid"]
+    assert "without a preload" in results[1].error and "deadlock" in results[2].error
+    assert "differs from the reference" in results[4].error
+    for i in (0, 3, 5):
+        assert (results[i].cycles, results[i].counters) == (alone[i].cycles, alone[i].counters)
+
+
+def test_measurer_batched_in_worker_processes_gives_the_cycles_of_single_runs(tiny_model) -> None:
+    schedules = candidates()
+    alone = [run_candidate(MATMUL.to_dict(), TINY.as_dict(), s.to_dict(), "verilator", 120.0) for s in schedules]
+    with Measurer("verilator", workers=2, timeout=120) as m:
+        assert m._groups(len(schedules)) == [[0, 2, 4], [1, 3, 5]]
+        results = dict(m.measure(MATMUL, TINY, schedules))
+    assert all(r.ok for r in alone)
+    assert [(results[i].status, results[i].cycles) for i in range(6)] == [("ok", r.cycles) for r in alone]
