@@ -125,7 +125,7 @@ def test_measurer_batched_in_worker_processes_gives_the_cycles_of_single_runs(ti
     schedules = candidates()
     alone = [run_candidate(MATMUL.to_dict(), TINY.as_dict(), s.to_dict(), "verilator", 120.0) for s in schedules]
     with Measurer("verilator", workers=2, timeout=120) as m:
-        assert m._groups(len(schedules)) == [[0, 2, 4], [1, 3, 5]]
+        assert m._groups(MATMUL, TINY, len(schedules)) == [[0, 2, 4], [1, 3, 5]]
         results = dict(m.measure(MATMUL, TINY, schedules))
     assert all(r.ok for r in alone)
     assert [(results[i].status, results[i].cycles) for i in range(6)] == [("ok", r.cycles) for r in alone]

@@ -32,6 +32,9 @@ from toolkit.schedule import Schedule, ScheduleError
 from .space import fits
 
 _GRACE_S = 30.0  # past the timeout, a worker that ignores SIGALRM ends itself
+# Simulated cycles (roofline bound) of a group of candidates in one harness process: a
+# process start costs about as much as simulating a few hundred cycles of the gemmini model.
+GROUP_CYCLES = 20_000
 
 
 @dataclass
@@ -76,6 +79,11 @@ def _backend_many(backend: str | Callable[..., Any]) -> Callable[..., list[Any]]
     if callable(backend) or backend in _STAND_IN:
         return None
     return getattr(sys.modules[_backend_fn(backend).__module__], "run_many", None)
+
+
+def roofline_cycles(op: Op, hw: HardwareConfig) -> int:
+    """A lower bound of every schedule's cycles: MACs at dim^2 a cycle, or DRAM bytes at a beat a cycle."""
+    return max(1, -(-op.macs // hw.dim ** 2), op.size_estimate(hw).dram_bytes // hw.dma_beat_bytes)
 
 
 def _mismatch(name: str, got: np.ndarray, want: np.ndarray) -> str:
@@ -249,20 +257,24 @@ class Measurer:
         return self.executor.submit(run_candidates, op.to_dict(), hw.as_dict(), [s.to_dict() for s in schedules],
                                     self.backend, self.timeout, self.seed)
 
-    def _groups(self, n: int) -> list[list[int]]:
-        """Positions of the candidates each task runs: on a backend that runs many programs in
-        one simulator process, one group per worker (interleaved, so that each gets a mix);
-        otherwise one candidate a task, so that results stream in as they finish."""
+    def _groups(self, op: Op, hw: HardwareConfig, n: int) -> list[list[int]]:
+        """Positions of the candidates each task runs. On a backend that runs many programs in
+        one simulator process, small programs go in groups big enough that a process start is a
+        small share of a group's simulation (GROUP_CYCLES), interleaved, in a multiple of the
+        workers so that none idles in the last round; programs that simulate long enough alone
+        go one a task, as on every other backend, so that the pool balances the load."""
         if _backend_many(self.backend) is None:
             return [[i] for i in range(n)]
-        k = min(n, self.parallelism)
-        return [list(range(g, n, k)) for g in range(k)]
+        per_group = -(-GROUP_CYCLES // roofline_cycles(op, hw))
+        groups = -(-n // per_group)
+        groups = min(n, -(-groups // self.parallelism) * self.parallelism)
+        return [list(range(g, n, groups)) for g in range(groups)]
 
     def measure(self, op: Op, hw: HardwareConfig, schedules: Sequence[Schedule]
                 ) -> Iterator[tuple[int, MeasureResult]]:
         """Yield (position in ``schedules``, result) as each task of candidates finishes."""
         futures = {self._submit(op, hw, [schedules[i] for i in group]): group
-                   for group in self._groups(len(schedules))}
+                   for group in self._groups(op, hw, len(schedules))}
         broken: list[int] = []
         for fut in cf.as_completed(futures):
             group = futures[fut]
