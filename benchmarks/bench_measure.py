@@ -10,7 +10,8 @@ the tuner's space and measures them twice on the verilator backend:
   start each) against one ``verilator.run_many`` (one process for all);
 - measurer: what the tuner does per batch with ``workers`` processes, lowering and
   checking every candidate bit-exact: one ``run_candidate`` task per candidate (the
-  measurer before batching) against ``Measurer.measure`` (one group per worker).
+  measurer before batching) against ``Measurer.measure`` (small programs in groups,
+  one harness process per group; see ``Measurer._groups``).
 
 Each is timed ``repeat`` times, alternating before and after, and the fastest run
 counts (the least disturbed by other load on the machine). Every run must give the
@@ -66,7 +67,7 @@ def simulator(op: tk.Op, schedules: list, repeat: int) -> tuple[float, float, li
                    lambda: [r.cycles for r in V.run_many([(p, inputs) for p in progs])])
 
 
-def measurer(op: tk.Op, schedules: list, workers: int, repeat: int) -> tuple[float, float, list[int]]:
+def measurer(op: tk.Op, schedules: list, workers: int, repeat: int) -> tuple[float, float, list[int], str]:
     args = [(op.to_dict(), HW.as_dict(), s.to_dict(), "verilator", 600.0) for s in schedules]
 
     def cycles(results: Iterable[MeasureResult]) -> list[int]:
@@ -77,8 +78,10 @@ def measurer(op: tk.Op, schedules: list, workers: int, repeat: int) -> tuple[flo
 
     with cf.ProcessPoolExecutor(workers) as pool, Measurer("verilator", executor=pool, workers=workers) as m:
         list(pool.map(abs, range(workers)))   # the workers are up before the clock starts
-        return best_of(repeat, lambda: cycles(pool.map(run_candidate, *zip(*args))),
-                       lambda: cycles(r for _, r in sorted(m.measure(op, HW, schedules), key=lambda x: x[0])))
+        sizes = sorted({len(g) for g in m._groups(op, HW, len(schedules))}, reverse=True)
+        return (*best_of(repeat, lambda: cycles(pool.map(run_candidate, *zip(*args))),
+                         lambda: cycles(r for _, r in sorted(m.measure(op, HW, schedules), key=lambda x: x[0]))),
+                "/".join(map(str, sizes)))
 
 
 def main() -> int:
@@ -94,19 +97,21 @@ def main() -> int:
     print(f"gemmini preset, verilator backend; candidates per second (higher is better), "
           f"before = one harness process per candidate, after = batched")
     print(f"{'matmul':>8} {'cands':>5} {'cycles (min-max)':>18} | {'simulator, 1 core':^25} | "
-          f"{f'measurer, {args.workers} workers':^25}")
+          f"{f'measurer, {args.workers} workers':^32}")
     print(f"{'':>8} {'':>5} {'':>18} | {'before':>7} {'after':>7} {'speedup':>8} | "
-          f"{'before':>7} {'after':>7} {'speedup':>8}")
+          f"{'group':>6} {'before':>7} {'after':>7} {'speedup':>8}")
     for size, count in zip(args.sizes, args.count):
         op = tk.matmul(size, size, size)
         schedules = spread(Space(op, HW), count)
         n = len(schedules)
         s1, s2, cycles = simulator(op, schedules, args.repeat)
-        m1, m2, m_cycles = measurer(op, schedules, args.workers, args.repeat)
+        m1, m2, m_cycles, group = measurer(op, schedules, args.workers, args.repeat)
         if m_cycles != cycles:
             raise SystemExit(f"{op.key}: the measurer's cycles differ from the simulator's")
         print(f"{f'{size}^3':>8} {n:>5} {f'{min(cycles):,}-{max(cycles):,}':>18} | {n / s1:>7.1f} {n / s2:>7.1f} "
-              f"{s1 / s2:>7.2f}x | {n / m1:>7.1f} {n / m2:>7.1f} {m1 / m2:>7.2f}x", flush=True)
+              f"{s1 / s2:>7.2f}x | {group:>6} {n / m1:>7.1f} {n / m2:>7.1f} {m1 / m2:>7.2f}x", flush=True)
+    print("group: candidates per harness process in the measurer (programs that simulate long alone keep one "
+          "each,\nso that the pool balances them: there before and after do the same)")
     return 0
 
 

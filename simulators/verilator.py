@@ -362,6 +362,7 @@ def _run_jobs(jobs: Iterable[tuple[Program, Mapping[str, np.ndarray]]], *, log: 
     if cycle_limit is not None:
         options += ["--cycle-limit", str(cycle_limit)]
     results: list[RunResult | Exception] = []
+    binaries: dict[HardwareConfig, Path] = {}
     harnesses: dict[Path, _Harness] = {}
     with tempfile.TemporaryDirectory(prefix="systolic-run-") as tmpdir:
         workdir = Path(tmpdir)
@@ -375,7 +376,9 @@ def _run_jobs(jobs: Iterable[tuple[Program, Mapping[str, np.ndarray]]], *, log: 
                 except (ValueError, TypeError) as exc:   # the checker's and the inputs' errors
                     results.append(exc)
                     continue
-                binary = build(program.hw, trace=trace)
+                if program.hw not in binaries:
+                    binaries[program.hw] = build(program.hw, trace=trace)
+                binary = binaries[program.hw]
                 if binary not in harnesses or not harnesses[binary].alive():
                     harnesses[binary] = _Harness(binary, workdir)
                 n = len(results)

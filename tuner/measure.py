@@ -96,8 +96,11 @@ def _mismatch(name: str, got: np.ndarray, want: np.ndarray) -> str:
 
 
 @contextlib.contextmanager
-def _deadline(timeout: float | None) -> Iterator[None]:
-    """Raise _Timeout in this block after ``timeout`` seconds (main thread only: SIGALRM)."""
+def _deadline(timeout: float | None, native: bool = True) -> Iterator[None]:
+    """Raise _Timeout in this block after ``timeout`` seconds (main thread only: SIGALRM).
+
+    native: the block may call native code that never returns to the interpreter (a
+    backend), so a thread ends the process if the alarm has not ended the block soon after."""
     if timeout is None or threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -106,15 +109,16 @@ def _deadline(timeout: float | None) -> Iterator[None]:
         raise _Timeout()
     signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout)
-    # last resort for a hang in native code that never returns to the interpreter
-    watchdog = threading.Timer(timeout + _GRACE_S, os._exit, args=(124,))
-    watchdog.daemon = True
-    watchdog.start()
+    watchdog = threading.Timer(timeout + _GRACE_S, os._exit, args=(124,)) if native else None
+    if watchdog is not None:
+        watchdog.daemon = True
+        watchdog.start()
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        watchdog.cancel()
+        if watchdog is not None:
+            watchdog.cancel()
 
 
 @dataclass
@@ -195,7 +199,7 @@ def run_candidates(op: dict[str, Any], hw: dict[str, Any], knobs: Sequence[dict[
     for i, k in enumerate(knobs):
         start = time.perf_counter()
         try:
-            with _deadline(timeout):
+            with _deadline(timeout, native=False):   # lowering is Python: the alarm ends it
                 cand = _lower(op, hw, k, seed)
         except Exception as exc:  # noqa: BLE001
             results[i] = _failed(exc, start, timeout)
