@@ -34,6 +34,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "Vaccel_top.h"
 #include "verilated.h"
 #include "systolic_cfg.h"
@@ -560,21 +562,28 @@ std::vector<std::string> split_tabs(const std::string& line) {
     return out;
 }
 
-// --batch: one run per line of stdin, one status line per run on stdout.
+// --batch: one run per line of stdin, one status line per run on stdout. The status
+// lines get stdout to themselves: what the model prints ($error of an assertion,
+// Verilator's messages) goes to stderr.
 int run_batch() {
+    std::FILE* status = fdopen(dup(STDOUT_FILENO), "w");
+    if (!status || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+        std::fprintf(stderr, "error: cannot set up the status channel\n");
+        return 2;
+    }
     std::string line;
     while (std::getline(std::cin, line)) {
         try {
             run_program(parse_args(split_tabs(line)));
-            std::fputs("ok\n", stdout);
+            std::fputs("ok\n", status);
         } catch (const Failure& f) {
             std::string msg = f.msg;
             for (char& c : msg) {
                 if (c == '\n') c = ' ';
             }
-            std::fprintf(stdout, "error %d %s\n", f.code, msg.c_str());
+            std::fprintf(status, "error %d %s\n", f.code, msg.c_str());
         }
-        std::fflush(stdout);
+        std::fflush(status);
     }
     return 0;
 }
