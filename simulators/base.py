@@ -21,6 +21,10 @@ class ToolchainError(BackendError):
     cache): no fault of the program it was given."""
 
 
+class SimulationTimeout(BackendError):
+    """A simulation ran past its wall-clock ``timeout`` and was killed."""
+
+
 def positive_limit(name: str, value: Any, kind: type = int) -> Any:
     """A run limit: None (no limit) or a positive, finite ``kind``; zero and negatives are errors, not "off"."""
     if value is None:

@@ -2,8 +2,10 @@
 
 ``run(program, inputs)`` builds (once per hardware config, cached) a Verilated
 model linked with the C++ harness in ``rtl/harness/``, writes the program file,
-runs the harness as one subprocess and reads back outputs, cycles, counters and
+runs the harness as a subprocess and reads back outputs, cycles, counters and
 optionally the per-instruction log. Python never steps the clock.
+``run_many(jobs)`` runs many programs through one harness process (its ``--batch``
+mode), so that small programs do not pay a process start each.
 
 Builds are cached under ``$SYSTOLIC_CACHE`` (default ``~/.cache/systolic/verilator``),
 keyed by the hardware config hash, the compiler flags, the ``-march=native``
@@ -18,6 +20,7 @@ import functools
 import hashlib
 import os
 import platform
+import select
 import shutil
 import struct
 import subprocess
@@ -25,7 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
@@ -34,7 +37,7 @@ from isa.checker import check
 from isa.opcodes import COUNTERS  # noqa: F401  (the counter names every run reports)
 
 from . import rtl_codegen
-from .base import BackendError, RunResult, ToolchainError, positive_limit
+from .base import BackendError, RunResult, SimulationTimeout, ToolchainError, positive_limit
 
 ROOT = Path(__file__).resolve().parent.parent
 RTL_DIR = ROOT / "rtl"
@@ -308,6 +311,160 @@ def _make_log(program: Program, raw: np.ndarray) -> list[dict]:
     return log
 
 
+# what each exit status of the harness means, for the error message
+_FAILURE_KINDS = {3: "deadlock, or slower than the watchdog of {watchdog} cycles allows", 4: "cycle limit",
+                  5: "RTL check"}
+
+
+def _failure(code: int, msg: str, watchdog: int) -> BackendError:
+    kind = _FAILURE_KINDS.get(code, f"exit {code}").format(watchdog=watchdog)
+    return BackendError(f"verilator simulation failed ({kind}): {msg[-4000:]}")
+
+
+class _Harness:
+    """One harness process in ``--batch`` mode, in ``workdir``: a line of arguments in, a status line out.
+
+    A run that outlives its timeout, or a process that dies (a crash, a failed RTL
+    assertion), ends the process: the caller starts a fresh one for what is left."""
+
+    def __init__(self, binary: Path, workdir: Path) -> None:
+        self._stderr = tempfile.TemporaryFile(dir=workdir)
+        self.proc = subprocess.Popen([str(binary), "--batch"], cwd=workdir, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self._stderr)
+        self._pending = b""
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def run(self, args: list[str], timeout: float | None) -> str:
+        """Run one program; its status line ("ok" or "error CODE MESSAGE")."""
+        try:
+            self.proc.stdin.write(("\t".join(args) + "\n").encode())
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            raise self._died() from None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._pending:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([fd], [], [], wait)[0]:
+                self.kill()
+                raise SimulationTimeout(f"verilator simulation did not finish within {timeout} s (killed)")
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise self._died()
+            self._pending += chunk
+        line, self._pending = self._pending.split(b"\n", 1)
+        return line.decode(errors="replace")
+
+    def _died(self) -> BackendError:
+        code = self.proc.wait()
+        self._stderr.seek(0)
+        err = self._stderr.read().decode(errors="replace").strip()[-4000:]
+        how = f"killed by signal {-code}" if code < 0 else f"exit {code}"
+        self.kill()
+        return BackendError(f"verilator simulation failed (the harness process died: {how}): {err}")
+
+    def close(self) -> None:
+        """End of input: the process exits when it has read it."""
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()
+                self.proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout, self._stderr):
+            try:
+                stream.close()
+            except OSError:   # stdin's buffer could not be flushed to a dead process
+                pass
+
+
+def _run_jobs(jobs: Iterable[tuple[Program, Mapping[str, np.ndarray]]], *, log: bool, wave: str | os.PathLike | None,
+              cycle_limit: int | None, timeout: float | None, watchdog: int | None,
+              faults: Mapping[int, str]) -> list[RunResult | Exception]:
+    """Run programs in turn in one harness process per binary; a bad program fails only itself.
+
+    faults (for tests) injects a fault into the job at that position: "drop_dma_responses"
+    (the harness's DRAM never answers a read) or "kill_harness" (the process is killed
+    as the job starts, as a crash would end it)."""
+    cycle_limit = positive_limit("cycle_limit", cycle_limit)
+    timeout = positive_limit("timeout", timeout, float)
+    watchdog = positive_limit("watchdog", watchdog)
+    trace = None if wave is None else ("vcd" if str(wave).endswith(".vcd") else "fst")
+    options = ["--log"] if log else []
+    if wave is not None:
+        wave_path = str(Path(wave).resolve())
+        if "\t" in wave_path or "\n" in wave_path:
+            raise ValueError(f"wave: the path {wave_path!r} has a tab or a newline")
+        options += [f"--trace-{trace}", wave_path]
+    if cycle_limit is not None:
+        options += ["--cycle-limit", str(cycle_limit)]
+    results: list[RunResult | Exception] = []
+    binaries: dict[HardwareConfig, Path] = {}
+    harnesses: dict[Path, _Harness] = {}
+    with tempfile.TemporaryDirectory(prefix="systolic-run-") as tmpdir:
+        workdir = Path(tmpdir)
+        try:
+            for program, inputs in jobs:
+                start = time.perf_counter()
+                try:
+                    check(program)
+                    dram = program.dram_image(inputs)   # validates the inputs
+                    blob = program.to_bytes(inputs)
+                except (ValueError, TypeError) as exc:   # the checker's and the inputs' errors
+                    results.append(exc)
+                    continue
+                if program.hw not in binaries:
+                    binaries[program.hw] = build(program.hw, trace=trace)
+                binary = binaries[program.hw]
+                if binary not in harnesses or not harnesses[binary].alive():
+                    harnesses[binary] = _Harness(binary, workdir)
+                n = len(results)
+                (workdir / f"p{n}.bin").write_bytes(blob)
+                dog = watchdog or program.hw.watchdog_cycles
+                args = [f"p{n}.bin", f"r{n}.bin", *options, "--watchdog", str(dog)]
+                if faults.get(n) == "drop_dma_responses":
+                    args.append("--drop-dma-responses")
+                elif faults.get(n) == "kill_harness":
+                    harnesses[binary].proc.kill()
+                try:
+                    status = harnesses[binary].run(args, timeout)
+                except BackendError as exc:
+                    results.append(exc)
+                    continue
+                finally:
+                    (workdir / f"p{n}.bin").unlink()
+                if status != "ok":
+                    code, _, msg = status.removeprefix("error ").partition(" ")
+                    results.append(_failure(int(code) if code.isdigit() else -1, msg, dog))
+                    continue
+                res_path = workdir / f"r{n}.bin"
+                results.append(_result(program, dram, res_path.read_bytes(), log, start))
+                res_path.unlink()
+        finally:
+            for harness in harnesses.values():
+                harness.close()
+    return results
+
+
+def _result(program: Program, dram: np.ndarray, data: bytes, log: bool, start: float) -> RunResult:
+    cycles, sim_s, counters, segments, raw = _parse_results(data, program)
+    for addr, chunk in segments.items():
+        dram[addr:addr + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
+    result = RunResult(program.read_outputs(dram), cycles, counters, "verilator", time.perf_counter() - start)
+    result.sim_seconds = sim_s   # the harness's own time in its clock loop (for cycles/s)
+    if log:
+        result.log = _make_log(program, raw)
+    return result
+
+
 def run(program: Program, inputs: Mapping[str, np.ndarray], *, log: bool = False, wave: str | os.PathLike | None = None,
         cycle_limit: int | None = None, timeout: float | None = None, watchdog: int | None = None,
         _fault: str | None = None) -> RunResult:
@@ -321,43 +478,26 @@ def run(program: Program, inputs: Mapping[str, np.ndarray], *, log: bool = False
     config's ``watchdog_cycles``, which grows with ``dram_latency``).
     Each limit is None (none) or positive.
     """
-    start = time.perf_counter()
-    cycle_limit = positive_limit("cycle_limit", cycle_limit)
-    timeout = positive_limit("timeout", timeout, float)
-    watchdog = positive_limit("watchdog", watchdog) or program.hw.watchdog_cycles
-    check(program)
-    dram_inputs = program.dram_image(inputs)   # validates the inputs
-    trace = None if wave is None else ("vcd" if str(wave).endswith(".vcd") else "fst")
-    binary = build(program.hw, trace=trace)
-    with tempfile.TemporaryDirectory(prefix="systolic-run-") as tmpdir:
-        prog_path = Path(tmpdir) / "program.bin"
-        res_path = Path(tmpdir) / "results.bin"
-        prog_path.write_bytes(program.to_bytes(inputs))
-        cmd = [str(binary), str(prog_path), str(res_path)]
-        if log:
-            cmd.append("--log")
-        if wave is not None:
-            cmd += [f"--trace-{trace}", str(Path(wave).resolve())]
-        if cycle_limit is not None:
-            cmd += ["--cycle-limit", str(cycle_limit)]
-        cmd += ["--watchdog", str(watchdog)]
-        if _fault == "drop_dma_responses":
-            cmd.append("--drop-dma-responses")
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise BackendError(f"verilator simulation did not finish within {timeout} s (killed)") from None
-        if proc.returncode:
-            msg = (proc.stderr.strip() or proc.stdout.strip())[-4000:]
-            kind = {3: f"deadlock, or slower than the watchdog of {watchdog} cycles allows",
-                    4: "cycle limit", 5: "RTL check"}.get(proc.returncode, f"exit {proc.returncode}")
-            raise BackendError(f"verilator simulation failed ({kind}): {msg}")
-        cycles, sim_s, counters, segments, raw = _parse_results(res_path.read_bytes(), program)
-    dram = dram_inputs
-    for addr, chunk in segments.items():
-        dram[addr:addr + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
-    result = RunResult(program.read_outputs(dram), cycles, counters, "verilator", time.perf_counter() - start)
-    result.sim_seconds = sim_s   # the harness's own time in its clock loop (for cycles/s)
-    if log:
-        result.log = _make_log(program, raw)
+    (result,) = _run_jobs([(program, inputs)], log=log, wave=wave, cycle_limit=cycle_limit, timeout=timeout,
+                          watchdog=watchdog, faults={0: _fault} if _fault else {})
+    if isinstance(result, Exception):
+        raise result
     return result
+
+
+def run_many(jobs: Iterable[tuple[Program, Mapping[str, np.ndarray]]], *, log: bool = False,
+             cycle_limit: int | None = None, timeout: float | None = None, watchdog: int | None = None,
+             _faults: Mapping[int, str] | None = None) -> list[RunResult | Exception]:
+    """Run many ``(program, inputs)`` pairs in one harness process (one per hardware config), in order.
+
+    Small programs pay one process start in all instead of one each; every program
+    runs on a freshly constructed model and DRAM, so its cycles are those of ``run``.
+    Returns one entry per job: its RunResult, or the exception ``run`` would have
+    raised for it (a checker ``ProgramError``, a ``ValueError`` for bad inputs, a
+    ``BackendError`` for a failed simulation, ``SimulationTimeout`` past ``timeout``
+    seconds). A bad program fails only itself: after a timeout or a harness that died,
+    a fresh process runs the rest. The options are ``run``'s, applied to every program;
+    a ``ToolchainError`` (no Verilator, failed build) is raised.
+    """
+    return _run_jobs(jobs, log=log, wave=None, cycle_limit=cycle_limit, timeout=timeout, watchdog=watchdog,
+                     faults=_faults or {})

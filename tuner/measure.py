@@ -1,16 +1,20 @@
 """Measurement: run candidates in parallel on a backend, each checked bit-exact against the reference.
 
 Candidates go to any ``concurrent.futures.Executor``: a local process pool by
-default, a Dask cluster's executor when a scheduler address is given. A
-candidate that fails (wrong output, exception), hangs (timeout) or kills its
-worker (crash) comes back as a result with that status and reason; it never
-stops the tuning.
+default, a Dask cluster's executor when a scheduler address is given. On the
+verilator backend each task is a group of candidates that one harness process
+runs in turn (``simulators.verilator.run_many``): small programs then cost their
+simulation, not a process start each. A candidate that fails (wrong output,
+exception), hangs (timeout) or kills its worker (crash) comes back as a result
+with that status and reason; it never stops the tuning, nor the others of its group.
 """
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import os
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -19,7 +23,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from isa import HardwareConfig
-from simulators.base import ToolchainError
+from simulators.base import SimulationTimeout, ToolchainError
 from toolkit.kinds import KINDS
 from toolkit.kinds import from_dict as op_from_dict
 from toolkit.ops import Op
@@ -28,6 +32,9 @@ from toolkit.schedule import Schedule, ScheduleError
 from .space import fits
 
 _GRACE_S = 30.0  # past the timeout, a worker that ignores SIGALRM ends itself
+# Simulated cycles (roofline bound) of a group of candidates in one harness process: a
+# process start costs about as much as simulating a few hundred cycles of the gemmini model.
+GROUP_CYCLES = 20_000
 
 
 @dataclass
@@ -54,14 +61,29 @@ def backend_name(backend: str | Callable[..., Any]) -> str:
     return getattr(backend, "BACKEND", getattr(backend, "__name__", "custom"))
 
 
+_STAND_IN = ("stand-in", "stand_in", "standin")
+
+
 def _backend_fn(backend: str | Callable[..., Any]) -> Callable[..., Any]:
     if callable(backend):
         return backend
-    if backend in ("stand-in", "stand_in", "standin"):
+    if backend in _STAND_IN:
         from . import stand_in
         return stand_in.run
     from simulators.base import get_backend
     return get_backend(backend)
+
+
+def _backend_many(backend: str | Callable[..., Any]) -> Callable[..., list[Any]] | None:
+    """The backend's ``run_many(jobs, timeout=...)`` (many programs in one simulator process), if it has one."""
+    if callable(backend) or backend in _STAND_IN:
+        return None
+    return getattr(sys.modules[_backend_fn(backend).__module__], "run_many", None)
+
+
+def roofline_cycles(op: Op, hw: HardwareConfig) -> int:
+    """A lower bound of every schedule's cycles: MACs at dim^2 a cycle, or DRAM bytes at a beat a cycle."""
+    return max(1, -(-op.macs // hw.dim ** 2), op.size_estimate(hw).dram_bytes // hw.dma_beat_bytes)
 
 
 def _mismatch(name: str, got: np.ndarray, want: np.ndarray) -> str:
@@ -73,56 +95,129 @@ def _mismatch(name: str, got: np.ndarray, want: np.ndarray) -> str:
             f"got {got[first]}, expected {want[first]}")
 
 
+@contextlib.contextmanager
+def _deadline(timeout: float | None, native: bool = True) -> Iterator[None]:
+    """Raise _Timeout in this block after ``timeout`` seconds (main thread only: SIGALRM).
+
+    native: the block may call native code that never returns to the interpreter (a
+    backend), so a thread ends the process if the alarm has not ended the block soon after."""
+    if timeout is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_alarm(*_: object) -> None:
+        raise _Timeout()
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    watchdog = threading.Timer(timeout + _GRACE_S, os._exit, args=(124,)) if native else None
+    if watchdog is not None:
+        watchdog.daemon = True
+        watchdog.start()
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        if watchdog is not None:
+            watchdog.cancel()
+
+
+@dataclass
+class _Lowered:
+    """A candidate ready to run: its op, program, inputs, and when its measurement started."""
+
+    op: Op
+    program: Any
+    inputs: dict[str, np.ndarray]
+    start: float
+
+
+def _lower(op: dict[str, Any], hw: dict[str, Any], knobs: dict[str, Any], seed: int) -> _Lowered | MeasureResult:
+    """The candidate's program and inputs, or its result when it does not fit (invalid)."""
+    from toolkit.kinds import lower
+    start = time.perf_counter()
+    the_op = op_from_dict(op)
+    the_hw = HardwareConfig.from_dict(hw)
+    schedule = KINDS[the_op.KIND].schedule.from_dict(knobs)
+    try:
+        fits(schedule, the_op, the_hw)
+    except ScheduleError as exc:
+        return MeasureResult("invalid", error=str(exc), wall_s=time.perf_counter() - start)
+    return _Lowered(the_op, lower(the_op, schedule, the_hw), the_op.random_inputs(seed), start)
+
+
+def _judge(cand: _Lowered, res: Any, backend: str | Callable[..., Any]) -> MeasureResult:
+    """A backend's result, checked bit-exact against the op's reference."""
+    for name, ref in cand.op.reference(cand.inputs).items():
+        got = res.outputs.get(name)
+        if got is None:
+            return MeasureResult("wrong", error=f"backend returned no output {name!r}",
+                                 wall_s=time.perf_counter() - cand.start)
+        if not np.array_equal(got, ref) or got.dtype != ref.dtype:
+            return MeasureResult("wrong", res.cycles, dict(res.counters), _mismatch(name, got, ref),
+                                 time.perf_counter() - cand.start)
+    if res.cycles is None:
+        return MeasureResult("error", None, dict(res.counters),
+                             f"backend {backend_name(backend)!r} reports no cycles; tune on a timing backend",
+                             time.perf_counter() - cand.start)
+    return MeasureResult("ok", int(res.cycles), dict(res.counters), "", time.perf_counter() - cand.start)
+
+
+def _failed(exc: BaseException, start: float, timeout: float | None) -> MeasureResult:
+    """What a candidate's exception makes of it: a record, not the end of tuning."""
+    wall = time.perf_counter() - start
+    if isinstance(exc, ToolchainError):
+        raise exc             # the backend cannot run anything here: no candidate's fault, no record
+    if isinstance(exc, (_Timeout, SimulationTimeout)):
+        return MeasureResult("timeout", error=f"no result within {timeout:g} s", wall_s=wall)
+    return MeasureResult("error", error=f"{type(exc).__name__}: {exc}"[:2000], wall_s=wall)
+
+
 def run_candidate(op: dict[str, Any], hw: dict[str, Any], knobs: dict[str, Any],
                   backend: str | Callable[..., Any], timeout: float | None, seed: int = 0) -> MeasureResult:
     """Lower, run and check one candidate. Runs in a worker; never raises for a bad candidate."""
     start = time.perf_counter()
-    alarm = timeout is not None and threading.current_thread() is threading.main_thread()
-    if alarm:
-        def on_alarm(*_: object) -> None:
-            raise _Timeout()
-        signal.signal(signal.SIGALRM, on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, timeout)
-        # last resort for a hang in native code that never returns to the interpreter
-        watchdog = threading.Timer(timeout + _GRACE_S, os._exit, args=(124,))
-        watchdog.daemon = True
-        watchdog.start()
     try:
-        from toolkit.kinds import lower
-        the_op = op_from_dict(op)
-        the_hw = HardwareConfig.from_dict(hw)
-        schedule = KINDS[the_op.KIND].schedule.from_dict(knobs)
+        with _deadline(timeout):
+            cand = _lower(op, hw, knobs, seed)
+            if isinstance(cand, MeasureResult):
+                return cand
+            return _judge(cand, _backend_fn(backend)(cand.program, cand.inputs), backend)
+    except Exception as exc:  # noqa: BLE001  (sorted by _failed; ToolchainError goes on up)
+        return _failed(exc, start, timeout)
+
+
+def run_candidates(op: dict[str, Any], hw: dict[str, Any], knobs: Sequence[dict[str, Any]],
+                   backend: str | Callable[..., Any], timeout: float | None, seed: int = 0) -> list[MeasureResult]:
+    """Candidates in turn, in one worker: through the backend's ``run_many`` where it has one
+    (the verilator backend runs them all in one harness process), else one by one. Each is
+    checked bit-exact on its own, and a bad one fails only itself."""
+    many = _backend_many(backend)
+    if many is None:
+        return [run_candidate(op, hw, k, backend, timeout, seed) for k in knobs]
+    results: list[MeasureResult | None] = [None] * len(knobs)
+    lowered: list[tuple[int, _Lowered]] = []
+    for i, k in enumerate(knobs):
+        start = time.perf_counter()
         try:
-            fits(schedule, the_op, the_hw)
-        except ScheduleError as exc:
-            return MeasureResult("invalid", error=str(exc), wall_s=time.perf_counter() - start)
-        prog = lower(the_op, schedule, the_hw)
-        inputs = the_op.random_inputs(seed)
-        res = _backend_fn(backend)(prog, inputs)
-        want = the_op.reference(inputs)
-        for name, ref in want.items():
-            got = res.outputs.get(name)
-            if got is None:
-                return MeasureResult("wrong", error=f"backend returned no output {name!r}",
-                                     wall_s=time.perf_counter() - start)
-            if not np.array_equal(got, ref) or got.dtype != ref.dtype:
-                return MeasureResult("wrong", res.cycles, dict(res.counters), _mismatch(name, got, ref),
-                                     time.perf_counter() - start)
-        if res.cycles is None:
-            return MeasureResult("error", None, dict(res.counters),
-                                 f"backend {backend_name(backend)!r} reports no cycles; tune on a timing backend",
-                                 time.perf_counter() - start)
-        return MeasureResult("ok", int(res.cycles), dict(res.counters), "", time.perf_counter() - start)
-    except _Timeout:
-        return MeasureResult("timeout", error=f"no result within {timeout:g} s", wall_s=time.perf_counter() - start)
-    except ToolchainError:
-        raise                 # the backend cannot run anything here: no candidate's fault, no record
-    except Exception as exc:  # a bad candidate is a record, not the end of tuning
-        return MeasureResult("error", error=f"{type(exc).__name__}: {exc}"[:2000], wall_s=time.perf_counter() - start)
-    finally:
-        if alarm:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            watchdog.cancel()
+            with _deadline(timeout, native=False):   # lowering is Python: the alarm ends it
+                cand = _lower(op, hw, k, seed)
+        except Exception as exc:  # noqa: BLE001
+            results[i] = _failed(exc, start, timeout)
+            continue
+        if isinstance(cand, MeasureResult):
+            results[i] = cand
+        else:
+            lowered.append((i, cand))
+    outs = many([(c.program, c.inputs) for _, c in lowered], timeout=timeout)
+    for (i, cand), out in zip(lowered, outs):
+        if isinstance(out, Exception):
+            results[i] = _failed(out, cand.start, timeout)
+        else:
+            try:
+                results[i] = _judge(cand, out, backend)
+            except Exception as exc:  # noqa: BLE001
+                results[i] = _failed(exc, cand.start, timeout)
+    return results  # type: ignore[return-value]  (every position is filled above)
 
 
 class Measurer:
@@ -162,28 +257,44 @@ class Measurer:
     def _new_pool(self) -> cf.Executor:
         return cf.ProcessPoolExecutor(max_workers=self.workers)
 
-    def _submit(self, op: Op, hw: HardwareConfig, schedule: Schedule) -> cf.Future:
-        return self.executor.submit(run_candidate, op.to_dict(), hw.as_dict(), schedule.to_dict(), self.backend,
-                                    self.timeout, self.seed)
+    def _submit(self, op: Op, hw: HardwareConfig, schedules: Sequence[Schedule]) -> cf.Future:
+        return self.executor.submit(run_candidates, op.to_dict(), hw.as_dict(), [s.to_dict() for s in schedules],
+                                    self.backend, self.timeout, self.seed)
+
+    def _groups(self, op: Op, hw: HardwareConfig, n: int) -> list[list[int]]:
+        """Positions of the candidates each task runs. On a backend that runs many programs in
+        one simulator process, small programs go in groups big enough that a process start is a
+        small share of a group's simulation (GROUP_CYCLES), interleaved, in a multiple of the
+        workers so that none idles in the last round; programs that simulate long enough alone
+        go one a task, as on every other backend, so that the pool balances the load."""
+        if _backend_many(self.backend) is None:
+            return [[i] for i in range(n)]
+        per_group = -(-GROUP_CYCLES // roofline_cycles(op, hw))
+        groups = -(-n // per_group)
+        groups = min(n, -(-groups // self.parallelism) * self.parallelism)
+        return [list(range(g, n, groups)) for g in range(groups)]
 
     def measure(self, op: Op, hw: HardwareConfig, schedules: Sequence[Schedule]
                 ) -> Iterator[tuple[int, MeasureResult]]:
-        """Yield (position in ``schedules``, result) as each candidate finishes."""
-        futures = {self._submit(op, hw, s): i for i, s in enumerate(schedules)}
+        """Yield (position in ``schedules``, result) as each task of candidates finishes."""
+        futures = {self._submit(op, hw, [schedules[i] for i in group]): group
+                   for group in self._groups(op, hw, len(schedules))}
         broken: list[int] = []
         for fut in cf.as_completed(futures):
-            i = futures[fut]
+            group = futures[fut]
             try:
-                yield i, fut.result()
+                yield from zip(group, fut.result())
             except cf.BrokenExecutor:
-                broken.append(i)  # some candidate killed the pool: find out which, one at a time
+                broken += group  # some candidate killed the pool: find out which, one at a time
             except Exception as exc:
-                # run_candidate returns every fault of a candidate; what escapes it is the
+                # run_candidates returns every fault of a candidate; what escapes it is the
                 # measurement's own failure (toolchain, pickling, executor), never recorded as the
-                # candidate's, except a Dask worker the candidate killed
+                # candidates', except a Dask worker that died running them more than Dask allows
+                # (a worker that dies once is replaced and the task runs again elsewhere)
                 if type(exc).__name__ != "KilledWorker":
                     raise
-                yield i, MeasureResult("crash", error=f"{type(exc).__name__}: {exc}"[:2000])
+                for i in group:
+                    yield i, MeasureResult("crash", error=f"{type(exc).__name__}: {exc}"[:2000])
         for i in sorted(broken):
             yield i, self._isolated(op, hw, schedules[i])
 
@@ -195,7 +306,8 @@ class Measurer:
         self.executor = self._new_pool()
         start = time.perf_counter()
         try:
-            return self._submit(op, hw, schedule).result()
+            (result,) = self._submit(op, hw, [schedule]).result()
+            return result
         except cf.BrokenExecutor:
             wall = time.perf_counter() - start
             self.executor = self._new_pool()

@@ -4,14 +4,22 @@
 //
 //   Vsim PROGRAM RESULTS [--log] [--trace-fst FILE | --trace-vcd FILE] [--cycle-limit N]
 //                        [--watchdog N] [--drop-dma-responses]
+//   Vsim --batch
 // (a waveform needs a model built with Verilator's --trace-fst or --trace)
+//
+// --batch runs many programs in one process, so that small programs do not pay a
+// process start each: every line on stdin is one run's arguments (PROGRAM, RESULTS
+// and options as above), separated by tabs; for each, one line goes to stdout:
+// "ok", or "error CODE MESSAGE" with the exit status a single run would have had.
+// Each run gets a freshly constructed model (registers and memories zeroed) and a
+// fresh DRAM, so nothing of one program reaches the next. EOF ends the process.
 //
 // The DRAM model is the class Dram below; the README ("The DRAM model") documents its
 // latency, beats, requests in flight and when reads and writes take effect.
 //
 // Exit status: 0 done, 2 bad arguments or program file, 3 watchdog (no progress),
 // 4 cycle limit reached, 5 the RTL's cycle counter disagrees with the harness's count.
-// Errors go to stderr, one paragraph.
+// Errors go to stderr, one paragraph (in --batch mode, to the program's status line).
 #include <chrono>
 #include <cinttypes>
 #include <cstdint>
@@ -20,10 +28,13 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "Vaccel_top.h"
 #include "verilated.h"
@@ -47,10 +58,14 @@ const char* const HW_FIELDS[] = {"dim", "sp_kib", "sp_banks", "acc_kib", "acc_ba
 const uint32_t HW_VALUES[] = {CFG_DIM, CFG_SP_KIB, CFG_SP_BANKS, CFG_ACC_KIB, CFG_ACC_BANKS, CFG_DMA_BEAT_BYTES,
                               CFG_MAX_BLOCK_LEN, CFG_DRAM_LATENCY, CFG_LD_QUEUE, CFG_EX_QUEUE, CFG_ST_QUEUE};
 
-[[noreturn]] void fail(int code, const std::string& msg) {
-    std::fprintf(stderr, "error: %s\n", msg.c_str());
-    std::exit(code);
-}
+// A run that cannot go on: the exit status and the message. Thrown, so that --batch
+// can report it and go on with the next program.
+struct Failure {
+    int code;
+    std::string msg;
+};
+
+[[noreturn]] void fail(int code, const std::string& msg) { throw Failure{code, msg}; }
 
 // ---- bit access on Verilator port types (integers or VlWide) -------------------
 template <class T> inline uint32_t get32(const T& v, int word) { return uint32_t(uint64_t(v) >> (32 * word)); }
@@ -105,7 +120,7 @@ struct Program {
     std::vector<Segment> outputs;
 };
 
-Program load_program(const char* path) {
+Program load_program(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
     if (!f) fail(2, std::string("cannot open program file ") + path);
     std::vector<uint8_t> data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -364,18 +379,18 @@ std::string stall_report(const Vaccel_top& top, const Program& prog, uint64_t pc
 // ---- the Verilated model, its clock and its waveform ------------------------------------
 class Model {
   public:
-    explicit Model(const char* wave) : ctx_(std::make_unique<VerilatedContext>()) {
+    explicit Model(const std::string& wave) : ctx_(std::make_unique<VerilatedContext>()) {
         ctx_->randReset(0);   // memories and registers start at zero, as the functional model's
         top_ = std::make_unique<Vaccel_top>(ctx_.get());
 #if VM_TRACE_FST || VM_TRACE_VCD
-        if (wave) {
+        if (!wave.empty()) {
             ctx_->traceEverOn(true);
             trace_ = std::make_unique<TraceFile>();
             top_->trace(trace_.get(), 99);
-            trace_->open(wave);
+            trace_->open(wave.c_str());
         }
 #else
-        if (wave) fail(2, "this model was built without waveform support");
+        if (!wave.empty()) fail(2, "this model was built without waveform support");
 #endif
     }
     ~Model() {
@@ -422,40 +437,38 @@ class Model {
 };
 
 struct Options {
-    const char* program = nullptr;
-    const char* results = nullptr;
-    const char* wave = nullptr;
+    std::string program, results, wave;
     bool log = false, drop_responses = false;
     uint64_t cycle_limit = 0, watchdog = 100000;
 };
 
-uint64_t to_u64(const char* s) { return std::strtoull(s, nullptr, 10); }
+uint64_t to_u64(const std::string& s) { return std::strtoull(s.c_str(), nullptr, 10); }
 
-Options parse_args(int argc, char** argv) {
-    if (argc < 3) {
+Options parse_args(const std::vector<std::string>& args) {
+    if (args.size() < 2) {
         fail(2, "usage: Vsim PROGRAM RESULTS [--log] [--trace-fst FILE] [--cycle-limit N] "
-                "[--watchdog N]");
+                "[--watchdog N], or Vsim --batch");
     }
     Options o;
-    o.program = argv[1];
-    o.results = argv[2];
-    for (int i = 3; i < argc; ++i) {
-        const std::string a = argv[i];
-        const bool has_value = i + 1 < argc;
+    o.program = args[0];
+    o.results = args[1];
+    for (size_t i = 2; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        const bool has_value = i + 1 < args.size();
         if (a == "--log") o.log = true;
         else if (a == "--drop-dma-responses") o.drop_responses = true;
-        else if ((a == "--trace-fst" || a == "--trace-vcd") && has_value) o.wave = argv[++i];
-        else if (a == "--cycle-limit" && has_value) o.cycle_limit = to_u64(argv[++i]);
-        else if (a == "--watchdog" && has_value) o.watchdog = to_u64(argv[++i]);
+        else if ((a == "--trace-fst" || a == "--trace-vcd") && has_value) o.wave = args[++i];
+        else if (a == "--cycle-limit" && has_value) o.cycle_limit = to_u64(args[++i]);
+        else if (a == "--watchdog" && has_value) o.watchdog = to_u64(args[++i]);
         else fail(2, "unknown argument " + a);
     }
     return o;
 }
 
-void write_results(const char* path, const Vaccel_top& top, const Program& prog, uint64_t cycles,
+void write_results(const std::string& path, const Vaccel_top& top, const Program& prog, uint64_t cycles,
                    uint64_t sim_ns, const InstrLog* log) {
     std::ofstream out(path, std::ios::binary);
-    if (!out) fail(2, std::string("cannot write results file ") + path);
+    if (!out) fail(2, "cannot write results file " + path);
     auto put = [&](const void* p, size_t n) {
         out.write(static_cast<const char*>(p), std::streamsize(n));
     };
@@ -481,10 +494,8 @@ void write_results(const char* path, const Vaccel_top& top, const Program& prog,
     if (log) log->write(put);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    const Options opt = parse_args(argc, argv);
+// One program from its file to its results file; throws Failure.
+void run_program(const Options& opt) {
     Program prog = load_program(opt.program);
     const uint64_t n_instr = prog.instrs.size();
     Model model(opt.wave);
@@ -538,5 +549,55 @@ int main(int argc, char** argv) {
                     " but the harness ran " + std::to_string(cycle) + " cycles");
     }
     write_results(opt.results, top, prog, cycle, sim_ns, log.get());
+}
+
+std::vector<std::string> split_tabs(const std::string& line) {
+    std::vector<std::string> out;
+    std::string::size_type start = 0, tab;
+    while ((tab = line.find('\t', start)) != std::string::npos) {
+        out.push_back(line.substr(start, tab - start));
+        start = tab + 1;
+    }
+    out.push_back(line.substr(start));
+    return out;
+}
+
+// --batch: one run per line of stdin, one status line per run on stdout. The status
+// lines get stdout to themselves: what the model prints ($error of an assertion,
+// Verilator's messages) goes to stderr.
+int run_batch() {
+    std::FILE* status = fdopen(dup(STDOUT_FILENO), "w");
+    if (!status || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+        std::fprintf(stderr, "error: cannot set up the status channel\n");
+        return 2;
+    }
+    std::string line;
+    while (std::getline(std::cin, line)) {
+        try {
+            run_program(parse_args(split_tabs(line)));
+            std::fputs("ok\n", status);
+        } catch (const Failure& f) {
+            std::string msg = f.msg;
+            for (char& c : msg) {
+                if (c == '\n') c = ' ';
+            }
+            std::fprintf(status, "error %d %s\n", f.code, msg.c_str());
+        }
+        std::fflush(status);
+    }
     return 0;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc == 2 && std::string(argv[1]) == "--batch") return run_batch();
+    try {
+        run_program(parse_args(std::vector<std::string>(argv + 1, argv + argc)));
+    } catch (const Failure& f) {
+        std::fprintf(stderr, "error: %s\n", f.msg.c_str());
+        return f.code;
+    }
+    return 0;
+}
+
