@@ -52,6 +52,7 @@ module execute_unit import systolic_pkg::*; #(
   // status
   output logic                busy_o,
   output logic                mesh_busy_o,
+  output unit_stack_t         stack_o,
   output logic [3:0]          dbg_state_o
 );
   localparam int RA = 0, RD = 1, RB = 2;        // scratchpad read ports: A, D, B
@@ -236,6 +237,8 @@ module execute_unit import systolic_pkg::*; #(
 
   assign busy_o      = w_valid_q || s_valid_q || inj_valid_q || mesh_active;
   assign mesh_busy_o = inj_valid_q;
+  // a read of A, D or B waiting for its bank; the execute unit never waits on the DMA
+  assign stack_o     = '{bank: (sp_rd_req_o & ~sp_rd_gnt_i) != '0, dma: 1'b0, busy: busy_o};
   assign dbg_state_o = {s_valid_q, w_valid_q && w_pre_q && !w_started_q && hold_q[nbuf] != '0,
                         w_valid_q && !w_loaded, w_valid_q && w_loaded && !s_free};
 

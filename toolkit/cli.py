@@ -7,7 +7,8 @@ import sys
 
 from .cli_errors import Parser, run_command
 
-COMMANDS = ("toolkit.commands.run", "toolkit.commands.bench", "toolkit.commands.tune")
+COMMANDS = ("toolkit.commands.run", "toolkit.commands.profile", "toolkit.commands.bench",
+            "toolkit.commands.tune")
 
 
 def build_parser() -> argparse.ArgumentParser:
