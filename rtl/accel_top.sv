@@ -233,27 +233,37 @@ module accel_top import systolic_pkg::*; #(
   end
 
   // ---- performance counters -------------------------------------------------------
-  logic [NumCounters-1:0][63:0] ctr_q, ctr_d, ctr_inc;
+  // which counters count this cycle; each counts by one, the DMA byte counters by the
+  // request's length. Per-counter enables keep the update to the counters that move.
+  logic [NumCounters-1:0]       ctr_en;
+  logic [NumCounters-1:0][63:0] ctr_q;
   always_comb begin
-    ctr_inc                       = '0;
-    ctr_inc[CtrCycles]            = 64'd1;
-    ctr_inc[CtrLoadBusy]          = 64'(ld_busy);
-    ctr_inc[CtrExecBusy]          = 64'(ex_busy);
-    ctr_inc[CtrStoreBusy]         = 64'(st_busy);
-    ctr_inc[CtrMeshBusy]          = 64'(mesh_busy);
-    ctr_inc[CtrStallHazard]       = 64'(stall_hazard);
-    ctr_inc[CtrStallBankConflict] = 64'(conflict);
-    ctr_inc[CtrStallQueueFull]    = 64'(stall_queue_full);
-    ctr_inc[CtrStallDmaWait]      = 64'(ld_dma_wait || st_dma_wait);
-    if (dma_rd_req_valid_o && dma_rd_req_ready_i) ctr_inc[CtrDmaBytesRead] = 64'(rd_req.len);
-    if (dma_wr_req_valid_o && dma_wr_req_ready_i) ctr_inc[CtrDmaBytesWritten] = 64'(wr_req.len);
-    for (int u = 0; u < 3; u++) ctr_inc[CtrStackFirst + u * NumStack + int'(charged[u])] = 64'd1;
-    for (int i = 0; i < NumCounters; i++) ctr_d[i] = ctr_q[i] + ctr_inc[i];
+    ctr_en                       = '0;
+    ctr_en[CtrCycles]            = 1'b1;
+    ctr_en[CtrLoadBusy]          = ld_busy;
+    ctr_en[CtrExecBusy]          = ex_busy;
+    ctr_en[CtrStoreBusy]         = st_busy;
+    ctr_en[CtrMeshBusy]          = mesh_busy;
+    ctr_en[CtrStallHazard]       = stall_hazard;
+    ctr_en[CtrStallBankConflict] = conflict;
+    ctr_en[CtrStallQueueFull]    = stall_queue_full;
+    ctr_en[CtrStallDmaWait]      = ld_dma_wait || st_dma_wait;
+    ctr_en[CtrDmaBytesRead]      = dma_rd_req_valid_o && dma_rd_req_ready_i;
+    ctr_en[CtrDmaBytesWritten]   = dma_wr_req_valid_o && dma_wr_req_ready_i;
+    for (int u = 0; u < 3; u++) ctr_en[CtrStackFirst + u * NumStack + int'(charged[u])] = 1'b1;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) ctr_q <= '0;
-    else         ctr_q <= ctr_d;
+    if (!rst_ni) begin
+      ctr_q <= '0;
+    end else begin
+      for (int i = 0; i < NumCounters; i++) begin
+        if (ctr_en[i]) begin
+          ctr_q[i] <= ctr_q[i] + ((i == int'(CtrDmaBytesRead)) ? 64'(rd_req.len)
+                                  : (i == int'(CtrDmaBytesWritten)) ? 64'(wr_req.len) : 64'd1);
+        end
+      end
+    end
   end
   assign ctr_o = ctr_q;
 

@@ -227,13 +227,9 @@ module execute_unit import systolic_pkg::*; #(
     end
   end
 
-  // a config_ex is done when it issues, a compute when its last row leaves the mesh
-  always_comb begin
-    for (int i = 0; i < N; i++) begin
-      done_o[i] = (out_valid && out_tag.last && out_tag.slot == SLOT_W'(i))
-                  || (iss_fire && is_cfg && iss_slot_i == SLOT_W'(i));
-    end
-  end
+  // a config_ex is done when it issues, a compute when its last row leaves the mesh (one-hot)
+  assign done_o = (N'(out_valid && out_tag.last) << out_tag.slot)
+                  | (N'(iss_fire && is_cfg) << iss_slot_i);
 
   assign busy_o      = w_valid_q || s_valid_q || inj_valid_q || mesh_active;
   assign mesh_busy_o = inj_valid_q;

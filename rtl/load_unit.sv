@@ -168,13 +168,8 @@ module load_unit import systolic_pkg::*; #(
     end
   end
 
-  // a config_ld is done when it issues, an mvin when its last block is written
-  always_comb begin
-    for (int i = 0; i < N; i++) begin
-      done_o[i] = (iss_fire && !is_mvin && iss_slot_i == SLOT_W'(i))
-                  || (mvin_done && wb_tag_q.slot == 15'(i));
-    end
-  end
+  // a config_ld is done when it issues, an mvin when its last block is written (one-hot)
+  assign done_o = (N'(iss_fire && !is_mvin) << iss_slot_i) | (N'(mvin_done) << wb_tag_q.slot);
 
   assign busy_o        = inflight_q != '0;
   assign dma_wait_o    = (outstanding_q != '0 && !rd_resp_valid_i)

@@ -134,13 +134,8 @@ module store_unit import systolic_pkg::*; #(
   assign pop = wr_req_valid_o && wr_req_ready_i;
   assign mvout_done = wr_ack_valid_i && wr_ack_tag_i.last;
 
-  // a config_st is done when it issues, an mvout when its last row is acknowledged
-  always_comb begin
-    for (int i = 0; i < N; i++) begin
-      done_o[i] = (iss_fire && is_cfg && iss_slot_i == SLOT_W'(i))
-                  || (mvout_done && wr_ack_tag_i.slot == 15'(i));
-    end
-  end
+  // a config_st is done when it issues, an mvout when its last row is acknowledged (one-hot)
+  assign done_o = (N'(iss_fire && is_cfg) << iss_slot_i) | (N'(mvout_done) << wr_ack_tag_i.slot);
 
   assign busy_o        = inflight_q != '0;
   assign dma_wait_o    = wr_req_valid_o && !wr_req_ready_i;
