@@ -148,7 +148,8 @@ module accel_top import systolic_pkg::*; #(
     .acc_wr_req_o (acc_req[ACC_EX_WR]), .acc_wr_acc_o (acc_acc[ACC_EX_WR]),
     .acc_wr_row_o (acc_row[ACC_EX_WR]), .acc_wr_data_o (acc_wdata[ACC_EX_WR]),
     .acc_wr_mask_o (acc_wmask[ACC_EX_WR]),
-    .busy_o (ex_busy), .mesh_busy_o (mesh_busy), .stack_o (ustack[EX]), .dbg_state_o (dbg_ex_state_o)
+    .busy_o (ex_busy), .mesh_busy_o (mesh_busy), .stack_o (ustack[EX]),
+    .dbg_state_o (dbg_ex_state_o)
   );
 
   store_unit #(

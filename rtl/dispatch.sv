@@ -218,7 +218,9 @@ module dispatch import systolic_pkg::*; #(
       for (int j = 0; j < N; j++) begin
         if (valid_q[j] && !done_q[j] && !done_i[j]) begin
           for (int r = 0; r < NRD; r++) begin
-            if (n_acc.rdv[r] && acc_q[j].wrv && overlap(n_acc.rd[r], acc_q[j].wr)) new_deps[j] = 1'b1;
+            if (n_acc.rdv[r] && acc_q[j].wrv && overlap(n_acc.rd[r], acc_q[j].wr)) begin
+              new_deps[j] = 1'b1;
+            end
           end
           if (slot_queue(j) != tq && n_acc.wrv) begin
             if (acc_q[j].wrv && overlap(n_acc.wr, acc_q[j].wr)) new_deps[j] = 1'b1;
