@@ -40,6 +40,7 @@ from .kinds import KINDS, from_dict
 from .ops import Op
 
 SUITE_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "suites"
+STACK_COUNTERS = tuple(stack_counter(u, c) for u in STACK_UNITS for c in STACK)   # the RTL's cycle stacks
 
 
 @dataclass(frozen=True)
@@ -332,7 +333,6 @@ def plot(results: Sequence[LayerResult], path: str | Path, title: str = "") -> N
     plt.close(fig)
 
 
-STACK_COUNTERS = tuple(stack_counter(u, c) for u in STACK_UNITS for c in STACK)
 _STACK_COLORS = {"bank": "tab:red", "dma": "tab:orange", "busy": "tab:green", "hazard": "tab:purple",
                  "queue_full": "tab:brown", "idle": "lightgray"}
 
