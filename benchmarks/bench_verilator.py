@@ -1,19 +1,31 @@
 """Speed of the RTL backend: simulated cycles per second of the Verilator harness.
 
     python benchmarks/bench_verilator.py [--dims 4 8 16] [--size 512] [--fresh]
+    python benchmarks/bench_verilator.py --dims 16 --size 256 --baseline 9dff36b [--repeats 3]
 
 For each array size (the gemmini preset with ``dim`` changed) it builds the model
 (or reports the cached build's time; --fresh rebuilds into an empty cache), runs
 the default schedule of a size^3 matmul, checks it against the reference and
 prints simulated cycles, cycles/s of the harness's clock loop (one core),
 build time and utilization = ideal cycles / measured cycles.
+
+With --baseline REV it also exports rtl/, isa/ and simulators/ of that git
+revision into a temporary directory, builds that revision's model with that
+revision's own build function (cached like any build, keyed by its sources),
+and runs the same program files on both models, alternating, best clock-loop
+time of --repeats runs each. It prints both rates and their ratio, and checks
+that both models take the same cycles and produce the same (reference) outputs.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import io
+import json
 import os
+import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -27,9 +39,18 @@ import numpy as np  # noqa: E402
 import toolkit as tk  # noqa: E402
 from simulators import verilator as V  # noqa: E402
 
+# what the exported revision needs to build its own model
+BASELINE_TREES = ("rtl", "isa", "simulators")
+_BUILD_SNIPPET = ("import json, sys; from isa import HardwareConfig; from simulators import verilator as V; "
+                  "print(V.build(HardwareConfig(**json.loads(sys.argv[1]))))")
+
+
+def hw_of(dim: int) -> tk.HardwareConfig:
+    return dataclasses.replace(tk.HardwareConfig.preset("gemmini"), name=f"gemmini-dim{dim}", dim=dim)
+
 
 def bench(dim: int, size: int) -> dict:
-    hw = dataclasses.replace(tk.HardwareConfig.preset("gemmini"), name=f"gemmini-dim{dim}", dim=dim)
+    hw = hw_of(dim)
     cached = (V.cache_root() / V.build_key(hw) / "Vsim").exists()
     t0 = time.perf_counter()
     binary = V.build(hw)
@@ -51,14 +72,108 @@ def bench(dim: int, size: int) -> dict:
             "counters": res.counters}
 
 
+# ---- baseline comparison --------------------------------------------------------------
+def baseline_binary(rev: str, hw: tk.HardwareConfig) -> Path:
+    """The harness binary of git revision ``rev`` for ``hw``, built by that revision's own code."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, *BASELINE_TREES], capture_output=True)
+    if archive.returncode:
+        raise SystemExit(f"--baseline {rev}: git archive failed: {archive.stderr.decode().strip()}")
+    with tempfile.TemporaryDirectory(prefix="systolic-baseline-") as tmp:
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(tmp, filter="data")
+        out = subprocess.run([sys.executable, "-c", _BUILD_SNIPPET, json.dumps(hw.as_dict())], cwd=tmp,
+                             env={**os.environ, "PYTHONPATH": tmp}, capture_output=True, text=True)
+    if out.returncode:
+        raise SystemExit(f"--baseline {rev}: its build failed:\n{out.stderr.strip()[-3000:]}")
+    return Path(out.stdout.strip().splitlines()[-1])
+
+
+def run_binary(binary: Path, prog: tk.Program, inputs: dict, prog_file: Path) -> tuple[int, float, dict] | None:
+    """Cycles, clock-loop seconds and outputs of one harness run; None if that model cannot run it."""
+    res_file = prog_file.with_suffix(".res")
+    proc = subprocess.run([str(binary), str(prog_file), str(res_file), "--watchdog", str(prog.hw.watchdog_cycles)],
+                          capture_output=True, text=True)
+    if proc.returncode:
+        return None
+    cycles, sim_s, _, segments, _ = V._parse_results(res_file.read_bytes(), prog)
+    dram = prog.dram_image(inputs)
+    for addr, chunk in segments.items():
+        dram[addr:addr + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
+    return cycles, sim_s, prog.read_outputs(dram)
+
+
+def compare(rev: str, dim: int, size: int, schedules: list[str], repeats: int) -> list[dict]:
+    """The same programs on the baseline and the current model: best rate of each, cycles, outputs."""
+    hw = hw_of(dim)
+    models = {"baseline": baseline_binary(rev, hw), "current": V.build(hw)}
+    rows = []
+    for schedule in schedules:
+        op = tk.matmul(size, size, size)
+        prog = tk.compile(op, hw, schedule=None if schedule == "default" else schedule)
+        inputs = op.random_inputs(seed=0)
+        expected = op.reference(inputs)["C"]
+        runs: dict[str, list[tuple[int, float]]] = {name: [] for name in models}
+        failed = set()
+        with tempfile.TemporaryDirectory(prefix="systolic-bench-") as tmp:
+            prog_file = Path(tmp) / "program.bin"
+            prog_file.write_bytes(prog.to_bytes(inputs))
+            for _ in range(repeats):   # alternate, so that a busy moment hurts both alike
+                for name, binary in models.items():
+                    got = None if name in failed else run_binary(binary, prog, inputs, prog_file)
+                    if got is None:
+                        failed.add(name)
+                        continue
+                    np.testing.assert_array_equal(got[2]["C"], expected, err_msg=f"{name} model")
+                    runs[name].append(got[:2])
+        best = {name: (r[0][0], min(t for _, t in r)) if r else None for name, r in runs.items()}
+        rows.append({"dim": dim, "program": f"matmul {size}^3 {schedule}", **best})
+    return rows
+
+
+def print_comparison(rev: str, rows: list[dict]) -> bool:
+    """Prints the table; True when every program both models ran took the same cycles."""
+    print(f"{'dim':>4} {'program':<24} {'cycles':>10} {f'{rev} cycles/s':>18} {'current cycles/s':>17} "
+          f"{'ratio':>6}")
+    same = True
+    for r in rows:
+        base, cur = r["baseline"], r["current"]
+        if cur is None:
+            raise SystemExit(f"the current model failed on {r['program']} at dim {r['dim']}")
+        if base is None:
+            print(f"{r['dim']:>4} {r['program']:<24} {cur[0]:>10} {'(cannot run it)':>18} "
+                  f"{cur[0] / cur[1]:>17,.0f}")
+            continue
+        note = ""
+        if base[0] != cur[0]:
+            same = False
+            note = f"  CYCLES DIFFER: baseline {base[0]}"
+        rb, rc = base[0] / base[1], cur[0] / cur[1]
+        print(f"{r['dim']:>4} {r['program']:<24} {cur[0]:>10} {rb:>18,.0f} {rc:>17,.0f} {rc / rb:>5.2f}x{note}")
+    print("cycles: equal on every program both models ran" if same
+          else "cycles: NOT equal on every program both models ran")
+    return same
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dims", type=int, nargs="+", default=[4, 8, 16])
     parser.add_argument("--size", type=int, default=512)
     parser.add_argument("--fresh", action="store_true", help="build into an empty temporary cache")
+    parser.add_argument("--baseline", metavar="REV", help="compare with the RTL of this git revision")
+    parser.add_argument("--schedules", nargs="+", default=["default"], choices=["default", "gemmini"],
+                        help="with --baseline: the matmul schedules to run")
+    parser.add_argument("--repeats", type=int, default=3, help="with --baseline: runs of each model, best kept")
     args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
     if args.fresh:
         os.environ["SYSTOLIC_CACHE"] = tempfile.mkdtemp(prefix="systolic-bench-")
+    if args.baseline:
+        print(f"baseline {args.baseline} vs the working tree: matmul {args.size}^3, gemmini preset with dim "
+              f"changed, best clock-loop time of {args.repeats} alternating runs; machine {V.machine_key()}")
+        rows = [row for dim in args.dims for row in compare(args.baseline, dim, args.size, args.schedules,
+                                                            args.repeats)]
+        return 0 if print_comparison(args.baseline, rows) else 1
     print(f"matmul {args.size}^3, default schedule, gemmini preset with dim changed; "
           f"machine {V.machine_key()}, CFLAGS {V.CFLAGS}")
     print(f"{'dim':>4} {'build s':>8} {'tiles':>9} {'cycles':>10} {'ideal':>10} {'util':>6} "

@@ -35,7 +35,29 @@ class ConfigKind(IntEnum):
 # mvin funct of each load state (0, 1, 2): mvin, mvin2, mvin3
 MVIN_FUNCTS = (Funct.MVIN, Funct.MVIN2, Funct.MVIN3)
 
+# Cycle stacks: every cycle of each unit is charged to exactly one category, the FIRST of
+# STACK that applies (this order is the precedence; the RTL picks by it, see accel_top.sv):
+#   bank        a local-memory request of the unit lost arbitration for its bank;
+#   dma         the unit holds work and nothing of it moves for want of the DMA (the read or
+#               write port does not take its request, or it waits for read data or write
+#               acknowledgements);
+#   busy        the unit holds work (an instruction issued to it and not done);
+#   hazard      its queue's next instruction waits for an older one (a dependency);
+#   queue_full  nothing waits in its queue, and dispatch is blocked behind a full queue (the
+#               unit is starved by the in-order front end);
+#   idle        none of these (nothing to do, a fence draining, the program's end).
+STACK_UNITS = ("load", "exec", "store")
+STACK = ("bank", "dma", "busy", "hazard", "queue_full", "idle")
+
+
+def stack_counter(unit: str, category: str) -> str:
+    """Name of the counter of ``unit``'s cycles charged to ``category``."""
+    return f"{unit}_stack_{category}"
+
+
 # Performance counters of the accelerator, in the order of the RTL's counter array.
-# Every backend that reports counters uses these names.
+# Every backend that reports counters uses these names. Per unit, the stack counters
+# (contiguous, in STACK order) sum to "cycles".
 COUNTERS = ("cycles", "load_busy", "exec_busy", "store_busy", "mesh_busy", "dma_bytes_read",
-            "dma_bytes_written", "stall_hazard", "stall_bank_conflict", "stall_queue_full", "stall_dma_wait")
+            "dma_bytes_written", "stall_hazard", "stall_bank_conflict", "stall_queue_full", "stall_dma_wait",
+            *(stack_counter(u, c) for u in STACK_UNITS for c in STACK))

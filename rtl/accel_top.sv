@@ -82,6 +82,8 @@ module accel_top import systolic_pkg::*; #(
   preload_t                iss_pre;
   logic [N-1:0]            done_ld, done_ex, done_st, done;
   logic                    stall_hazard, stall_queue_full, conflict;
+  logic [2:0]              hazard, starved;
+  unit_stack_t [2:0]       ustack;
   logic                    ld_busy, ld_dma_wait, ex_busy, mesh_busy, st_busy, st_dma_wait;
   dma_req_t                rd_req, wr_req;
 
@@ -106,6 +108,7 @@ module accel_top import systolic_pkg::*; #(
     .done_i (done),
     .idle_o,
     .stall_hazard_o (stall_hazard), .stall_queue_full_o (stall_queue_full),
+    .hazard_o (hazard), .starved_o (starved),
     .ev_disp_valid_o, .ev_disp_seq_o, .ev_issue_seq_o, .slot_seq_o (ev_slot_seq_o),
     .dbg_cand_deps_o, .dbg_cand_slot_o, .dbg_waiting_o, .dbg_issued_o, .dbg_fence_o
   );
@@ -127,7 +130,8 @@ module accel_top import systolic_pkg::*; #(
     .acc_req_o (acc_req[ACC_LD]), .acc_acc_o (acc_acc[ACC_LD]), .acc_row_o (acc_row[ACC_LD]),
     .acc_wdata_o (acc_wdata[ACC_LD]), .acc_wmask_o (acc_wmask[ACC_LD]),
     .acc_gnt_i (acc_gnt[ACC_LD]),
-    .busy_o (ld_busy), .dma_wait_o (ld_dma_wait), .outstanding_o (dbg_ld_outstanding_o)
+    .busy_o (ld_busy), .dma_wait_o (ld_dma_wait), .stack_o (ustack[LD]),
+    .outstanding_o (dbg_ld_outstanding_o)
   );
 
   execute_unit #(
@@ -144,7 +148,8 @@ module accel_top import systolic_pkg::*; #(
     .acc_wr_req_o (acc_req[ACC_EX_WR]), .acc_wr_acc_o (acc_acc[ACC_EX_WR]),
     .acc_wr_row_o (acc_row[ACC_EX_WR]), .acc_wr_data_o (acc_wdata[ACC_EX_WR]),
     .acc_wr_mask_o (acc_wmask[ACC_EX_WR]),
-    .busy_o (ex_busy), .mesh_busy_o (mesh_busy), .dbg_state_o (dbg_ex_state_o)
+    .busy_o (ex_busy), .mesh_busy_o (mesh_busy), .stack_o (ustack[EX]),
+    .dbg_state_o (dbg_ex_state_o)
   );
 
   store_unit #(
@@ -161,7 +166,8 @@ module accel_top import systolic_pkg::*; #(
     .wr_req_valid_o (dma_wr_req_valid_o), .wr_req_ready_i (dma_wr_req_ready_i),
     .wr_req_o (wr_req), .wr_req_data_o (dma_wr_req_data_o),
     .wr_ack_valid_i (dma_wr_ack_valid_i), .wr_ack_tag_i (dma_tag_t'(dma_wr_ack_tag_i)),
-    .busy_o (st_busy), .dma_wait_o (st_dma_wait), .outstanding_o (dbg_st_outstanding_o)
+    .busy_o (st_busy), .dma_wait_o (st_dma_wait), .stack_o (ustack[ST]),
+    .outstanding_o (dbg_st_outstanding_o)
   );
 
   // the harness sees the DMA requests as plain ports
@@ -205,27 +211,60 @@ module accel_top import systolic_pkg::*; #(
   assign ev_done_o        = done;
   assign dbg_unit_ready_o = iss_ready;
 
-  // ---- performance counters -------------------------------------------------------
-  logic [NumCounters-1:0][63:0] ctr_q, ctr_d, ctr_inc;
+  // ---- cycle stacks -----------------------------------------------------------------
+  // Per unit (in dispatch's port order, as isa/opcodes.py STACK_UNITS), the categories that
+  // apply this cycle; the cycle is charged to the first of them in stack_e order, which is
+  // the precedence of isa/opcodes.py STACK. Idle always applies, so each cycle counts once.
+  stack_e [2:0] charged;
   always_comb begin
-    ctr_inc                       = '0;
-    ctr_inc[CtrCycles]            = 64'd1;
-    ctr_inc[CtrLoadBusy]          = 64'(ld_busy);
-    ctr_inc[CtrExecBusy]          = 64'(ex_busy);
-    ctr_inc[CtrStoreBusy]         = 64'(st_busy);
-    ctr_inc[CtrMeshBusy]          = 64'(mesh_busy);
-    ctr_inc[CtrStallHazard]       = 64'(stall_hazard);
-    ctr_inc[CtrStallBankConflict] = 64'(conflict);
-    ctr_inc[CtrStallQueueFull]    = 64'(stall_queue_full);
-    ctr_inc[CtrStallDmaWait]      = 64'(ld_dma_wait || st_dma_wait);
-    if (dma_rd_req_valid_o && dma_rd_req_ready_i) ctr_inc[CtrDmaBytesRead] = 64'(rd_req.len);
-    if (dma_wr_req_valid_o && dma_wr_req_ready_i) ctr_inc[CtrDmaBytesWritten] = 64'(wr_req.len);
-    for (int i = 0; i < NumCounters; i++) ctr_d[i] = ctr_q[i] + ctr_inc[i];
+    for (int u = 0; u < 3; u++) begin
+      logic [NumStack-1:0] applies;
+      applies                 = '0;
+      applies[StackBank]      = ustack[u].bank;
+      applies[StackDma]       = ustack[u].dma;
+      applies[StackBusy]      = ustack[u].busy;
+      applies[StackHazard]    = hazard[u];
+      applies[StackQueueFull] = starved[u];
+      applies[StackIdle]      = 1'b1;
+      charged[u] = StackIdle;
+      for (int c = NumStack - 1; c >= 0; c--) begin
+        if (applies[c]) charged[u] = stack_e'(c);
+      end
+    end
+  end
+
+  // ---- performance counters -------------------------------------------------------
+  // which counters count this cycle; each counts by one, the DMA byte counters by the
+  // request's length. Per-counter enables keep the update to the counters that move.
+  logic [NumCounters-1:0]       ctr_en;
+  logic [NumCounters-1:0][63:0] ctr_q;
+  always_comb begin
+    ctr_en                       = '0;
+    ctr_en[CtrCycles]            = 1'b1;
+    ctr_en[CtrLoadBusy]          = ld_busy;
+    ctr_en[CtrExecBusy]          = ex_busy;
+    ctr_en[CtrStoreBusy]         = st_busy;
+    ctr_en[CtrMeshBusy]          = mesh_busy;
+    ctr_en[CtrStallHazard]       = stall_hazard;
+    ctr_en[CtrStallBankConflict] = conflict;
+    ctr_en[CtrStallQueueFull]    = stall_queue_full;
+    ctr_en[CtrStallDmaWait]      = ld_dma_wait || st_dma_wait;
+    ctr_en[CtrDmaBytesRead]      = dma_rd_req_valid_o && dma_rd_req_ready_i;
+    ctr_en[CtrDmaBytesWritten]   = dma_wr_req_valid_o && dma_wr_req_ready_i;
+    for (int u = 0; u < 3; u++) ctr_en[CtrStackFirst + u * NumStack + int'(charged[u])] = 1'b1;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) ctr_q <= '0;
-    else         ctr_q <= ctr_d;
+    if (!rst_ni) begin
+      ctr_q <= '0;
+    end else begin
+      for (int i = 0; i < NumCounters; i++) begin
+        if (ctr_en[i]) begin
+          ctr_q[i] <= ctr_q[i] + ((i == int'(CtrDmaBytesRead)) ? 64'(rd_req.len)
+                                  : (i == int'(CtrDmaBytesWritten)) ? 64'(wr_req.len) : 64'd1);
+        end
+      end
+    end
   end
   assign ctr_o = ctr_q;
 

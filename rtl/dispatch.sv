@@ -48,6 +48,10 @@ module dispatch import systolic_pkg::*; #(
   output logic                      idle_o,
   output logic                      stall_hazard_o,
   output logic                      stall_queue_full_o,
+  // per queue, for the cycle stacks: the next instruction waits on a dependency; nothing
+  // waits in the queue while the front end is blocked behind a full queue
+  output logic [2:0]                hazard_o,
+  output logic [2:0]                starved_o,
   // events for the harness log: instructions consumed here, sequence numbers
   output logic                      ev_disp_valid_o,
   output logic [SEQ_W-1:0]          ev_disp_seq_o,
@@ -98,27 +102,24 @@ module dispatch import systolic_pkg::*; #(
              hi: urow(op_addr(w)) + RW'(op_rows(w) - 16'd1) * RW'(stride)};
   endfunction
 
-  // what an entering instruction records for hazard checks
+  // what an entering instruction records for hazard checks (the flags first: the ranges
+  // stay 32-bit aligned, which keeps the simulation's overlap checks cheap)
   typedef struct packed {
     logic [NRD-1:0]         rdv;
-    range_t [NRD-1:0]       rd;
     logic                   wrv;
+    range_t [NRD-1:0]       rd;
     range_t                 wr;
   } access_t;
-
-  // a reservation-station entry
-  typedef struct packed {
-    insn_t            insn;
-    preload_t         pre;
-    logic [SEQ_W-1:0] seq;
-    access_t          acc;
-  } entry_t;
 
   // ---- slot state ------------------------------------------------------------
   logic [N-1:0]          valid_q, valid_d, issued_q, issued_d, done_q, done_d;
   logic [N-1:0]          deps_q [N];
   logic [N-1:0]          deps_d [N];
-  entry_t                entry_q [N];
+  // the entries, one array per field: each is written when an instruction enters its slot
+  insn_t                 insn_q [N];
+  preload_t              pre_q [N];
+  logic [SEQ_W-1:0]      eseq_q [N];
+  access_t               acc_q [N];
 
   logic [NQ-1:0][SLOT_W-1:0] tail_q, tail_d, iss_q, iss_d, head_q, head_d;   // offsets in a queue
   logic [NQ-1:0][QW-1:0]     count_q, count_d, waiting_q, waiting_d;   // entries, not yet issued
@@ -213,17 +214,19 @@ module dispatch import systolic_pkg::*; #(
   // instruction, write-after-read and write-after-write on those of the other queues
   always_comb begin
     new_deps = '0;
-    for (int j = 0; j < N; j++) begin
-      access_t o;
-      o = entry_q[j].acc;
-      if (enq && valid_q[j] && !done_q[j] && !done_i[j]) begin
-        for (int r = 0; r < NRD; r++) begin
-          if (n_acc.rdv[r] && o.wrv && overlap(n_acc.rd[r], o.wr)) new_deps[j] = 1'b1;
-        end
-        if (slot_queue(j) != tq && n_acc.wrv) begin
-          if (o.wrv && overlap(n_acc.wr, o.wr)) new_deps[j] = 1'b1;
+    if (enq) begin
+      for (int j = 0; j < N; j++) begin
+        if (valid_q[j] && !done_q[j] && !done_i[j]) begin
           for (int r = 0; r < NRD; r++) begin
-            if (o.rdv[r] && overlap(n_acc.wr, o.rd[r])) new_deps[j] = 1'b1;
+            if (n_acc.rdv[r] && acc_q[j].wrv && overlap(n_acc.rd[r], acc_q[j].wr)) begin
+              new_deps[j] = 1'b1;
+            end
+          end
+          if (slot_queue(j) != tq && n_acc.wrv) begin
+            if (acc_q[j].wrv && overlap(n_acc.wr, acc_q[j].wr)) new_deps[j] = 1'b1;
+            for (int r = 0; r < NRD; r++) begin
+              if (acc_q[j].rdv[r] && overlap(n_acc.wr, acc_q[j].rd[r])) new_deps[j] = 1'b1;
+            end
           end
         end
       end
@@ -243,16 +246,16 @@ module dispatch import systolic_pkg::*; #(
       iss_valid_o[q] = (waiting_q[q] != '0) && (deps_q[cand[q]] == '0);
       iss_fire[q]    = iss_valid_o[q] && iss_ready_i[q];
       iss_slot_o[q]  = cand[q];
-      iss_o[q]       = entry_q[cand[q]].insn;
-      ev_issue_seq_o[q]  = entry_q[cand[q]].seq;
+      iss_o[q]       = insn_q[cand[q]];
+      ev_issue_seq_o[q]  = eseq_q[cand[q]];
       dbg_cand_deps_o[q] = deps_q[cand[q]];
       dbg_cand_slot_o[q] = cand[q];
-      if ((waiting_q[q] != '0) && (deps_q[cand[q]] != '0) && iss_ready_i[q]) begin
-        stall_hazard_o = 1'b1;
-      end
+      hazard_o[q]    = (waiting_q[q] != '0) && (deps_q[cand[q]] != '0);
+      starved_o[q]   = (waiting_q[q] == '0) && stall_queue_full_o;
+      if (hazard_o[q] && iss_ready_i[q]) stall_hazard_o = 1'b1;
     end
-    iss_pre_o = entry_q[cand[QEX]].pre;
-    for (int s = 0; s < N; s++) slot_seq_o[s] = entry_q[s].seq;
+    iss_pre_o = pre_q[cand[QEX]];
+    for (int s = 0; s < N; s++) slot_seq_o[s] = eseq_q[s];
     dbg_waiting_o = waiting_q;
     dbg_issued_o  = issued_q;
     idle_o        = all_empty;
@@ -348,10 +351,13 @@ module dispatch import systolic_pkg::*; #(
     end
   end
 
-  // the entering instruction's entry (the only write to the entry array)
+  // the entering instruction's entry (the only writes to the entry arrays)
   always_ff @(posedge clk_i) begin
     if (enq) begin
-      entry_q[new_slot] <= '{insn: cmd_i, pre: pend_q, seq: seq_q, acc: n_acc};
+      insn_q[new_slot] <= cmd_i;
+      pre_q[new_slot]  <= pend_q;
+      eseq_q[new_slot] <= seq_q;
+      acc_q[new_slot]  <= n_acc;
     end
   end
 

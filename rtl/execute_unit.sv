@@ -52,6 +52,7 @@ module execute_unit import systolic_pkg::*; #(
   // status
   output logic                busy_o,
   output logic                mesh_busy_o,
+  output unit_stack_t         stack_o,
   output logic [3:0]          dbg_state_o
 );
   localparam int RA = 0, RD = 1, RB = 2;        // scratchpad read ports: A, D, B
@@ -226,16 +227,14 @@ module execute_unit import systolic_pkg::*; #(
     end
   end
 
-  // a config_ex is done when it issues, a compute when its last row leaves the mesh
-  always_comb begin
-    for (int i = 0; i < N; i++) begin
-      done_o[i] = (out_valid && out_tag.last && out_tag.slot == SLOT_W'(i))
-                  || (iss_fire && is_cfg && iss_slot_i == SLOT_W'(i));
-    end
-  end
+  // a config_ex is done when it issues, a compute when its last row leaves the mesh (one-hot)
+  assign done_o = (N'(out_valid && out_tag.last) << out_tag.slot)
+                  | (N'(iss_fire && is_cfg) << iss_slot_i);
 
   assign busy_o      = w_valid_q || s_valid_q || inj_valid_q || mesh_active;
   assign mesh_busy_o = inj_valid_q;
+  // a read of A, D or B waiting for its bank; the execute unit never waits on the DMA
+  assign stack_o     = '{bank: (sp_rd_req_o & ~sp_rd_gnt_i) != '0, dma: 1'b0, busy: busy_o};
   assign dbg_state_o = {s_valid_q, w_valid_q && w_pre_q && !w_started_q && hold_q[nbuf] != '0,
                         w_valid_q && !w_loaded, w_valid_q && w_loaded && !s_free};
 

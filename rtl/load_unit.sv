@@ -23,8 +23,7 @@ module load_unit import systolic_pkg::*; #(
   localparam int SLOT_W       = $clog2(N),
   localparam int SP_AW        = $clog2(SP_ROWS),
   localparam int ACC_AW       = $clog2(ACC_ROWS),
-  localparam int LANES        = DIM * MAX_BLOCK_LEN,
-  localparam int RESP_W       = LANES * 32
+  localparam int RESP_W       = DIM * MAX_BLOCK_LEN * 32
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
@@ -57,10 +56,12 @@ module load_unit import systolic_pkg::*; #(
   // status
   output logic                busy_o,
   output logic                dma_wait_o,
+  output unit_stack_t         stack_o,
   output logic [CNT_W-1:0]    outstanding_o
 );
   localparam int LSLOT_W = (LDQ > 1) ? $clog2(LDQ) : 1;
   localparam int BLK_W   = $clog2(MAX_BLOCK_LEN + 1);
+  localparam int BIX_W   = (MAX_BLOCK_LEN > 1) ? $clog2(MAX_BLOCK_LEN) : 1;   // a block's index
   localparam int NSTATES = 3;   // mvin, mvin2, mvin3
 
   // config_ld of one mvin state
@@ -83,10 +84,11 @@ module load_unit import systolic_pkg::*; #(
     logic [15:0] copies;    // local rows each response row is written to (stride 0: rows)
   } ctx_t;
 
+  // written an entry at a time (per-entry enables): a config_ld its state, an mvin its slot
   ld_cfg_t cfg_q [NSTATES];
-  ld_cfg_t cfg_d [NSTATES];
+  ld_cfg_t cfg_new;
   ctx_t    ctx_q [LDQ];
-  ctx_t    ctx_d [LDQ];
+  ctx_t    ctx_new;
 
   // request engine: the rows of the mvin being requested
   logic              rq_active_q, rq_active_d;
@@ -94,13 +96,13 @@ module load_unit import systolic_pkg::*; #(
   logic [15:0]       rq_row_q, rq_row_d, rq_rows_q, rq_rows_d, rq_len_q, rq_len_d;
   logic [SLOT_W-1:0] rq_slot_q, rq_slot_d;
 
-  // write-back engine: one response row, written a block per cycle
+  // write-back engine: one response row (as int32 lanes, block by block), written a block per cycle
   logic              wb_busy_q, wb_busy_d;
-  logic [31:0]       wb_lane_q [LANES];
-  logic [31:0]       wb_lane_d [LANES];
+  logic [DIM*32-1:0] wb_row_q [MAX_BLOCK_LEN];
+  logic [DIM*32-1:0] resp_row [MAX_BLOCK_LEN];
   dma_tag_t          wb_tag_q, wb_tag_d;
   logic [BLK_W-1:0]  wb_blk_q, wb_blk_d, wb_nblk_q, wb_nblk_d;
-  logic [15:0]       wb_row_q, wb_row_d, wb_copy_q, wb_copy_d;   // local row, copies left
+  logic [15:0]       wb_lrow_q, wb_lrow_d, wb_copy_q, wb_copy_d;   // local row, copies left
   logic [CNT_W-1:0]  outstanding_q, outstanding_d, inflight_q, inflight_d;
 
   logic               is_mvin, iss_fire, mvin_fire, rq_fire, rq_last, resp_fire;
@@ -151,10 +153,10 @@ module load_unit import systolic_pkg::*; #(
     acc_wdata_o = '0;
     sp_wmask_o  = '0;
     acc_wmask_o = '0;
-    row = 32'(wb_ctx.base) + 32'(wb_row_q) + 32'(wb_blk_q) * 32'(wb_ctx.bstride);
+    row = 32'(wb_ctx.base) + 32'(wb_lrow_q) + 32'(wb_blk_q) * 32'(wb_ctx.bstride);
     if (wb_busy_q) begin
       for (int i = 0; i < DIM; i++) begin
-        v = wb_lane_q[32'(wb_blk_q) * DIM + i];
+        v = wb_row_q[BIX_W'(wb_blk_q)][i*32 +: 32];
         if (wb_ctx.scale != F32_ONE) v = scale_sat(v, wb_ctx.scale, !wb_ctx.acc, 1'b0);
         sp_wdata_o[i*8 +: 8]    = v[7:0];
         acc_wdata_o[i*32 +: 32] = v;
@@ -172,28 +174,24 @@ module load_unit import systolic_pkg::*; #(
     end
   end
 
-  // a config_ld is done when it issues, an mvin when its last block is written
-  always_comb begin
-    for (int i = 0; i < N; i++) begin
-      done_o[i] = (iss_fire && !is_mvin && iss_slot_i == SLOT_W'(i))
-                  || (mvin_done && wb_tag_q.slot == 15'(i));
-    end
-  end
+  // a config_ld is done when it issues, an mvin when its last block is written (one-hot)
+  assign done_o = (N'(iss_fire && !is_mvin) << iss_slot_i) | (N'(mvin_done) << wb_tag_q.slot);
 
   assign busy_o        = inflight_q != '0;
   assign dma_wait_o    = (outstanding_q != '0 && !rd_resp_valid_i)
                          || (rd_req_valid_o && !rd_req_ready_i);
   assign outstanding_o = outstanding_q;
+  // a block waiting for its bank; mvins in flight that neither send, take nor write a row
+  assign stack_o = '{bank: wb_busy_q && !wb_gnt,
+                     dma:  busy_o && !rq_fire && !resp_fire && !wb_busy_q,
+                     busy: busy_o};
 
   // ---- next state ---------------------------------------------------------------
   always_comb begin
     outstanding_d = outstanding_q + CNT_W'(rq_fire) - CNT_W'(resp_fire);
     inflight_d    = inflight_q + CNT_W'(mvin_fire) - CNT_W'(mvin_done);
-    cfg_d = cfg_q;
-    if (iss_fire && !is_mvin) begin
-      cfg_d[iss_state] = '{stride: iss_i.rs2, shrink: iss_i.rs1[2], bstride: iss_i.rs1[31:16],
-                           scale: iss_i.rs1[63:32]};
-    end
+    cfg_new = '{stride: iss_i.rs2, shrink: iss_i.rs1[2], bstride: iss_i.rs1[31:16],
+                scale: iss_i.rs1[63:32]};
   end
 
   // request engine
@@ -206,7 +204,6 @@ module load_unit import systolic_pkg::*; #(
     rq_rows_d   = rq_rows_q;
     rq_len_d    = rq_len_q;
     rq_slot_d   = rq_slot_q;
-    ctx_d       = ctx_q;
     wide        = iss_i.rs2[31] && !cfg_q[iss_state].shrink;
     if (rq_fire) begin
       rq_addr_d = rq_addr_q + rq_stride_q;
@@ -221,26 +218,25 @@ module load_unit import systolic_pkg::*; #(
       rq_rows_d   = op_rows(iss_i.rs2);
       rq_len_d    = wide ? op_cols(iss_i.rs2) << 2 : op_cols(iss_i.rs2);
       rq_slot_d   = iss_slot_i;
-      ctx_d[iss_ls] = '{base: iss_i.rs2[28:0], acc: iss_i.rs2[31], accum: iss_i.rs2[30],
-                        wide: wide, bstride: cfg_q[iss_state].bstride,
-                        scale: cfg_q[iss_state].scale, cols: op_cols(iss_i.rs2),
-                        copies: cfg_q[iss_state].stride == '0 ? op_rows(iss_i.rs2) : 16'd1};
     end
+    ctx_new = '{base: iss_i.rs2[28:0], acc: iss_i.rs2[31], accum: iss_i.rs2[30], wide: wide,
+                bstride: cfg_q[iss_state].bstride, scale: cfg_q[iss_state].scale,
+                cols: op_cols(iss_i.rs2),
+                copies: cfg_q[iss_state].stride == '0 ? op_rows(iss_i.rs2) : 16'd1};
   end
 
   // write-back engine
   always_comb begin
     wb_busy_d = wb_busy_q;
-    wb_lane_d = wb_lane_q;
     wb_tag_d  = wb_tag_q;
     wb_blk_d  = wb_blk_q;
     wb_nblk_d = wb_nblk_q;
-    wb_row_d  = wb_row_q;
+    wb_lrow_d = wb_lrow_q;
     wb_copy_d = wb_copy_q;
     if (wb_gnt) wb_blk_d = wb_blk_q + BLK_W'(1);
     if (wb_row_fin && !wb_fin) begin   // the next copy of a broadcast row
       wb_blk_d  = '0;
-      wb_row_d  = wb_row_q + 16'd1;
+      wb_lrow_d = wb_lrow_q + 16'd1;
       wb_copy_d = wb_copy_q - 16'd1;
     end
     if (wb_fin) wb_busy_d = 1'b0;
@@ -248,12 +244,22 @@ module load_unit import systolic_pkg::*; #(
       wb_busy_d = 1'b1;
       wb_tag_d  = rd_resp_tag_i;
       wb_blk_d  = '0;
-      wb_row_d  = rd_resp_tag_i.row;
+      wb_lrow_d = rd_resp_tag_i.row;
       wb_copy_d = ctx_q[resp_ls].copies;
       wb_nblk_d = BLK_W'((ctx_q[resp_ls].cols + 16'(DIM - 1)) / 16'(DIM));
-      for (int i = 0; i < LANES; i++) begin
-        if (ctx_q[resp_ls].wide) wb_lane_d[i] = rd_resp_data_i[i*32 +: 32];
-        else wb_lane_d[i] = {{24{rd_resp_data_i[i*8+7]}}, rd_resp_data_i[i*8 +: 8]};
+    end
+  end
+
+  // the response row as int32 lanes (int8 elements sign-extended); computed only when it
+  // is taken, which keeps this wide path out of every other cycle's evaluation
+  always_comb begin
+    resp_row = '{default: '0};
+    if (resp_fire) begin
+      for (int b = 0; b < MAX_BLOCK_LEN; b++) begin
+        for (int i = 0; i < DIM; i++) begin
+          resp_row[b][i*32 +: 32] = ctx_q[resp_ls].wide ? rd_resp_data_i[(b*DIM+i)*32 +: 32]
+              : {{24{rd_resp_data_i[(b*DIM+i)*8+7]}}, rd_resp_data_i[(b*DIM+i)*8 +: 8]};
+        end
       end
     end
   end
@@ -274,20 +280,24 @@ module load_unit import systolic_pkg::*; #(
   end
 
   always_ff @(posedge clk_i) begin
-    cfg_q       <= cfg_d;
-    ctx_q       <= ctx_d;
     rq_addr_q   <= rq_addr_d;
     rq_row_q    <= rq_row_d;
     rq_stride_q <= rq_stride_d;
     rq_rows_q   <= rq_rows_d;
     rq_len_q    <= rq_len_d;
     rq_slot_q   <= rq_slot_d;
-    wb_lane_q   <= wb_lane_d;
     wb_tag_q    <= wb_tag_d;
     wb_blk_q    <= wb_blk_d;
     wb_nblk_q   <= wb_nblk_d;
-    wb_row_q    <= wb_row_d;
+    wb_lrow_q   <= wb_lrow_d;
     wb_copy_q   <= wb_copy_d;
+  end
+
+  // arrays: one entry written at a time, the lanes only when a response row is taken
+  always_ff @(posedge clk_i) begin
+    if (iss_fire && !is_mvin) cfg_q[iss_state] <= cfg_new;
+    if (mvin_fire) ctx_q[iss_ls] <= ctx_new;
+    if (resp_fire) wb_row_q <= resp_row;
   end
 
   // ---- assumptions ----------------------------------------------------------------

@@ -44,6 +44,7 @@ module store_unit import systolic_pkg::*; #(
   // status
   output logic                busy_o,
   output logic                dma_wait_o,
+  output unit_stack_t         stack_o,
   output logic [CNT_W-1:0]    outstanding_o
 );
   localparam int FW = $clog2(FIFO + 1);
@@ -83,9 +84,9 @@ module store_unit import systolic_pkg::*; #(
   // the row whose data arrives this cycle
   logic              ar_valid_q, ar_valid_d, ar_last_q, ar_last_d;
   row_t              ar_q, ar_d;
-  // rows waiting for the DMA
+  // rows waiting for the DMA; a push writes one entry (a per-entry enable)
   pending_t          fifo_q [FIFO];
-  pending_t          fifo_d [FIFO];
+  pending_t          fifo_new;
   logic [FW-1:0]     f_cnt_q, f_cnt_d, f_rd_q, f_rd_d, f_wr_q, f_wr_d;
   logic [CNT_W-1:0]  outstanding_q, outstanding_d, inflight_q, inflight_d;
 
@@ -133,17 +134,16 @@ module store_unit import systolic_pkg::*; #(
   assign pop = wr_req_valid_o && wr_req_ready_i;
   assign mvout_done = wr_ack_valid_i && wr_ack_tag_i.last;
 
-  // a config_st is done when it issues, an mvout when its last row is acknowledged
-  always_comb begin
-    for (int i = 0; i < N; i++) begin
-      done_o[i] = (iss_fire && is_cfg && iss_slot_i == SLOT_W'(i))
-                  || (mvout_done && wr_ack_tag_i.slot == 15'(i));
-    end
-  end
+  // a config_st is done when it issues, an mvout when its last row is acknowledged (one-hot)
+  assign done_o = (N'(iss_fire && is_cfg) << iss_slot_i) | (N'(mvout_done) << wr_ack_tag_i.slot);
 
   assign busy_o        = inflight_q != '0;
   assign dma_wait_o    = wr_req_valid_o && !wr_req_ready_i;
   assign outstanding_o = outstanding_q;
+  // a row read waiting for its bank; mvouts in flight that neither read, pass nor send a row
+  assign stack_o = '{bank: rd_fire && !rd_gnt,
+                     dma:  busy_o && !rd_step && !ar_valid_q && !pop,
+                     busy: busy_o};
 
   // ---- next state ---------------------------------------------------------------
   always_comb begin
@@ -180,15 +180,12 @@ module store_unit import systolic_pkg::*; #(
   end
 
   always_comb begin
-    fifo_d = fifo_q;
     f_wr_d = f_wr_q;
     f_rd_d = f_rd_q;
-    if (push) begin
-      fifo_d[f_wr_q] = '{req: '{addr: ar_q.addr, len: ar_q.full ? ar_q.cols << 2 : ar_q.cols,
-                               tag: '{slot: 15'(ar_q.slot), last: ar_last_q, row: 16'h0}},
-                         data: row_data};
-      f_wr_d = (f_wr_q == FW'(FIFO - 1)) ? '0 : f_wr_q + 1'b1;
-    end
+    fifo_new = '{req: '{addr: ar_q.addr, len: ar_q.full ? ar_q.cols << 2 : ar_q.cols,
+                        tag: '{slot: 15'(ar_q.slot), last: ar_last_q, row: 16'h0}},
+                 data: row_data};
+    if (push) f_wr_d = (f_wr_q == FW'(FIFO - 1)) ? '0 : f_wr_q + 1'b1;
     if (pop) f_rd_d = (f_rd_q == FW'(FIFO - 1)) ? '0 : f_rd_q + 1'b1;
     f_cnt_d       = f_cnt_q + FW'(push) - FW'(pop);
     outstanding_d = outstanding_q + CNT_W'(pop) - CNT_W'(wr_ack_valid_i);
@@ -226,7 +223,7 @@ module store_unit import systolic_pkg::*; #(
     rd_stride_q <= rd_stride_d;
     ar_q        <= ar_d;
     ar_last_q   <= ar_last_d;
-    fifo_q      <= fifo_d;
+    if (push) fifo_q[f_wr_q] <= fifo_new;
   end
 
   // ---- assumptions ----------------------------------------------------------------

@@ -39,6 +39,14 @@ package systolic_pkg;
     dma_tag_t          tag;
   } dma_req_t;
 
+  // What a unit reports for its cycle stack (the categories of isa/opcodes.py STACK that
+  // the unit itself knows; dispatch adds hazard and queue_full).
+  typedef struct packed {
+    logic bank;   // a local-memory request of the unit lost arbitration
+    logic dma;    // work held, and nothing of it moves for want of the DMA
+    logic busy;   // work held: an instruction issued and not done
+  } unit_stack_t;
+
   // Operand word of mvin/mvout/preload/compute: [31:0] addr, [47:32] cols, [63:48] rows.
   function automatic logic [31:0] op_addr(input logic [63:0] w);
     return w[31:0];

@@ -57,7 +57,7 @@ def test_exec_reports_missing_inputs(tmp_path, capsys: pytest.CaptureFixture) ->
     assert "missing array 'A'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("command", ["run", "asm", "exec", "bench", "tune"])
+@pytest.mark.parametrize("command", ["run", "asm", "exec", "profile", "bench", "tune"])
 def test_every_command_has_help_with_an_example(command: str, capsys: pytest.CaptureFixture) -> None:
     with pytest.raises(SystemExit) as exit_:
         main([command, "--help"])

@@ -10,7 +10,8 @@ from typing import Iterator
 
 from .cli_errors import Parser, run_command
 
-COMMANDS = ("toolkit.commands.run", "toolkit.commands.bench", "toolkit.commands.tune", "toolkit.commands.net")
+COMMANDS = ("toolkit.commands.run", "toolkit.commands.profile", "toolkit.commands.bench",
+            "toolkit.commands.tune", "toolkit.commands.net")
 
 
 def build_parser() -> argparse.ArgumentParser:

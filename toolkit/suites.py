@@ -31,6 +31,7 @@ import numpy as np
 import yaml
 
 from isa import GARBAGE, ComputePreloaded, HardwareConfig, Preload, Program
+from isa.opcodes import STACK, STACK_UNITS, stack_counter
 from simulators.base import BackendError
 
 from .api import compile as compile_op
@@ -39,6 +40,7 @@ from .kinds import KINDS, from_dict
 from .ops import Op
 
 SUITE_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "suites"
+STACK_COUNTERS = tuple(stack_counter(u, c) for u in STACK_UNITS for c in STACK)   # the RTL's cycle stacks
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,7 @@ class LayerResult:
     cpu_s: float | None
     exact: bool
     note: str = ""
+    stacks: dict[str, int] | None = None   # the cycle-stack counters, where the backend has them
 
     @property
     def roofline_utilization(self) -> float | None:
@@ -199,9 +202,11 @@ def run_layer(layer: Layer, hw: HardwareConfig, *, backend: str = "functional", 
     ideal = ideal_cycles(op, hw)
     roofline = max(ideal, -(-compulsory_bytes(op) // hw.dma_beat_bytes))
     cycles = res.cycles
+    stacks = {name: res.counters[name] for name in STACK_COUNTERS if name in res.counters}
     return LayerResult(layer.name, op.KIND, layer.count, op.macs, len(prog), computes, cycles, ideal, roofline,
                        ideal / cycles if cycles and ideal else None, useful / streamed if streamed else None,
-                       compile_s, res.wall_s, cpu_s, exact, note)
+                       compile_s, res.wall_s, cpu_s, exact, note,
+                       stacks if len(stacks) == len(STACK_COUNTERS) else None)
 
 
 def run_suite(suite: Suite, hw: HardwareConfig, *, backend: str = "functional", schedule: Any = None,
@@ -280,18 +285,22 @@ def format_table(results: Sequence[LayerResult]) -> str:
 
 
 def write_csv(results: Iterable[LayerResult], path: str | Path) -> None:
+    """One row per layer; the cycle stacks as one column per counter (empty without them)."""
     results = list(results)
-    names = [f.name for f in fields(LayerResult)] + ["roofline_utilization"]
+    names = [f.name for f in fields(LayerResult) if f.name != "stacks"] + ["roofline_utilization",
+                                                                           *STACK_COUNTERS]
     with open(path, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=names)
         writer.writeheader()
         for r in results:
-            writer.writerow({**asdict(r), "roofline_utilization": r.roofline_utilization})
+            row = {k: v for k, v in asdict(r).items() if k != "stacks"}
+            writer.writerow({**row, "roofline_utilization": r.roofline_utilization, **(r.stacks or {})})
 
 
 def plot(results: Sequence[LayerResult], path: str | Path, title: str = "") -> None:
     """Utilization per layer (measured where there are cycles, else the no-stall occupancy), with the
-    roofline's share of the ideal as the ceiling."""
+    roofline's share of the ideal as the ceiling; below it, where every layer has them (verilator),
+    the cycle stacks of the load, execute and store units per layer."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -300,7 +309,13 @@ def plot(results: Sequence[LayerResult], path: str | Path, title: str = "") -> N
     values = [(r.utilization if measured else r.occupancy) or 0.0 for r in results]
     ceiling = [r.ideal_cycles / r.roofline_cycles if r.roofline_cycles else 0.0 for r in results]
     x = np.arange(len(results))
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.35 * len(results) + 2), 4.2))
+    with_stacks = all(r.stacks for r in results)
+    width = max(6.0, 0.35 * len(results) + 2)
+    if with_stacks:
+        fig, (ax, ax_stacks) = plt.subplots(2, 1, figsize=(max(width, 0.6 * len(results) + 2), 8.4))
+        _plot_stacks(ax_stacks, results)
+    else:
+        fig, ax = plt.subplots(figsize=(width, 4.2))
     ax.bar(x, values, color="tab:blue", label="utilization (ideal / cycles)" if measured else
            "array occupancy (MACs on data / MAC slots streamed); no cycles on this backend")
     moving = [i for i, r in enumerate(results) if not r.macs and r.cycles]
@@ -316,4 +331,26 @@ def plot(results: Sequence[LayerResult], path: str | Path, title: str = "") -> N
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+_STACK_COLORS = {"bank": "tab:red", "dma": "tab:orange", "busy": "tab:green", "hazard": "tab:purple",
+                 "queue_full": "tab:brown", "idle": "lightgray"}
+
+
+def _plot_stacks(ax: Any, results: Sequence[LayerResult]) -> None:
+    """Three bars per layer (load, execute, store), each its cycle stack as shares of the layer's cycles."""
+    x = np.arange(len(results))
+    bar = 0.27
+    for u, unit in enumerate(STACK_UNITS):
+        bottom = np.zeros(len(results))
+        for category in STACK:
+            share = np.array([r.stacks[stack_counter(unit, category)] / r.cycles for r in results])
+            ax.bar(x + (u - 1) * bar, share, bar * 0.95, bottom=bottom, color=_STACK_COLORS[category],
+                   label=category if u == 0 else None)
+            bottom += share
+    ax.set_xticks(x, [r.name for r in results], rotation=75, ha="right", fontsize=7)
+    ax.set_ylim(0, 1.0)
+    ax.set_ylabel("share of cycles")
+    ax.set_title("cycle stacks per layer: bars load | execute | store", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
 

@@ -30,7 +30,7 @@ from typing import Mapping
 import numpy as np
 
 from isa import ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, Program, encode_all
-from isa.opcodes import MVIN_FUNCTS, ConfigKind, Funct
+from isa.opcodes import MVIN_FUNCTS, STACK, STACK_UNITS, ConfigKind, Funct, stack_counter
 from simulators import functional
 from simulators.base import RunResult
 
@@ -57,6 +57,18 @@ class _Banks:
         return stall
 
 
+def _stack(cycles: int, stalls: dict[str, int]) -> dict[str, int]:
+    """A best-effort cycle stack of one unit: its stalls and busy time charged in STACK's order
+    (the precedence), each clipped to what is left, the rest idle, so that it sums to ``cycles``.
+    queue_full stays 0: this model does not track which queue dispatch waits behind."""
+    left, stack = cycles, {}
+    for category in STACK[:-1]:
+        stack[category] = min(max(stalls.get(category, 0), 0), left)
+        left -= stack[category]
+    stack[STACK[-1]] = left
+    return stack
+
+
 def estimate(prog: Program) -> tuple[int, dict[str, int]]:
     """Stand-in cycles and counters of ``prog`` (see the module note: not RTL)."""
     hw = prog.hw
@@ -72,6 +84,9 @@ def estimate(prog: Program) -> tuple[int, dict[str, int]]:
     queues = {0: deque(maxlen=hw.ld_queue), 1: deque(maxlen=hw.ex_queue), 2: deque(maxlen=hw.st_queue)}
     unit_free = [0, 0, 0]
     busy = [0, 0, 0]
+    covered = [0, 0, 0]     # per unit: cycles covered by the union of its busy intervals, and its end
+    unit_end = [0, 0, 0]
+    stalls = [{"bank": 0, "dma": 0, "hazard": 0} for _ in range(3)]
     banks = _Banks(hw.sp_banks)
     ld_cfg = {0: (0, 0), 1: (0, 0), 2: (0, 0)}  # state -> (block_stride, shrink)
     dma_free = dispatch = end_all = 0
@@ -134,6 +149,7 @@ def estimate(prog: Program) -> tuple[int, dict[str, int]]:
             start = max(free, ready(reads, writes))
             first = max(start + lat, dma_free)
             c["stall_dma_wait"] += first - (start + lat)
+            stalls[0]["dma"] += first - (start + lat)
             dma_end = first + rows * -(-row_bytes // beat)
             if not to_acc:
                 for bank in {row // bank_rows for row in dests}:
@@ -151,6 +167,7 @@ def estimate(prog: Program) -> tuple[int, dict[str, int]]:
             start = max(free, ready(reads, writes))
             first = max(start + rows, dma_free)  # read the rows, then the port
             c["stall_dma_wait"] += first - (start + rows)
+            stalls[2]["dma"] += first - (start + rows)
             dma_free = first + rows * -(-row_bytes // beat)
             done = dma_free + lat  # write acknowledged
             unit_free[2] = start + rows
@@ -187,11 +204,20 @@ def estimate(prog: Program) -> tuple[int, dict[str, int]]:
         c["stall_hazard"] += hazard
         c["stall_bank_conflict"] += stall
         busy[unit] += done - start
+        covered[unit] += max(0, done - max(start, unit_end[unit]))
+        unit_end[unit] = max(unit_end[unit], done)
+        stalls[unit]["hazard"] += hazard
+        stalls[unit]["bank"] += stall
         retire(reads, writes, done)
         q.append(done)
         end_all = max(end_all, done)
     cycles = max(end_all, dispatch)
     c.update(cycles=cycles, load_busy=busy[0], exec_busy=busy[1], store_busy=busy[2], instructions=len(words))
+    for unit, name in enumerate(STACK_UNITS):
+        # busy first loses the stall time its intervals include, as the RTL's stack charges it there
+        held = covered[unit] - stalls[unit]["bank"] - stalls[unit]["dma"]
+        stack = _stack(cycles, {**stalls[unit], "busy": held})
+        c.update({stack_counter(name, category): n for category, n in stack.items()})
     return cycles, c
 
 

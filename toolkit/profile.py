@@ -1,0 +1,77 @@
+"""Cycle accounting a user can read: each unit's cycle stack and what bounds a run.
+
+The RTL charges every cycle of each unit to exactly one category of
+``isa.opcodes.STACK`` (the order there is the precedence and says what each one
+means). From the counters of one run this module gives the stacks and the bound:
+the largest of
+
+* compute:   the execute unit's busy cycles;
+* DMA read / DMA write: the cycles the one DMA port needs for the bytes moved
+  (bytes / ``dma_beat_bytes``, reads and writes together; named by the larger);
+* banks:     the bank-conflict cycles of the unit that loses most;
+* dispatch:  the execute unit's queue_full cycles (starved by the in-order front end).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from isa import HardwareConfig
+from isa.opcodes import STACK, STACK_UNITS, stack_counter
+
+UNIT_NAMES = {"load": "load", "exec": "execute", "store": "store"}
+BOUNDS = ("compute", "DMA read", "DMA write", "banks", "dispatch")
+
+
+def cycle_stacks(counters: dict[str, int]) -> dict[str, dict[str, int]]:
+    """unit -> category -> cycles, in STACK_UNITS and STACK order; raises if the counters have none."""
+    missing = [stack_counter(u, c) for u in STACK_UNITS for c in STACK if stack_counter(u, c) not in counters]
+    if missing:
+        raise ValueError(f"counters have no cycle stacks (missing {', '.join(missing[:3])}, ...): "
+                         "a backend without them (functional, cpu, gpu) cannot be profiled")
+    return {u: {c: int(counters[stack_counter(u, c)]) for c in STACK} for u in STACK_UNITS}
+
+
+@dataclass(frozen=True)
+class Bound:
+    name: str                 # one of BOUNDS
+    reason: str               # one line
+    scores: dict[str, float]  # each candidate's share of the cycles
+
+
+def bound(counters: dict[str, int], hw: HardwareConfig) -> Bound:
+    """What limits the run whose counters these are (see the module note)."""
+    cycles = max(1, int(counters["cycles"]))
+    stacks = cycle_stacks(counters)
+    read = counters["dma_bytes_read"] / hw.dma_beat_bytes / cycles
+    write = counters["dma_bytes_written"] / hw.dma_beat_bytes / cycles
+    bank_unit = max(STACK_UNITS, key=lambda u: stacks[u]["bank"])
+    scores = {"compute": stacks["exec"]["busy"] / cycles,
+              "DMA": read + write,
+              "banks": stacks[bank_unit]["bank"] / cycles,
+              "dispatch": stacks["exec"]["queue_full"] / cycles}
+    name = max(scores, key=scores.get)
+    exec_busy, port = scores["compute"], scores["DMA"]
+    if name == "DMA":
+        name = "DMA read" if read >= write else "DMA write"
+        reason = (f"the DMA port needs {port:.0%} of the cycles for the bytes moved ({read:.0%} reads, "
+                  f"{write:.0%} writes); the execute unit is busy {exec_busy:.0%}")
+    elif name == "compute":
+        reason = f"the execute unit is busy {exec_busy:.0%} of the cycles; the DMA port needs {port:.0%}"
+    elif name == "banks":
+        reason = (f"the {UNIT_NAMES[bank_unit]} unit loses {scores['banks']:.0%} of the cycles to scratchpad "
+                  f"or accumulator bank conflicts; the execute unit is busy {exec_busy:.0%}")
+    else:
+        reason = (f"the execute unit starves {scores['dispatch']:.0%} of the cycles while in-order dispatch "
+                  f"waits behind a full queue; it is busy {exec_busy:.0%}")
+    return Bound(name, reason, {"compute": exec_busy, "DMA read": read, "DMA write": write,
+                                "banks": scores["banks"], "dispatch": scores["dispatch"]})
+
+
+def format_stacks(stacks: dict[str, dict[str, int]], cycles: int) -> str:
+    """A table: one row per unit, each category as cycles and share of the total."""
+    cells = [["unit", *STACK]]
+    for unit, stack in stacks.items():
+        cells.append([UNIT_NAMES[unit], *(f"{n} ({n / max(1, cycles):.1%})" for n in stack.values())])
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
+    return "\n".join("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+                     for row in cells)
