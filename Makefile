@@ -18,7 +18,7 @@ DB      ?= tuning.db
 SUITE   ?= gemmini_gemms
 JOBS    ?= 2
 
-.PHONY: help venv demo test sim asm tune bench golden bench-all clean
+.PHONY: help venv demo test sim asm tune bench golden tables bench-tables bench-all clean
 
 help:
 	@echo "make demo                 tune one matmul on the RTL and compare with the default schedule"
@@ -27,6 +27,8 @@ help:
 	@echo "make tune M= N= K= TRIALS=100 DB=tuning.db"
 	@echo "make bench SUITE=gemmini_gemms|resnet50|bert_base|mobilenetv2 BACKEND=functional|verilator"
 	@echo "make golden               re-record the cycle regression suite (on purpose)"
+	@echo "make tables               measure the RTL ground-truth tables that are missing or stale (benchmarks/tables/)"
+	@echo "make bench-tables         tuners, cost model and stand-in judged on the RTL tables"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,10 +59,17 @@ bench: $(STAMP)
 golden: $(STAMP)
 	$(BIN)/python tests/golden_cycles.py --update
 
+tables: $(STAMP)
+	$(BIN)/python benchmarks/make_tables.py --workers $(JOBS)
+
+bench-tables: tables
+	$(BIN)/python benchmarks/bench_tuner_tables.py --workers $(JOBS)
+
 bench-all: $(STAMP)
 	$(BIN)/python benchmarks/bench_lowering.py
 	$(BIN)/python benchmarks/bench_verilator.py
 	$(BIN)/python benchmarks/bench_tuner.py
+	$(BIN)/python benchmarks/bench_tuner_tables.py --workers $(JOBS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
