@@ -105,8 +105,11 @@ def tuner_trace(name: str, table: Table, X: np.ndarray, seed: int, budget: int, 
 def optuna_trace(sampler: str, table: Table, seed: int, budget: int, stop: float) -> list[float]:
     """Optuna over the value index of each knob; points that do not fit or repeat are told a penalty
     (or their cycles) but not counted as trials."""
+    import warnings
+
     import optuna
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     space, cost = table.space, table.cost()
     make = {"tpe": lambda: optuna.samplers.TPESampler(seed=seed),
             "qmc": lambda: optuna.samplers.QMCSampler(seed=seed, warn_independent_sampling=False)}[sampler]
