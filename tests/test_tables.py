@@ -19,9 +19,10 @@ from tuner.tables import StaleTable, TableError, load
 
 TABLES = sorted((Path(__file__).resolve().parent.parent / "benchmarks" / "tables").glob("*.json"))
 SMALLEST = min(TABLES, key=lambda p: p.stat().st_size) if TABLES else None
-# the stand-in's Spearman against the RTL over these tables measured 0.xx-0.xx (bench_tuner_tables.py
-# --part stand-in); below this it no longer ranks schedules well enough to stand in for the RTL
-STAND_IN_MIN_SPEARMAN = 0.7
+# the stand-in's Spearman against the RTL measured 0.82-0.98 over whole tables (bench_tuner_tables.py
+# --part stand-in) and 0.89-0.98 on this test's 24-point samples of the tiny ones; its median error is
+# 9-59% (it ranks, it does not predict). Below 0.8 it no longer ranks well enough to stand in for the RTL.
+STAND_IN_MIN_SPEARMAN = 0.8
 
 
 @pytest.fixture(scope="module")
