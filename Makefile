@@ -21,7 +21,7 @@ JOBS    ?= 2
 NET_TUNE ?= 0
 MODELS   ?= resnet18 resnet50 mobilenetv2 bert
 
-.PHONY: help venv demo test sim asm tune bench golden bench-all networks clean
+.PHONY: help venv demo test sim asm tune bench golden tables bench-tables bench-all networks clean
 
 help:
 	@echo "make demo                 tune one matmul on the RTL and compare with the default schedule"
@@ -31,6 +31,8 @@ help:
 	@echo "make bench SUITE=gemmini_gemms|resnet50|bert_base|mobilenetv2 BACKEND=functional|verilator"
 	@echo "make golden               re-record the cycle regression suite (on purpose)"
 	@echo "make networks NET_TUNE=0  ResNet-18/50, MobileNetV2, a BERT layer from quantized ONNX on the RTL vs onnxruntime"
+	@echo "make tables               measure the RTL ground-truth tables that are missing or stale (benchmarks/tables/)"
+	@echo "make bench-tables         tuners, cost model and stand-in judged on the RTL tables"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -61,10 +63,17 @@ bench: $(STAMP)
 golden: $(STAMP)
 	$(BIN)/python tests/golden_cycles.py --update
 
+tables: $(STAMP)
+	$(BIN)/python benchmarks/make_tables.py --workers $(JOBS)
+
+bench-tables: tables
+	$(BIN)/python benchmarks/bench_tuner_tables.py --workers $(JOBS)
+
 bench-all: $(STAMP)
 	$(BIN)/python benchmarks/bench_lowering.py
 	$(BIN)/python benchmarks/bench_verilator.py
 	$(BIN)/python benchmarks/bench_tuner.py
+	$(BIN)/python benchmarks/bench_tuner_tables.py --workers $(JOBS)
 
 networks: $(STAMP)
 	$(BIN)/python benchmarks/bench_networks.py --models $(MODELS) --backend verilator --config $(CONFIG) --tune $(NET_TUNE)
