@@ -5,7 +5,7 @@ from typing import Any
 
 from isa import HardwareConfig
 
-from ..schedule import ScheduleError
+from ..schedule import ScheduleError, grow_tiles
 from .geometry import conv_geometry
 from .ops import Conv2d, DepthwiseConv2d
 from .schedule import ConvSchedule, DepthwiseSchedule
@@ -47,14 +47,8 @@ def _sized(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, knobs: dict[str, An
         tiles[largest] -= 1
     while tiles["ow"] < limits["ow"] and fits(dict(tiles, ow=tiles["ow"] + 1)):
         tiles["ow"] += 1
-    grown = True
-    while grown:
-        grown = False
-        for name in tiles:
-            trial = dict(tiles, **{name: tiles[name] + 1})
-            if trial[name] <= limits[name] and fits(trial):
-                tiles, grown = trial, True
-    return build(tiles)
+    # the tiles fit now, so grow_tiles only grows them, round-robin in the limits' order
+    return build(grow_tiles(tiles, limits, fits, list(tiles), op.key))
 
 
 def gemmini_conv_schedule(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, *, double_buffer: bool = True
