@@ -34,9 +34,12 @@ from .space import Space
 FORMAT = "systolic-rtl-table/1"
 ROOT = Path(__file__).resolve().parent.parent
 # the Python that turns a schedule into an instruction stream (the templates are hashed on their own)
+# What turns a table's knobs into instruction words (the default-picking heuristics are left out: a
+# table's rows are explicit schedules, so a new default does not make it stale).
 LOWERING_FILES = ("isa/assembly.py", "isa/buffers.py", "isa/encoding.py", "isa/instructions.py", "isa/program.py",
-                  "toolkit/kinds.py", "toolkit/lowering.py", "toolkit/schedule.py", "toolkit/window.py",
-                  "toolkit/conv/heuristic.py", "toolkit/conv/lowering.py", "toolkit/conv/schedule.py",
+                  "toolkit/kinds.py", "toolkit/lowering.py", "toolkit/ops.py", "toolkit/schedule.py",
+                  "toolkit/window.py", "toolkit/conv/geometry.py", "toolkit/conv/lowering.py",
+                  "toolkit/conv/ops.py", "toolkit/conv/packed.py", "toolkit/conv/schedule.py",
                   "toolkit/conv/tiles.py")
 
 
