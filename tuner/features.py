@@ -23,11 +23,12 @@ from toolkit.ops import Op
 from toolkit.schedule import Schedule
 
 from .space import knob_domains
+from .stand_in import estimate
 
 if TYPE_CHECKING:
     from .space import Space
 
-FEATURE_VERSION = 2   # 2: pipeline features, 20 knob slots
+FEATURE_VERSION = 3   # 2: pipeline features, 20 knob slots; 3: the stand-in's cycles
 OPCODES = ("config_ex", "config_ld", "config_st", "mvin", "mvin2", "mvin3", "mvout", "preload",
            "compute_preloaded", "compute_accumulated", "flush", "fence")
 _FUNCT_SLOT = {f: OPCODES.index(f.name.lower()) for f in Funct if f != Funct.CONFIG}
@@ -51,7 +52,7 @@ STREAM_NAMES = (
        "unused_load_share"]
     + ["log_mean_dma_run", "log_max_dma_run", "dma_after_last_compute_share"]
     + ["log_ideal_cycles", "row_fill", "log_dma_cycles", "log_roofline_cycles", "dma_over_compute",
-       "log_compute_ops_per_mvin"]
+       "log_compute_ops_per_mvin", "log_stand_in_cycles"]
 )
 KNOB_NAMES = [f"knob{i}" for i in range(MAX_KNOBS)]
 SHAPE_NAMES = ([f"kind_{k}" for k in OP_KINDS] + ["kind_other"] + [f"log_param{i}" for i in range(MAX_PARAMS)]
@@ -61,6 +62,11 @@ N_FEATURES = len(FEATURE_NAMES)
 IDEAL = FEATURE_NAMES.index("log_ideal_cycles")
 DMA_CYCLES = FEATURE_NAMES.index("log_dma_cycles")
 MACS = FEATURE_NAMES.index("log_macs")  # a workload constant: the cost model's normalizer
+STAND_IN = FEATURE_NAMES.index("log_stand_in_cycles")
+# The stand-in simulates one instruction at a time in Python (~15 us each, 4x lowering's cost), so
+# it joins the features only for streams up to this length; longer ones leave the column missing
+# (nan, which the trees handle) and the prior falls back to the stream's roofline.
+STAND_IN_MAX_INSTRUCTIONS = 8192
 
 
 def _log(x: Any) -> Any:
@@ -255,6 +261,7 @@ def stream_features(prog: Program) -> np.ndarray:
         *dma_run,
         _log(ideal), float(hi16(rs1[comp]).sum()) / max(1, ideal), _log(dma_cycles), _log(roofline),
         dma_cycles / max(1, ideal), _log(n_comp / n_mvin),
+        _log(estimate(prog)[0]) if n <= STAND_IN_MAX_INSTRUCTIONS else math.nan,
     ]
     return np.asarray(stream, dtype=np.float64)
 
