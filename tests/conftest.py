@@ -23,6 +23,23 @@ settings.register_profile("thorough", parent=settings.get_profile("fast"), max_e
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 
 
+@pytest.fixture(scope="session")
+def verilator_ok() -> None:
+    """Skip the test where this machine has no Verilator toolchain (the RTL backend's tests)."""
+    from simulators import BackendError, verilator
+    try:
+        verilator.verilator_env()
+    except BackendError as exc:
+        pytest.skip(f"verilator backend unavailable: {exc}")
+
+
+@pytest.fixture(scope="session")
+def tiny_model(verilator_ok: None):
+    """The tiny preset's RTL model, built (or found in the build cache) once per run."""
+    from simulators import verilator
+    return verilator.build(PRESETS["tiny"])
+
+
 @pytest.fixture
 def tiny() -> HardwareConfig:
     return PRESETS["tiny"]

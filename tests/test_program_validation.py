@@ -126,14 +126,6 @@ def test_inputs_that_name_no_buffer_are_rejected() -> None:
 
 
 # ---- the checker's word holds on both backends ------------------------------------------------
-@pytest.fixture(scope="module")
-def tiny_model():
-    try:
-        return V.build(TINY)
-    except BackendError as exc:   # no verilator / compiler on this machine
-        pytest.skip(f"verilator backend unavailable: {exc}")
-
-
 def _run_both(prog: Program) -> None:
     """Both backends agree: the same clean rejection, or the same bits."""
     try:

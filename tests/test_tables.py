@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simulators.base import BackendError
 from toolkit.kinds import lower
 from tuner.measure import run_candidate
 from tuner.model import spearman
@@ -23,15 +22,6 @@ SMALLEST = min(TABLES, key=lambda p: p.stat().st_size) if TABLES else None
 # --part stand-in) and 0.89-0.98 on this test's 24-point samples of the tiny ones; its median error is
 # 9-59% (it ranks, it does not predict). Below 0.8 it no longer ranks well enough to stand in for the RTL.
 STAND_IN_MIN_SPEARMAN = 0.8
-
-
-@pytest.fixture(scope="module")
-def verilator_ok() -> None:
-    from simulators import verilator
-    try:
-        verilator.verilator_env()
-    except BackendError as exc:
-        pytest.skip(f"verilator backend unavailable: {exc}")
 
 
 def test_tables_exist() -> None:

@@ -20,15 +20,6 @@ MATMUL = tk.matmul(11, 9, 14, bias="row", activation="relu", scale=0.1)
 CONV = tk.conv2d(1, 5, 6, 3, 5, kernel=3, stride=2, padding=1, bias="channel", scale=0.02)
 
 
-@pytest.fixture(scope="module")
-def tiny_model():
-    try:
-        V.verilator_env()
-    except BackendError as exc:   # no verilator / compiler on this machine
-        pytest.skip(f"verilator backend unavailable: {exc}")
-    return V.build(TINY)
-
-
 def good_jobs() -> list[tuple[tk.Program, dict, tk.Op]]:
     """Programs that differ in tiling, order and placement, so state left behind would show."""
     base = tk.gemmini_schedule(MATMUL, TINY)
