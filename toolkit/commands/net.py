@@ -10,7 +10,6 @@ from ..network import Network, NetworkResult
 from ..network_run import run_network
 from ..network_report import format_table, plot, write_csv
 from ..onnx_import import from_onnx
-from ..schedule import ScheduleError
 from .common import add_hardware_args, hardware
 
 EXACT_KINDS = ("conv2d", "depthwise", "matmul")   # layers whose arithmetic is onnxruntime's
@@ -69,16 +68,6 @@ def _run(net: Network, inputs: dict[str, np.ndarray], args: argparse.Namespace, 
                        compare=not args.no_compare, progress=not args.quiet, **kw)
 
 
-def gemmini_available(net: Network, hw: Any) -> bool:
-    """Whether this toolkit has the "gemmini" baseline schedule (it falls back to the default otherwise)."""
-    from ..api import compile as compile_op
-    try:
-        compile_op(net.tasks[0].op, hw, "gemmini")
-        return True
-    except ScheduleError:
-        return False
-
-
 def cmd_net(args: argparse.Namespace) -> int:
     net = from_onnx(args.model)
     print(net.summary())
@@ -101,12 +90,8 @@ def cmd_net(args: argparse.Namespace) -> int:
         tuned = _run(net, inputs, args, "best")
         print(totals_line("tuned", tuned, res))
         if res.cycles and tuned.cycles:
-            if gemmini_available(net, hardware(args)):
-                base = _run(net, inputs, args, "gemmini")
-                print(totals_line("vs gemmini", tuned, base))
-            else:
-                print("  the 'gemmini' schedule does not exist in this toolkit yet: the default (the port of "
-                      "Gemmini's tiled_matmul_auto/tiled_conv_auto) is the gemmini baseline here")
+            base = _run(net, inputs, args, "gemmini")
+            print(totals_line("vs gemmini", tuned, base))
     bad = [r.name for r in res.layers if r.kind in EXACT_KINDS and r.mismatches and r.ties != r.mismatches]
     if bad:
         print(f"NOT bit-exact with onnxruntime (beyond rounding ties): {', '.join(bad)}")
