@@ -7,6 +7,8 @@ bit-exact against numpy) it measures, side by side in one run:
   default   the toolkit's heuristic (software pipeline, bank-split double buffers)
   tuned     the best record of `tk.tune` (model tuner, RTL measurements), default seeded
   unseeded  the best the tuner finds with the default NOT seeded into its first batch
+            (--search-only: "search", the best of the seeded run's own picks, without
+            tuning twice; see TuneResult.search_cycles)
 
 and prints utilization = ideal / cycles (ideal: the im2col GEMM's ceil-blocked MACs / dim^2),
 the checks "tuned >= default >= gemmini" as measured (never by construction), and the
@@ -15,7 +17,8 @@ each shape (16x16 WS, batch 1, DMA not modelled: a peer's analytical ceiling, no
 measurement of ours).
 
     .venv/bin/python benchmarks/bench_utilization.py                       # gemmini_gemms
-    .venv/bin/python benchmarks/bench_utilization.py --suite resnet50 --kinds conv2d --trials 8
+    .venv/bin/python benchmarks/bench_utilization.py --suite resnet50 --kinds conv2d --trials 8 \
+        --tile-policy pow2 --search-only --jobs 2
     .venv/bin/python benchmarks/bench_utilization.py --trials 0            # baselines only
 
 Tuning records go to --db-dir (default build/bench_utilization/), so a rerun resumes.
@@ -26,6 +29,7 @@ import argparse
 import math
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +54,7 @@ class Row:
     count: int
     ideal: int
     cycles: dict[str, int | None]
+    shape: tuple[int, ...] = ()   # (M, K, N) of a matmul: the SCALE-Sim key
 
     def util(self, which: str) -> float | None:
         c = self.cycles.get(which)
@@ -66,10 +71,37 @@ def measure(op: tk.Op, hw: tk.HardwareConfig, schedule) -> int:
     return int(res.cycles)
 
 
-def best(op: tk.Op, hw: tk.HardwareConfig, trials: int, db: Path, seeded: bool, workers: int) -> int | None:
-    result = tune(op, hw, trials=trials, tuner="model", backend="verilator", db=db, workers=workers,
-                  include_default=seeded, transfer_learning=seeded, progress=False, timeout=3600)
-    return result.cycles
+def tuned(op: tk.Op, hw: tk.HardwareConfig, args: argparse.Namespace, db: Path, seeded: bool) -> tuple:
+    """(best, best of the search's own picks) of a model-tuner run on the RTL."""
+    result = tune(op, hw, trials=args.trials, tuner="model", backend="verilator", db=db, workers=args.workers,
+                  include_default=seeded, transfer_learning=seeded, progress=False, timeout=3600,
+                  tile_policy=args.tile_policy)
+    return result.cycles, result.search_cycles
+
+
+def measure_layer(layer, suite: str, args: argparse.Namespace) -> "Row":
+    """Every column of one layer (run in a worker process with --jobs)."""
+    hw = tk.HardwareConfig.preset("gemmini")
+    op = layer.op
+    cycles: dict[str, int | None] = {"gemmini": measure(op, hw, "gemmini"), "default": measure(op, hw, None)}
+    if args.trials:
+        cycles["tuned"], search = tuned(op, hw, args, args.db_dir / f"{suite}.db", True)
+        cycles["search" if args.search_only else "unseeded"] = (
+            search if args.search_only else tuned(op, hw, args, args.db_dir / f"{suite}-unseeded.db", False)[0])
+    shape = (op.M, op.K, op.N) if op.KIND == "matmul" else ()
+    return Row(layer.name, op.KIND, layer.count, ideal_cycles(op, hw), cycles, shape)
+
+
+def format_row(row: Row, kinds: list[str], gemms: bool) -> str:
+    cycles = row.cycles
+    final = "tuned" if "tuned" in kinds else "default"
+    ordered = all((cycles[a] or math.inf) <= (cycles[b] or math.inf)
+                  for a, b in (("default", "gemmini"), (final, "default")))
+    line = f"{row.name:<22} {row.count:>5} {row.ideal:>9} " + " ".join(f"{fmt(row.util(k)):>9}" for k in kinds)
+    line += f" {cycles['gemmini'] / cycles[final]:>8.2f}x {'ok' if ordered else 'NO':>6}"
+    if gemms:
+        line += f" {SCALE_SIM.get(row.shape, float('nan')):>9.3f}"
+    return line
 
 
 def geomean(values: list[float]) -> float:
@@ -86,39 +118,33 @@ def main() -> int:
     parser.add_argument("--kinds", nargs="+", default=None, help="only layers of these op kinds")
     parser.add_argument("--layers", nargs="+", default=None, help="glob patterns of layer names")
     parser.add_argument("--trials", type=int, default=16, help="tuning trials per layer (0: baselines only)")
-    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=1, help="measuring processes of each tuning run")
+    parser.add_argument("--jobs", type=int, default=1, help="layers measured at once (one process each)")
+    parser.add_argument("--tile-policy", default="balanced", choices=("balanced", "pow2"),
+                        help="tile sizes in the tuner's spaces (pow2: fewer, and far faster to enumerate on "
+                             "large convs)")
+    parser.add_argument("--search-only", action="store_true",
+                        help="no separate unseeded run: report the seeded run's best without the default")
     parser.add_argument("--db-dir", type=Path, default=ROOT / "build" / "bench_utilization")
     args = parser.parse_args()
     hw = tk.HardwareConfig.preset("gemmini")
     suite = load_suite(args.suite)
     layers = [l for l in suite.select(args.layers) if args.kinds is None or l.op.KIND in args.kinds]
     args.db_dir.mkdir(parents=True, exist_ok=True)
-    kinds = ["gemmini", "default"] + (["tuned", "unseeded"] if args.trials else [])
+    kinds = ["gemmini", "default"] + (["tuned", "search" if args.search_only else "unseeded"] if args.trials else [])
     print(f"suite {suite.name} on {hw.name}, RTL (verilator), every output bit-exact; "
-          f"{args.trials} tuning trials a layer (model tuner)")
+          f"{args.trials} tuning trials a layer (model tuner, {args.tile_policy} tiles)")
+    gemms = suite.name.startswith("gemmini_gemms")
     head = f"{'layer':<22} {'count':>5} {'ideal':>9} " + " ".join(f"{k:>9}" for k in kinds)
-    head += f" {'x gemmini':>9} {'order':>6}" + (f" {'SCALE-Sim':>9}" if suite.name.startswith("gemmini_gemms")
-                                                  else "")
-    print(head)
-    rows: list[Row] = []
+    print(head + f" {'x gemmini':>9} {'order':>6}" + (f" {'SCALE-Sim':>9}" if gemms else ""))
     start = time.perf_counter()
-    for layer in layers:
-        op = layer.op
-        cycles: dict[str, int | None] = {"gemmini": measure(op, hw, "gemmini"), "default": measure(op, hw, None)}
-        if args.trials:
-            cycles["tuned"] = best(op, hw, args.trials, args.db_dir / f"{suite.name}.db", True, args.workers)
-            cycles["unseeded"] = best(op, hw, args.trials, args.db_dir / f"{suite.name}-unseeded.db", False,
-                                      args.workers)
-        row = Row(layer.name, op.KIND, layer.count, ideal_cycles(op, hw), cycles)
-        rows.append(row)
-        final = "tuned" if args.trials else "default"
-        ordered = all((cycles[a] or math.inf) <= (cycles[b] or math.inf)
-                      for a, b in (("default", "gemmini"), (final, "default")))
-        line = f"{layer.name:<22} {layer.count:>5} {row.ideal:>9} " + " ".join(f"{fmt(row.util(k)):>9}" for k in kinds)
-        line += f" {cycles['gemmini'] / cycles[final]:>8.2f}x {'ok' if ordered else 'NO':>6}"
-        if suite.name.startswith("gemmini_gemms"):
-            line += f" {SCALE_SIM.get((op.M, op.K, op.N), float('nan')):>9.3f}"
-        print(line, flush=True)
+    with ProcessPoolExecutor(args.jobs) as pool:
+        futures = {pool.submit(measure_layer, layer, suite.name, args): i for i, layer in enumerate(layers)}
+        done: dict[int, Row] = {}
+        for fut in as_completed(futures):
+            row = done[futures[fut]] = fut.result()
+            print(format_row(row, kinds, gemms), flush=True)
+    rows = [done[i] for i in range(len(layers))]
     print(f"({time.perf_counter() - start:.0f} s; order: tuned <= default <= gemmini cycles, each measured)")
     summarize(rows, kinds, suite.name)
     return 0
@@ -140,9 +166,17 @@ def summarize(rows: list[Row], kinds: list[str], suite: str) -> None:
               f"{geomean(tuned) >= 0.93}; default geomean >= 0.88: "
               f"{geomean([r.util('default') or 0.0 for r in macs]) >= 0.88}; tuned >= 1.3x gemmini: "
               f"{geomean(speedups) >= 1.3}")
+    ordered = sum(format_row(r, kinds, False).split()[-1] == "ok" for r in rows)
+    print(f"  order ({final} <= default <= gemmini cycles, each measured) holds on {ordered} of {len(rows)} layers")
     conv1 = next((r for r in rows if r.name == "conv1"), None)
     if conv1 is not None:
         print(f"  conv1: " + ", ".join(f"{k} {fmt(conv1.util(k))}" for k in kinds))
+    if suite == "resnet50":   # issue 8's targets, weighted by MACs (ideal cycles) over the convs
+        weighted = {k: sum(r.ideal * r.count for r in macs) / sum(r.cycles[k] * r.count for r in macs)
+                    for k in ("default", "tuned") if k in kinds}
+        print(f"  targets: default weighted >= 0.75: {weighted['default'] >= 0.75}"
+              + (f"; tuned weighted >= 0.85: {weighted['tuned'] >= 0.85}" if "tuned" in weighted else "")
+              + (f"; conv1 >= 0.5: {(conv1.util(final) or 0) >= 0.5}" if conv1 is not None else ""))
 
 
 if __name__ == "__main__":

@@ -152,6 +152,9 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
         bar = _progress_bar(trials, len(ledger.history), progress)
         measured_now = 0
         adaptive = "feature_budget" not in options and hasattr(search, "feature_budget")
+        if adaptive and space.default is not None:   # size the first batch's look before anything is measured
+            feats([space.index_of(space.default)])
+            search.feature_budget = _feature_budget(batch * _first_measure_s(feats.seconds), feats.seconds)
         while len(ledger.history) < trials:
             in_flight = database.claimed(*ledger.scope)   # by other runs on this database
             free = trials - len(ledger.history) - in_flight
@@ -219,6 +222,12 @@ def _feature_budget(measure_s: float, feature_s: float, lo: int = 32, hi: int = 
     large ones (512^3: 80 ms to lower and featurize one) would otherwise spend most of
     the time choosing instead of measuring."""
     return int(min(hi, max(lo, measure_s / max(feature_s, 1e-6))))
+
+
+def _first_measure_s(feature_s: float) -> float:
+    """A guess at one candidate's measurement before any: it lowers the program again and simulates
+    it (at least as long as lowering), and starts a process (tens of milliseconds)."""
+    return max(2.0 * feature_s, 0.05)
 
 
 def _trial(n: int, rec: Record, history: list[Trial]) -> Trial:

@@ -64,9 +64,11 @@ DMA_CYCLES = FEATURE_NAMES.index("log_dma_cycles")
 MACS = FEATURE_NAMES.index("log_macs")  # a workload constant: the cost model's normalizer
 STAND_IN = FEATURE_NAMES.index("log_stand_in_cycles")
 # The stand-in simulates one instruction at a time in Python (~15 us each, 4x lowering's cost), so
-# it joins the features only for streams up to this length; longer ones leave the column missing
-# (nan, which the trees handle) and the prior falls back to the stream's roofline.
+# it joins the features only for streams up to this length; longer ones get NOT_ESTIMATED (not nan:
+# scikit-learn's binning fails on a column that is all nan) and the prior falls back to the stream's
+# roofline.
 STAND_IN_MAX_INSTRUCTIONS = 8192
+NOT_ESTIMATED = -1.0
 
 
 def _log(x: Any) -> Any:
@@ -261,7 +263,7 @@ def stream_features(prog: Program) -> np.ndarray:
         *dma_run,
         _log(ideal), float(hi16(rs1[comp]).sum()) / max(1, ideal), _log(dma_cycles), _log(roofline),
         dma_cycles / max(1, ideal), _log(n_comp / n_mvin),
-        _log(estimate(prog)[0]) if n <= STAND_IN_MAX_INSTRUCTIONS else math.nan,
+        _log(estimate(prog)[0]) if n <= STAND_IN_MAX_INSTRUCTIONS else NOT_ESTIMATED,
     ]
     return np.asarray(stream, dtype=np.float64)
 

@@ -14,7 +14,7 @@ from scipy.stats import spearmanr
 from sklearn.ensemble import HistGradientBoostingRegressor
 from threadpoolctl import threadpool_limits
 
-from .features import DMA_CYCLES, IDEAL, MACS, STAND_IN
+from .features import DMA_CYCLES, IDEAL, MACS, NOT_ESTIMATED, STAND_IN
 
 MIN_SAMPLES = 4  # below this the model abstains and the search falls back to random picks
 
@@ -40,7 +40,7 @@ def prior(X: np.ndarray) -> np.ndarray:
     """
     X = np.asarray(X, dtype=np.float64)
     roofline = np.exp2(X[:, DMA_CYCLES]) + np.exp2(X[:, IDEAL]) - 2.0  # features hold log2(1 + x)
-    est = np.where(np.isnan(X[:, STAND_IN]), roofline, np.exp2(X[:, STAND_IN]) - 1.0)
+    est = np.where(X[:, STAND_IN] == NOT_ESTIMATED, roofline, np.exp2(X[:, STAND_IN]) - 1.0)
     return np.log2(np.maximum(est, 1.0)) - _log_macs(X)
 
 
