@@ -216,7 +216,7 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
 _POLL_S = 0.2  # how often a run that waits on other runs' candidates looks at the database
 
 
-def _feature_budget(measure_s: float, feature_s: float, lo: int = 32, hi: int = 512) -> int:
+def _feature_budget(measure_s: float, feature_s: float, lo: int = 16, hi: int = 512) -> int:
     """Candidates the search may featurize per batch: about as long as measuring a batch takes.
     Small programs simulate in milliseconds and featurize in less, so the search looks far;
     large ones (512^3: 80 ms to lower and featurize one) would otherwise spend most of

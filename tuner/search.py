@@ -176,9 +176,13 @@ class ModelTuner(Tuner):
         """Run the chains on the current model; return predicted score of every point visited."""
         space, rng = self.space, self.rng
         finite = sorted((c, p) for p, c in self.measured.items() if math.isfinite(c))
+        # fewer chains when each candidate's features are dear (a small budget), so that they still
+        # take a few steps each instead of spending the budget on random starting points
+        n_chains = max(2, min(self.n_chains, self.feature_budget // 4))
+        self.chains = self.chains[:n_chains]
         if not self.chains:  # start from the best measured points, topped up with random ones
-            self.chains = [p for _, p in finite[:self.n_chains // 2]]
-            self.chains += space.sample(rng, self.n_chains - len(self.chains), exclude=set(self.chains))
+            self.chains = [p for _, p in finite[:n_chains // 2]]
+            self.chains += space.sample(rng, n_chains - len(self.chains), exclude=set(self.chains))
         cur = self.model.predict(self.featurize(self.chains))
         scores = dict(zip(self.chains, cur.tolist()))
         steps = max(2, self.feature_budget // max(1, len(self.chains)))
