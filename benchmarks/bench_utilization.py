@@ -92,13 +92,17 @@ def measure_layer(layer, suite: str, args: argparse.Namespace) -> "Row":
     return Row(layer.name, op.KIND, layer.count, ideal_cycles(op, hw), cycles, shape)
 
 
-def format_row(row: Row, kinds: list[str], gemms: bool) -> str:
+def in_order(row: Row, final: str) -> bool:
+    """final <= default <= gemmini cycles, as measured."""
     cycles = row.cycles
+    return all((cycles[a] or math.inf) <= (cycles[b] or math.inf)
+               for a, b in (("default", "gemmini"), (final, "default")))
+
+
+def format_row(row: Row, kinds: list[str], gemms: bool) -> str:
     final = "tuned" if "tuned" in kinds else "default"
-    ordered = all((cycles[a] or math.inf) <= (cycles[b] or math.inf)
-                  for a, b in (("default", "gemmini"), (final, "default")))
     line = f"{row.name:<22} {row.count:>5} {row.ideal:>9} " + " ".join(f"{fmt(row.util(k)):>9}" for k in kinds)
-    line += f" {cycles['gemmini'] / cycles[final]:>8.2f}x {'ok' if ordered else 'NO':>6}"
+    line += f" {row.cycles['gemmini'] / row.cycles[final]:>8.2f}x {'ok' if in_order(row, final) else 'NO':>6}"
     if gemms:
         line += f" {SCALE_SIM.get(row.shape, float('nan')):>9.3f}"
     return line
@@ -166,7 +170,7 @@ def summarize(rows: list[Row], kinds: list[str], suite: str) -> None:
               f"{geomean(tuned) >= 0.93}; default geomean >= 0.88: "
               f"{geomean([r.util('default') or 0.0 for r in macs]) >= 0.88}; tuned >= 1.3x gemmini: "
               f"{geomean(speedups) >= 1.3}")
-    ordered = sum(format_row(r, kinds, False).split()[-1] == "ok" for r in rows)
+    ordered = sum(in_order(r, final) for r in rows)
     print(f"  order ({final} <= default <= gemmini cycles, each measured) holds on {ordered} of {len(rows)} layers")
     conv1 = next((r for r in rows if r.name == "conv1"), None)
     if conv1 is not None:

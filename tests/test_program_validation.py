@@ -14,7 +14,7 @@ from isa import (
 )
 from isa.checker import BufferTableError, ProgramError, check
 from isa.buffers import MAX_DRAM_BYTES
-from simulators import BackendError, functional
+from simulators import functional
 from simulators import verilator as V
 
 from program_strategies import inputs_for, programs

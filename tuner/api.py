@@ -154,7 +154,8 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
         adaptive = "feature_budget" not in options and hasattr(search, "feature_budget")
         if adaptive and space.default is not None:   # size the first batch's look before anything is measured
             feats([space.index_of(space.default)])
-            search.feature_budget = _feature_budget(batch * _first_measure_s(feats.seconds), feats.seconds)
+            per_point = feats.seconds / len(feats.rows)
+            search.feature_budget = _feature_budget(batch * _first_measure_s(per_point), per_point)
         while len(ledger.history) < trials:
             in_flight = database.claimed(*ledger.scope)   # by other runs on this database
             free = trials - len(ledger.history) - in_flight
