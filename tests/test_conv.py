@@ -35,6 +35,19 @@ def run_exact_if_fits(op: tk.Op, hw, schedule) -> None:
     run_exact(op, hw, schedule)
 
 
+def test_keys_list_the_sizes_first_then_the_shared_fields() -> None:
+    """Tuning records are stored under op.key: the shared keyword-only fields of ConvOp must not move
+    ahead of the sizes, or every existing record would be orphaned."""
+    conv = tk.conv2d(1, 8, 8, 16, 8, kernel=1, padding=0, bias="channel")
+    assert conv.key == ("conv2d(batch=1,in_h=8,in_w=8,in_c=16,out_c=8,kernel=(1, 1),stride=1,padding=0,"
+                        "bias=channel,activation=none,scale=1.0,out_dtype=int8)")
+    dw = tk.depthwise_conv2d(2, 9, 9, 8, stride=2)
+    assert dw.key == ("depthwise(batch=2,in_h=9,in_w=9,channels=8,kernel=(3, 3),stride=2,padding=1,"
+                      "bias=None,activation=none,scale=1.0,out_dtype=int8)")
+    assert from_dict(json.loads(json.dumps(conv.to_dict()))) == conv
+    assert (conv.macs, dw.macs) == (8 * 8 * 16 * 8, 2 * 5 * 5 * 9 * 8)
+
+
 def mvin_spans(prog: tk.Program) -> list[tuple[int, int, int]]:
     """(first byte, last byte, state) each mvin reads in DRAM, following the config_ld state."""
     ld: dict[int, ConfigLd] = {}

@@ -6,7 +6,7 @@ is listed in :data:`toolkit.kinds.KINDS`, which rebuilds ops from their dicts.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
@@ -69,7 +69,8 @@ class Op:
 
     # ---- description ------------------------------------------------------------
     def params(self) -> dict[str, Any]:
-        return asdict(self)
+        """The parameters in constructor order: keyword-only fields (shared by a base class) last."""
+        return {f.name: getattr(self, f.name) for f in sorted(fields(self), key=lambda f: f.kw_only)}
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.KIND, **self.params()}
