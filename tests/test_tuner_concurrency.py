@@ -7,7 +7,6 @@ import os
 import socket
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -22,37 +21,14 @@ OP = tk.matmul(8, 8, 16, bias="row")
 ROOT = Path(__file__).resolve().parent.parent
 SCOPE = (OP.key, TINY.config_hash(), "stand-in")
 
-SCRIPT = textwrap.dedent("""
-    import json, os, sys, time
-    from pathlib import Path
-    sys.path.insert(0, {root!r})
-    import toolkit as tk
-    from tuner.api import tune
-    from tuner.stand_in import run as stand_in_run
-
-    def slow(program, inputs, **options):
-        time.sleep(0.1)
-        return stand_in_run(program, inputs)
-
-    if __name__ == "__main__":
-        db, seed, barrier = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
-        (barrier / str(os.getpid())).touch()
-        deadline = time.time() + 60
-        while len(list(barrier.iterdir())) < 2 and time.time() < deadline:  # start both runs together
-            time.sleep(0.01)
-        result = tune(tk.matmul(8, 8, 16, bias="row"), tk.HardwareConfig.preset("tiny"), trials=24, tuner="model",
-                      backend=slow, db=db, workers=1, batch_size=4, seed=seed, progress=False,
-                      tuner_options={{"feature_budget": 64}})
-        print(json.dumps({{"measured_now": result.measured_now, "trials": len(result.history)}}))
-""")
+SCRIPT = ROOT / "tests" / "tune_process.py"
 
 
 @pytest.mark.parametrize("seeds", [(0, 0), (0, 1)], ids=["same seed", "different seeds"])
 def test_two_processes_share_one_budget(tmp_path: Path, seeds: tuple[int, int]) -> None:
-    script, db, barrier = tmp_path / "run.py", tmp_path / "tuning.db", tmp_path / "barrier"
-    script.write_text(SCRIPT.format(root=str(ROOT)))
+    db, barrier = tmp_path / "tuning.db", tmp_path / "barrier"
     barrier.mkdir()
-    procs = [subprocess.Popen([sys.executable, str(script), str(db), str(seed), str(barrier)],
+    procs = [subprocess.Popen([sys.executable, str(SCRIPT), str(db), "24", "1", str(seed), str(barrier)],
                               stdout=subprocess.PIPE, text=True) for seed in seeds]
     reports = []
     for proc in procs:

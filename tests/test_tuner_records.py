@@ -7,7 +7,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -68,21 +67,7 @@ def test_failures_are_recorded_with_their_reason_and_tuning_goes_on(tmp_path: Pa
     assert best_schedule(db, OP, TINY).to_dict() == result.schedule.to_dict()
 
 
-SCRIPT = textwrap.dedent("""
-    import sys, time
-    sys.path.insert(0, {root!r})
-    import toolkit as tk
-    from tuner.api import tune
-    from tuner.stand_in import run as stand_in_run
-
-    def slow(program, inputs, **options):
-        time.sleep(0.15)
-        return stand_in_run(program, inputs)
-
-    if __name__ == "__main__":
-        tune(tk.matmul(8, 8, 16, bias="row"), tk.HardwareConfig.preset("tiny"), trials=40, tuner="model",
-             backend=slow, db=sys.argv[1], workers=2, progress=False, tuner_options={{"feature_budget": 64}})
-""")
+SCRIPT = [sys.executable, str(ROOT / "tests" / "tune_process.py")]
 
 
 def _count(db: Path) -> int:
@@ -94,9 +79,9 @@ def _count(db: Path) -> int:
 
 
 def test_killed_run_resumes_without_losing_or_repeating_a_record(tmp_path: Path) -> None:
-    script, db = tmp_path / "run.py", tmp_path / "tuning.db"
-    script.write_text(SCRIPT.format(root=str(ROOT)))
-    proc = subprocess.Popen([sys.executable, str(script), str(db)], start_new_session=True)
+    db = tmp_path / "tuning.db"
+    run = [*SCRIPT, str(db), "40", "2", "0"]
+    proc = subprocess.Popen(run, start_new_session=True)
     deadline = time.time() + 60
     while _count(db) < 12 and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
@@ -104,14 +89,14 @@ def test_killed_run_resumes_without_losing_or_repeating_a_record(tmp_path: Path)
     proc.wait()
     before = Database(db).records()
     assert 12 <= len(before) < 40
-    subprocess.run([sys.executable, str(script), str(db)], check=True, timeout=120)
+    subprocess.run(run, check=True, timeout=120)
     after = Database(db).records()
     assert len(after) == 40
     keys = [json.dumps(r.schedule, sort_keys=True) for r in after]
     assert len(set(keys)) == 40, "a schedule was measured twice"
     assert [(r.id, r.cycles, r.schedule) for r in after[:len(before)]] == [(r.id, r.cycles, r.schedule) for r in before]
     # rerunning a finished command measures nothing more
-    subprocess.run([sys.executable, str(script), str(db)], check=True, timeout=120)
+    subprocess.run(run, check=True, timeout=120)
     assert _count(db) == 40
 
 
