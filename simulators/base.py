@@ -25,13 +25,20 @@ class SimulationTimeout(BackendError):
     """A simulation ran past its wall-clock ``timeout`` and was killed."""
 
 
-def positive_limit(name: str, value: Any, kind: type = int) -> Any:
-    """A run limit: None (no limit) or a positive, finite ``kind``; zero and negatives are errors, not "off"."""
+# The longest wall-clock limit: past about 1e8 s the operating system's timers overflow.
+MAX_TIMEOUT_S = 1e7
+
+
+def positive_limit(name: str, value: Any, kind: type = int, maximum: float | None = None) -> Any:
+    """A run limit: None (no limit) or a positive, finite ``kind`` up to ``maximum``; zero and negatives
+    are errors, not "off"."""
     if value is None:
         return None
     ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and value > 0
     if not ok or (kind is int and value != int(value)):
         raise ValueError(f"{name} must be a positive {'integer' if kind is int else 'number'}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be at most {maximum:g}, got {value!r}")
     return kind(value)
 
 

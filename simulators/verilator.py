@@ -37,7 +37,8 @@ from isa.checker import check
 from isa.opcodes import COUNTERS  # noqa: F401  (the counter names every run reports)
 
 from . import rtl_codegen
-from .base import BackendError, RunResult, SimulationTimeout, ToolchainError, positive_limit
+from .base import (MAX_TIMEOUT_S, BackendError, RunResult, SimulationTimeout, ToolchainError,
+                   positive_limit)
 
 ROOT = Path(__file__).resolve().parent.parent
 RTL_DIR = ROOT / "rtl"
@@ -395,7 +396,7 @@ def _run_jobs(jobs: Iterable[tuple[Program, Mapping[str, np.ndarray]]], *, log: 
     (the harness's DRAM never answers a read) or "kill_harness" (the process is killed
     as the job starts, as a crash would end it)."""
     cycle_limit = positive_limit("cycle_limit", cycle_limit)
-    timeout = positive_limit("timeout", timeout, float)
+    timeout = positive_limit("timeout", timeout, float, MAX_TIMEOUT_S)
     watchdog = positive_limit("watchdog", watchdog)
     trace = None if wave is None else ("vcd" if str(wave).endswith(".vcd") else "fst")
     options = ["--log"] if log else []

@@ -45,6 +45,9 @@ BAD = [
     (["run", *BIG], "pass allow_large=True (CLI: --allow-large)"),
     (["run", "resadd", "--bias", "row"], "--bias does not apply to resadd"),
     (["run", "maxpool", "--relu"], "maxpool has no epilogue"),
+    (["run", *MM, "--timeout", "1e300"], "argument --timeout: must be at most 1e+07 seconds"),
+    (["run", *MM, "--seed", "-1"], "argument --seed: must be a non-negative integer, got '-1'"),
+    (["run", *MM, "--schedule", "{d}/binary.toml"], "schedule file '{d}/binary.toml' is not valid JSON"),
     # asm
     (["asm", *MM, "-o", "{d}/missing/mm.s"], "directory '{d}/missing' does not exist"),
     (["asm", *MM, "-o", "{d}"], "is a directory, not a file"),
@@ -74,11 +77,29 @@ BAD = [
     (["tune", *MM, "--db", "{d}"], "is a directory, not a file"),
     (["tune", *MM, "--plot", "{d}/missing/c.png"], "directory '{d}/missing' does not exist"),
     (["tune", *BIG], "--allow-large"),
+    (["tune", *MM, "--timeout", "1e300"], "argument --timeout: must be at most 1e+07 seconds"),
     # bench
     (["bench", "resnet50", "--csv", "{d}/missing/x.csv"], "directory '{d}/missing' does not exist"),
     (["bench", "resnet50", "--plot", "{d}/missing/p.png"], "directory '{d}/missing' does not exist"),
     (["bench", "resnet50", "--limit", "0"], "argument --limit: must be a positive integer"),
     (["bench", "nosuchsuite"], "nosuchsuite"),
+    (["bench", "{d}/bad.yaml"], "suite file '{d}/bad.yaml' is not valid YAML"),
+    (["bench", "resnet50", "--seed", "x"], "argument --seed: must be a non-negative integer, got 'x'"),
+    # profile
+    (["profile", *MM, "--timeout", "0"], "argument --timeout: must be a positive number"),
+    (["profile", *MM, "--seed", "-1"], "argument --seed: must be a non-negative integer"),
+    (["profile", *MM, "--schedule", "best", "--db", "{d}/junk.db"], "cannot be used: file is not a database"),
+    (["profile", "matmul", "--m", "0"], "M must be a positive integer"),
+    # net: arguments are checked before the model is read, let alone run
+    (["net", "{d}/missing.onnx"], "model '{d}/missing.onnx' is not a file"),
+    (["net", "pyproject.toml"], "cannot parse it as ONNX"),
+    (["net", "m.onnx", "--clock-ghz", "0"], "argument --clock-ghz: must be a positive number, got '0'"),
+    (["net", "m.onnx", "--clock-ghz", "-2"], "argument --clock-ghz: must be a positive number"),
+    (["net", "m.onnx", "--csv", "{d}/missing/x.csv"], "directory '{d}/missing' does not exist"),
+    (["net", "m.onnx", "--plot", "{d}/missing/p.png"], "directory '{d}/missing' does not exist"),
+    (["net", "m.onnx", "--db", "{d}/missing/t.db"], "directory '{d}/missing' does not exist"),
+    (["net", "m.onnx", "--tune", "0"], "argument --tune: must be a positive integer"),
+    (["net", "m.onnx", "--workers", "-1"], "argument --workers: must be a positive integer"),
     # the command itself
     (["frobnicate"], "invalid choice: 'frobnicate'"),
     ([], "the following arguments are required: COMMAND"),
@@ -97,6 +118,7 @@ def workdir(tmp_path_factory) -> Path:
     (d / "binary.toml").write_bytes(b"\xff\xfe\x00")
     (d / "empty.toml").write_text("# nothing set\n[hardware]\n")
     (d / "afile").write_text("not a directory\n")
+    (d / "bad.yaml").write_text("layers: [a: b\n")
     op = tk.matmul(9, 6, 13)
     prog = tk.compile(op, "tiny")
     prog.save(d / "mm.s")
@@ -124,7 +146,7 @@ def test_bad_arguments_fail_in_one_line(workdir: Path, argv: list[str], message:
     assert status not in (0, None), out
     assert err.count("\n") == 1 and err.endswith("\n"), err
     assert err.startswith(f"systolic {argv[0]}: error: " if argv and argv[0] in
-                          ("run", "asm", "exec", "tune", "bench") else "systolic: error: "), err
+                          ("run", "asm", "exec", "tune", "bench", "profile", "net") else "systolic: error: "), err
     assert message.replace("{d}", str(workdir)) in err
     assert "Traceback" not in err
     assert _snapshot(workdir) == before     # nothing written, nothing overwritten

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import pickle
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from simulators import verilator as V
 from toolkit import limits
 from tuner.api import tune
 from tuner.database import Database
+from tuner.measure import Measurer
 from tuner.stand_in import run as stand_in_run
 
 TINY = PRESETS["tiny"]
@@ -84,6 +86,15 @@ def test_run_limits_must_be_positive(option: str, value) -> None:
         V.run(prog, OP.random_inputs(0), **{option: value})   # before any build or run
 
 
+def test_a_timeout_past_the_os_timers_is_refused() -> None:
+    """1e300 s overflowed select() in the harness and setitimer() in the tuner's measurer."""
+    prog = tk.compile(OP, TINY)
+    with pytest.raises(ValueError, match=r"^timeout must be at most 1e\+07, got 1e\+300"):
+        V.run(prog, OP.random_inputs(0), timeout=1e300)
+    with pytest.raises(ValueError, match=r"^timeout must be at most"):
+        tune(OP, TINY, trials=4, backend="stand-in", progress=False, timeout=1e300)
+
+
 def test_a_slow_memory_is_not_a_deadlock() -> None:
     """A DMA read waits dram_latency cycles; the derived watchdog lets it, the old fixed one did not."""
     slow = replace(TINY, name="slow_dram", dram_latency=150_000)
@@ -105,6 +116,12 @@ def test_a_slow_memory_is_not_a_deadlock() -> None:
 def test_tune_options_must_be_positive(option: str, value) -> None:
     with pytest.raises(ValueError, match=rf"^{option} must be a positive"):
         tune(OP, TINY, trials=4, backend="stand-in", progress=False, **{option: value})
+
+
+def test_a_scheduler_without_dask_is_one_clear_error(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)   # what an install without dask sees
+    with pytest.raises(RuntimeError, match=r"Dask scheduler 'tcp://127.0.0.1:1' needs dask.distributed"):
+        Measurer("stand-in", scheduler="tcp://127.0.0.1:1")
 
 
 def no_toolchain(program, inputs, **_):

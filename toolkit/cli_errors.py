@@ -10,7 +10,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable, NoReturn
 
-from simulators.base import positive_limit
+from simulators.base import MAX_TIMEOUT_S, positive_limit
 
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
@@ -59,6 +59,24 @@ def positive_int(text: str) -> int:
 
 def positive_float(text: str) -> float:
     return _positive(text, float)
+
+
+def seconds(text: str) -> float:
+    """A wall-clock limit: positive, and short enough for the operating system's timers."""
+    value = _positive(text, float)
+    if value > MAX_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_TIMEOUT_S:g} seconds, got {text!r}")
+    return value
+
+
+def seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return value
 
 
 def _positive(text: str, kind: type) -> Any:

@@ -334,7 +334,7 @@ def load_schedule(spec: "Schedule | Mapping[str, Any] | str | Path", cls: type[S
             raise ScheduleError(f"schedule {str(spec)!r} is neither 'default', 'gemmini', 'best', nor a JSON file")
         try:
             spec = json.loads(path.read_text())
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ScheduleError(f"schedule file {str(path)!r} is not valid JSON: {exc}") from None
     if not isinstance(spec, Mapping):
         raise ScheduleError(f"schedule must be a Schedule, a dict or a path, got {type(spec).__name__}")

@@ -84,7 +84,10 @@ def load_suite(spec: str | Path) -> Suite:
         path = SUITE_DIR / f"{spec}.yaml"
     if not path.is_file():
         raise ValueError(f"suite {str(spec)!r} is neither one of {available_suites()} nor a YAML file")
-    data = yaml.safe_load(path.read_text())
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ValueError(f"suite file {str(path)!r} is not valid YAML: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("layers"), list) or not data["layers"]:
         raise ValueError(f"suite {str(path)!r} needs a non-empty 'layers' list")
     defaults = data.get("defaults") or {}

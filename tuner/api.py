@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from isa import HardwareConfig
-from simulators.base import positive_limit
+from simulators.base import MAX_TIMEOUT_S, positive_limit
 from toolkit.limits import check_size
 from toolkit.ops import Op
 from toolkit.schedule import Schedule, ScheduleError
@@ -123,7 +123,7 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
         raise ValueError(f"op must be an op such as tk.matmul(...), got {type(op).__name__}")
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
         raise ValueError(f"trials must be a positive integer, got {trials!r}")
-    timeout = positive_limit("timeout", timeout, float)
+    timeout = positive_limit("timeout", timeout, float, MAX_TIMEOUT_S)
     batch_size = positive_limit("batch_size", batch_size)
     workers = positive_limit("workers", workers)
     check_size(op, hw, allow_large)

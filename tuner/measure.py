@@ -238,7 +238,11 @@ class Measurer:
         if executor is not None:
             self.executor = executor
         elif scheduler is not None:
-            from dask.distributed import Client
+            try:
+                from dask.distributed import Client
+            except ImportError:
+                raise RuntimeError(f"measuring on the Dask scheduler {scheduler!r} needs dask.distributed: "
+                                   "pip install 'dask[distributed]'") from None
             self._client = Client(scheduler)
             self.executor = self._client.get_executor(pure=False)
         else:

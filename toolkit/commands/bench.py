@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from ..suites import available_suites, format_table, load_suite, plot, run_suite, write_csv
-from ..cli_errors import output_file, positive_int
+from ..cli_errors import output_file, positive_int, seed
 from .common import add_hardware_args, hardware
 
 
@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--plot", nargs="?", const="bench.png", type=output_file, metavar="OUT.png",
                    help="plot utilization per layer")
     p.add_argument("--no-cpu", action="store_true", help="skip the CPU backend's timing")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the random inputs")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
 

@@ -10,6 +10,7 @@ from ..network import Network, NetworkResult
 from ..network_run import run_network
 from ..network_report import format_table, plot, write_csv
 from ..onnx_import import from_onnx
+from ..cli_errors import output_file, positive_float, positive_int, seed
 from .common import add_hardware_args, hardware
 
 EXACT_KINDS = ("conv2d", "depthwise", "matmul")   # layers whose arithmetic is onnxruntime's
@@ -28,20 +29,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_hardware_args(p)
     p.add_argument("--schedule", choices=("default", "gemmini", "best"), default="default",
                    help="schedule of every accelerator layer (best: the best record in --db)")
-    p.add_argument("--db", default="tuning.db", help="tuning database (for --schedule best and --tune)")
+    p.add_argument("--db", default="tuning.db", type=output_file, help="tuning database (for --schedule best and --tune)")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                    help="an input array (default: seeded standard-normal float32 for each graph input)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    p.add_argument("--csv", metavar="OUT.csv", help="write the per-layer table as CSV")
-    p.add_argument("--plot", metavar="OUT.png", help="bar chart of time per layer")
-    p.add_argument("--tune", type=int, metavar="N", help="tune the network with a budget of N trials, then rerun it")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the random inputs")
+    p.add_argument("--csv", type=output_file, metavar="OUT.csv", help="write the per-layer table as CSV")
+    p.add_argument("--plot", type=output_file, metavar="OUT.png", help="bar chart of time per layer")
+    p.add_argument("--tune", type=positive_int, metavar="N", help="tune the network with a budget of N trials, then rerun it")
     p.add_argument("--tune-backend", choices=("verilator", "stand-in"), default="verilator",
                    help="cycle source while tuning (stand-in: the analytical model, NOT RTL)")
-    p.add_argument("--workers", type=int, default=None, help="measuring processes while tuning")
+    p.add_argument("--workers", type=positive_int, default=None, help="measuring processes while tuning")
     p.add_argument("--tile-policy", choices=("balanced", "pow2", "all"), default="pow2",
                    help="tile sizes in the tuner's spaces (default pow2: balanced spaces of large convs take "
                         "minutes each to enumerate)")
-    p.add_argument("--clock-ghz", type=float, default=1.0, help="clock for latencies (default 1 GHz)")
+    p.add_argument("--clock-ghz", type=positive_float, default=1.0, help="clock for latencies (default 1 GHz)")
     p.add_argument("--no-compare", action="store_true", help="skip onnxruntime")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_net)

@@ -9,6 +9,7 @@ import numpy as np
 from ..api import compile as compile_op
 from ..api import run as run_program
 from ..profile import bound, cycle_stacks, format_stacks
+from ..cli_errors import seed
 from .common import add_op_args, add_schedule_args, hardware, op_from_args
 from .run import add_limit_args
 
@@ -22,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        epilog="example: systolic profile matmul --m 256 --n 256 --k 256 --json")
     add_op_args(p)
     add_schedule_args(p)
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the random inputs")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     add_limit_args(p)
     p.set_defaults(func=cmd_profile)

@@ -13,7 +13,7 @@ from simulators.base import RunResult
 
 from ..api import compile as compile_op
 from ..api import run as run_program
-from ..cli_errors import output_dir, output_file, positive_float, positive_int
+from ..cli_errors import output_dir, output_file, positive_float, positive_int, seconds, seed
 from .common import add_op_args, add_schedule_args, hardware, op_from_args
 
 BACKENDS = ("functional", "verilator", "cpu", "gpu")
@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_op_args(p)
     add_schedule_args(p)
     p.add_argument("--backend", choices=BACKENDS, default="functional")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the random inputs")
     p.add_argument("--trace", metavar="OUT.json", type=output_file,
                    help="verilator: per-instruction Chrome trace (open in Perfetto)")
     p.add_argument("--wave", metavar="OUT.fst", type=output_file, help="verilator: FST waveform")
@@ -59,7 +59,7 @@ def add_limit_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--cycle-limit", type=positive_int, metavar="CYCLES", help="stop after this many cycles")
     g.add_argument("--watchdog", type=positive_int, metavar="CYCLES",
                    help="cycles without progress that count as a deadlock (default: 100000 + 4 x dram_latency)")
-    g.add_argument("--timeout", type=positive_float, metavar="SECONDS", help="wall-clock limit of the simulation")
+    g.add_argument("--timeout", type=seconds, metavar="SECONDS", help="wall-clock limit of the simulation")
 
 
 def _backend_options(args: argparse.Namespace) -> dict:

@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..cli_errors import output_file, positive_float, positive_int
+from ..cli_errors import output_file, positive_int, seconds, seed
 from .common import add_op_args, hardware, op_from_args
 
 if TYPE_CHECKING:
@@ -32,8 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="cycle source: verilator (RTL) or stand-in (analytical model, NOT RTL; for quick trials)")
     p.add_argument("--workers", type=positive_int, default=None, help="local measuring processes (default: CPU count)")
     p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address (tcp://host:8786) to measure on")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--timeout", type=positive_float, default=600.0,
+    p.add_argument("--seed", type=seed, default=0, help="seed of the search and the inputs")
+    p.add_argument("--timeout", type=seconds, default=600.0,
                    help="seconds per candidate before it counts as hung")
     p.add_argument("--batch-size", type=positive_int, default=None,
                    help="candidates per batch (default max(8, workers))")
