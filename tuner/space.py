@@ -33,7 +33,6 @@ class KnobSpec:
     fit_knobs: frozenset[str] | None = None  # knobs memory_plan reads; None: all of them
 
 
-SPECS: dict[str, KnobSpec] = {}
 # fit knobs that place regions, not size them: at their first values (bank 0, packed) they take the least room
 PLACEMENT_KNOBS = frozenset({"split_buffers", "a_bank", "b_bank", "c_bank", "in_bank", "w_bank", "acc_bank"})
 TILE_POLICIES = ("balanced", "all", "pow2")
@@ -77,10 +76,6 @@ def _matmul_domains(op: Any, hw: HardwareConfig, policy: str) -> Domains:
     }
 
 
-SPECS["matmul"] = KnobSpec(_matmul_domains, frozenset(
-    {"tile_i", "tile_j", "tile_k", "double_buffer", "split_buffers", "a_bank", "b_bank", "c_bank"}))
-
-
 def _conv_domains(op: Any, hw: HardwareConfig, policy: str) -> Domains:
     """conv2d and depthwise: output tiles in pixels, channel tiles in dim blocks, kernel taps, banks;
     for a conv2d whose taps pack into fewer weight blocks, pack_taps too (then tile_c also ranges over
@@ -115,13 +110,14 @@ def _conv_domains(op: Any, hw: HardwareConfig, policy: str) -> Domains:
 
 _CONV_FIT = frozenset({"tile_b", "tile_oh", "tile_ow", "tile_k", "tile_kh", "tile_kw", "tile_c", "double_buffer",
                        "split_buffers", "in_bank", "w_bank", "acc_bank", "pack_taps"})
-SPECS["conv2d"] = KnobSpec(_conv_domains, _CONV_FIT)
-SPECS["depthwise"] = KnobSpec(_conv_domains, _CONV_FIT)
-
-
-def register(kind: str, spec: KnobSpec) -> None:
-    """Register the knob domains of another op kind."""
-    SPECS[kind] = spec
+# The knob domains of each op kind; the kinds not here (resadd, maxpool) perturb their default
+# schedule (_generic_domains).
+SPECS: dict[str, KnobSpec] = {
+    "matmul": KnobSpec(_matmul_domains, frozenset(
+        {"tile_i", "tile_j", "tile_k", "double_buffer", "split_buffers", "a_bank", "b_bank", "c_bank"})),
+    "conv2d": KnobSpec(_conv_domains, _CONV_FIT),
+    "depthwise": KnobSpec(_conv_domains, _CONV_FIT),
+}
 
 
 def fits(schedule: Schedule, op: Op, hw: HardwareConfig) -> None:
@@ -148,7 +144,7 @@ def _generic_domains(op: Op, hw: HardwareConfig, policy: str) -> Domains:
 
 
 def knob_domains(op: Op, hw: HardwareConfig, tile_policy: str = "balanced") -> Domains:
-    """The registered domains of ``op``'s knobs (no validity check): cheap, and the same for every
+    """The domains of ``op``'s knobs (:data:`SPECS`) (no validity check): cheap, and the same for every
     workload of a kind, so string knobs encode alike across workloads."""
     return SPECS.get(op.KIND, KnobSpec(_generic_domains)).domains(op, hw, tile_policy)
 
