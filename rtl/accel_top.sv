@@ -3,6 +3,7 @@
 // cmd_*; the DRAM (latency, beats, the one memory port) is modelled by the
 // harness behind the dma_* request/response ports.
 //
+// Each unit drives one request bundle per local-memory port (readers with we = 0).
 // Scratchpad requesters, highest priority first: execute result write, load
 // write, execute A read, execute D read, execute B read, store read.
 // Accumulator: execute result write, load write, store read.
@@ -68,33 +69,32 @@ module accel_top import systolic_pkg::*; #(
   output logic [15:0]          dbg_st_outstanding_o,
   output logic [3:0]           dbg_ex_state_o
 );
-  localparam int SP_AW    = $clog2(SP_ROWS);
-  localparam int ACC_AW   = $clog2(ACC_ROWS);
   // local memory requesters, highest priority first (see the note above)
   localparam int SP_NREQ  = 6, ACC_NREQ = 3;
   localparam int SP_EX_WR = 0, SP_LD = 1, SP_EX_RD = 2, SP_ST = 5;   // execute reads 2..4
   localparam int ACC_EX_WR = 0, ACC_LD = 1, ACC_ST = 2;
   localparam int LD = 0, EX = 1, ST = 2;   // issue ports of dispatch
+  typedef issue_types#(N)::issue_t             issue_t;
+  typedef mem_types#(DIM, SP_ROWS, 8)::req_t   sp_req_t;
+  typedef mem_types#(DIM, ACC_ROWS, 32)::req_t acc_req_t;
 
   logic [2:0]              iss_valid, iss_ready;
-  logic [2:0][SLOT_W-1:0]  iss_slot;
-  insn_t [2:0]             iss;
+  issue_t [2:0]            iss;
   preload_t                iss_pre;
   logic [N-1:0]            done_ld, done_ex, done_st, done;
-  logic                    stall_hazard, stall_queue_full, conflict;
+  logic                    stall_hazard, stall_queue_full, sp_conflict, acc_conflict;
   logic [2:0]              hazard, starved;
-  unit_stack_t [2:0]       ustack;
-  logic                    ld_busy, ld_dma_wait, ex_busy, mesh_busy, st_busy, st_dma_wait;
+  unit_stack_t [2:0]       ustack;   // .busy also counts in the unit's busy counter
+  logic                    ld_dma_wait, mesh_busy, st_dma_wait;
   dma_req_t                rd_req, wr_req;
 
-  logic [SP_NREQ-1:0]              sp_req, sp_we, sp_gnt;
-  logic [SP_NREQ-1:0][SP_AW-1:0]   sp_row;
-  logic [SP_NREQ-1:0][DIM*8-1:0]   sp_wdata, sp_rdata;
-  logic [SP_NREQ-1:0][DIM-1:0]     sp_wmask;
-  logic [ACC_NREQ-1:0]             acc_req, acc_we, acc_acc, acc_gnt;
-  logic [ACC_NREQ-1:0][ACC_AW-1:0] acc_row;
-  logic [ACC_NREQ-1:0][DIM*32-1:0] acc_wdata, acc_rdata;
-  logic [ACC_NREQ-1:0][DIM-1:0]    acc_wmask;
+  // local memory requests (each requester drives its own: readers with we = 0), grants, rows
+  sp_req_t [SP_NREQ-1:0]           sp;
+  acc_req_t [ACC_NREQ-1:0]         acc;
+  logic [SP_NREQ-1:0]              sp_gnt;
+  logic [ACC_NREQ-1:0]             acc_gnt;
+  logic [SP_NREQ-1:0][DIM*8-1:0]   sp_rdata;
+  logic [ACC_NREQ-1:0][DIM*32-1:0] acc_rdata;
 
   dispatch #(
     .LDQ(LD_QUEUE), .EXQ(EX_QUEUE), .STQ(ST_QUEUE), .DIM(DIM), .SP_ROWS(SP_ROWS),
@@ -103,8 +103,7 @@ module accel_top import systolic_pkg::*; #(
     .clk_i, .rst_ni,
     .cmd_valid_i, .cmd_ready_o,
     .cmd_i ('{funct: funct_e'(cmd_funct_i), rs1: cmd_rs1_i, rs2: cmd_rs2_i}),
-    .iss_valid_o (iss_valid), .iss_ready_i (iss_ready), .iss_slot_o (iss_slot),
-    .iss_o (iss), .iss_pre_o (iss_pre),
+    .iss_valid_o (iss_valid), .iss_ready_i (iss_ready), .iss_o (iss), .iss_pre_o (iss_pre),
     .done_i (done),
     .idle_o,
     .stall_hazard_o (stall_hazard), .stall_queue_full_o (stall_queue_full),
@@ -118,56 +117,42 @@ module accel_top import systolic_pkg::*; #(
     .LDQ(LD_QUEUE), .N(N)
   ) u_load (
     .clk_i, .rst_ni,
-    .iss_valid_i (iss_valid[LD]), .iss_ready_o (iss_ready[LD]), .iss_slot_i (iss_slot[LD]),
-    .iss_i (iss[LD]),
+    .iss_valid_i (iss_valid[LD]), .iss_ready_o (iss_ready[LD]), .iss_i (iss[LD]),
     .done_o (done_ld),
     .rd_req_valid_o (dma_rd_req_valid_o), .rd_req_ready_i (dma_rd_req_ready_i),
     .rd_req_o (rd_req),
     .rd_resp_valid_i (dma_rd_resp_valid_i), .rd_resp_ready_o (dma_rd_resp_ready_o),
     .rd_resp_tag_i (dma_tag_t'(dma_rd_resp_tag_i)), .rd_resp_data_i (dma_rd_resp_data_i),
-    .sp_req_o (sp_req[SP_LD]), .sp_row_o (sp_row[SP_LD]), .sp_wdata_o (sp_wdata[SP_LD]),
-    .sp_wmask_o (sp_wmask[SP_LD]), .sp_gnt_i (sp_gnt[SP_LD]),
-    .acc_req_o (acc_req[ACC_LD]), .acc_acc_o (acc_acc[ACC_LD]), .acc_row_o (acc_row[ACC_LD]),
-    .acc_wdata_o (acc_wdata[ACC_LD]), .acc_wmask_o (acc_wmask[ACC_LD]),
-    .acc_gnt_i (acc_gnt[ACC_LD]),
-    .busy_o (ld_busy), .dma_wait_o (ld_dma_wait), .stack_o (ustack[LD]),
-    .outstanding_o (dbg_ld_outstanding_o)
+    .sp_o (sp[SP_LD]), .sp_gnt_i (sp_gnt[SP_LD]),
+    .acc_o (acc[ACC_LD]), .acc_gnt_i (acc_gnt[ACC_LD]),
+    .dma_wait_o (ld_dma_wait), .stack_o (ustack[LD]), .outstanding_o (dbg_ld_outstanding_o)
   );
 
   execute_unit #(
     .DIM(DIM), .SP_ROWS(SP_ROWS), .ACC_ROWS(ACC_ROWS), .N(N)
   ) u_execute (
     .clk_i, .rst_ni,
-    .iss_valid_i (iss_valid[EX]), .iss_ready_o (iss_ready[EX]), .iss_slot_i (iss_slot[EX]),
-    .iss_i (iss[EX]), .iss_pre_i (iss_pre),
+    .iss_valid_i (iss_valid[EX]), .iss_ready_o (iss_ready[EX]), .iss_i (iss[EX]),
+    .iss_pre_i (iss_pre),
     .done_o (done_ex),
-    .sp_rd_req_o (sp_req[SP_ST-1:SP_EX_RD]), .sp_rd_row_o (sp_row[SP_ST-1:SP_EX_RD]),
-    .sp_rd_gnt_i (sp_gnt[SP_ST-1:SP_EX_RD]), .sp_rd_data_i (sp_rdata[SP_ST-1:SP_EX_RD]),
-    .sp_wr_req_o (sp_req[SP_EX_WR]), .sp_wr_row_o (sp_row[SP_EX_WR]),
-    .sp_wr_data_o (sp_wdata[SP_EX_WR]), .sp_wr_mask_o (sp_wmask[SP_EX_WR]),
-    .acc_wr_req_o (acc_req[ACC_EX_WR]), .acc_wr_acc_o (acc_acc[ACC_EX_WR]),
-    .acc_wr_row_o (acc_row[ACC_EX_WR]), .acc_wr_data_o (acc_wdata[ACC_EX_WR]),
-    .acc_wr_mask_o (acc_wmask[ACC_EX_WR]),
-    .busy_o (ex_busy), .mesh_busy_o (mesh_busy), .stack_o (ustack[EX]),
-    .dbg_state_o (dbg_ex_state_o)
+    .sp_rd_o (sp[SP_ST-1:SP_EX_RD]), .sp_rd_gnt_i (sp_gnt[SP_ST-1:SP_EX_RD]),
+    .sp_rd_data_i (sp_rdata[SP_ST-1:SP_EX_RD]),
+    .sp_wr_o (sp[SP_EX_WR]), .acc_wr_o (acc[ACC_EX_WR]),
+    .mesh_busy_o (mesh_busy), .stack_o (ustack[EX]), .dbg_state_o (dbg_ex_state_o)
   );
 
   store_unit #(
     .DIM(DIM), .SP_ROWS(SP_ROWS), .ACC_ROWS(ACC_ROWS), .N(N)
   ) u_store (
     .clk_i, .rst_ni,
-    .iss_valid_i (iss_valid[ST]), .iss_ready_o (iss_ready[ST]), .iss_slot_i (iss_slot[ST]),
-    .iss_i (iss[ST]),
+    .iss_valid_i (iss_valid[ST]), .iss_ready_o (iss_ready[ST]), .iss_i (iss[ST]),
     .done_o (done_st),
-    .sp_req_o (sp_req[SP_ST]), .sp_row_o (sp_row[SP_ST]), .sp_gnt_i (sp_gnt[SP_ST]),
-    .sp_rdata_i (sp_rdata[SP_ST]),
-    .acc_req_o (acc_req[ACC_ST]), .acc_row_o (acc_row[ACC_ST]), .acc_gnt_i (acc_gnt[ACC_ST]),
-    .acc_rdata_i (acc_rdata[ACC_ST]),
+    .sp_o (sp[SP_ST]), .sp_gnt_i (sp_gnt[SP_ST]), .sp_rdata_i (sp_rdata[SP_ST]),
+    .acc_o (acc[ACC_ST]), .acc_gnt_i (acc_gnt[ACC_ST]), .acc_rdata_i (acc_rdata[ACC_ST]),
     .wr_req_valid_o (dma_wr_req_valid_o), .wr_req_ready_i (dma_wr_req_ready_i),
     .wr_req_o (wr_req), .wr_req_data_o (dma_wr_req_data_o),
     .wr_ack_valid_i (dma_wr_ack_valid_i), .wr_ack_tag_i (dma_tag_t'(dma_wr_ack_tag_i)),
-    .busy_o (st_busy), .dma_wait_o (st_dma_wait), .stack_o (ustack[ST]),
-    .outstanding_o (dbg_st_outstanding_o)
+    .dma_wait_o (st_dma_wait), .stack_o (ustack[ST]), .outstanding_o (dbg_st_outstanding_o)
   );
 
   // the harness sees the DMA requests as plain ports
@@ -178,32 +163,16 @@ module accel_top import systolic_pkg::*; #(
   assign dma_wr_req_len_o  = wr_req.len;
   assign dma_wr_req_tag_o  = wr_req.tag;
 
-  // write enables and the unused write ports of read-only requesters
-  always_comb begin
-    sp_we  = '0;
-    acc_we = '0;
-    sp_we[SP_EX_WR]   = 1'b1;
-    sp_we[SP_LD]      = 1'b1;
-    acc_we[ACC_EX_WR] = 1'b1;
-    acc_we[ACC_LD]    = 1'b1;
-  end
-  assign sp_wdata[SP_ST:SP_EX_RD] = '0;
-  assign sp_wmask[SP_ST:SP_EX_RD] = '0;
-  assign acc_wdata[ACC_ST]        = '0;
-  assign acc_wmask[ACC_ST]        = '0;
-  assign acc_acc[ACC_ST]          = 1'b0;
-
+  // the scratchpad (int8 lanes) and the accumulator (int32 lanes, writes may add)
   local_mem #(
-    .DIM(DIM), .SP_ROWS(SP_ROWS), .SP_BANKS(SP_BANKS), .ACC_ROWS(ACC_ROWS),
-    .ACC_BANKS(ACC_BANKS), .SP_NREQ(SP_NREQ), .ACC_NREQ(ACC_NREQ)
-  ) u_mem (
-    .clk_i,
-    .sp_req_i (sp_req), .sp_we_i (sp_we), .sp_row_i (sp_row), .sp_wdata_i (sp_wdata),
-    .sp_wmask_i (sp_wmask), .sp_gnt_o (sp_gnt), .sp_rdata_o (sp_rdata),
-    .acc_req_i (acc_req), .acc_we_i (acc_we), .acc_acc_i (acc_acc), .acc_row_i (acc_row),
-    .acc_wdata_i (acc_wdata), .acc_wmask_i (acc_wmask), .acc_gnt_o (acc_gnt),
-    .acc_rdata_o (acc_rdata),
-    .conflict_o (conflict)
+    .DIM(DIM), .ROWS(SP_ROWS), .BANKS(SP_BANKS), .LANE_W(8), .ACCUM(1'b0), .NREQ(SP_NREQ)
+  ) u_sp (
+    .clk_i, .req_i (sp), .gnt_o (sp_gnt), .rdata_o (sp_rdata), .conflict_o (sp_conflict)
+  );
+  local_mem #(
+    .DIM(DIM), .ROWS(ACC_ROWS), .BANKS(ACC_BANKS), .LANE_W(32), .ACCUM(1'b1), .NREQ(ACC_NREQ)
+  ) u_acc (
+    .clk_i, .req_i (acc), .gnt_o (acc_gnt), .rdata_o (acc_rdata), .conflict_o (acc_conflict)
   );
 
   assign done             = done_ld | done_ex | done_st;
@@ -241,12 +210,12 @@ module accel_top import systolic_pkg::*; #(
   always_comb begin
     ctr_en                       = '0;
     ctr_en[CtrCycles]            = 1'b1;
-    ctr_en[CtrLoadBusy]          = ld_busy;
-    ctr_en[CtrExecBusy]          = ex_busy;
-    ctr_en[CtrStoreBusy]         = st_busy;
+    ctr_en[CtrLoadBusy]          = ustack[LD].busy;
+    ctr_en[CtrExecBusy]          = ustack[EX].busy;
+    ctr_en[CtrStoreBusy]         = ustack[ST].busy;
     ctr_en[CtrMeshBusy]          = mesh_busy;
     ctr_en[CtrStallHazard]       = stall_hazard;
-    ctr_en[CtrStallBankConflict] = conflict;
+    ctr_en[CtrStallBankConflict] = sp_conflict || acc_conflict;
     ctr_en[CtrStallQueueFull]    = stall_queue_full;
     ctr_en[CtrStallDmaWait]      = ld_dma_wait || st_dma_wait;
     ctr_en[CtrDmaBytesRead]      = dma_rd_req_valid_o && dma_rd_req_ready_i;
@@ -270,9 +239,10 @@ module accel_top import systolic_pkg::*; #(
 
   // ---- assumptions ----------------------------------------------------------------
   // result writes have the highest priority: the execute unit cannot wait for a bank
-  assert property (@(posedge clk_i) disable iff (!rst_ni) sp_req[SP_EX_WR] |-> sp_gnt[SP_EX_WR])
+  assert property (@(posedge clk_i) disable iff (!rst_ni) sp[SP_EX_WR].req |-> sp_gnt[SP_EX_WR])
     else $error("accel_top: an execute result write to the scratchpad was not granted");
-  assert property (@(posedge clk_i) disable iff (!rst_ni) acc_req[ACC_EX_WR] |-> acc_gnt[ACC_EX_WR])
+  assert property (@(posedge clk_i) disable iff (!rst_ni)
+                   acc[ACC_EX_WR].req |-> acc_gnt[ACC_EX_WR])
     else $error("accel_top: an execute result write to the accumulator was not granted");
   // no two units complete the same slot
   assert property (@(posedge clk_i) disable iff (!rst_ni)

@@ -36,11 +36,10 @@ module dispatch import systolic_pkg::*; #(
   input  logic                      cmd_valid_i,
   output logic                      cmd_ready_o,
   input  insn_t                     cmd_i,
-  // issue to the units: index 0 load, 1 execute, 2 store
+  // issue to the units (index 0 load, 1 execute, 2 store): each an instruction and its slot
   output logic [2:0]                iss_valid_o,
   input  logic [2:0]                iss_ready_i,
-  output logic [2:0][SLOT_W-1:0]    iss_slot_o,
-  output insn_t [2:0]               iss_o,
+  output issue_types#(N)::issue_t [2:0] iss_o,
   output preload_t                  iss_pre_o,    // execute: the merged preload
   // completion, one bit per slot
   input  logic [N-1:0]              done_i,
@@ -245,8 +244,7 @@ module dispatch import systolic_pkg::*; #(
       retire[q]      = valid_q[head[q]] && done_q[head[q]];
       iss_valid_o[q] = (waiting_q[q] != '0) && (deps_q[cand[q]] == '0);
       iss_fire[q]    = iss_valid_o[q] && iss_ready_i[q];
-      iss_slot_o[q]  = cand[q];
-      iss_o[q]       = insn_q[cand[q]];
+      iss_o[q]       = '{slot: cand[q], insn: insn_q[cand[q]]};
       ev_issue_seq_o[q]  = eseq_q[cand[q]];
       dbg_cand_deps_o[q] = deps_q[cand[q]];
       dbg_cand_slot_o[q] = cand[q];

@@ -27,30 +27,20 @@ module execute_unit import systolic_pkg::*; #(
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
-  // issue
+  // issue: an instruction and its slot, the merged preload; done: one bit per slot
   input  logic                iss_valid_i,
   output logic                iss_ready_o,
-  input  logic [SLOT_W-1:0]   iss_slot_i,
-  input  insn_t               iss_i,
+  input  issue_types#(N)::issue_t iss_i,
   input  preload_t            iss_pre_i,
   output logic [N-1:0]        done_o,
-  // scratchpad reads: A, D, B
-  output logic [2:0]          sp_rd_req_o,
-  output logic [2:0][SP_AW-1:0] sp_rd_row_o,
-  input  logic [2:0]          sp_rd_gnt_i,
-  input  logic [2:0][DIM*8-1:0] sp_rd_data_i,
+  // scratchpad reads: A, D, B (the row comes the cycle after the grant)
+  output mem_types#(DIM, SP_ROWS, 8)::req_t [2:0] sp_rd_o,
+  input  logic [2:0]                             sp_rd_gnt_i,
+  input  logic [2:0][DIM*8-1:0]                  sp_rd_data_i,
   // result writes (always granted: highest priority)
-  output logic                sp_wr_req_o,
-  output logic [SP_AW-1:0]    sp_wr_row_o,
-  output logic [DIM*8-1:0]    sp_wr_data_o,
-  output logic [DIM-1:0]      sp_wr_mask_o,
-  output logic                acc_wr_req_o,
-  output logic                acc_wr_acc_o,
-  output logic [ACC_AW-1:0]   acc_wr_row_o,
-  output logic [DIM*32-1:0]   acc_wr_data_o,
-  output logic [DIM-1:0]      acc_wr_mask_o,
-  // status
-  output logic                busy_o,
+  output mem_types#(DIM, SP_ROWS, 8)::req_t      sp_wr_o,
+  output mem_types#(DIM, ACC_ROWS, 32)::req_t    acc_wr_o,
+  // status (stack_o.busy: work in W, S, injection or the mesh)
   output logic                mesh_busy_o,
   output unit_stack_t         stack_o,
   output logic [3:0]          dbg_state_o
@@ -124,7 +114,9 @@ module execute_unit import systolic_pkg::*; #(
   logic              cap_a_q, cap_a_d, cap_d_q, cap_d_d;
   logic [DIM*8-1:0]  a_buf_q, a_buf_d, d_buf_q, d_buf_d;
 
-  logic              iss_fire, is_cfg, w_step, w_bneed, w_go, w_loaded, hand, s_free;
+  insn_t             insn;     // the instruction offered for issue
+  logic [2:0]        rd_req;   // scratchpad reads: A, D, B
+  logic              iss_fire, is_cfg, w_step, w_bneed, w_go, w_loaded, hand, s_free, busy;
   logic              s_need_a, s_need_d, s_a_ok, s_d_ok, s_row_done, s_last, a_gnt, d_gnt;
   logic [DIM*8-1:0]  in_a;
   logic [DIM*32-1:0] in_d;
@@ -133,8 +125,9 @@ module execute_unit import systolic_pkg::*; #(
   res_tag_t          out_tag;
   logic [DIM*32-1:0] out_c;
 
+  assign insn   = iss_i.insn;
   assign nbuf   = (cur_buf_q == BUF_W'(NBUF - 1)) ? '0 : cur_buf_q + 1'b1;
-  assign is_cfg = iss_i.funct == FunctConfig;
+  assign is_cfg = insn.funct == FunctConfig;
 
   // W: weight rows (requests depend on state only, grants come back)
   assign w_go    = w_valid_q && w_pre_q && (w_k_q != KW'(DIM))
@@ -144,14 +137,16 @@ module execute_unit import systolic_pkg::*; #(
   assign s_need_a = s_valid_q && (s_row_q < op_rows(s_q.a)) && (op_addr(s_q.a) != GARBAGE_ADDR);
   assign s_need_d = s_valid_q && (s_row_q < op_rows(s_q.d)) && (op_addr(s_q.d) != GARBAGE_ADDR);
 
-  assign sp_rd_req_o[RA] = s_need_a && !s_a_got_q;
-  assign sp_rd_req_o[RD] = s_need_d && !s_d_got_q;
-  assign sp_rd_req_o[RB] = w_go && w_bneed;
-  assign sp_rd_row_o[RA] = SP_AW'(s_a_row_q);
-  assign sp_rd_row_o[RD] = SP_AW'(32'(op_addr(s_q.d)) + 32'(s_row_q));
-  assign sp_rd_row_o[RB] = SP_AW'(32'(op_addr(w_q.b)) + 32'(w_k_q));
-  assign a_gnt = sp_rd_req_o[RA] && sp_rd_gnt_i[RA];
-  assign d_gnt = sp_rd_req_o[RD] && sp_rd_gnt_i[RD];
+  assign rd_req[RA]  = s_need_a && !s_a_got_q;
+  assign rd_req[RD]  = s_need_d && !s_d_got_q;
+  assign rd_req[RB]  = w_go && w_bneed;
+  assign sp_rd_o[RA] = '{req: rd_req[RA], row: SP_AW'(s_a_row_q), default: '0};
+  assign sp_rd_o[RD] = '{req: rd_req[RD], row: SP_AW'(32'(op_addr(s_q.d)) + 32'(s_row_q)),
+                         default: '0};
+  assign sp_rd_o[RB] = '{req: rd_req[RB], row: SP_AW'(32'(op_addr(w_q.b)) + 32'(w_k_q)),
+                         default: '0};
+  assign a_gnt = rd_req[RA] && sp_rd_gnt_i[RA];
+  assign d_gnt = rd_req[RD] && sp_rd_gnt_i[RD];
 
   assign w_step   = w_go && (!w_bneed || sp_rd_gnt_i[RB]);
   assign w_loaded = !w_pre_q || (w_k_q == KW'(DIM)) || (w_step && w_k_q == KW'(DIM - 1));
@@ -208,33 +203,36 @@ module execute_unit import systolic_pkg::*; #(
   // results
   always_comb begin
     logic [31:0] v;
-    sp_wr_req_o   = out_valid && out_tag.dest == DestSp;
-    acc_wr_req_o  = out_valid && (out_tag.dest == DestAcc || out_tag.dest == DestAccum);
-    acc_wr_acc_o  = out_tag.dest == DestAccum;
-    sp_wr_row_o   = SP_AW'(out_tag.row);
-    acc_wr_row_o  = ACC_AW'(out_tag.row);
-    acc_wr_data_o = out_c;
-    sp_wr_data_o  = '0;
+    sp_wr_o        = '0;
+    acc_wr_o       = '0;
+    sp_wr_o.we     = 1'b1;
+    acc_wr_o.we    = 1'b1;
+    sp_wr_o.req    = out_valid && out_tag.dest == DestSp;
+    acc_wr_o.req   = out_valid && (out_tag.dest == DestAcc || out_tag.dest == DestAccum);
+    acc_wr_o.accum = out_tag.dest == DestAccum;
+    sp_wr_o.row    = SP_AW'(out_tag.row);
+    acc_wr_o.row   = ACC_AW'(out_tag.row);
+    acc_wr_o.wdata = out_c;
     for (int i = 0; i < DIM; i++) begin
-      sp_wr_mask_o[i]  = 16'(i) < out_tag.cols;
-      acc_wr_mask_o[i] = 16'(i) < out_tag.cols;
+      sp_wr_o.wmask[i]  = 16'(i) < out_tag.cols;
+      acc_wr_o.wmask[i] = 16'(i) < out_tag.cols;
     end
-    if (sp_wr_req_o) begin
+    if (sp_wr_o.req) begin
       for (int i = 0; i < DIM; i++) begin
         v = scale_sat(out_c[i*32 +: 32], out_tag.scale, 1'b1, out_tag.relu);
-        sp_wr_data_o[i*8 +: 8] = v[7:0];
+        sp_wr_o.wdata[i*8 +: 8] = v[7:0];
       end
     end
   end
 
   // a config_ex is done when it issues, a compute when its last row leaves the mesh (one-hot)
   assign done_o = (N'(out_valid && out_tag.last) << out_tag.slot)
-                  | (N'(iss_fire && is_cfg) << iss_slot_i);
+                  | (N'(iss_fire && is_cfg) << iss_i.slot);
 
-  assign busy_o      = w_valid_q || s_valid_q || inj_valid_q || mesh_active;
+  assign busy        = w_valid_q || s_valid_q || inj_valid_q || mesh_active;
   assign mesh_busy_o = inj_valid_q;
   // a read of A, D or B waiting for its bank; the execute unit never waits on the DMA
-  assign stack_o     = '{bank: (sp_rd_req_o & ~sp_rd_gnt_i) != '0, dma: 1'b0, busy: busy_o};
+  assign stack_o     = '{bank: (rd_req & ~sp_rd_gnt_i) != '0, dma: 1'b0, busy: busy};
   assign dbg_state_o = {s_valid_q, w_valid_q && w_pre_q && !w_started_q && hold_q[nbuf] != '0,
                         w_valid_q && !w_loaded, w_valid_q && w_loaded && !s_free};
 
@@ -271,15 +269,15 @@ module execute_unit import systolic_pkg::*; #(
       if (w_pre_q) cur_buf_d = nbuf;
     end
     if (iss_fire && is_cfg) begin
-      cfg_d = '{a_stride: iss_i.rs1[31:16], c_stride: iss_i.rs2[63:48], scale: iss_i.rs1[63:32],
-                relu: iss_i.rs1[3]};
+      cfg_d = '{a_stride: insn.rs1[31:16], c_stride: insn.rs2[63:48], scale: insn.rs1[63:32],
+                relu: insn.rs1[3]};
     end
     if (iss_fire && !is_cfg) begin
       w_valid_d   = 1'b1;
-      w_pre_d     = iss_i.funct == FunctComputePreloaded;
+      w_pre_d     = insn.funct == FunctComputePreloaded;
       w_started_d = 1'b0;
       w_k_d       = '0;
-      w_d         = '{slot: iss_slot_i, a: iss_i.rs1, d: iss_i.rs2, b: iss_pre_i.b, c: iss_pre_i.c,
+      w_d         = '{slot: iss_i.slot, a: insn.rs1, d: insn.rs2, b: iss_pre_i.b, c: iss_pre_i.c,
                       cfg: cfg_q};
     end
   end

@@ -27,11 +27,10 @@ module load_unit import systolic_pkg::*; #(
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
-  // issue
+  // issue: an instruction and its slot; done: one bit per slot
   input  logic                iss_valid_i,
   output logic                iss_ready_o,
-  input  logic [SLOT_W-1:0]   iss_slot_i,
-  input  insn_t               iss_i,
+  input  issue_types#(N)::issue_t iss_i,
   output logic [N-1:0]        done_o,
   // DMA read requests and responses
   output logic                rd_req_valid_o,
@@ -42,19 +41,11 @@ module load_unit import systolic_pkg::*; #(
   input  dma_tag_t            rd_resp_tag_i,
   input  logic [RESP_W-1:0]   rd_resp_data_i,
   // local memory writes
-  output logic                sp_req_o,
-  output logic [SP_AW-1:0]    sp_row_o,
-  output logic [DIM*8-1:0]    sp_wdata_o,
-  output logic [DIM-1:0]      sp_wmask_o,
-  input  logic                sp_gnt_i,
-  output logic                acc_req_o,
-  output logic                acc_acc_o,
-  output logic [ACC_AW-1:0]   acc_row_o,
-  output logic [DIM*32-1:0]   acc_wdata_o,
-  output logic [DIM-1:0]      acc_wmask_o,
-  input  logic                acc_gnt_i,
-  // status
-  output logic                busy_o,
+  output mem_types#(DIM, SP_ROWS, 8)::req_t   sp_o,
+  input  logic                                 sp_gnt_i,
+  output mem_types#(DIM, ACC_ROWS, 32)::req_t  acc_o,
+  input  logic                                 acc_gnt_i,
+  // status (stack_o.busy: mvins in flight)
   output logic                dma_wait_o,
   output unit_stack_t         stack_o,
   output logic [CNT_W-1:0]    outstanding_o
@@ -106,21 +97,23 @@ module load_unit import systolic_pkg::*; #(
   logic [CNT_W-1:0]  outstanding_q, outstanding_d, inflight_q, inflight_d;
 
   logic               is_mvin, iss_fire, mvin_fire, rq_fire, rq_last, resp_fire;
-  logic               wb_gnt, wb_row_fin, wb_fin, mvin_done;
+  logic               wb_gnt, wb_row_fin, wb_fin, mvin_done, busy;
   logic [1:0]         iss_state;
   logic [LSLOT_W-1:0] wb_ls, iss_ls, resp_ls;
   ctx_t               wb_ctx;
+  insn_t              insn;   // the instruction offered for issue
 
+  assign insn        = iss_i.insn;
   assign iss_ready_o = !rq_active_q;
   assign iss_fire    = iss_valid_i && iss_ready_o;
-  assign is_mvin     = iss_i.funct != FunctConfig;
+  assign is_mvin     = insn.funct != FunctConfig;
   assign mvin_fire   = iss_fire && is_mvin;
   always_comb begin
-    unique case (iss_i.funct)
+    unique case (insn.funct)
       FunctMvin:  iss_state = 2'd0;
       FunctMvin2: iss_state = 2'd1;
       FunctMvin3: iss_state = 2'd2;
-      default:    iss_state = iss_i.rs1[4:3];   // config_ld names its state
+      default:    iss_state = insn.rs1[4:3];   // config_ld names its state
     endcase
   end
 
@@ -130,7 +123,7 @@ module load_unit import systolic_pkg::*; #(
                             tag: '{slot: 15'(rq_slot_q), last: rq_last, row: rq_row_q}};
   assign rq_fire        = rd_req_valid_o && rd_req_ready_i;
 
-  assign iss_ls    = LSLOT_W'(iss_slot_i);
+  assign iss_ls    = LSLOT_W'(iss_i.slot);
   assign resp_ls   = LSLOT_W'(rd_resp_tag_i.slot);
   assign wb_ls     = LSLOT_W'(wb_tag_q.slot);
   assign wb_ctx    = ctx_q[wb_ls];
@@ -144,54 +137,49 @@ module load_unit import systolic_pkg::*; #(
   // the block being written: lanes, scale, mask
   always_comb begin
     logic [31:0] v, row;
-    sp_req_o    = 1'b0;
-    acc_req_o   = 1'b0;
-    acc_acc_o   = 1'b0;
-    sp_row_o    = '0;
-    acc_row_o   = '0;
-    sp_wdata_o  = '0;
-    acc_wdata_o = '0;
-    sp_wmask_o  = '0;
-    acc_wmask_o = '0;
+    sp_o     = '0;
+    acc_o    = '0;
+    sp_o.we  = 1'b1;
+    acc_o.we = 1'b1;
     row = 32'(wb_ctx.base) + 32'(wb_lrow_q) + 32'(wb_blk_q) * 32'(wb_ctx.bstride);
     if (wb_busy_q) begin
       for (int i = 0; i < DIM; i++) begin
         v = wb_row_q[BIX_W'(wb_blk_q)][i*32 +: 32];
         if (wb_ctx.scale != F32_ONE) v = scale_sat(v, wb_ctx.scale, !wb_ctx.acc, 1'b0);
-        sp_wdata_o[i*8 +: 8]    = v[7:0];
-        acc_wdata_o[i*32 +: 32] = v;
-        sp_wmask_o[i]  = (32'(wb_blk_q) * DIM + i) < 32'(wb_ctx.cols);
-        acc_wmask_o[i] = sp_wmask_o[i];
+        sp_o.wdata[i*8 +: 8]    = v[7:0];
+        acc_o.wdata[i*32 +: 32] = v;
+        sp_o.wmask[i]  = (32'(wb_blk_q) * DIM + i) < 32'(wb_ctx.cols);
+        acc_o.wmask[i] = sp_o.wmask[i];
       end
       if (wb_ctx.acc) begin
-        acc_req_o = 1'b1;
-        acc_acc_o = wb_ctx.accum;
-        acc_row_o = ACC_AW'(row);
+        acc_o.req   = 1'b1;
+        acc_o.accum = wb_ctx.accum;
+        acc_o.row   = ACC_AW'(row);
       end else begin
-        sp_req_o = 1'b1;
-        sp_row_o = SP_AW'(row);
+        sp_o.req = 1'b1;
+        sp_o.row = SP_AW'(row);
       end
     end
   end
 
   // a config_ld is done when it issues, an mvin when its last block is written (one-hot)
-  assign done_o = (N'(iss_fire && !is_mvin) << iss_slot_i) | (N'(mvin_done) << wb_tag_q.slot);
+  assign done_o = (N'(iss_fire && !is_mvin) << iss_i.slot) | (N'(mvin_done) << wb_tag_q.slot);
 
-  assign busy_o        = inflight_q != '0;
+  assign busy          = inflight_q != '0;
   assign dma_wait_o    = (outstanding_q != '0 && !rd_resp_valid_i)
                          || (rd_req_valid_o && !rd_req_ready_i);
   assign outstanding_o = outstanding_q;
   // a block waiting for its bank; mvins in flight that neither send, take nor write a row
   assign stack_o = '{bank: wb_busy_q && !wb_gnt,
-                     dma:  busy_o && !rq_fire && !resp_fire && !wb_busy_q,
-                     busy: busy_o};
+                     dma:  busy && !rq_fire && !resp_fire && !wb_busy_q,
+                     busy: busy};
 
   // ---- next state ---------------------------------------------------------------
   always_comb begin
     outstanding_d = outstanding_q + CNT_W'(rq_fire) - CNT_W'(resp_fire);
     inflight_d    = inflight_q + CNT_W'(mvin_fire) - CNT_W'(mvin_done);
-    cfg_new = '{stride: iss_i.rs2, shrink: iss_i.rs1[2], bstride: iss_i.rs1[31:16],
-                scale: iss_i.rs1[63:32]};
+    cfg_new = '{stride: insn.rs2, shrink: insn.rs1[2], bstride: insn.rs1[31:16],
+                scale: insn.rs1[63:32]};
   end
 
   // request engine
@@ -204,7 +192,7 @@ module load_unit import systolic_pkg::*; #(
     rq_rows_d   = rq_rows_q;
     rq_len_d    = rq_len_q;
     rq_slot_d   = rq_slot_q;
-    wide        = iss_i.rs2[31] && !cfg_q[iss_state].shrink;
+    wide        = insn.rs2[31] && !cfg_q[iss_state].shrink;
     if (rq_fire) begin
       rq_addr_d = rq_addr_q + rq_stride_q;
       rq_row_d  = rq_row_q + 16'd1;
@@ -212,17 +200,17 @@ module load_unit import systolic_pkg::*; #(
     end
     if (mvin_fire) begin
       rq_active_d = 1'b1;
-      rq_addr_d   = iss_i.rs1;
+      rq_addr_d   = insn.rs1;
       rq_stride_d = cfg_q[iss_state].stride;
       rq_row_d    = '0;
-      rq_rows_d   = op_rows(iss_i.rs2);
-      rq_len_d    = wide ? op_cols(iss_i.rs2) << 2 : op_cols(iss_i.rs2);
-      rq_slot_d   = iss_slot_i;
+      rq_rows_d   = op_rows(insn.rs2);
+      rq_len_d    = wide ? op_cols(insn.rs2) << 2 : op_cols(insn.rs2);
+      rq_slot_d   = iss_i.slot;
     end
-    ctx_new = '{base: iss_i.rs2[28:0], acc: iss_i.rs2[31], accum: iss_i.rs2[30], wide: wide,
+    ctx_new = '{base: insn.rs2[28:0], acc: insn.rs2[31], accum: insn.rs2[30], wide: wide,
                 bstride: cfg_q[iss_state].bstride, scale: cfg_q[iss_state].scale,
-                cols: op_cols(iss_i.rs2),
-                copies: cfg_q[iss_state].stride == '0 ? op_rows(iss_i.rs2) : 16'd1};
+                cols: op_cols(insn.rs2),
+                copies: cfg_q[iss_state].stride == '0 ? op_rows(insn.rs2) : 16'd1};
   end
 
   // write-back engine
@@ -306,7 +294,7 @@ module load_unit import systolic_pkg::*; #(
     else $error("load unit: a DMA read response without an outstanding request");
   // an mvin fits the response port: at most MAX_BLOCK_LEN blocks a row
   assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   mvin_fire |-> op_cols(iss_i.rs2) <= 16'(DIM * MAX_BLOCK_LEN))
-    else $error("load unit: mvin of %0d columns, more than %0d", op_cols(iss_i.rs2),
+                   mvin_fire |-> op_cols(insn.rs2) <= 16'(DIM * MAX_BLOCK_LEN))
+    else $error("load unit: mvin of %0d columns, more than %0d", op_cols(insn.rs2),
                 DIM * MAX_BLOCK_LEN);
 endmodule

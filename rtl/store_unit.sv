@@ -19,21 +19,18 @@ module store_unit import systolic_pkg::*; #(
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
-  // issue
+  // issue: an instruction and its slot; done: one bit per slot
   input  logic                iss_valid_i,
   output logic                iss_ready_o,
-  input  logic [SLOT_W-1:0]   iss_slot_i,
-  input  insn_t               iss_i,
+  input  issue_types#(N)::issue_t iss_i,
   output logic [N-1:0]        done_o,
-  // local reads
-  output logic                sp_req_o,
-  output logic [SP_AW-1:0]    sp_row_o,
-  input  logic                sp_gnt_i,
-  input  logic [DIM*8-1:0]    sp_rdata_i,
-  output logic                acc_req_o,
-  output logic [ACC_AW-1:0]   acc_row_o,
-  input  logic                acc_gnt_i,
-  input  logic [ROW_W-1:0]    acc_rdata_i,
+  // local reads (the row comes the cycle after the grant)
+  output mem_types#(DIM, SP_ROWS, 8)::req_t   sp_o,
+  input  logic                                 sp_gnt_i,
+  input  logic [DIM*8-1:0]                     sp_rdata_i,
+  output mem_types#(DIM, ACC_ROWS, 32)::req_t  acc_o,
+  input  logic                                 acc_gnt_i,
+  input  logic [ROW_W-1:0]                     acc_rdata_i,
   // DMA writes
   output logic                wr_req_valid_o,
   input  logic                wr_req_ready_i,
@@ -41,8 +38,7 @@ module store_unit import systolic_pkg::*; #(
   output logic [ROW_W-1:0]    wr_req_data_o,
   input  logic                wr_ack_valid_i,
   input  dma_tag_t            wr_ack_tag_i,
-  // status
-  output logic                busy_o,
+  // status (stack_o.busy: mvouts in flight)
   output logic                dma_wait_o,
   output unit_stack_t         stack_o,
   output logic [CNT_W-1:0]    outstanding_o
@@ -90,19 +86,20 @@ module store_unit import systolic_pkg::*; #(
   logic [FW-1:0]     f_cnt_q, f_cnt_d, f_rd_q, f_rd_d, f_wr_q, f_wr_d;
   logic [CNT_W-1:0]  outstanding_q, outstanding_d, inflight_q, inflight_d;
 
-  logic iss_fire, is_cfg, rd_fire, rd_gnt, rd_step, rd_last, pop, push, mvout_done;
+  logic iss_fire, is_cfg, rd_fire, rd_gnt, rd_step, rd_last, pop, push, mvout_done, busy;
   logic [ROW_W-1:0] row_data;
+  insn_t insn;   // the instruction offered for issue
 
-  assign is_cfg      = iss_i.funct == FunctConfig;
+  assign insn        = iss_i.insn;
+  assign is_cfg      = insn.funct == FunctConfig;
   assign iss_ready_o = !rd_active_q;
   assign iss_fire    = iss_valid_i && iss_ready_o;
 
-  // read a row when the FIFO has room for it and the row before it
+  // read a row when the FIFO has room for it and the row before it (reads: we and the
+  // write fields are 0)
   assign rd_fire   = rd_active_q && (32'(f_cnt_q) + 32'(ar_valid_q) < FIFO);
-  assign sp_req_o  = rd_fire && !rd_q.acc;
-  assign acc_req_o = rd_fire && rd_q.acc;
-  assign sp_row_o  = SP_AW'(rd_row_q);
-  assign acc_row_o = ACC_AW'(rd_row_q);
+  assign sp_o      = '{req: rd_fire && !rd_q.acc, row: SP_AW'(rd_row_q), default: '0};
+  assign acc_o     = '{req: rd_fire && rd_q.acc, row: ACC_AW'(rd_row_q), default: '0};
   assign rd_gnt    = rd_q.acc ? acc_gnt_i : sp_gnt_i;
   assign rd_step   = rd_fire && rd_gnt;
   assign rd_last   = rd_idx_q == rd_rows_q - 16'd1;
@@ -135,15 +132,15 @@ module store_unit import systolic_pkg::*; #(
   assign mvout_done = wr_ack_valid_i && wr_ack_tag_i.last;
 
   // a config_st is done when it issues, an mvout when its last row is acknowledged (one-hot)
-  assign done_o = (N'(iss_fire && is_cfg) << iss_slot_i) | (N'(mvout_done) << wr_ack_tag_i.slot);
+  assign done_o = (N'(iss_fire && is_cfg) << iss_i.slot) | (N'(mvout_done) << wr_ack_tag_i.slot);
 
-  assign busy_o        = inflight_q != '0;
+  assign busy          = inflight_q != '0;
   assign dma_wait_o    = wr_req_valid_o && !wr_req_ready_i;
   assign outstanding_o = outstanding_q;
   // a row read waiting for its bank; mvouts in flight that neither read, pass nor send a row
   assign stack_o = '{bank: rd_fire && !rd_gnt,
-                     dma:  busy_o && !rd_step && !ar_valid_q && !pop,
-                     busy: busy_o};
+                     dma:  busy && !rd_step && !ar_valid_q && !pop,
+                     busy: busy};
 
   // ---- next state ---------------------------------------------------------------
   always_comb begin
@@ -166,15 +163,15 @@ module store_unit import systolic_pkg::*; #(
       if (rd_last) rd_active_d = 1'b0;
     end
     if (iss_fire && is_cfg) begin
-      cfg_d = '{stride: {32'h0, iss_i.rs2[31:0]}, relu: iss_i.rs1[2], scale: iss_i.rs2[63:32]};
+      cfg_d = '{stride: {32'h0, insn.rs2[31:0]}, relu: insn.rs1[2], scale: insn.rs2[63:32]};
     end
     if (iss_fire && !is_cfg) begin
       rd_active_d = 1'b1;
-      rd_d = '{acc: iss_i.rs2[31], full: iss_i.rs2[31] && iss_i.rs2[29], relu: cfg_q.relu,
-               scale: cfg_q.scale, cols: op_cols(iss_i.rs2), addr: iss_i.rs1, slot: iss_slot_i};
-      rd_row_d    = iss_i.rs2[28:0];
+      rd_d = '{acc: insn.rs2[31], full: insn.rs2[31] && insn.rs2[29], relu: cfg_q.relu,
+               scale: cfg_q.scale, cols: op_cols(insn.rs2), addr: insn.rs1, slot: iss_i.slot};
+      rd_row_d    = insn.rs2[28:0];
       rd_idx_d    = '0;
-      rd_rows_d   = op_rows(iss_i.rs2);
+      rd_rows_d   = op_rows(insn.rs2);
       rd_stride_d = cfg_q.stride;
     end
   end

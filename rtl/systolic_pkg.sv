@@ -19,6 +19,32 @@ package systolic_pkg;
     logic [WORD_W-1:0] rs2;
   } insn_t;
 
+  // Bundles sized by module parameters. A package cannot take parameters, so their types
+  // live in parameter-only classes (used as issue_types#(N)::issue_t); never constructed.
+
+  // An instruction as a unit takes it: with its reservation-station slot (N slots).
+  virtual class issue_types #(parameter int N = 10);
+    typedef struct packed {
+      logic [$clog2(N)-1:0] slot;
+      insn_t                insn;
+    } issue_t;
+  endclass
+
+  // A request to a local memory of ROWS rows of DIM lanes of LANE_W bits (the scratchpad:
+  // 8, the accumulator: 32): a read of a row (the row comes the cycle after the grant), or
+  // with we a write of the lanes wmask selects; with accum (accumulator only) it adds.
+  virtual class mem_types #(parameter int DIM = 4, parameter int ROWS = 256,
+                            parameter int LANE_W = 8);
+    typedef struct packed {
+      logic                    req;
+      logic                    we;
+      logic                    accum;
+      logic [$clog2(ROWS)-1:0] row;
+      logic [DIM*LANE_W-1:0]   wdata;
+      logic [DIM-1:0]          wmask;
+    } req_t;
+  endclass
+
   // The preload merged into a compute: B (weights) and C (destination) operands.
   typedef struct packed {
     logic [WORD_W-1:0] b;

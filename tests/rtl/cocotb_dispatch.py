@@ -7,6 +7,7 @@ from cocotb.triggers import RisingEdge, Timer
 
 from isa import (ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Fence, GARBAGE, Mvin, Mvout, Preload, acc_addr,
                  encode)
+from unit_bench import bits, issue_fields, unpack
 
 LD, EX, ST = 0, 1, 2
 
@@ -15,7 +16,7 @@ class Bench:
     def __init__(self, dut) -> None:
         self.dut = dut
         self.n = int(dut.LDQ.value) + int(dut.EXQ.value) + int(dut.STQ.value)
-        self.slot_w = max(1, (self.n - 1).bit_length())
+        self.issue = issue_fields(self.n)
         self.issued: dict[int, tuple[int, int]] = {}    # seq -> (queue, slot)
         self.done_next = 0
         self.stalls = 0
@@ -36,11 +37,12 @@ class Bench:
         accepted = ins is not None and int(dut.cmd_ready_o.value)
         self.stalls += int(dut.stall_hazard_o.value)
         valid = int(dut.iss_valid_o.value)
-        slots = int(dut.iss_slot_o.value)
+        iss = int(dut.iss_o.value)                  # issue_t [2:0], index 0 the least significant
+        iss_w = sum(w for _, w in self.issue)
         seqs = int(dut.ev_issue_seq_o.value)
         for q in range(3):
             if valid >> q & 1 and ready[q]:
-                slot = (slots >> (q * self.slot_w)) & ((1 << self.slot_w) - 1)
+                slot = unpack(self.issue, bits(iss, q * iss_w, iss_w))["slot"]
                 self.issued[(seqs >> (32 * q)) & 0xFFFFFFFF] = (q, slot)
         await RisingEdge(dut.clk_i)
         await Timer(1, "ns")

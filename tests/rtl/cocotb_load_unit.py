@@ -14,7 +14,8 @@ import numpy as np
 
 from isa import ConfigLd, Mvin, acc_addr
 from isa.numerics import mvin_scale
-from unit_bench import bits, insn_word, lanes, next_cycle, reset, settle
+from unit_bench import (DMA_REQ, UNIT_STACK, insn_word, issue_fields, lanes, mem_req_fields, next_cycle, pack,
+                        reset, settle, unpack)
 
 LATENCY = 5
 
@@ -47,6 +48,8 @@ def expected(dram: np.ndarray, sp: np.ndarray, acc: np.ndarray, cfg: dict, ins: 
 async def mvins_land_where_they_should(dut) -> None:
     dim, blocks = int(dut.DIM.value), int(dut.MAX_BLOCK_LEN.value)
     sp_rows, acc_rows, ldq = int(dut.SP_ROWS.value), int(dut.ACC_ROWS.value), int(dut.LDQ.value)
+    issue = issue_fields(int(dut.N.value))
+    sp_req, acc_req = mem_req_fields(dim, sp_rows, 8), mem_req_fields(dim, acc_rows, 32)
     rng = random.Random(3)
     dram = np.frombuffer(rng.randbytes(4096), dtype=np.uint8).copy()
     want_sp, got_sp = np.zeros((sp_rows, dim), np.int64), np.zeros((sp_rows, dim), np.int64)
@@ -81,8 +84,7 @@ async def mvins_land_where_they_should(dut) -> None:
         offer = pc < len(program) and bool(free)
         dut.iss_valid_i.value = int(offer)
         if offer:
-            dut.iss_slot_i.value = free[0]
-            dut.iss_i.value = insn_word(program[pc])
+            dut.iss_i.value = pack(issue, slot=free[0], insn=insn_word(program[pc]))
         head = pending[0] if pending and pending[0][0] <= cycle else None
         dut.rd_resp_valid_i.value = int(head is not None)
         if head is not None:
@@ -96,21 +98,21 @@ async def mvins_land_where_they_should(dut) -> None:
             in_flight[free[0]] = pc
             pc += 1
         if int(dut.rd_req_valid_o.value):
-            req = int(dut.rd_req_o.value)          # dma_req_t {addr[63:0], len[15:0], tag[31:0]}
-            pending.append((cycle + LATENCY, bits(req, 0, 32), bits(req, 48, 64), bits(req, 32, 16)))
+            req = unpack(DMA_REQ, int(dut.rd_req_o.value))
+            pending.append((cycle + LATENCY, req["tag"], req["addr"], req["len"]))
         if head is not None and int(dut.rd_resp_ready_o.value):
             pending.popleft()
-        if int(dut.sp_req_o.value) and int(dut.sp_gnt_i.value):
-            row, data, mask = int(dut.sp_row_o.value), int(dut.sp_wdata_o.value), int(dut.sp_wmask_o.value)
-            for i, v in enumerate(lanes(data, dim, 8)):
-                if mask >> i & 1:
-                    got_sp[row][i] = v
-        if int(dut.acc_req_o.value) and int(dut.acc_gnt_i.value):
-            row, data, mask = int(dut.acc_row_o.value), int(dut.acc_wdata_o.value), int(dut.acc_wmask_o.value)
-            add = int(dut.acc_acc_o.value)
-            for i, v in enumerate(lanes(data, dim, 32)):
-                if mask >> i & 1:
-                    got_acc[row][i] = wrap32((int(got_acc[row][i]) if add else 0) + v)
+        sp = unpack(sp_req, int(dut.sp_o.value))
+        if sp["req"] and int(dut.sp_gnt_i.value):
+            for i, v in enumerate(lanes(sp["wdata"], dim, 8)):
+                if sp["wmask"] >> i & 1:
+                    got_sp[sp["row"]][i] = v
+        acc = unpack(acc_req, int(dut.acc_o.value))
+        if acc["req"] and int(dut.acc_gnt_i.value):
+            row = got_acc[acc["row"]]
+            for i, v in enumerate(lanes(acc["wdata"], dim, 32)):
+                if acc["wmask"] >> i & 1:
+                    row[i] = wrap32((int(row[i]) if acc["accum"] else 0) + v)
         done_bits = int(dut.done_o.value)
         for slot in list(in_flight):
             if done_bits >> slot & 1:
@@ -120,4 +122,4 @@ async def mvins_land_where_they_should(dut) -> None:
     assert sorted(done) == list(range(len(program))), f"completed {sorted(done)}"
     np.testing.assert_array_equal(got_sp, want_sp)
     np.testing.assert_array_equal(got_acc, want_acc)
-    assert int(dut.busy_o.value) == 0 and int(dut.outstanding_o.value) == 0
+    assert unpack(UNIT_STACK, int(dut.stack_o.value))["busy"] == 0 and int(dut.outstanding_o.value) == 0

@@ -14,7 +14,8 @@ import numpy as np
 
 from isa import ConfigSt, Mvout, acc_addr
 from isa.numerics import acc_to_int8, acc_to_int32
-from unit_bench import bits, insn_word, next_cycle, reset, settle, tag_last, tag_slot
+from unit_bench import (DMA_REQ, DMA_TAG, UNIT_STACK, insn_word, issue_fields, mem_req_fields, next_cycle, pack,
+                        reset, settle, unpack)
 
 LATENCY = 4
 
@@ -26,6 +27,8 @@ def row_word(values: np.ndarray) -> int:
 @cocotb.test()
 async def mvouts_write_the_epilogue(dut) -> None:
     dim, sp_rows, acc_rows = int(dut.DIM.value), int(dut.SP_ROWS.value), int(dut.ACC_ROWS.value)
+    issue = issue_fields(int(dut.N.value))
+    sp_req, acc_req = mem_req_fields(dim, sp_rows, 8), mem_req_fields(dim, acc_rows, 32)
     rng = random.Random(5)
     np_rng = np.random.default_rng(5)
     sp = np_rng.integers(-128, 128, (sp_rows, dim)).astype(np.int8)
@@ -68,8 +71,7 @@ async def mvouts_write_the_epilogue(dut) -> None:
         offer = pc < len(program) and bool(free)
         dut.iss_valid_i.value = int(offer)
         if offer:
-            dut.iss_slot_i.value = free[0]
-            dut.iss_i.value = insn_word(program[pc])
+            dut.iss_i.value = pack(issue, slot=free[0], insn=insn_word(program[pc]))
         dut.sp_gnt_i.value = int(rng.random() < 0.7)
         dut.acc_gnt_i.value = int(rng.random() < 0.7)
         dut.sp_rdata_i.value = sp_data
@@ -83,16 +85,17 @@ async def mvouts_write_the_epilogue(dut) -> None:
             in_flight[free[0]] = pc
             pc += 1
         # a granted read's row is there the next cycle
-        if int(dut.sp_req_o.value) and int(dut.sp_gnt_i.value):
-            sp_data = row_word(sp[int(dut.sp_row_o.value)])
-        if int(dut.acc_req_o.value) and int(dut.acc_gnt_i.value):
-            acc_data = row_word(acc[int(dut.acc_row_o.value)])
+        sp_rd, acc_rd = unpack(sp_req, int(dut.sp_o.value)), unpack(acc_req, int(dut.acc_o.value))
+        if sp_rd["req"] and int(dut.sp_gnt_i.value):
+            sp_data = row_word(sp[sp_rd["row"]])
+        if acc_rd["req"] and int(dut.acc_gnt_i.value):
+            acc_data = row_word(acc[acc_rd["row"]])
         if int(dut.wr_req_valid_o.value) and int(dut.wr_req_ready_i.value):
-            req = int(dut.wr_req_o.value)          # dma_req_t {addr[63:0], len[15:0], tag[31:0]}
-            addr, length = bits(req, 48, 64), bits(req, 32, 16)
+            req = unpack(DMA_REQ, int(dut.wr_req_o.value))
+            addr, length = req["addr"], req["len"]
             data = int(dut.wr_req_data_o.value).to_bytes(4 * dim, "little")
             got[addr:addr + length] = np.frombuffer(data[:length], np.uint8)
-            acks.append((cycle + LATENCY, bits(req, 0, 32)))
+            acks.append((cycle + LATENCY, req["tag"]))
         if ack is not None:
             acks.popleft()
         done_bits = int(dut.done_o.value)
@@ -100,10 +103,11 @@ async def mvouts_write_the_epilogue(dut) -> None:
             if done_bits >> slot & 1:
                 done.append(in_flight.pop(slot))
                 # an mvout is done with the acknowledgement of its last row, not before
+                tag = unpack(DMA_TAG, ack) if ack is not None else None
                 assert isinstance(program[done[-1]], ConfigSt) or (
-                    ack is not None and tag_last(ack) and tag_slot(ack) == slot)
+                    tag is not None and tag["last"] and tag["slot"] == slot)
         await next_cycle(dut)
         cycle += 1
     assert sorted(done) == list(range(len(program))), f"completed {sorted(done)}"
     np.testing.assert_array_equal(got, want)
-    assert int(dut.busy_o.value) == 0 and int(dut.outstanding_o.value) == 0
+    assert unpack(UNIT_STACK, int(dut.stack_o.value))["busy"] == 0 and int(dut.outstanding_o.value) == 0

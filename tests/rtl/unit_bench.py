@@ -1,4 +1,8 @@
-"""What the load and store unit benches share: the issue port, the DMA tag, bit fields, the clock."""
+"""What the unit benches share: packed structs, the issue port, the DMA tag, bit fields, the clock.
+
+Verilator gives cocotb a packed struct port as one bit vector, its first field the most
+significant; ``pack`` and ``unpack`` convert it from and to its fields, a list of
+(name, width) in declaration order."""
 from __future__ import annotations
 
 import cocotb
@@ -7,24 +11,57 @@ from cocotb.triggers import RisingEdge, Timer
 
 from isa import Instruction, encode
 
+Fields = list[tuple[str, int]]
+
+INSN: Fields = [("funct", 7), ("rs1", 64), ("rs2", 64)]              # insn_t
+DMA_TAG: Fields = [("slot", 15), ("last", 1), ("row", 16)]            # dma_tag_t
+DMA_REQ: Fields = [("addr", 64), ("len", 16), ("tag", 32)]            # dma_req_t
+UNIT_STACK: Fields = [("bank", 1), ("dma", 1), ("busy", 1)]           # unit_stack_t
+
+
+def clog2(n: int) -> int:
+    return (n - 1).bit_length()
+
+
+def issue_fields(n: int) -> Fields:
+    """issue_types#(N)::issue_t: the slot among n, then the instruction."""
+    return [("slot", clog2(n)), ("insn", sum(w for _, w in INSN))]
+
+
+def mem_req_fields(dim: int, rows: int, lane_w: int) -> Fields:
+    """mem_types#(DIM, ROWS, LANE_W)::req_t: a local-memory request."""
+    return [("req", 1), ("we", 1), ("accum", 1), ("row", clog2(rows)), ("wdata", dim * lane_w),
+            ("wmask", dim)]
+
+
+def pack(fields: Fields, **values: int) -> int:
+    """The packed struct with these field values (fields not given are 0)."""
+    word = 0
+    for name, width in fields:
+        value = values.pop(name, 0)
+        assert 0 <= value < 1 << width, f"{name} = {value} does not fit in {width} bits"
+        word = word << width | value
+    assert not values, f"no such fields: {sorted(values)}"
+    return word
+
+
+def unpack(fields: Fields, word: int) -> dict[str, int]:
+    """The field values of a packed struct."""
+    out = {}
+    for name, width in reversed(fields):
+        out[name] = bits(word, 0, width)
+        word >>= width
+    return out
+
 
 def insn_word(ins: Instruction) -> int:
-    """The packed insn_t {funct[6:0], rs1[63:0], rs2[63:0]} of an instruction."""
+    """The packed insn_t of an instruction."""
     funct, rs1, rs2 = encode(ins)
-    return funct << 128 | rs1 << 64 | rs2
+    return pack(INSN, funct=funct, rs1=rs1, rs2=rs2)
 
 
 def bits(value: int, lo: int, width: int) -> int:
     return (value >> lo) & ((1 << width) - 1)
-
-
-def tag_slot(tag: int) -> int:
-    """dma_tag_t {slot[14:0], last, row[15:0]}: the slot."""
-    return bits(tag, 17, 15)
-
-
-def tag_last(tag: int) -> bool:
-    return bool(bits(tag, 16, 1))
 
 
 def lanes(word: int, n: int, width: int) -> list[int]:
