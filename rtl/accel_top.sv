@@ -204,9 +204,9 @@ module accel_top import systolic_pkg::*; #(
 
   // ---- performance counters -------------------------------------------------------
   // which counters count this cycle; each counts by one, the DMA byte counters by the
-  // request's length. Per-counter enables keep the update to the counters that move.
-  logic [NumCounters-1:0]       ctr_en;
-  logic [NumCounters-1:0][63:0] ctr_q;
+  // request's length. Each counter has its own next value and enable (g_ctr), so that
+  // only the counters that move are updated.
+  logic [NumCounters-1:0] ctr_en;
   always_comb begin
     ctr_en                       = '0;
     ctr_en[CtrCycles]            = 1'b1;
@@ -223,15 +223,20 @@ module accel_top import systolic_pkg::*; #(
     for (int u = 0; u < 3; u++) ctr_en[CtrStackFirst + u * NumStack + int'(charged[u])] = 1'b1;
   end
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      ctr_q <= '0;
-    end else begin
-      for (int i = 0; i < NumCounters; i++) begin
-        if (ctr_en[i]) begin
-          ctr_q[i] <= ctr_q[i] + ((i == int'(CtrDmaBytesRead)) ? 64'(rd_req.len)
-                                  : (i == int'(CtrDmaBytesWritten)) ? 64'(wr_req.len) : 64'd1);
-        end
+  logic [NumCounters-1:0][63:0] ctr_q;
+  for (genvar i = 0; i < NumCounters; i++) begin : g_ctr
+    logic [63:0] ctr_d;
+
+    always_comb begin
+      ctr_d = ctr_q[i] + ((i == int'(CtrDmaBytesRead)) ? 64'(rd_req.len)
+                          : (i == int'(CtrDmaBytesWritten)) ? 64'(wr_req.len) : 64'd1);
+    end
+
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        ctr_q[i] <= '0;
+      end else if (ctr_en[i]) begin
+        ctr_q[i] <= ctr_d;
       end
     end
   end

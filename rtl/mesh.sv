@@ -31,77 +31,83 @@ module mesh #(
 
   // PE interconnect: a flows along rows (index n), psum down columns (index k)
   logic               a_v   [DIM][DIM+1];
-  logic signed [7:0]  a_d   [DIM][DIM+1];
+  logic signed [7:0]  a_dat [DIM][DIM+1];
   logic [1:0]         a_s   [DIM][DIM+1];
   logic signed [31:0] ps    [DIM+1][DIM];
 
-  // skew lines: row k of A is delayed k cycles, column n of D n cycles
-  logic               askew_v_q [DIM][DIM];
-  logic signed [7:0]  askew_q   [DIM][DIM];
-  logic [1:0]         askew_s_q [DIM][DIM];
-  logic signed [31:0] dskew_q   [DIM][DIM];
-  // de-skew: column n delayed DIM-1-n cycles after it leaves the bottom row
-  logic signed [31:0] oskew_q   [DIM][DIM];
-  // tag and valid pipeline
-  logic               tag_v_q [LAT];
-  logic [TAG_W-1:0]   tag_q   [LAT];
-  logic [$clog2(LAT+2)-1:0] inflight_q;
-  logic               active;
+  // Every delay line below is one packed register, stage 0 in its low bits: its next
+  // value has each stage take the one below it and stage 0 the new input, and its top
+  // stage is its output. The lines only move while the mesh is active; the valid bits and
+  // the row count are reset, the data is not.
+  // tag and valid pipeline, and the rows entered but not yet left
+  logic [LAT-1:0]            tag_v_q, tag_v_d;
+  logic [LAT-1:0][TAG_W-1:0] tag_q, tag_d;
+  logic [$clog2(LAT+2)-1:0]  inflight_q, inflight_d;
+  logic                      active;
 
   assign active   = in_valid_i || (inflight_q != '0);
   assign active_o = active;
 
+  always_comb begin
+    tag_v_d    = LAT'({tag_v_q, in_valid_i});
+    tag_d      = (LAT*TAG_W)'({tag_q, in_tag_i});
+    inflight_d = inflight_q + (in_valid_i ? 1 : 0) - (tag_v_q[LAT-1] ? 1 : 0);
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
+      tag_v_q    <= '0;
       inflight_q <= '0;
-      for (int i = 0; i < LAT; i++) tag_v_q[i] <= 1'b0;
-      for (int k = 0; k < DIM; k++) begin
-        for (int j = 0; j < DIM; j++) askew_v_q[k][j] <= 1'b0;
-      end
     end else if (active) begin
-      inflight_q <= inflight_q + (in_valid_i ? 1 : 0) - (tag_v_q[LAT-1] ? 1 : 0);
-      tag_v_q[0] <= in_valid_i;
-      for (int i = 1; i < LAT; i++) tag_v_q[i] <= tag_v_q[i-1];
-      for (int k = 1; k < DIM; k++) begin
-        askew_v_q[k][0] <= in_valid_i;
-        for (int j = 1; j < k; j++) askew_v_q[k][j] <= askew_v_q[k][j-1];
-      end
+      tag_v_q    <= tag_v_d;
+      inflight_q <= inflight_d;
     end
   end
 
   always_ff @(posedge clk_i) begin
-    if (active) begin
-      tag_q[0] <= in_tag_i;
-      for (int i = 1; i < LAT; i++) tag_q[i] <= tag_q[i-1];
-      for (int k = 1; k < DIM; k++) begin
-        askew_q[k][0]   <= in_a_i[k*8 +: 8];
-        askew_s_q[k][0] <= in_sel_i;
-        dskew_q[k][0]   <= in_d_i[k*32 +: 32];
-        for (int j = 1; j < k; j++) begin
-          askew_q[k][j]   <= askew_q[k][j-1];
-          askew_s_q[k][j] <= askew_s_q[k][j-1];
-          dskew_q[k][j]   <= dskew_q[k][j-1];
-        end
-      end
-      for (int n = 0; n < DIM - 1; n++) begin
-        oskew_q[n][0] <= ps[DIM][n];
-        for (int j = 1; j < DIM - 1 - n; j++) oskew_q[n][j] <= oskew_q[n][j-1];
-      end
-    end
+    if (active) tag_q <= tag_d;
   end
 
-  // mesh edges
-  always_comb begin
-    a_v[0][0] = in_valid_i;
-    a_d[0][0] = in_a_i[7:0];
-    a_s[0][0] = in_sel_i;
-    ps[0][0]  = in_d_i[31:0];
-    for (int k = 1; k < DIM; k++) begin
-      a_v[k][0] = askew_v_q[k][k-1];
-      a_d[k][0] = askew_q[k][k-1];
-      a_s[k][0] = askew_s_q[k][k-1];
-      ps[0][k]  = dskew_q[k][k-1];
+  // skew lines: row k of A (valid, value, sel) enters PE row k after k cycles, bias
+  // element k enters column k after k cycles; row and column 0 enter directly
+  assign a_v[0][0]   = in_valid_i;
+  assign a_dat[0][0] = in_a_i[7:0];
+  assign a_s[0][0]   = in_sel_i;
+  assign ps[0][0]    = in_d_i[31:0];
+
+  for (genvar k = 1; k < DIM; k++) begin : g_skew
+    logic [k-1:0]    v_q, v_d;
+    logic [k*8-1:0]  a_q, a_d;
+    logic [k*2-1:0]  s_q, s_d;
+    logic [k*32-1:0] d_q, d_d;
+
+    always_comb begin
+      v_d = (k)'({v_q, in_valid_i});
+      a_d = (k*8)'({a_q, in_a_i[k*8 +: 8]});
+      s_d = (k*2)'({s_q, in_sel_i});
+      d_d = (k*32)'({d_q, in_d_i[k*32 +: 32]});
     end
+
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        v_q <= '0;
+      end else if (active) begin
+        v_q <= v_d;
+      end
+    end
+
+    always_ff @(posedge clk_i) begin
+      if (active) begin
+        a_q <= a_d;
+        s_q <= s_d;
+        d_q <= d_d;
+      end
+    end
+
+    assign a_v[k][0]   = v_q[k-1];
+    assign a_dat[k][0] = a_q[(k-1)*8 +: 8];
+    assign a_s[k][0]   = s_q[(k-1)*2 +: 2];
+    assign ps[0][k]    = d_q[(k-1)*32 +: 32];
   end
 
   for (genvar k = 0; k < DIM; k++) begin : g_row
@@ -110,11 +116,11 @@ module mesh #(
         .clk_i,
         .rst_ni,
         .a_valid_i (a_v[k][n]),
-        .a_i       (a_d[k][n]),
+        .a_i       (a_dat[k][n]),
         .sel_i     (a_s[k][n]),
         .psum_i    (ps[k][n]),
         .a_valid_o (a_v[k][n+1]),
-        .a_o       (a_d[k][n+1]),
+        .a_o       (a_dat[k][n+1]),
         .sel_o     (a_s[k][n+1]),
         .psum_o    (ps[k+1][n]),
         .w_we_i    (w_we_i && (w_row_i == ($clog2(DIM+1))'(k))),
@@ -124,10 +130,23 @@ module mesh #(
     end
   end
 
-  always_comb begin
-    for (int n = 0; n < DIM - 1; n++) out_c_o[n*32 +: 32] = oskew_q[n][DIM-2-n];
-    out_c_o[(DIM-1)*32 +: 32] = ps[DIM][DIM-1];
+  // de-skew: column n is delayed DIM-1-n cycles after it leaves the bottom row
+  for (genvar n = 0; n < DIM - 1; n++) begin : g_deskew
+    localparam int L = DIM - 1 - n;
+    logic [L*32-1:0] c_q, c_d;
+
+    always_comb begin
+      c_d = (L*32)'({c_q, ps[DIM][n]});
+    end
+
+    always_ff @(posedge clk_i) begin
+      if (active) c_q <= c_d;
+    end
+
+    assign out_c_o[n*32 +: 32] = c_q[(L-1)*32 +: 32];
   end
+  assign out_c_o[(DIM-1)*32 +: 32] = ps[DIM][DIM-1];
+
   assign out_valid_o = tag_v_q[LAT-1];
   assign out_tag_o   = tag_q[LAT-1];
 endmodule

@@ -24,16 +24,22 @@ module pe #(
 );
   logic signed [7:0]  w_q [NBUF];
   logic signed [7:0]  a_q;
-  logic signed [31:0] psum_q;
+  logic signed [31:0] psum_q, psum_d;
   logic               valid_q;
   logic [1:0]         sel_q;
   logic signed [7:0]  w_sel;
 
+  // the weight sel_i picks
   always_comb begin
     w_sel = w_q[0];
     for (int b = 1; b < NBUF; b++) begin
       if (sel_i == 2'(b)) w_sel = w_q[b];
     end
+  end
+
+  // the multiply-accumulate
+  always_comb begin
+    psum_d = psum_i + 32'(a_i) * 32'(w_sel);
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -48,7 +54,7 @@ module pe #(
     if (a_valid_i) begin
       a_q    <= a_i;
       sel_q  <= sel_i;
-      psum_q <= psum_i + 32'(a_i) * 32'(w_sel);
+      psum_q <= psum_d;
     end
     if (w_we_i) begin
       w_q[w_buf_i] <= w_i;

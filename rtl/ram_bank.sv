@@ -25,6 +25,7 @@ module ram_bank #(
 );
   logic [DIM*LANE_W-1:0] mem_q [ROWS];
   logic [DIM*LANE_W-1:0] rdata_q;
+  logic [DIM*LANE_W-1:0] wrow_d;   // the new value of the row a write names
   logic                  sel_valid;
   logic [$clog2(NREQ+1)-1:0] sel;
 
@@ -41,15 +42,26 @@ module ram_bank #(
     if (sel_valid) gnt_o[sel] = 1'b1;
   end
 
+  // A write's row: the lanes wmask selects take wdata (plus the old lane with acc_i in
+  // an accumulator bank), the others keep their value. Only computed for a write.
+  always_comb begin
+    wrow_d = '0;
+    if (sel_valid && we_i[sel]) begin
+      wrow_d = mem_q[addr_i[sel]];
+      for (int l = 0; l < DIM; l++) begin
+        if (wmask_i[sel][l]) begin
+          wrow_d[l*LANE_W +: LANE_W] = wdata_i[sel][l*LANE_W +: LANE_W]
+              + ((ACCUM && acc_i[sel]) ? wrow_d[l*LANE_W +: LANE_W] : LANE_W'(0));
+        end
+      end
+    end
+  end
+
+  // the storage loads only the row written (a RAM, not a register file)
   always_ff @(posedge clk_i) begin
     if (sel_valid) begin
       if (we_i[sel]) begin
-        for (int l = 0; l < DIM; l++) begin
-          if (wmask_i[sel][l]) begin
-            mem_q[addr_i[sel]][l*LANE_W +: LANE_W] <= wdata_i[sel][l*LANE_W +: LANE_W]
-                + ((ACCUM && acc_i[sel]) ? mem_q[addr_i[sel]][l*LANE_W +: LANE_W] : LANE_W'(0));
-          end
-        end
+        mem_q[addr_i[sel]] <= wrow_d;
       end else begin
         rdata_q <= mem_q[addr_i[sel]];
       end

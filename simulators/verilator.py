@@ -113,8 +113,8 @@ def build_key(hw: HardwareConfig, trace: str | None = None) -> str:
         h.update(part.encode() + b"\0")
     for src in sources():
         h.update(src.name.encode() + b"\0" + src.read_bytes())
-    for name, text in rtl_codegen.isa_sources().items():
-        h.update(name.encode() + b"\0" + text.encode())
+    for name, text in {**rtl_codegen.isa_sources(), "systolic_cfg.h": rtl_codegen.cfg_header(hw)}.items():
+        h.update(name.encode() + b"\0" + text.encode())   # every generated file the build reads
     return h.hexdigest()[:20]
 
 

@@ -53,10 +53,7 @@ namespace {
 constexpr uint64_t NONE = ~uint64_t(0);
 constexpr uint64_t DRAM_SLACK = 64;   // zero bytes past the end, for beat-aligned reads
 constexpr int N_SLOTS = CFG_LD_QUEUE + CFG_EX_QUEUE + CFG_ST_QUEUE;
-const char* const HW_FIELDS[] = {"dim", "sp_kib", "sp_banks", "acc_kib", "acc_banks", "dma_beat_bytes",
-                                 "max_block_len", "dram_latency", "ld_queue", "ex_queue", "st_queue"};
-const uint32_t HW_VALUES[] = {CFG_DIM, CFG_SP_KIB, CFG_SP_BANKS, CFG_ACC_KIB, CFG_ACC_BANKS, CFG_DMA_BEAT_BYTES,
-                              CFG_MAX_BLOCK_LEN, CFG_DRAM_LATENCY, CFG_LD_QUEUE, CFG_EX_QUEUE, CFG_ST_QUEUE};
+// the program file's hardware fields (N_HW_FIELDS, HW_FIELDS, HW_VALUES) are in systolic_cfg.h
 
 // A run that cannot go on: the exit status and the message. Thrown, so that --batch
 // can report it and go on with the next program.
@@ -68,7 +65,9 @@ struct Failure {
 [[noreturn]] void fail(int code, const std::string& msg) { throw Failure{code, msg}; }
 
 // ---- bit access on Verilator port types (integers or VlWide) -------------------
-template <class T> inline uint32_t get32(const T& v, int word) { return uint32_t(uint64_t(v) >> (32 * word)); }
+template <class T> inline uint32_t get32(const T& v, int word) {
+    return uint32_t(uint64_t(v) >> (32 * word));
+}
 template <std::size_t W> inline uint32_t get32(const VlWide<W>& v, int word) { return v[word]; }
 template <class T> inline uint64_t get64(const T& v, int word) {
     return uint64_t(get32(v, 2 * word)) | uint64_t(get32(v, 2 * word + 1)) << 32;
@@ -123,13 +122,18 @@ struct Program {
 Program load_program(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
     if (!f) fail(2, std::string("cannot open program file ") + path);
-    std::vector<uint8_t> data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::vector<uint8_t> data((std::istreambuf_iterator<char>(f)),
+                              std::istreambuf_iterator<char>());
     Reader r{data};
-    if (data.size() < 8 || std::memcmp(r.take(8), "SYSTOLIC", 8) != 0) fail(2, "not a program file (bad magic)");
+    if (data.size() < 8 || std::memcmp(r.take(8), "SYSTOLIC", 8) != 0)
+        fail(2, "not a program file (bad magic)");
     uint32_t version = r.get<uint32_t>();
-    if (version != 1) fail(2, "program file format version " + std::to_string(version) + ", harness reads 1");
+    if (version != 1)
+        fail(2, "program file format version " + std::to_string(version) + ", harness reads 1");
     uint32_t n_hw = r.get<uint32_t>();
-    if (n_hw != 11) fail(2, "program file has " + std::to_string(n_hw) + " hardware fields, expected 11");
+    if (n_hw != N_HW_FIELDS)
+        fail(2, "program file has " + std::to_string(n_hw) + " hardware fields, expected " +
+                    std::to_string(N_HW_FIELDS));
     for (uint32_t i = 0; i < n_hw; ++i) {
         uint32_t v = r.get<uint32_t>();
         if (v != HW_VALUES[i])
@@ -465,8 +469,8 @@ Options parse_args(const std::vector<std::string>& args) {
     return o;
 }
 
-void write_results(const std::string& path, const Vaccel_top& top, const Program& prog, uint64_t cycles,
-                   uint64_t sim_ns, const InstrLog* log) {
+void write_results(const std::string& path, const Vaccel_top& top, const Program& prog,
+                   uint64_t cycles, uint64_t sim_ns, const InstrLog* log) {
     std::ofstream out(path, std::ios::binary);
     if (!out) fail(2, "cannot write results file " + path);
     auto put = [&](const void* p, size_t n) {
