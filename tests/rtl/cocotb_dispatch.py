@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, Timer
 
 from isa import (ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Fence, GARBAGE, Mvin, Mvout, Preload, acc_addr,
                  encode)
-from unit_bench import bits, issue_fields, unpack
+from unit_bench import bits, issue_fields, reset, unpack
 
 LD, EX, ST = 0, 1, 2
 
@@ -54,14 +53,7 @@ class Bench:
 
 @cocotb.test()
 async def hazards_order_the_queues(dut) -> None:
-    cocotb.start_soon(Clock(dut.clk_i, 10, unit="ns").start())
-    dut.rst_ni.value = 0
-    dut.cmd_valid_i.value = 0
-    dut.done_i.value = 0
-    dut.iss_ready_i.value = 0
-    await RisingEdge(dut.clk_i)
-    await Timer(1, "ns")
-    dut.rst_ni.value = 1
+    await reset(dut, "cmd_valid_i", "done_i", "iss_ready_i")
     b = Bench(dut)
     program = [
         ConfigLd(dram_stride=4, state=0),                                  # 0 ld

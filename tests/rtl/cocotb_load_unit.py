@@ -72,7 +72,7 @@ async def mvins_land_where_they_should(dut) -> None:
         else:
             expected(dram, want_sp, want_acc, cfg, ins, dim)
 
-    await reset(dut)
+    await reset(dut, "iss_valid_i")
     dut.rd_req_ready_i.value = 1
     dut.rd_resp_valid_i.value = 0
     pending: deque = deque()              # (cycle ready, tag, addr, len) in request order

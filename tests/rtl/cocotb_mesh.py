@@ -4,8 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge, Timer
+
+from unit_bench import reset
 
 
 def pack(values, bits: int) -> int:
@@ -24,14 +25,8 @@ def unpack(word: int, n: int, bits: int) -> np.ndarray:
 async def mesh_matches_numpy(dut) -> None:
     dim = int(dut.DIM.value)
     lat = 2 * dim - 1
-    cocotb.start_soon(Clock(dut.clk_i, 10, unit="ns").start())
     rng = np.random.default_rng(5)
-    dut.rst_ni.value = 0
-    dut.in_valid_i.value = 0
-    dut.w_we_i.value = 0
-    await RisingEdge(dut.clk_i)
-    await Timer(1, "ns")
-    dut.rst_ni.value = 1
+    await reset(dut, "in_valid_i", "w_we_i")
     weights = rng.integers(-128, 128, (2, dim, dim))
     for b in range(2):
         for k in range(dim):

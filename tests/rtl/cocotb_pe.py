@@ -4,8 +4,9 @@ from __future__ import annotations
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge, Timer
+
+from unit_bench import reset
 
 
 def s(v: int, bits: int) -> int:
@@ -15,13 +16,7 @@ def s(v: int, bits: int) -> int:
 
 @cocotb.test()
 async def pe_mac_and_weight_buffers(dut) -> None:
-    cocotb.start_soon(Clock(dut.clk_i, 10, unit="ns").start())
-    dut.rst_ni.value = 0
-    dut.a_valid_i.value = 0
-    dut.w_we_i.value = 0
-    await RisingEdge(dut.clk_i)
-    await Timer(1, "ns")
-    dut.rst_ni.value = 1
+    await reset(dut, "a_valid_i", "w_we_i")
     rng = random.Random(3)
     weights = [rng.randint(-128, 127) for _ in range(3)]
     for b, w in enumerate(weights):

@@ -59,7 +59,7 @@ async def mvouts_write_the_epilogue(dut) -> None:
             raw = np.frombuffer(data.tobytes(), np.uint8)
             want[ins.dram + r * stride: ins.dram + r * stride + raw.size] = raw
 
-    await reset(dut)
+    await reset(dut, "iss_valid_i")
     got = np.zeros_like(want)
     acks: deque = deque()                 # (cycle ready, tag)
     in_flight: dict[int, int] = {}        # slot -> program index

@@ -70,10 +70,12 @@ def lanes(word: int, n: int, width: int) -> list[int]:
     return [v - (1 << width) if v >> (width - 1) else v for v in out]
 
 
-async def reset(dut) -> None:
+async def reset(dut, *idle: str) -> None:
+    """Start the clock and hold reset for one cycle with the named inputs low."""
     cocotb.start_soon(Clock(dut.clk_i, 10, unit="ns").start())
     dut.rst_ni.value = 0
-    dut.iss_valid_i.value = 0
+    for name in idle:
+        getattr(dut, name).value = 0
     await RisingEdge(dut.clk_i)
     await Timer(1, "ns")
     dut.rst_ni.value = 1
