@@ -7,6 +7,7 @@ The tiny preset builds in about 20 s (once per run, cached); a few tests use gem
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 
 import numpy as np
@@ -296,6 +297,37 @@ def test_harness_rejects_bad_files(tiny_model, tmp_path) -> None:
     out = subprocess.run([str(tiny_model), str(prog_file), str(tmp_path / "r.bin")], capture_output=True,
                          text=True, timeout=30)
     assert out.returncode == 2 and "dim=16" in out.stderr
+
+
+# mutations of accel_top.sv that the RTL's own checks must catch, and what the error says
+RTL_MUTATIONS = {
+    # the cycle counter counts only the execute unit's busy cycles: the harness compares it
+    # with its own clock, so counters["cycles"] == res.cycles can fail
+    "cycle counter": ("ctr_en[CtrCycles]            = 1'b1;", "ctr_en[CtrCycles] = ustack[EX].busy;",
+                      r"RTL check.*cycle counter reads \d+ but the harness ran \d+ cycles"),
+    # the store unit's accumulator reads outrank the execute unit's result writes: the
+    # assertion "a result write is always granted" stops the run
+    "write priority": ("localparam int ACC_EX_WR = 0, ACC_LD = 1, ACC_ST = 2;",
+                       "localparam int ACC_EX_WR = 2, ACC_LD = 1, ACC_ST = 0;",
+                       r"harness process died.*Assertion failed.*result write to the accumulator was not granted"),
+}
+
+
+@pytest.mark.parametrize("mutation", sorted(RTL_MUTATIONS))
+def test_the_rtl_checks_catch_a_mutated_design(verilator_ok, mutation, tmp_path, monkeypatch) -> None:
+    right, wrong, error = RTL_MUTATIONS[mutation]
+    rtl = tmp_path / "rtl"
+    shutil.copytree(V.RTL_DIR, rtl)
+    top = rtl / "accel_top.sv"
+    assert right in top.read_text()
+    top.write_text(top.read_text().replace(right, wrong))
+    monkeypatch.setattr(V, "RTL_DIR", rtl)
+    monkeypatch.setattr(V, "HARNESS_DIR", rtl / "harness")
+    monkeypatch.setenv("SYSTOLIC_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("SYSTOLIC_QUIET", "1")
+    op = tk.matmul(32, 32, 32)
+    with pytest.raises(BackendError, match=error):
+        tk.run(tk.compile(op, TINY), op.random_inputs(0), backend="verilator", timeout=60)
 
 
 def test_deadlock_gives_a_clear_error(tiny_model) -> None:
