@@ -13,6 +13,9 @@ DRAM_ALIGN = 64
 # The DRAM address space of a program. The functional model and the harness each hold
 # DRAM as one dense array, so this is what a run may allocate (the harness accepts 2^36).
 MAX_DRAM_BYTES = 1 << 32
+# The first buffer starts here, not at 0: a DRAM address of 0 in a loop word (LOOP_WS,
+# LOOP_CONV_WS) means "skip this phase", as in Gemmini, so no buffer may live there.
+DRAM_BASE = DRAM_ALIGN
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ class Buffer:
 def layout(specs: Iterable[tuple[str, str, str, tuple[int, ...]]], align: int = DRAM_ALIGN) -> dict[str, Buffer]:
     """Place (name, role, dtype, shape) buffers one after another, ``align``-byte aligned."""
     buffers: dict[str, Buffer] = {}
-    addr = 0
+    addr = DRAM_BASE
     for name, role, dtype, shape in specs:
         buf = Buffer(name, role, dtype, tuple(int(s) for s in shape), addr)
         buffers[name] = buf

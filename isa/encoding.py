@@ -9,6 +9,7 @@ from .instructions import (
     ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Fence, Flush,
     Instruction, ISAError, Mvin, Mvout, Preload, bits_f32, f32_bits,
 )
+from .loop_words import BY_FUNCT as LOOP_WORDS, LoopWord
 from .opcodes import MVIN_FUNCTS, ConfigKind, Funct
 
 _M16 = 0xFFFF
@@ -50,6 +51,8 @@ def encode(ins: Instruction) -> tuple[int, int, int]:
         return Funct.CONFIG, ConfigKind.ST | (ins.activation << 2), rs2
     if t is Flush or t is Fence:
         return t.FUNCT, 0, 0
+    if isinstance(ins, LoopWord):
+        return (t.FUNCT, *ins.words())
     raise ISAError(f"cannot encode {ins!r}")
 
 
@@ -106,6 +109,8 @@ def decode(funct: int, rs1: int, rs2: int) -> Instruction:
         if rs1 or rs2:
             raise ISAError(f"{cls.OP}: rs1 and rs2 must be zero")
         return cls()
+    if funct in LOOP_WORDS:
+        return LOOP_WORDS[funct].from_words(rs1, rs2)
     raise ISAError(f"unknown funct {funct}")
 
 

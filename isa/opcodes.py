@@ -20,7 +20,20 @@ class Funct(IntEnum):
     COMPUTE_ACCUMULATED = 5
     PRELOAD = 6
     FLUSH = 7
+    LOOP_WS = 8
+    LOOP_WS_CONFIG_BOUNDS = 9
+    LOOP_WS_CONFIG_ADDRS_AB = 10
+    LOOP_WS_CONFIG_ADDRS_DC = 11
+    LOOP_WS_CONFIG_STRIDES_AB = 12
+    LOOP_WS_CONFIG_STRIDES_DC = 13
     MVIN3 = 14
+    LOOP_CONV_WS = 15
+    LOOP_CONV_WS_CONFIG_1 = 16
+    LOOP_CONV_WS_CONFIG_2 = 17
+    LOOP_CONV_WS_CONFIG_3 = 18
+    LOOP_CONV_WS_CONFIG_4 = 19
+    LOOP_CONV_WS_CONFIG_5 = 20
+    LOOP_CONV_WS_CONFIG_6 = 21
     FENCE = 127   # a pseudo-instruction of the program file (Gemmini's fence is the RISC-V fence)
 
 

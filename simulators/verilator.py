@@ -113,8 +113,8 @@ def build_key(hw: HardwareConfig, trace: str | None = None) -> str:
         h.update(part.encode() + b"\0")
     for src in sources():
         h.update(src.name.encode() + b"\0" + src.read_bytes())
-    for name, text in {**rtl_codegen.isa_sources(), "systolic_cfg.h": rtl_codegen.cfg_header(hw)}.items():
-        h.update(name.encode() + b"\0" + text.encode())   # every generated file the build reads
+    for name, text in rtl_codegen.build_sources(hw).items():
+        h.update(name.encode() + b"\0" + text.encode())
     return h.hexdigest()[:20]
 
 
@@ -218,8 +218,7 @@ _LZ4_MSG = ("FST waveforms need the lz4 headers (Debian/Ubuntu: apt install libl
 
 
 def _build_in(tmp: Path, hw: HardwareConfig, trace: str | None, env: dict[str, str], verbose: bool) -> None:
-    (tmp / "systolic_cfg.h").write_text(rtl_codegen.cfg_header(hw))
-    rtl_codegen.write_isa_sources(tmp)
+    rtl_codegen.write_sources(tmp, rtl_codegen.build_sources(hw))
     obj = tmp / "obj"
     cmd = ["verilator", "--cc", "--exe", "--build", "-j", str(max(1, os.cpu_count() or 1)),
            "--top-module", TOP, "--Mdir", str(obj), "-o", str(tmp / "Vsim"),

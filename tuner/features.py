@@ -31,7 +31,9 @@ if TYPE_CHECKING:
 FEATURE_VERSION = 3   # 2: pipeline features, 20 knob slots; 3: the stand-in's cycles
 OPCODES = ("config_ex", "config_ld", "config_st", "mvin", "mvin2", "mvin3", "mvout", "preload",
            "compute_preloaded", "compute_accumulated", "flush", "fence")
-_FUNCT_SLOT = {f: OPCODES.index(f.name.lower()) for f in Funct if f != Funct.CONFIG}
+# The tuner's schedules never emit Gemmini's CISC loop words (only the library baseline does),
+# so those functs have no slot; featurize refuses a stream that holds one.
+_FUNCT_SLOT = {f: OPCODES.index(f.name.lower()) for f in Funct if f.name.lower() in OPCODES}
 _CONFIG_SLOT = {k: OPCODES.index(f"config_{k.name.lower()}") for k in ConfigKind}
 OP_KINDS = ("matmul", "conv2d")  # one-hot slots; any other kind sets the "other" slot
 MAX_INPUTS = 3      # reload factor slots (matmul: A, B, bias; conv2d: input, weight, bias)
@@ -138,6 +140,8 @@ def stream_features(prog: Program) -> np.ndarray:
     slot = np.full(n, -1)
     for f, k in _FUNCT_SLOT.items():
         slot[funct == f] = k
+    if ((funct >= Funct.LOOP_WS) & (funct <= Funct.LOOP_CONV_WS_CONFIG_6) & (funct != Funct.MVIN3)).any():
+        raise ValueError("stream_features: the stream holds CISC loop words, which the features do not model")
     cfg = funct == Funct.CONFIG
     for k, i in _CONFIG_SLOT.items():
         slot[cfg & (sub == k)] = i

@@ -6,19 +6,7 @@ import numpy as np
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge, Timer
 
-from unit_bench import reset
-
-
-def pack(values, bits: int) -> int:
-    out = 0
-    for i, v in enumerate(values):
-        out |= (int(v) & ((1 << bits) - 1)) << (i * bits)
-    return out
-
-
-def unpack(word: int, n: int, bits: int) -> np.ndarray:
-    vals = [(word >> (i * bits)) & ((1 << bits) - 1) for i in range(n)]
-    return np.array([v - (1 << bits) if v >> (bits - 1) else v for v in vals], dtype=np.int64)
+from unit_bench import lanes, lanes_word, reset
 
 
 @cocotb.test()
@@ -31,7 +19,7 @@ async def mesh_matches_numpy(dut) -> None:
     for b in range(2):
         for k in range(dim):
             dut.w_we_i.value, dut.w_buf_i.value, dut.w_row_i.value = 1, b, k
-            dut.w_data_i.value = pack(weights[b, k], 8)
+            dut.w_data_i.value = lanes_word(weights[b, k], 8)
             await RisingEdge(dut.clk_i)
             await Timer(1, "ns")
     dut.w_we_i.value = 0
@@ -45,7 +33,7 @@ async def mesh_matches_numpy(dut) -> None:
             sel = int(rng.integers(0, 2))
             tag = len(sent)
             dut.in_valid_i.value, dut.in_sel_i.value, dut.in_tag_i.value = 1, sel, tag
-            dut.in_a_i.value, dut.in_d_i.value = pack(a, 8), pack(d, 32)
+            dut.in_a_i.value, dut.in_d_i.value = lanes_word(a, 8), lanes_word(d, 32)
             sent.append((cycle, d + a @ weights[sel]))
         else:
             dut.in_valid_i.value = 0
@@ -56,7 +44,7 @@ async def mesh_matches_numpy(dut) -> None:
             tag = int(dut.out_tag_o.value)
             t_in, want = sent[tag]
             assert cycle - t_in == lat, f"row {tag} left after {cycle - t_in} cycles, expected {lat}"
-            np.testing.assert_array_equal(unpack(int(dut.out_c_o.value), dim, 32), want)
+            np.testing.assert_array_equal(lanes(int(dut.out_c_o.value), dim, 32), want)
             got.append(tag)
         await Timer(1, "ns")
         assert cycle < 10 * n_rows

@@ -8,6 +8,8 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge, Timer
 
+from unit_bench import lanes_word
+
 
 @cocotb.test()
 async def bank_under_conflicting_requests(dut) -> None:
@@ -34,8 +36,8 @@ async def bank_under_conflicting_requests(dut) -> None:
                 we |= int(w) << i
                 acc |= int(a_on) << i
                 addr |= a << (i * aw)
-                wdata |= sum(v << (lane_w * j) for j, v in enumerate(data)) << (i * lane_w * dim)
-                wmask |= sum(int(m) << j for j, m in enumerate(mask)) << (i * dim)
+                wdata |= lanes_word(data, lane_w) << (i * lane_w * dim)
+                wmask |= lanes_word(mask, 1) << (i * dim)
         if not req:
             break
         dut.req_i.value, dut.we_i.value, dut.acc_i.value, dut.addr_i.value = req, we, acc, addr

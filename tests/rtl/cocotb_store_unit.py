@@ -14,14 +14,10 @@ import numpy as np
 
 from isa import ConfigSt, Mvout, acc_addr
 from isa.numerics import acc_to_int8, acc_to_int32
-from unit_bench import (DMA_REQ, DMA_TAG, UNIT_STACK, insn_word, issue_fields, mem_req_fields, next_cycle, pack,
-                        reset, settle, unpack)
+from unit_bench import (DMA_REQ, DMA_TAG, UNIT_STACK, insn_word, issue_fields, lanes_word, mem_req_fields,
+                        next_cycle, pack, reset, settle, unpack)
 
 LATENCY = 4
-
-
-def row_word(values: np.ndarray) -> int:
-    return int.from_bytes(values.tobytes(), "little")
 
 
 @cocotb.test()
@@ -87,9 +83,9 @@ async def mvouts_write_the_epilogue(dut) -> None:
         # a granted read's row is there the next cycle
         sp_rd, acc_rd = unpack(sp_req, int(dut.sp_o.value)), unpack(acc_req, int(dut.acc_o.value))
         if sp_rd["req"] and int(dut.sp_gnt_i.value):
-            sp_data = row_word(sp[sp_rd["row"]])
+            sp_data = lanes_word(sp[sp_rd["row"]], 8)
         if acc_rd["req"] and int(dut.acc_gnt_i.value):
-            acc_data = row_word(acc[acc_rd["row"]])
+            acc_data = lanes_word(acc[acc_rd["row"]], 32)
         if int(dut.wr_req_valid_o.value) and int(dut.wr_req_ready_i.value):
             req = unpack(DMA_REQ, int(dut.wr_req_o.value))
             addr, length = req["addr"], req["len"]

@@ -31,11 +31,11 @@ def _runner():
 
 
 def _run(tmp_path_factory, toplevel: str, files: list[str], module: str, parameters: dict | None = None) -> None:
-    from simulators.rtl_codegen import write_isa_sources
+    from simulators.rtl_codegen import isa_sources, write_sources
     from simulators.verilator import VERILATOR_FLAGS
     runner = _runner()
     build_dir = tmp_path_factory.mktemp(f"cocotb_{toplevel}")
-    write_isa_sources(build_dir)   # systolic_pkg.sv includes the generated enums
+    write_sources(build_dir, isa_sources())   # systolic_pkg.sv includes the generated enums
     runner.build(sources=[RTL / f for f in files], hdl_toplevel=toplevel, build_dir=build_dir,
                  includes=[build_dir], parameters=parameters or {}, build_args=list(VERILATOR_FLAGS),
                  always=True)

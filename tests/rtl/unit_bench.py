@@ -5,6 +5,8 @@ significant; ``pack`` and ``unpack`` convert it from and to its fields, a list o
 (name, width) in declaration order."""
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, Timer
@@ -62,6 +64,12 @@ def insn_word(ins: Instruction) -> int:
 
 def bits(value: int, lo: int, width: int) -> int:
     return (value >> lo) & ((1 << width) - 1)
+
+
+def lanes_word(values: Iterable[int], width: int) -> int:
+    """A row of lanes of ``width`` bits, lane 0 the least significant (two's complement); lanes() undoes it."""
+    mask = (1 << width) - 1
+    return sum((int(v) & mask) << (i * width) for i, v in enumerate(values))
 
 
 def lanes(word: int, n: int, width: int) -> list[int]:
