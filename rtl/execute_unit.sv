@@ -50,6 +50,18 @@ module execute_unit import systolic_pkg::*; #(
   localparam int HOLD   = 2 * DIM + 1;             // cycles a buffer is in use after its last row
   localparam int HOLD_W = $clog2(HOLD + 1);
 
+  // ---- parameter assumptions ------------------------------------------------------
+  // the mesh's buffer select is BUF_W = 2 bits
+  if (NBUF < 1 || NBUF > 2 ** BUF_W) begin : g_nbuf_check
+    $error("execute_unit: NBUF = %0d weight buffers, but the buffer index is %0d bits",
+           NBUF, BUF_W);
+  end
+  // result rows are 29-bit addresses (the operand word's [28:0]; bits 31:29 are flags)
+  if (SP_AW > 29 || ACC_AW > 29) begin : g_row_check
+    $error("execute_unit: %0d scratchpad / %0d accumulator rows do not fit 29-bit row numbers",
+           SP_ROWS, ACC_ROWS);
+  end
+
   // config_ex, as each compute sees it
   typedef struct packed {
     logic [15:0] a_stride;
@@ -202,7 +214,6 @@ module execute_unit import systolic_pkg::*; #(
 
   // results
   always_comb begin
-    logic [31:0] v;
     sp_wr_o        = '0;
     acc_wr_o       = '0;
     sp_wr_o.we     = 1'b1;
@@ -219,8 +230,9 @@ module execute_unit import systolic_pkg::*; #(
     end
     if (sp_wr_o.req) begin
       for (int i = 0; i < DIM; i++) begin
-        v = scale_sat(out_c[i*32 +: 32], out_tag.scale, 1'b1, out_tag.relu);
-        sp_wr_o.wdata[i*8 +: 8] = v[7:0];
+        // saturated to int8: the low byte is the value
+        sp_wr_o.wdata[i*8 +: 8] = 8'(scale_sat(out_c[i*32 +: 32], out_tag.scale, 1'b1,
+                                               out_tag.relu));
       end
     end
   end
@@ -376,9 +388,15 @@ module execute_unit import systolic_pkg::*; #(
   end
 
   // ---- assumptions ----------------------------------------------------------------
-  // the weights being written are used by no row in the mesh or entering it
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   wwr_valid_q |-> hold_q[wwr_buf_q] == '0
-                                   && !(inj_valid_q && inj_q.buf_sel == wwr_buf_q))
-    else $error("execute_unit: weights written into buffer %0d while it is in use", wwr_buf_q);
+  // Checked at every clock edge out of reset (enabled from an always_ff with the registers'
+  // asynchronous reset: rst_ni stays an asynchronous reset only).
+  always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
+    if (rst_ni) begin
+      // the weights being written are used by no row in the mesh or entering it
+      assert property (wwr_valid_q |-> hold_q[wwr_buf_q] == '0
+                                       && !(inj_valid_q && inj_q.buf_sel == wwr_buf_q))
+        else $error("execute_unit: weights written into buffer %0d while it is in use",
+                    wwr_buf_q);
+    end
+  end
 endmodule

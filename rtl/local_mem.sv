@@ -25,6 +25,11 @@ module local_mem import systolic_pkg::*; #(
   localparam int BROW_W    = (BANK_ROWS > 1) ? $clog2(BANK_ROWS) : 1;
   localparam int BANK_W    = (BANKS > 1) ? $clog2(BANKS) : 1;
 
+  // the banks split the rows evenly (a row's bank is row / BANK_ROWS)
+  if (BANKS < 1 || ROWS % BANKS != 0) begin : g_param_check
+    $error("local_mem: %0d rows do not split evenly into %0d banks", ROWS, BANKS);
+  end
+
   // the requests' fields as the banks take them, and each request's bank and row in it
   logic [NREQ-1:0]                  req, we, accum;
   logic [NREQ-1:0][DIM*LANE_W-1:0]  wdata;

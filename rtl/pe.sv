@@ -29,6 +29,11 @@ module pe #(
   logic [1:0]         sel_q;
   logic signed [7:0]  w_sel;
 
+  // sel and the weight-buffer index are 2 bits wide
+  if (NBUF < 1 || NBUF > 4) begin : g_param_check
+    $error("pe: NBUF = %0d, but the 2-bit buffer select names 1 to 4 buffers", NBUF);
+  end
+
   // the weight sel_i picks
   always_comb begin
     w_sel = w_q[0];

@@ -11,7 +11,8 @@ module ram_bank #(
   parameter int LANE_W = 8,
   parameter bit ACCUM  = 1'b0,
   parameter int NREQ   = 2,
-  localparam int AW    = (ROWS > 1) ? $clog2(ROWS) : 1
+  localparam int AW    = (ROWS > 1) ? $clog2(ROWS) : 1,
+  localparam int SEL_W = (NREQ > 1) ? $clog2(NREQ) : 1   // index of a requester
 ) (
   input  logic                            clk_i,
   input  logic [NREQ-1:0]                 req_i,
@@ -27,7 +28,12 @@ module ram_bank #(
   logic [DIM*LANE_W-1:0] rdata_q;
   logic [DIM*LANE_W-1:0] wrow_d;   // the new value of the row a write names
   logic                  sel_valid;
-  logic [$clog2(NREQ+1)-1:0] sel;
+  logic [SEL_W-1:0]      sel;
+
+  if (ROWS < 1 || DIM < 1 || LANE_W < 1 || NREQ < 1) begin : g_param_check
+    $error("ram_bank: ROWS (%0d), DIM (%0d), LANE_W (%0d) and NREQ (%0d) must be positive",
+           ROWS, DIM, LANE_W, NREQ);
+  end
 
   always_comb begin
     sel_valid = 1'b0;
@@ -36,7 +42,7 @@ module ram_bank #(
     for (int i = NREQ - 1; i >= 0; i--) begin
       if (req_i[i]) begin
         sel_valid = 1'b1;
-        sel       = ($clog2(NREQ+1))'(i);
+        sel       = SEL_W'(i);
       end
     end
     if (sel_valid) gnt_o[sel] = 1'b1;

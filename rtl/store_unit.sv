@@ -45,6 +45,20 @@ module store_unit import systolic_pkg::*; #(
 );
   localparam int FW = $clog2(FIFO + 1);
 
+  // ---- parameter assumptions ------------------------------------------------------
+  // a row's DMA tag carries the slot in DMA_SLOT_W bits
+  if (SLOT_W > DMA_SLOT_W) begin : g_slot_check
+    $error("store_unit: %0d slots do not fit the DMA tag's %0d-bit slot", N, DMA_SLOT_W);
+  end
+  // local rows are 29-bit addresses (the operand word's [28:0]; bits 31:29 are flags)
+  if (SP_AW > 29 || ACC_AW > 29) begin : g_row_check
+    $error("store_unit: %0d scratchpad / %0d accumulator rows do not fit 29-bit row numbers",
+           SP_ROWS, ACC_ROWS);
+  end
+  if (FIFO < 1) begin : g_fifo_check
+    $error("store_unit: FIFO = %0d, the DMA FIFO needs at least one entry", FIFO);
+  end
+
   // config_st
   typedef struct packed {
     logic [WORD_W-1:0] stride;
@@ -106,19 +120,19 @@ module store_unit import systolic_pkg::*; #(
 
   // epilogue of the arriving row
   always_comb begin
-    logic [31:0] v;
     row_data = '0;
     if (ar_valid_q) begin
       for (int i = 0; i < DIM; i++) begin
         if (!ar_q.acc) begin
           row_data[i*8 +: 8] = sp_rdata_i[i*8 +: 8];
         end else if (ar_q.full) begin
-          v = acc_rdata_i[i*32 +: 32];
-          if (ar_q.relu && v[31]) v = '0;
-          row_data[i*32 +: 32] = v;
+          // the raw int32, after ReLU
+          row_data[i*32 +: 32] = (ar_q.relu && acc_rdata_i[i*32 + 31]) ? 32'h0
+                                                                       : acc_rdata_i[i*32 +: 32];
         end else begin
-          v = scale_sat(acc_rdata_i[i*32 +: 32], ar_q.scale, 1'b1, ar_q.relu);
-          row_data[i*8 +: 8] = v[7:0];
+          // saturated to int8: the low byte is the value
+          row_data[i*8 +: 8] = 8'(scale_sat(acc_rdata_i[i*32 +: 32], ar_q.scale, 1'b1,
+                                            ar_q.relu));
         end
       end
     end
@@ -130,6 +144,9 @@ module store_unit import systolic_pkg::*; #(
   assign wr_req_data_o  = fifo_q[f_rd_q].data;
   assign pop = wr_req_valid_o && wr_req_ready_i;
   assign mvout_done = wr_ack_valid_i && wr_ack_tag_i.last;
+  // the unit's writes carry row 0: an acknowledgement's row is not needed
+  logic unused_ack_row;
+  assign unused_ack_row = ^wr_ack_tag_i.row;
 
   // a config_st is done when it issues, an mvout when its last row is acknowledged (one-hot)
   assign done_o = (N'(iss_fire && is_cfg) << iss_i.slot) | (N'(mvout_done) << wr_ack_tag_i.slot);
@@ -180,7 +197,7 @@ module store_unit import systolic_pkg::*; #(
     f_wr_d = f_wr_q;
     f_rd_d = f_rd_q;
     fifo_new = '{req: '{addr: ar_q.addr, len: ar_q.full ? ar_q.cols << 2 : ar_q.cols,
-                        tag: '{slot: 15'(ar_q.slot), last: ar_last_q, row: 16'h0}},
+                        tag: '{slot: DMA_SLOT_W'(ar_q.slot), last: ar_last_q, row: '0}},
                  data: row_data};
     if (push) f_wr_d = (f_wr_q == FW'(FIFO - 1)) ? '0 : f_wr_q + 1'b1;
     if (pop) f_rd_d = (f_rd_q == FW'(FIFO - 1)) ? '0 : f_rd_q + 1'b1;
@@ -224,10 +241,17 @@ module store_unit import systolic_pkg::*; #(
   end
 
   // ---- assumptions ----------------------------------------------------------------
-  // a row is read only when the FIFO has room, so a push never meets a full FIFO
-  assert property (@(posedge clk_i) disable iff (!rst_ni) push |-> 32'(f_cnt_q) < FIFO)
-    else $error("store unit: row pushed into a full DMA FIFO");
-  // every acknowledgement is for a write the unit sent
-  assert property (@(posedge clk_i) disable iff (!rst_ni) wr_ack_valid_i |-> outstanding_q != '0)
-    else $error("store unit: a DMA write acknowledgement without an outstanding write");
+  // Checked at every clock edge out of reset. rst_ni enables them from an always_ff with the
+  // registers' asynchronous reset, so it stays an asynchronous reset only (a `disable iff`
+  // would read it synchronously).
+  always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
+    if (rst_ni) begin
+      // a row is read only when the FIFO has room, so a push never meets a full FIFO
+      assert property (push |-> 32'(f_cnt_q) < FIFO)
+        else $error("store unit: row pushed into a full DMA FIFO");
+      // every acknowledgement is for a write the unit sent
+      assert property (wr_ack_valid_i |-> outstanding_q != '0)
+        else $error("store unit: a DMA write acknowledgement without an outstanding write");
+    end
+  end
 endmodule

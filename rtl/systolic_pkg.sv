@@ -5,12 +5,19 @@
 //   scale_sat(x, s) = clip(rint(float32(float32(x) * float32(s))), lo, hi)
 package systolic_pkg;
 
+  // A package is a library: a build of one unit alone (the unit benches) uses only some of
+  // its constants, which is no defect of the unit, so unused package constants are not
+  // reported (a module's own unused parameters still are).
+  /* verilator lint_off UNUSEDPARAM */
   // funct_e, config_kind_e, counter_e, NumCounters: generated from isa/opcodes.py
   `include "systolic_isa.svh"
 
   localparam logic [31:0] GARBAGE_ADDR = 32'hFFFF_FFFF;
   localparam logic [31:0] F32_ONE      = 32'h3F80_0000;
   localparam int          WORD_W       = 64;   // rs1, rs2, DRAM addresses, counters
+  localparam int          DMA_SLOT_W   = 15;   // dma_tag_t.slot: reservation-station slots
+  localparam int          DMA_ROW_W    = 16;   // dma_tag_t.row: rows of one instruction
+  /* verilator lint_on UNUSEDPARAM */
 
   // An instruction as dispatch issues it to a unit.
   typedef struct packed {
@@ -21,6 +28,8 @@ package systolic_pkg;
 
   // Bundles sized by module parameters. A package cannot take parameters, so their types
   // live in parameter-only classes (used as issue_types#(N)::issue_t); never constructed.
+  // They belong to this package, hence to this file (not to files of their own names).
+  /* verilator lint_off DECLFILENAME */
 
   // An instruction as a unit takes it: with its reservation-station slot (N slots).
   virtual class issue_types #(parameter int N = 10);
@@ -44,6 +53,7 @@ package systolic_pkg;
       logic [DIM-1:0]          wmask;
     } req_t;
   endclass
+  /* verilator lint_on DECLFILENAME */
 
   // The preload merged into a compute: B (weights) and C (destination) operands.
   typedef struct packed {
@@ -53,9 +63,9 @@ package systolic_pkg;
 
   // Tag of a DMA transfer, returned with its read data or write acknowledgement.
   typedef struct packed {
-    logic [14:0] slot;   // reservation-station slot of the instruction
-    logic        last;   // the instruction's last row
-    logic [15:0] row;    // row index within the instruction
+    logic [DMA_SLOT_W-1:0] slot;   // reservation-station slot of the instruction
+    logic                  last;   // the instruction's last row
+    logic [DMA_ROW_W-1:0]  row;    // row index within the instruction
   } dma_tag_t;
 
   // A DMA request (one DRAM row), read or write.
@@ -74,6 +84,8 @@ package systolic_pkg;
   } unit_stack_t;
 
   // Operand word of mvin/mvout/preload/compute: [31:0] addr, [47:32] cols, [63:48] rows.
+  // Each extractor takes the whole word and reads only its own field.
+  /* verilator lint_off UNUSEDSIGNAL */
   function automatic logic [31:0] op_addr(input logic [63:0] w);
     return w[31:0];
   endfunction
@@ -83,6 +95,7 @@ package systolic_pkg;
   function automatic logic [15:0] op_rows(input logic [63:0] w);
     return w[63:48];
   endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
 
   // Position of the most significant set bit (0 when x == 0); 32-bit values zero-extend.
   function automatic logic [5:0] msb(input logic [47:0] x);
