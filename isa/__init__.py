@@ -7,6 +7,11 @@ from .instructions import (
     sp_addr,
 )
 from .buffers import Buffer, layout
+from .loop_words import (
+    LOOP_WORD_CLASSES, LoopConvWs, LoopConvWsConfig1, LoopConvWsConfig2, LoopConvWsConfig3, LoopConvWsConfig4,
+    LoopConvWsConfig5, LoopConvWsConfig6, LoopError, LoopWord, LoopWs, LoopWsConfigAddrsAB, LoopWsConfigAddrsDC,
+    LoopWsConfigBounds, LoopWsConfigStridesAB, LoopWsConfigStridesDC,
+)
 from .program import Program, parse_program
 from .assembly import InstructionParser, format_instruction
 
@@ -16,4 +21,8 @@ __all__ = [
     "ConfigEx", "ConfigLd", "ConfigSt", "Fence", "Flush", "Instruction", "ISAError", "Mvin", "Mvout",
     "Preload", "acc_addr", "addr_row", "is_acc", "is_garbage", "sp_addr", "Buffer", "Program", "layout",
     "InstructionParser", "format_instruction", "parse_program",
+    "LOOP_WORD_CLASSES", "LoopConvWs", "LoopConvWsConfig1", "LoopConvWsConfig2", "LoopConvWsConfig3",
+    "LoopConvWsConfig4", "LoopConvWsConfig5", "LoopConvWsConfig6", "LoopError", "LoopWord", "LoopWs",
+    "LoopWsConfigAddrsAB", "LoopWsConfigAddrsDC", "LoopWsConfigBounds", "LoopWsConfigStridesAB",
+    "LoopWsConfigStridesDC",
 ]

@@ -7,9 +7,12 @@
     preload b=sp[0] b_rows=16 b_cols=16 c=acc[0].accum c_rows=16 c_cols=16
     compute_preloaded a=sp[256] a_rows=16 a_cols=16 d=garbage d_rows=16 d_cols=16
 
+    loop_ws_addrs_ab a=A+64 b=0
+
 Local addresses read ``sp[row]``, ``acc[row]`` with optional ``.accum`` (accumulate
 on write) and ``.full`` (read int32 rows), or ``garbage``; DRAM addresses
-``buffer+offset`` (or a plain integer).
+``buffer+offset`` (or a plain integer). Loop words (isa.loop_words) are all plain
+integers but their DRAM addresses; 0 there (skip the phase) prints as ``0``.
 """
 from __future__ import annotations
 
@@ -25,6 +28,8 @@ from .instructions import (
     ACC_BIT, ACCUM_BIT, ACTIVATIONS, DATAFLOWS, FULL_BIT, GARBAGE, OPS, ROW_MASK, Instruction, ISAError,
     Mvin, MVIN_OPS,
 )
+from .loop_words import BY_FUNCT as LOOP_WORDS, LOOP_WORD_CLASSES, LoopWord, dram_fields
+from .opcodes import Funct
 
 _LOCAL_FIELDS = {"local", "a", "b", "c", "d"}
 _ENUMS = {"activation": ACTIVATIONS, "dataflow": DATAFLOWS}
@@ -85,7 +90,19 @@ class DramNames:
 
 
 # ---- instructions ------------------------------------------------------------
+# assembly mnemonic -> class, loop words included
+MNEMONICS: dict[str, type[Instruction]] = {**OPS, **{cls.OP: cls for cls in LOOP_WORD_CLASSES}}
+
+
+def funct_mnemonic(funct: Funct) -> str:
+    """The mnemonic of a funct other than config (whose kinds are config_ex/_ld/_st): what logs print."""
+    return LOOP_WORDS[funct].OP if funct in LOOP_WORDS else funct.name.lower()
+
+
 def _field_plan(cls: type[Instruction]) -> list[tuple[str, str]]:
+    if issubclass(cls, LoopWord):   # plain integers but for DRAM addresses (field names a/b/c/d are no locals)
+        dram = set(dram_fields(cls))
+        return [(f.name, "dram" if f.name in dram else "int") for f in fields(cls)]
     plan = []
     for f in fields(cls):
         if cls is Mvin and f.name == "state":
@@ -96,7 +113,7 @@ def _field_plan(cls: type[Instruction]) -> list[tuple[str, str]]:
     return plan
 
 
-_PLANS = {cls: _field_plan(cls) for cls in set(OPS.values())}
+_PLANS = {cls: _field_plan(cls) for cls in set(MNEMONICS.values())}
 
 
 def format_instruction(ins: Instruction, dram: DramNames | None = None) -> str:
@@ -139,7 +156,7 @@ class InstructionParser:
 
     def parse(self, line: str, lineno: int) -> Instruction:
         op, *items = line.split()
-        cls = OPS.get(op)
+        cls = MNEMONICS.get(op)
         if cls is None:
             raise ISAError(f"line {lineno}: unknown instruction {op!r} in {line!r}")
         conv = self._conv[cls]

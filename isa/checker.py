@@ -7,8 +7,16 @@ strides, block strides, A/C strides, the pending preload) without moving data,
 so every address a run would touch is known to be in range. Backends run the
 program without checks of their own; a failure names the buffer, or the
 instruction's index and its assembly text.
+
+A loop (LOOP_WS, LOOP_CONV_WS) is checked through its expansion (isa.loop_unroll):
+every primitive as above, its DRAM ranges inside buffers, and the rows its loads
+write apart from each other and from the loop before it, so that Gemmini's
+overlapped issue order and the unroller's sequential one give the same bits.
 """
 from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
 
 from .assembly import DramNames, format_instruction
 from .instructions import (
@@ -16,7 +24,19 @@ from .instructions import (
     ConfigSt, Fence, Flush, Instruction, ISAError, Mvin, Mvout, Preload,
 )
 from .buffers import MAX_DRAM_BYTES
+from .loop_unroll import Unroller
+from .loop_words import LoopConvWs, LoopError, LoopWord, LoopWs
 from .program import Program
+
+Span = tuple[bool, int, int]   # (accumulator?, first row, last row + 1) of local memory
+_LOADS = ("state-0 (A, input)", "state-1 (B, weight)", "state-2 (D, bias)")   # who loads what in a loop
+
+
+@dataclass(frozen=True)
+class _Loop:
+    index: int
+    ins: LoopWord
+    spans: list[Span]   # the local rows its primitives touch
 
 
 class ProgramError(ISAError):
@@ -56,22 +76,62 @@ def check_buffers(prog: Program) -> None:
 class _Checker:
     def __init__(self, prog: Program) -> None:
         self.prog, self.hw = prog, prog.hw
+        self.dram_names = DramNames(prog.buffers)
+        self.buffer_spans = sorted((b.addr, b.end) for b in prog.buffers.values())
         self.ld: dict[int, ConfigLd] = {}
         self.st: ConfigSt | None = None
         self.ex: ConfigEx | None = None
         self.preloaded: Preload | None = None   # a preload waits for its compute
         self.weights = False        # the array holds weights
+        self.in_loop = False        # checking a loop's expansion: its DRAM ranges must lie inside buffers
+        self.dispatch = {Mvin: self.mvin, Mvout: self.mvout, Preload: self.preload,
+                         ComputePreloaded: self.compute, ComputeAccumulated: self.compute,
+                         ConfigEx: self.config_ex, ConfigLd: self.config_ld, ConfigSt: self.config_st,
+                         Flush: _nothing, Fence: _nothing}
 
     def run(self) -> None:
-        dispatch = {Mvin: self.mvin, Mvout: self.mvout, Preload: self.preload,
-                    ComputePreloaded: self.compute, ComputeAccumulated: self.compute,
-                    ConfigEx: self.config_ex, ConfigLd: self.config_ld, ConfigSt: self.config_st,
-                    Flush: _nothing, Fence: _nothing}
+        unroller = Unroller(self.hw)
+        previous: _Loop | None = None   # the last loop, while only loop words follow it
         for index, ins in enumerate(self.prog.instructions):
-            reason = dispatch[type(ins)](ins)
-            if reason:
-                text = format_instruction(ins, DramNames(self.prog.buffers))
-                raise ProgramError(index, text, reason)
+            try:
+                expanded = unroller.feed(ins)
+            except LoopError as exc:
+                raise self._error(index, ins, str(exc)) from None
+            if expanded is None:
+                if reason := self.dispatch[type(ins)](ins):
+                    raise self._error(index, ins, reason)
+                previous = None   # Gemmini's unrollers pass it on only once every loop before it is issued
+            elif isinstance(ins, (LoopWs, LoopConvWs)):
+                # LoopConv and LoopMatmul each run two loops of their own kind at once, never of the other
+                overlapping = previous if previous and type(previous.ins) is type(ins) else None
+                previous = self._loop(index, ins, expanded, overlapping)
+
+    def _error(self, index: int, ins: Instruction, reason: str) -> ProgramError:
+        return ProgramError(index, format_instruction(ins, self.dram_names), reason)
+
+    def _loop(self, index: int, ins: LoopWord, expanded: list[Instruction], previous: _Loop | None) -> _Loop:
+        """Check a loop's primitives, and that Gemmini's overlapped order gives what the sequential one does:
+        its loaders (one per load state, each in order) write rows apart (but resadd's B onto A), and none
+        writes a row the loop before it (still running in the other slot) touches."""
+        loads: dict[int, list[Span]] = {0: [], 1: [], 2: []}
+        touched: list[Span] = []
+        self.in_loop = True
+        for prim in expanded:
+            spans = self._spans(prim)
+            if reason := self.dispatch[type(prim)](prim):
+                raise self._error(index, ins, f"expanded {format_instruction(prim, self.dram_names)}: {reason}")
+            (loads[prim.state] if isinstance(prim, Mvin) else touched).extend(spans)
+        self.in_loop = False
+        for first, second in ((0, 1), (0, 2), (1, 2)):
+            if getattr(ins, "is_resadd", 0) and (first, second) == (0, 1):
+                continue
+            if row := _first_overlap(loads[first], loads[second]):
+                raise self._error(index, ins, f"its {_LOADS[first]} and {_LOADS[second]} loads both write {row}")
+        loads_all = [span for spans in loads.values() for span in spans]
+        if previous and (row := _first_overlap(loads_all, previous.spans)):
+            raise self._error(index, ins, f"its loads write {row}, which the loop at instruction {previous.index} "
+                                          "may still use (Gemmini runs two loops at once)")
+        return _Loop(index, ins, loads_all + touched)
 
     # ---- helpers: each returns an error string or None ---------------------
     def _dim(self, what: str, n: int, limit: int | None = None) -> str | None:
@@ -102,7 +162,30 @@ class _Checker:
         end = addr + (rows - 1) * stride + row_bytes
         if end > self.prog.dram_size:
             return f"DRAM bytes {addr}..{end - 1} run past the end of DRAM ({self.prog.dram_size} bytes)"
+        if self.in_loop:   # a loop's addresses come from its bounds and strides: a slip lands outside its buffer
+            k = bisect_right(self.buffer_spans, (addr, MAX_DRAM_BYTES)) - 1
+            if k < 0 or end > self.buffer_spans[k][1]:
+                return f"DRAM bytes {addr}..{end - 1} are not inside one buffer"
         return None
+
+    def _spans(self, ins: Instruction) -> list[Span]:
+        """The local rows ``ins`` reads or writes, under the config state it is about to run with."""
+        dim = self.hw.dim
+        if isinstance(ins, Mvin):
+            cfg = self.ld.get(ins.state, ConfigLd())
+            spans = [_span(ins.local, b * cfg.block_stride, ins.rows, 1) for b in range(-(-ins.cols // dim))]
+            repeats, half = cfg.pixel_repeats - 1, self.hw.sp_rows // 2   # repeats land in rows below, in the half
+            return [(acc, max(lo - repeats, half if lo >= half else 0) if repeats else lo, hi)
+                    for acc, lo, hi in spans]
+        if isinstance(ins, Mvout):
+            return [_span(ins.local, b * dim, ins.rows, 1) for b in range(-(-ins.cols // dim))]
+        if isinstance(ins, Preload):
+            return [_span(ins.b, 0, ins.b_rows, 1)]
+        if isinstance(ins, ComputePreloaded) and self.ex and self.preloaded:
+            c = self.preloaded
+            return [_span(ins.a, 0, ins.a_rows, self.ex.a_stride), _span(ins.d, 0, ins.d_rows, 1),
+                    _span(c.c, 0, c.c_rows, self.ex.c_stride)]
+        return []
 
     # ---- instructions ----------------------------------------------------------
     def config_ex(self, ins: ConfigEx) -> str | None:
@@ -132,6 +215,9 @@ class _Checker:
         if ins.local == GARBAGE:
             return None
         acc = bool(ins.local & ACC_BIT)
+        if cfg.pixel_repeats > 1 and (acc or ins.cols > self.hw.dim):
+            return (f"pixel_repeats={cfg.pixel_repeats} of state {ins.state} applies to scratchpad mvins of at most "
+                    f"{self.hw.dim} columns")
         blocks = -(-ins.cols // self.hw.dim)
         if blocks > 1 and cfg.block_stride < ins.rows:
             return f"block_stride={cfg.block_stride} of state {ins.state} would overlap blocks of {ins.rows} rows"
@@ -139,19 +225,23 @@ class _Checker:
             if reason := self._rows(ins.local, "local", b * cfg.block_stride, ins.rows, 1, write=True):
                 return reason
         itemsize = 4 if acc and not cfg.shrink else 1
+        if ins.dram == 0:   # Gemmini writes zeros, reading nothing
+            return None
         return self._dram(ins.dram, ins.rows, cfg.dram_stride, ins.cols * itemsize)
 
     def mvout(self, ins: Mvout) -> str | None:
         if self.st is None:
             return "no config_st before this mvout"
-        if reason := (self._dim("rows", ins.rows) or self._dim("cols", ins.cols)):
-            return reason
+        full = bool(ins.local & ACC_BIT and ins.local & FULL_BIT)
+        if reason := (self._dim("rows", ins.rows) or self._dim("cols", ins.cols,
+                                                               None if full else self.hw.max_mvin_cols)):
+            return reason + (" (int32 rows are stored one block at a time)" if full else "")
         if ins.local == GARBAGE:
             return "mvout from the garbage address"
-        if reason := self._rows(ins.local, "local", 0, ins.rows, 1, write=False):
-            return reason
-        itemsize = 4 if ins.local & ACC_BIT and ins.local & FULL_BIT else 1
-        return self._dram(ins.dram, ins.rows, self.st.dram_stride, ins.cols * itemsize)
+        for b in range(-(-ins.cols // self.hw.dim)):   # block b: the dim rows after block b - 1's
+            if reason := self._rows(ins.local, "local", b * self.hw.dim, ins.rows, 1, write=False):
+                return reason
+        return self._dram(ins.dram, ins.rows, self.st.dram_stride, ins.cols * (4 if full else 1))
 
     def preload(self, ins: Preload) -> str | None:
         if self.preloaded is not None:
@@ -192,4 +282,32 @@ class _Checker:
 
 
 def _nothing(_: Instruction) -> None:
+    return None
+
+
+def _span(addr: int, first: int, count: int, stride: int) -> Span:
+    """Rows first .. first + (count - 1) * stride of the memory ``addr`` names (garbage: none)."""
+    if addr == GARBAGE:
+        return (False, 0, 0)
+    lo = (addr & ROW_MASK) + first
+    return (bool(addr & ACC_BIT), lo, lo + (count - 1) * stride + 1)
+
+
+def _row(acc: bool, row: int) -> str:
+    return f"{'accumulator' if acc else 'scratchpad'} row {row}"
+
+
+def _first_overlap(spans: list[Span], others: list[Span]) -> str | None:
+    """The first row that a span of ``spans`` shares with one of ``others``."""
+    union: list[Span] = []
+    for acc, lo, hi in sorted(s for s in others if s[2] > s[1]):
+        if union and union[-1][0] == acc and lo <= union[-1][2]:
+            union[-1] = (acc, union[-1][1], max(union[-1][2], hi))
+        else:
+            union.append((acc, lo, hi))
+    for acc, lo, hi in spans:
+        k = bisect_right(union, (acc, lo, MAX_DRAM_BYTES))
+        for u_acc, u_lo, u_hi in union[max(k - 1, 0):k + 1]:
+            if u_acc == acc and u_lo < hi and lo < u_hi:
+                return _row(acc, max(lo, u_lo))
     return None

@@ -29,7 +29,7 @@ class ConfigError(ValueError):
 LIMITS: dict[str, int] = {
     "dim": 64, "sp_kib": 1 << 20, "sp_banks": 1 << 10, "acc_kib": 1 << 20, "acc_banks": 1 << 10,
     "dma_beat_bytes": 1 << 12, "max_block_len": 64, "dram_latency": 1 << 20,
-    "ld_queue": 64, "ex_queue": 64, "st_queue": 64,
+    "ld_queue": 64, "ex_queue": 64, "st_queue": 64, "dma_inflight": 1 << 10,
 }
 
 
@@ -57,6 +57,9 @@ class HardwareConfig:
     ld_queue: int = 8
     ex_queue: int = 16
     st_queue: int = 4
+    # DMA reads (and, apart, writes) in flight: Gemmini's max_in_flight_mem_reqs (16 in its
+    # default config, ucb-bar/gemmini 641fefb src/main/scala/gemmini/Configs.scala).
+    dma_inflight: int = 16
 
     def __post_init__(self) -> None:
         for f in fields(self):

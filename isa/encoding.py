@@ -9,22 +9,33 @@ from .instructions import (
     ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Fence, Flush,
     Instruction, ISAError, Mvin, Mvout, Preload, bits_f32, f32_bits,
 )
-from .loop_words import BY_FUNCT as LOOP_WORDS, LoopWord
+from .loop_words import BY_FUNCT as LOOP_WORDS, CONFIG_LD, OPERAND, LoopWord
 from .opcodes import MVIN_FUNCTS, ConfigKind, Funct
 
 _M16 = 0xFFFF
 _M32 = 0xFFFFFFFF
-# config_ld rs1[15:8] is Gemmini's pixel_repeats (rows written per DRAM row, for its im2col-free conv).
-# Every config_ld form of gemmini.h but extended5 writes 1; 1 is the only value we implement.
-PIXEL_REPEATS = 1
+_ADDR, _COLS, _ROWS = OPERAND   # the layouts are loop_words' tables; these are hot, so unpacked once
+_LD = {f.name: f for f in CONFIG_LD}
+_LD_RS1_RESERVED = ~sum(f.mask << f.lo for f in CONFIG_LD if f.word == "rs1") & ((1 << 64) - 1)
 
 
 def _operand(addr: int, rows: int, cols: int) -> int:
-    return (rows << 48) | (cols << 32) | addr
+    return (rows << _ROWS.lo) | (cols << _COLS.lo) | (addr << _ADDR.lo)
 
 
-def _split(word: int) -> tuple[int, int, int]:
-    return word & _M32, (word >> 32) & _M16, (word >> 48) & _M16
+def split_operand(word: int) -> tuple[int, int, int]:
+    """The (local address, columns, rows) of a mvin/mvout/preload/compute operand word."""
+    return (word >> _ADDR.lo) & _ADDR.mask, (word >> _COLS.lo) & _COLS.mask, (word >> _ROWS.lo) & _ROWS.mask
+
+
+def _config_ld(ins: ConfigLd) -> tuple[int, int]:
+    values = dict(kind=ConfigKind.LD, shrink=ins.shrink, state=ins.state, pixel_repeats=ins.pixel_repeats,
+                  block_stride=ins.block_stride, scale=f32_bits(ins.scale))
+    return sum(values[f.name] << f.lo for f in CONFIG_LD if f.word == "rs1"), ins.dram_stride << _LD["dram_stride"].lo
+
+
+def _ld_field(rs1: int, name: str) -> int:
+    return (rs1 >> _LD[name].lo) & _LD[name].mask
 
 
 def encode(ins: Instruction) -> tuple[int, int, int]:
@@ -43,9 +54,7 @@ def encode(ins: Instruction) -> tuple[int, int, int]:
             | (ins.a_stride << 16) | (f32_bits(ins.acc_scale) << 32)
         return Funct.CONFIG, rs1, ins.c_stride << 48
     if t is ConfigLd:
-        rs1 = ConfigKind.LD | (ins.shrink << 2) | (ins.state << 3) | (PIXEL_REPEATS << 8) | (ins.block_stride << 16) \
-            | (f32_bits(ins.scale) << 32)
-        return Funct.CONFIG, rs1, ins.dram_stride
+        return (Funct.CONFIG, *_config_ld(ins))
     if t is ConfigSt:
         rs2 = ins.dram_stride | (f32_bits(ins.acc_scale) << 32)
         return Funct.CONFIG, ConfigKind.ST | (ins.activation << 2), rs2
@@ -71,18 +80,18 @@ def decode(funct: int, rs1: int, rs2: int) -> Instruction:
         if not 0 <= value < 1 << 64:
             raise ISAError(f"funct {funct}: {word}={value:#x} is not a 64-bit word")
     if funct in _FUNCT_MVIN_STATE:
-        addr, cols, rows = _split(rs2)
+        addr, cols, rows = split_operand(rs2)
         return Mvin(rs1, addr, rows, cols, _FUNCT_MVIN_STATE[funct])
     if funct == Funct.MVOUT:
-        addr, cols, rows = _split(rs2)
+        addr, cols, rows = split_operand(rs2)
         return Mvout(rs1, addr, rows, cols)
     if funct == Funct.PRELOAD:
-        b, bc, br = _split(rs1)
-        c, cc, cr = _split(rs2)
+        b, bc, br = split_operand(rs1)
+        c, cc, cr = split_operand(rs2)
         return Preload(b, br, bc, c, cr, cc)
     if funct in (Funct.COMPUTE_PRELOADED, Funct.COMPUTE_ACCUMULATED):
-        a, ac, ar = _split(rs1)
-        d, dc, dr = _split(rs2)
+        a, ac, ar = split_operand(rs1)
+        d, dc, dr = split_operand(rs2)
         cls = ComputePreloaded if funct == Funct.COMPUTE_PRELOADED else ComputeAccumulated
         return cls(a, ar, ac, d, dr, dc)
     if funct == Funct.CONFIG:
@@ -94,12 +103,10 @@ def decode(funct: int, rs1: int, rs2: int) -> Instruction:
                             b_transpose=(rs1 >> 9) & 1, a_stride=(rs1 >> 16) & _M16,
                             acc_scale=bits_f32(rs1 >> 32), c_stride=rs2 >> 48)
         if kind == ConfigKind.LD:
-            _reserved("config_ld", "rs1", rs1, 0xE0)
-            if (rs1 >> 8) & 0xFF != PIXEL_REPEATS:
-                raise ISAError(f"config_ld: pixel_repeats={(rs1 >> 8) & 0xFF} (rs1[15:8]) is not implemented; "
-                               f"only {PIXEL_REPEATS} (each row loaded once, what gemmini.h writes by default)")
-            return ConfigLd(dram_stride=rs2, state=(rs1 >> 3) & 3, shrink=(rs1 >> 2) & 1,
-                            block_stride=(rs1 >> 16) & _M16, scale=bits_f32(rs1 >> 32))
+            _reserved("config_ld", "rs1", rs1, _LD_RS1_RESERVED)
+            return ConfigLd(dram_stride=rs2, state=_ld_field(rs1, "state"), shrink=_ld_field(rs1, "shrink"),
+                            block_stride=_ld_field(rs1, "block_stride"), scale=bits_f32(_ld_field(rs1, "scale")),
+                            pixel_repeats=max(1, _ld_field(rs1, "pixel_repeats")))   # Gemmini reads 0 as 1
         if kind == ConfigKind.ST:
             _reserved("config_st", "rs1", rs1, ~0b1111 & ((1 << 64) - 1))
             return ConfigSt(dram_stride=rs2 & _M32, activation=(rs1 >> 2) & 3, acc_scale=bits_f32(rs2 >> 32))

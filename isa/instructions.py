@@ -126,15 +126,18 @@ class ConfigLd(Instruction):
     shrink: int = 0            # accumulator mvins read int8 (sign-extended) instead of int32
     block_stride: int = 0      # local rows between the dim-wide blocks of one wide mvin
     scale: float = 1.0         # mvin scale
+    pixel_repeats: int = 1     # Gemmini's PixelRepeater: local rows each DRAM row is written to (see functional)
 
     OP: ClassVar[str] = "config_ld"
     FUNCT: ClassVar[int] = Funct.CONFIG
-    _UINTS = (("dram_stride", 64), ("state", 2), ("shrink", 1), ("block_stride", 16))
+    _UINTS = (("dram_stride", 64), ("state", 2), ("shrink", 1), ("block_stride", 16), ("pixel_repeats", 8))
 
     def __post_init__(self) -> None:
         Instruction.__post_init__(self)
         if self.state > 2:
             raise ISAError(f"ConfigLd.state={self.state} out of range (0, 1 or 2)")
+        if self.pixel_repeats < 1:
+            raise ISAError(f"ConfigLd.pixel_repeats={self.pixel_repeats} out of range (1 to 255)")
         object.__setattr__(self, "scale", _as_f32("ConfigLd.scale", self.scale))
 
 

@@ -132,3 +132,17 @@ BY_FUNCT: dict[int, type[LoopWord]] = {cls.FUNCT: cls for cls in LOOP_WORD_CLASS
 def dram_fields(cls: type[LoopWord]) -> tuple[str, ...]:
     return tuple(f.name for f in LAYOUTS[cls.FUNCT] if f.dram)
 
+
+class LoopError(ISAError):
+    """A loop this hardware cannot unroll: a bad bound, a field not implemented, a config word missing."""
+
+
+def dram_at(base: int, offset: int) -> int:
+    """``base`` plus a byte offset cast to 32 bits, as LoopMatmul/LoopConv.castDramOffset do."""
+    return (base + (offset & 0xFFFFFFFF)) & ((1 << 64) - 1)
+
+
+# config_ld (funct 0, rs1[1:0] = 1), as Gemmini's ConfigMvinRs1 lays it out: isa.encoding writes
+# the same bits; the RTL's loop unrollers build the config_ld words they issue from this table.
+CONFIG_LD: tuple[Field, ...] = _f("rs1", "kind:0:2 shrink:2:1 state:3:2 pixel_repeats:8:8 block_stride:16:16 "
+                                         "scale:32:32") + _f("rs2", "dram_stride:0:64")

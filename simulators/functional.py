@@ -7,7 +7,8 @@ Semantics, shared with the RTL:
 * mvin: ``cols`` may span up to ``max_block_len`` dim-wide blocks; block b goes to
   local row base + b * block_stride. Scratchpad rows take int8; accumulator rows
   take int32 (or int8 sign-extended with shrink). The load scale, when not 1.0,
-  is rne(float32 product), saturated to the destination type.
+  is rne(float32 product), saturated to the destination type. DRAM address 0
+  loads zeros (Gemmini's zero writer); config_ld pixel_repeats: see ``_repeat_pixels``.
 * preload names weights B (zero beyond b_rows x b_cols) and the destination C of
   the next compute. compute_preloaded loads those weights; compute_accumulated
   keeps the array's. C = A @ W + D over c_rows x c_cols, A and D zero beyond
@@ -16,7 +17,9 @@ Semantics, shared with the RTL:
   config_ex's scale and activation to int8.
 * mvout from the accumulator: config_st's float32 scale, rne, int8 saturation,
   ReLU; with ``.full`` the raw int32 rows (ReLU still applies). From the
-  scratchpad: the int8 rows as they are.
+  scratchpad: the int8 rows as they are. A wider mvout reads block b of its
+  columns from local rows base + b * dim (Gemmini's block mvout; not with ``.full``).
+* LOOP_WS / LOOP_CONV_WS run as the primitives isa.loop_unroll expands them to.
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ from isa import (
     ConfigSt, Fence, Flush, Mvin, Mvout, Preload, Program,
 )
 from isa.checker import check
+from isa.loop_unroll import primitives
 from isa.numerics import acc_to_int8, acc_to_int32, mvin_scale
 
 from .base import RunResult
@@ -100,9 +104,12 @@ class FunctionalModel:
         cfg = self.ld[ins.state]
         to_acc = bool(ins.local & ACC_BIT)
         itemsize = 4 if to_acc and not cfg.shrink else 1
-        raw = self._dram_rows(ins.dram, ins.rows, cfg.dram_stride, ins.cols * itemsize)
-        values = np.ascontiguousarray(raw).view("<i4" if itemsize == 4 else np.int8)
-        values = mvin_scale(values, cfg.scale, to_int8=not to_acc)
+        if ins.dram == 0:
+            values = np.zeros((ins.rows, ins.cols), dtype=np.int32 if to_acc else np.int8)
+        else:
+            raw = self._dram_rows(ins.dram, ins.rows, cfg.dram_stride, ins.cols * itemsize)
+            values = np.ascontiguousarray(raw).view("<i4" if itemsize == 4 else np.int8)
+            values = mvin_scale(values, cfg.scale, to_int8=not to_acc)
         base = ins.local & ROW_MASK
         mem = self.acc if to_acc else self.sp
         accumulate = to_acc and ins.local & ACCUM_BIT
@@ -111,18 +118,38 @@ class FunctionalModel:
             row = base + b * cfg.block_stride
             if accumulate:
                 mem[row:row + ins.rows, :block.shape[1]] += block
+            elif cfg.pixel_repeats > 1:
+                self._repeat_pixels(row, block, cfg.pixel_repeats)
             else:
                 mem[row:row + ins.rows, :block.shape[1]] = block
+
+    # Gemmini's PixelRepeater (config_ld pixel_repeats P > 1, scratchpad mvins only): DRAM row r of a
+    # block (its n = cols <= dim values) is written P times, for t = 0 .. P-1, into local row
+    # base + r - t at columns t*n .. t*n + n - 1; columns past dim are dropped, rows below the first
+    # row of the scratchpad half that base + r lies in are skipped, and the other columns of a row keep
+    # their values. So row q ends up holding the pixels of rows q .. q + P - 1 side by side (im2col).
+    def _repeat_pixels(self, base: int, block: np.ndarray, repeats: int) -> None:
+        n = block.shape[1]
+        half = self.sp.shape[0] // 2
+        rows = base + np.arange(block.shape[0])
+        floor = np.where(rows >= half, half, 0)
+        for t in range(min(repeats, -(-self.dim // n))):
+            keep = rows - t >= floor
+            cols = min(n, self.dim - t * n)
+            self.sp[rows[keep] - t, t * n:t * n + cols] = block[keep, :cols]
 
     def mvout(self, ins: Mvout) -> None:
         row = ins.local & ROW_MASK
         relu = self.st.activation == 1
-        if not ins.local & ACC_BIT:
-            data = self.sp[row:row + ins.rows, :ins.cols]
-        elif ins.local & FULL_BIT:
+        if ins.local & ACC_BIT and ins.local & FULL_BIT:
             data = acc_to_int32(self.acc[row:row + ins.rows, :ins.cols], relu).astype("<i4")
         else:
-            data = acc_to_int8(self.acc[row:row + ins.rows, :ins.cols], self.st.acc_scale, relu)
+            mem = self.acc if ins.local & ACC_BIT else self.sp
+            blocks = [mem[row + b * self.dim:row + b * self.dim + ins.rows, :min(self.dim, ins.cols - c0)]
+                      for b, c0 in enumerate(range(0, ins.cols, self.dim))]
+            data = np.concatenate(blocks, axis=1)
+            if ins.local & ACC_BIT:
+                data = acc_to_int8(data, self.st.acc_scale, relu)
         self._dram_write(ins.dram, self.st.dram_stride, data)
 
     def preload(self, ins: Preload) -> None:
@@ -160,7 +187,7 @@ def run(program: Program, inputs: Mapping[str, np.ndarray]) -> RunResult:
     dram = program.dram_image(inputs)
     model = FunctionalModel(program, dram)
     dispatch = _DISPATCH
-    for ins in program.instructions:
+    for ins in primitives(program.instructions, program.hw):
         dispatch[type(ins)](model, ins)
     counters = {f"instr_{op}": n for op, n in sorted(program.counts().items())}
     counters["macs"] = model.macs

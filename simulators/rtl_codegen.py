@@ -12,7 +12,8 @@ import dataclasses
 from pathlib import Path
 
 from isa import HardwareConfig
-from isa.loop_words import BY_FUNCT as LOOP_WORDS, LAYOUTS, OPERAND, Field
+from isa.assembly import funct_mnemonic
+from isa.loop_words import BY_FUNCT as LOOP_WORDS, CONFIG_LD, LAYOUTS, OPERAND, Field
 from isa.opcodes import COUNTERS, STACK, STACK_UNITS, ConfigKind, Funct, stack_counter
 
 
@@ -63,8 +64,11 @@ def _sv_struct(type_name: str, layout: tuple[Field, ...], width: int = 64) -> li
 
 
 def word_structs() -> list[str]:
-    """operand_t and, per loop word, <op>_rs1_t / <op>_rs2_t (from isa/loop_words.py)."""
+    """operand_t, config_ld_rs1_t / config_ld_rs2_t and, per loop word, <op>_rs1_t / <op>_rs2_t
+    (from isa/loop_words.py)."""
     lines = _sv_struct("operand_t", OPERAND)
+    for word in ("rs1", "rs2"):
+        lines += _sv_struct(f"config_ld_{word}_t", tuple(f for f in CONFIG_LD if f.word == word))
     for funct, cls in LOOP_WORDS.items():
         for word in ("rs1", "rs2"):
             lines += _sv_struct(f"{cls.OP}_{word}_t", tuple(f for f in LAYOUTS[funct] if f.word == word))
@@ -91,7 +95,7 @@ def isa_svh() -> str:
 
 def isa_header() -> str:
     """Opcode and counter names for the harness."""
-    functs = ", ".join(f'{{{f.value}, "{f.name.lower()}"}}' for f in Funct if f != Funct.CONFIG)
+    functs = ", ".join(f'{{{f.value}, "{funct_mnemonic(f)}"}}' for f in Funct if f != Funct.CONFIG)
     kinds = ", ".join(f'"config_{k.name.lower()}"' for k in ConfigKind)
     counters = ", ".join(f'"{c}"' for c in COUNTERS)
     return "\n".join([

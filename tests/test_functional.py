@@ -107,6 +107,43 @@ def test_accumulating_mvin_wraps_like_int32() -> None:
     np.testing.assert_array_equal(out["C"], i32([[INT32_MIN, 15, 0, 3]]))
 
 
+def test_mvin_from_dram_address_zero_loads_zeros() -> None:
+    """Gemmini's zero writer: nothing is read, whatever the stride (no buffer lives at address 0)."""
+    out = run([ld(0, 8, block=4), ld(1, 64), st_(8), "mvin dram=X local=sp[0] rows=4 cols=8",
+               "mvin2 dram=0 local=sp[1] rows=2 cols=3", "mvout dram=C local=sp[0] rows=4 cols=8"],
+              {"X": X}, {"C": ("int8", (4, 8))})
+    expected = X.copy()
+    expected[1:3, :3] = 0
+    np.testing.assert_array_equal(out["C"], expected)
+
+
+@pytest.mark.parametrize("base, repeats", [(1, 2), (0, 3), (513, 3)])   # 512: the scratchpad's second half
+def test_pixel_repeats(base: int, repeats: int) -> None:
+    """Row r of a mvin also lands in rows base + r - t (t < repeats) at columns t*cols.., within its half."""
+    cols = 1 if repeats == 3 else 2
+    out = run([ld(0, 8, block=4), st_(8), "mvin dram=X local=sp[0] rows=4 cols=8",
+               "mvin dram=X local=sp[512] rows=4 cols=8",
+               f"config_ld dram_stride=8 state=1 shrink=0 block_stride=0 scale=1.0 pixel_repeats={repeats}",
+               f"mvin2 dram=Y local=sp[{base}] rows=3 cols={cols}",
+               f"mvout dram=C local=sp[{base & ~511}] rows=4 cols=8"],
+              {"X": X, "Y": Y}, {"C": ("int8", (4, 8))})
+    expected = X.copy()
+    row0 = base & 511
+    for r in range(3):
+        for t in range(repeats):
+            if row0 + r - t >= 0 and t * cols < 4:
+                expected[row0 + r - t, t * cols:t * cols + cols] = Y[r, :cols]
+    np.testing.assert_array_equal(out["C"], expected)
+
+
+def test_block_mvout() -> None:
+    """A mvout wider than dim reads block b from local rows base + b * dim, its columns side by side."""
+    wide = RNG.integers(-128, 128, (4, 6)).astype(np.int8)
+    out = run([ld(0, 6, block=4), st_(6), "mvin dram=S local=sp[2] rows=4 cols=6",
+               "mvout dram=C local=sp[2] rows=4 cols=6"], {"S": wide}, {"C": ("int8", (4, 6))})
+    np.testing.assert_array_equal(out["C"], wide)
+
+
 # ---- compute ------------------------------------------------------------------------------------------
 def _matmul_program(preload: str, compute: str, *, prefill: bool = True) -> list[str]:
     """A at sp[0], W at sp[4], D at sp[8], P (int32) prefilled into acc[0]; C = acc[0] rows, raw."""
@@ -232,7 +269,7 @@ def test_compute_to_scratchpad_scales_saturates_and_relus(relu: bool, scale: flo
     (["mvin dram=A local=sp[0] rows=4 cols=4"], "no config_ld for state 0"),
     ([ld(), "mvin2 dram=A local=sp[0] rows=4 cols=4"], "no config_ld for state 1"),
     ([ld(), "mvin dram=A local=sp[1022] rows=4 cols=4"], "row 1025 is past the scratchpad (1024 rows)"),
-    ([ld(), "mvin dram=A+8 local=sp[0] rows=4 cols=4"], "DRAM bytes 8..23 run past the end of DRAM (16 bytes)"),
+    ([ld(), "mvin dram=A+8 local=sp[0] rows=4 cols=4"], "DRAM bytes 72..87 run past the end of DRAM (80 bytes)"),
     ([ld(), "mvin dram=A local=sp[0] rows=5 cols=4"], "rows=5 must be between 1 and 4"),
     ([ld(stride=4, block=2), "mvin dram=A local=sp[0] rows=4 cols=8"], "would overlap blocks"),
     ([st_(), "mvout dram=A local=acc[62] rows=4 cols=4"], "row 65 is past the accumulator (64 rows)"),
@@ -247,6 +284,8 @@ def test_compute_to_scratchpad_scales_saturates_and_relus(relu: bool, scale: flo
     (["preload b=acc[0] b_rows=4 b_cols=4 c=acc[0] c_rows=4 c_cols=4"], "weights come from the scratchpad"),
     ([ex(), "preload b=sp[0] b_rows=4 b_cols=4 c=acc[0].full c_rows=4 c_cols=4"], ".full flag applies to reads"),
     ([ex().replace("dataflow=ws", "dataflow=os")], "output-stationary dataflow is not implemented"),
+    ([st_(), "mvout dram=A local=acc[0].full rows=1 cols=8"], "cols=8 must be between 1 and 4 (int32 rows"),
+    ([ld() + " pixel_repeats=2", "mvin dram=A local=acc[0] rows=1 cols=4"], "pixel_repeats=2 of state 0 applies"),
 ])
 def test_checker_names_the_instruction(lines: list[str], reason: str) -> None:
     prog = parse_program("\n".join(lines), HW, layout([("A", "input", "int8", (4, 4))]))

@@ -28,6 +28,9 @@ CONFORMING = {
         ((0, 0x40000000_00300111, 0x80), ConfigLd(128, state=2, shrink=0, block_stride=48, scale=2.0)),
     "gemmini_extended5_config_ld(64, 1.0, false, 16, 1, 0)":
         ((0, 0x3F800000_00100101, 0x40), ConfigLd(64, state=0, shrink=0, block_stride=16, scale=1.0)),
+    "gemmini_extended5_config_ld(64, 1.0, false, 16, 3, 0)":   # pixel_repeats at rs1[15:8]
+        ((0, 0x3F800000_00100301, 0x40), ConfigLd(64, state=0, shrink=0, block_stride=16, scale=1.0,
+                                                  pixel_repeats=3)),
     # config_ex: acc_scale bits at rs1[63:32], A stride [31:16], transposes [9:8], act [4:3], dataflow [2]
     "gemmini_config_ex(WEIGHT_STATIONARY, NO_ACTIVATION, 0)":
         ((0, 0x3F800000_00010004, 0x0001_0000_0000_0000),
@@ -69,13 +72,9 @@ CONFORMING = {
 
 # gemmini.h call -> ((funct, rs1, rs2), what our decoder says)
 LEFT_OUT = {
-    "gemmini_extended5_config_ld(64, 1.0, false, 16, 2, 0)":
-        ((0, 0x3F800000_00100201, 0x40), r"pixel_repeats=2 \(rs1\[15:8\]\) is not implemented"),
     "gemmini_extended2_config_st(16, NO_ACTIVATION, 1.0, 2, 2, 8, 4, 4, 8, 8, 0, 0)":   # pooling fields
         ((0, 0x0808_0404_0800_00A2, 0x3F800000_00000010), r"config_st: reserved bits .* set in rs1"),
     "gemmini_config_norm(0, 0, 0, 0, 0, 0, 0)": ((0, 0x3, 0x0), r"rs1\[1:0\]=3 selects no config"),
-    "gemmini_loop_ws(...), first word (k_LOOP_WS_CONFIG_BOUNDS)": ((9, 0x0, 0x0), "unknown funct 9"),
-    "gemmini_loop_conv_ws(...), first word (k_LOOP_CONV_WS_CONFIG_1)": ((16, 0x0, 0x0), "unknown funct 16"),
     "gemmini_counter_access(...) (k_COUNTER)": ((126, 0x0, 0x0), "unknown funct 126"),
 }
 

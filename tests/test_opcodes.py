@@ -4,7 +4,8 @@ from __future__ import annotations
 import re
 
 import toolkit as tk
-from isa.instructions import OPS
+from isa.assembly import MNEMONICS, funct_mnemonic
+from isa.loop_words import BY_FUNCT as LOOP_WORDS
 from isa.opcodes import COUNTERS, ConfigKind, Funct
 from simulators import rtl_codegen
 from tuner.stand_in import estimate
@@ -13,9 +14,11 @@ from tuner.stand_in import estimate
 def test_generated_names_are_the_assembly_mnemonics() -> None:
     header = rtl_codegen.isa_header()
     pairs = dict(re.findall(r'\{(\d+), "(\w+)"\}', header))
-    assert {int(f): name for f, name in pairs.items()} == {f.value: f.name.lower() for f in Funct
+    assert {int(f): name for f, name in pairs.items()} == {f.value: funct_mnemonic(f) for f in Funct
                                                           if f != Funct.CONFIG}
-    assert set(pairs.values()) | {f"config_{k.name.lower()}" for k in ConfigKind} <= set(OPS)
+    assert set(pairs.values()) | {f"config_{k.name.lower()}" for k in ConfigKind} <= set(MNEMONICS)
+    for funct, cls in LOOP_WORDS.items():   # each loop word's mnemonic is its class's, its funct is Gemmini's
+        assert pairs[str(funct)] == cls.OP and MNEMONICS[cls.OP] is cls and cls.FUNCT == funct
     assert re.findall(r'"(\w+)"', header.split("COUNTER_NAMES")[1].split(";")[0]) == list(COUNTERS)
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from isa import ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, HardwareConfig, Program, encode_all
+from isa.loop_words import OPERAND
 from isa.opcodes import MVIN_FUNCTS, ConfigKind, Funct
 from toolkit.kinds import KINDS, lower
 from toolkit.kinds import from_dict as op_from_dict
@@ -84,19 +85,28 @@ def _last_config(is_cfg: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
     return np.where(last >= 0, values[np.maximum(last, 0)], 0)
 
 
+_OPERAND = {f.name: f for f in OPERAND}
+
+
+def _operand_field(x: np.ndarray, name: str) -> np.ndarray:
+    """One field of operand words (isa.loop_words.OPERAND: the layout is written once, there)."""
+    f = _OPERAND[name]
+    return ((x >> np.uint64(f.lo)) & np.uint64(f.mask)).astype(np.int64)
+
+
 def lo32(x: np.ndarray) -> np.ndarray:
-    """Operand address field, bits [31:0]."""
-    return (x & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    """Operand address field."""
+    return _operand_field(x, "addr")
 
 
 def mid16(x: np.ndarray) -> np.ndarray:
-    """Operand columns field, bits [47:32]."""
-    return ((x >> np.uint64(32)) & np.uint64(0xFFFF)).astype(np.int64)
+    """Operand columns field."""
+    return _operand_field(x, "cols")
 
 
 def hi16(x: np.ndarray) -> np.ndarray:
-    """Operand rows field, bits [63:48]."""
-    return (x >> np.uint64(48)).astype(np.int64)
+    """Operand rows field."""
+    return _operand_field(x, "rows")
 
 
 def _shares(amounts: np.ndarray, banks: int) -> np.ndarray:

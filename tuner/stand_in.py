@@ -16,7 +16,9 @@ instruction at a time in program order:
 * preload shifts ``b_rows`` weight rows in; compute streams ``a_rows`` rows and
   its results reach the accumulator ``2*dim`` cycles later;
 * a DMA write and an execute read of the same scratchpad bank at the same time
-  conflict: the later of the two (in program order) waits for the overlap.
+  conflict: the later of the two (in program order) waits for the overlap;
+* a loop (LOOP_WS, LOOP_CONV_WS) is timed as its unrolled primitives in
+  isa.loop_unroll's sequential order (Gemmini's unrollers overlap its phases).
 
 Outputs come from the functional model, so a stand-in run is still checked
 bit-exact.
@@ -30,6 +32,9 @@ from typing import Mapping
 import numpy as np
 
 from isa import ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, Program, encode_all
+from isa.encoding import split_operand
+from isa.loop_unroll import primitives
+from isa.loop_words import CONFIG_LD
 from isa.opcodes import MVIN_FUNCTS, STACK, STACK_UNITS, ConfigKind, Funct, stack_counter
 from simulators import functional
 from simulators.base import RunResult
@@ -57,6 +62,13 @@ class _Banks:
         return stall
 
 
+_LD = {f.name: f for f in CONFIG_LD}
+
+
+def _ld_field(rs1: int, name: str) -> int:
+    return (rs1 >> _LD[name].lo) & _LD[name].mask
+
+
 def _stack(cycles: int, stalls: dict[str, int]) -> dict[str, int]:
     """A best-effort cycle stack of one unit: its stalls and busy time charged in STACK's order
     (the precedence), each clipped to what is left, the rest idle, so that it sums to ``cycles``.
@@ -75,7 +87,7 @@ def estimate(prog: Program) -> tuple[int, dict[str, int]]:
     d, beat, lat = hw.dim, hw.dma_beat_bytes, hw.dram_latency
     bank_rows = hw.sp_bank_rows
     density = min(1.0, beat / d)  # scratchpad rows the DMA writes per cycle
-    words = encode_all(prog.instructions).tolist()
+    words = encode_all(primitives(prog.instructions, hw)).tolist()   # loops as their unrollers issue them
     # hazard scoreboard per dim-row block: when the last write / read completes
     sp_w = [0] * (hw.sp_rows // d + 1)
     sp_r = [0] * (hw.sp_rows // d + 1)
@@ -119,7 +131,7 @@ def estimate(prog: Program) -> tuple[int, dict[str, int]]:
     for funct, rs1, rs2 in words:
         if funct == Funct.CONFIG:
             if rs1 & 3 == ConfigKind.LD:
-                ld_cfg[(rs1 >> 3) & 3] = ((rs1 >> 16) & 0xFFFF, (rs1 >> 2) & 1)
+                ld_cfg[_ld_field(rs1, "state")] = (_ld_field(rs1, "block_stride"), _ld_field(rs1, "shrink"))
             continue
         if funct in (Funct.FENCE, Funct.FLUSH):
             dispatch = max(dispatch, end_all)
@@ -133,7 +145,7 @@ def estimate(prog: Program) -> tuple[int, dict[str, int]]:
         writes: list = []
         stall = 0
         if unit == 0:  # mvin
-            local, cols, rows = rs2 & 0xFFFFFFFF, (rs2 >> 32) & 0xFFFF, rs2 >> 48
+            local, cols, rows = split_operand(rs2)
             if local == GARBAGE:
                 continue
             stride, shrink = ld_cfg[MVIN_FUNCTS.index(funct)]
@@ -147,22 +159,26 @@ def estimate(prog: Program) -> tuple[int, dict[str, int]]:
                     reads.append((table, blocks(row, rows)))
             free = max(dispatch, unit_free[0])
             start = max(free, ready(reads, writes))
-            first = max(start + lat, dma_free)
-            c["stall_dma_wait"] += first - (start + lat)
-            stalls[0]["dma"] += first - (start + lat)
+            zeros = rs1 == 0   # DRAM address 0: Gemmini's zero writer fills the rows, the DMA port stays free
+            first = start if zeros else max(start + lat, dma_free)
+            if not zeros:
+                c["stall_dma_wait"] += first - (start + lat)
+                stalls[0]["dma"] += first - (start + lat)
             dma_end = first + rows * -(-row_bytes // beat)
             if not to_acc:
                 for bank in {row // bank_rows for row in dests}:
                     stall = max(stall, banks.claim(0, bank, first, dma_end, density))
-            dma_free = dma_end + stall
-            done = dma_free + 1
+            done = dma_end + stall + 1
+            if not zeros:
+                dma_free = dma_end + stall
+                c["dma_bytes_read"] += rows * row_bytes
             unit_free[0] = start + rows  # one DRAM request per row
-            c["dma_bytes_read"] += rows * row_bytes
         elif unit == 2:  # mvout
-            local, cols, rows = rs2 & 0xFFFFFFFF, (rs2 >> 32) & 0xFFFF, rs2 >> 48
+            local, cols, rows = split_operand(rs2)
             to_acc = bool(local & ACC_BIT)
             row_bytes = cols * (4 if to_acc and local & FULL_BIT else 1)
-            reads.append((acc if to_acc else sp, blocks(local, rows)))
+            for b in range(-(-cols // d)):   # a wide mvout reads block b from rows local + b * dim
+                reads.append((acc if to_acc else sp, blocks((local & ROW_MASK) + b * d, rows)))
             free = max(dispatch, unit_free[2])
             start = max(free, ready(reads, writes))
             first = max(start + rows, dma_free)  # read the rows, then the port
@@ -173,16 +189,16 @@ def estimate(prog: Program) -> tuple[int, dict[str, int]]:
             unit_free[2] = start + rows
             c["dma_bytes_written"] += rows * row_bytes
         else:  # preload / compute
-            a_addr, a_rows = rs1 & 0xFFFFFFFF, rs1 >> 48
+            a_addr, _, a_rows = split_operand(rs1)
             sp_reads = []
             if funct == Funct.PRELOAD:
-                pending_c = rs2 & 0xFFFFFFFF
+                pending_c = split_operand(rs2)[0]
                 occupancy = a_rows if a_addr != GARBAGE else 1  # rs1 is B: weights shift in row by row
                 if a_addr != GARBAGE:
                     sp_reads.append(a_addr)
                 latency = 0
             else:
-                d_addr = rs2 & 0xFFFFFFFF
+                d_addr = split_operand(rs2)[0]
                 sp_reads += [x for x in (a_addr, d_addr) if x != GARBAGE]
                 occupancy = max(a_rows, 1)
                 latency = 2 * d

@@ -35,6 +35,10 @@
 #include <vector>
 
 #include <unistd.h>
+#ifdef __linux__
+#include <csignal>
+#include <sys/prctl.h>
+#endif
 
 #include "Vaccel_top.h"
 #include "verilated.h"
@@ -193,8 +197,8 @@ std::string op_name(const Instr& in) {
 // clock edge, commit() applies them after it and moves one beat.
 class Dram {
   public:
-    static constexpr uint32_t MAX_READS = 64;    // reads accepted and not yet answered
-    static constexpr uint32_t MAX_WRITES = 16;   // writes accepted and not yet acknowledged
+    static constexpr uint32_t MAX_READS = CFG_DMA_INFLIGHT;    // accepted, not yet answered
+    static constexpr uint32_t MAX_WRITES = CFG_DMA_INFLIGHT;   // accepted, not yet acknowledged
 
     Dram(std::vector<uint8_t>& mem, bool drop_responses) : mem_(mem), drop_(drop_responses) {}
 
@@ -595,6 +599,10 @@ int run_batch() {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef __linux__
+    // die with the process that started us: a killed tuning worker leaves no simulation running
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
     if (argc == 2 && std::string(argv[1]) == "--batch") return run_batch();
     try {
         run_program(parse_args(std::vector<std::string>(argv + 1, argv + argc)));

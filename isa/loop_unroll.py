@@ -1,0 +1,263 @@
+"""Reference unroller of Gemmini's CISC loops: LOOP_WS (and LOOP_CONV_WS, in loop_unroll_conv).
+
+It turns each loop, with the config words sent since the previous loop, into the
+primitive instructions LoopMatmul (ucb-bar/gemmini 641fefb) issues, with the same
+addresses, sizes and flags. Gemmini's load, execute and store sequencers overlap;
+this emits one valid sequential order per loop: D loads, A loads, B loads, then the
+preload/compute pairs (k outer, then j, then i), then the C stores. The static checker
+(isa.checker) makes sure the order does not matter.
+
+State kept across loops, as in LoopMatmul: loop n runs in slot n % 2 (its A tile at
+the bottom of scratchpad half n % 2, its B tile ending at the top of it), and the
+accumulator half of D and C toggles after each loop whose C address is not zero.
+
+One departure: LdB at 641fefb compares ``max_row_iterator === max_row_iterator-1`` (never
+true), so B's last row block always loads ``dim`` rows, reading past B. We pad it as LdA
+and gemmini.h's own sp_tiled_matmul_ws do: the same results, no read outside the buffer.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from .config import HardwareConfig
+from .instructions import (
+    GARBAGE, ComputeAccumulated, ComputePreloaded, Instruction, Mvin, Mvout, Preload, acc_addr,
+)
+from .loop_unroll_conv import expand_conv
+from .loop_words import (
+    LOOP_CONV_WORDS, LOOP_WS_WORDS, LoopConvWs, LoopConvWsConfig5, LoopError, LoopWord, LoopWs,
+    LoopWsConfigAddrsAB, LoopWsConfigAddrsDC, LoopWsConfigBounds, LoopWsConfigStridesAB, LoopWsConfigStridesDC,
+    dram_at,
+)
+
+# LOOP_WS act values beyond NO_ACTIVATION/RELU (RELU itself is config_st's; LoopMatmul reads only these)
+_WS_ACTS = {2: "LAYERNORM", 3: "IGELU", 4: "SOFTMAX"}
+
+
+def blocks_at(col: int, max_col: int, max_blocks: int) -> int:
+    """Blocks one move covers from block ``col``: ``max_blocks``, or what is left of ``max_col``."""
+    return max_blocks if col + max_blocks <= max_col else max_col - col
+
+
+@dataclass(frozen=True)
+class WsLoop:
+    """One LOOP_WS: its words and where the unroller placed its tiles (local rows)."""
+
+    bounds: LoopWsConfigBounds
+    ab: LoopWsConfigAddrsAB
+    dc: LoopWsConfigAddrsDC
+    strides_ab: LoopWsConfigStridesAB
+    strides_dc: LoopWsConfigStridesDC
+    loop: LoopWs
+    dim: int
+    max_block_len: int
+    a_start: int        # scratchpad row of A (accumulator row when resadd)
+    b_end: int          # scratchpad row past B's tile (B's accumulator start when resadd)
+    acc_start: int      # accumulator row of D and C (resadd: its slot's half)
+
+    @property
+    def b_start(self) -> int:
+        b = self.bounds
+        return self.b_end if self.loop.is_resadd else self.b_end - b.k * b.j * self.dim
+
+
+def _padded(index: int, count: int, last: int, pad: int, dim: int) -> int:
+    """Rows/cols of ``count`` blocks from block ``index``: less ``pad`` when they reach the ``last`` block."""
+    return count * dim - (pad if index + count >= last else 0)
+
+
+def _load(t: WsLoop, state: int, dram: int, stride: int, itemsize: int, local_start: int, rows: tuple[int, int],
+          cols: tuple[int, int], to_acc: bool, accumulate: bool, block_len: int,
+          rows_inner: bool = True) -> list[Instruction]:
+    """LoopMatmul's LdA/LdB/LdD walk over a tile of (count, pad) ``rows`` x ``cols`` blocks: one mvin per
+    block row and run of up to ``block_len`` blocks; rows inner (LdA, LdD) or column runs inner (LdB)."""
+    d, (max_row, row_pad), (max_col, col_pad) = t.dim, rows, cols
+    max_blocks = min(max_col, block_len)
+    runs, block_rows = range(0, max_col, max_blocks), range(max_row)
+    order = ([(r, c) for c in runs for r in block_rows] if rows_inner else
+             [(r, c) for r in block_rows for c in runs])
+    out: list[Instruction] = []
+    for row, col in order:
+        local = local_start + (row * max_col + col) * d
+        out.append(Mvin(dram_at(dram, (row * stride + col) * d * itemsize),
+                        acc_addr(local, accumulate=accumulate) if to_acc else local,
+                        _padded(row, 1, max_row, row_pad, d),
+                        _padded(col, blocks_at(col, max_col, max_blocks), max_col, col_pad, d), state))
+    return out
+
+
+def _ld_d(t: WsLoop) -> list[Instruction]:
+    b, low_d = t.bounds, t.loop.low_d
+    block_len = t.max_block_len if low_d else max(1, t.max_block_len // 4)   # int32 rows: a quarter per move
+    return _load(t, 2, t.dc.d, t.strides_dc.d_stride, 1 if low_d else 4, t.acc_start, (b.i, b.pad_i),
+                 (b.j, b.pad_j), True, False, block_len)
+
+
+def _ld_a(t: WsLoop) -> list[Instruction]:
+    b, resadd = t.bounds, t.loop.is_resadd
+    cols = (b.j, b.pad_j) if resadd else (b.k, b.pad_k)   # resadd: A is I x J, into the accumulator
+    return _load(t, 0, t.ab.a, t.strides_ab.a_stride, 1, t.a_start, (b.i, b.pad_i), cols, resadd, False,
+                 t.max_block_len)
+
+
+def _ld_b(t: WsLoop) -> list[Instruction]:
+    b, resadd = t.bounds, t.loop.is_resadd
+    rows = (b.i, b.pad_i) if resadd else (b.k, b.pad_k)   # resadd: B is I x J, added onto A
+    return _load(t, 1, t.ab.b, t.strides_ab.b_stride, 1, t.b_start, rows, (b.j, b.pad_j), resadd, resadd,
+                 t.max_block_len, rows_inner=False)
+
+
+def _execute(t: WsLoop) -> list[Instruction]:
+    """Preload/compute pairs, i innermost: the weights of (k, j) are preloaded at i = 0 and kept after."""
+    b, d, out = t.bounds, t.dim, []
+    accumulate = bool(t.loop.ex_accumulate)
+    for k in range(b.k):
+        k_size = _padded(k, 1, b.k, b.pad_k, d)
+        for j in range(b.j):
+            j_size = _padded(j, 1, b.j, b.pad_j, d)
+            for i in range(b.i):
+                i_size = _padded(i, 1, b.i, b.pad_i, d)
+                weights = t.b_start + (k * b.j + j) * d if i == 0 else GARBAGE
+                c = acc_addr(t.acc_start + (i * b.j + j) * d, accumulate=accumulate or k != 0)
+                out.append(Preload(weights, k_size, j_size, c, i_size, j_size))
+                compute = ComputePreloaded if i == 0 else ComputeAccumulated
+                out.append(compute(t.a_start + (i * b.k + k) * d, i_size, k_size, GARBAGE, d, d))
+    return out
+
+
+def _st_c(t: WsLoop) -> list[Instruction]:
+    b, d, full = t.bounds, t.dim, bool(t.loop.full_c)
+    max_blocks = 1 if full else min(b.j, t.max_block_len)
+    out = []
+    for col in range(0, b.j, max_blocks):
+        blocks = blocks_at(col, b.j, max_blocks)
+        for row in range(b.i):
+            local = acc_addr(t.acc_start + (row * b.j + col) * d, full=full)
+            out.append(Mvout(dram_at(t.dc.c, (row * t.strides_dc.c_stride + col) * d * (4 if full else 1)), local,
+                             _padded(row, 1, b.i, b.pad_i, d), _padded(col, blocks, b.j, b.pad_j, d)))
+    return out
+
+
+def expand_ws(t: WsLoop) -> list[Instruction]:
+    """The primitives of one LOOP_WS, in a valid sequential order; a zero DRAM address skips its phase."""
+    out = _ld_d(t) if t.dc.d else []
+    if t.ab.a:
+        out += _ld_a(t)
+    if t.ab.b:
+        out += _ld_b(t)
+    if not t.loop.is_resadd:
+        out += _execute(t)
+    if t.dc.c:
+        out += _st_c(t)
+    return out
+
+
+def _check_ws(words: dict[type, LoopWord], loop: LoopWs, dim: int) -> None:
+    b = words[LoopWsConfigBounds]
+    for name in ("i", "j") if loop.is_resadd else ("i", "j", "k"):   # resadd has no K (gemmini.h writes 0)
+        if getattr(b, name) < 1:
+            raise LoopError(f"loop_ws_bounds.{name}={getattr(b, name)} must be at least 1")
+    for name in ("pad_i", "pad_j", "pad_k"):
+        if getattr(b, name) >= dim:
+            raise LoopError(f"loop_ws_bounds.{name}={getattr(b, name)} must be below dim ({dim})")
+    for name in ("a_spad_id", "b_spad_id"):
+        if getattr(loop, name) > 2:
+            raise LoopError(f"loop_ws.{name}={getattr(loop, name)} must be 0 (the loop's slot), 1 or 2 "
+                            "(a scratchpad half)")
+    if loop.act in _WS_ACTS:
+        raise LoopError(f"loop_ws.act={loop.act} ({_WS_ACTS[loop.act]}) is not implemented (0 or 1; ReLU is "
+                        "config_st's activation)")
+    if loop.act > 4:
+        raise LoopError(f"loop_ws.act={loop.act} names no activation")
+    for name in ("a_transpose", "b_transpose"):
+        if getattr(loop, name):
+            raise LoopError(f"loop_ws.{name}=1 is not implemented (this accelerator has no transposer yet)")
+
+
+def _check_fit(b: LoopWsConfigBounds, loop: LoopWs, hw: HardwareConfig, a_start: int, b_end: int,
+               acc_start: int) -> None:
+    """Each tile inside its memory (which also bounds the expansion of a malformed loop)."""
+    d = hw.dim
+    tiles = [("C", b.i, b.j, acc_start, hw.acc_rows, "accumulator")]
+    if not loop.is_resadd:
+        tiles.append(("A", b.i, b.k, a_start, hw.sp_rows, "scratchpad"))
+        if b.k * b.j * d > b_end:
+            raise LoopError(f"loop_ws: B's tile ({b.k}x{b.j} blocks of {d} rows) does not fit below scratchpad "
+                            f"row {b_end}")
+    for name, rows, cols, start, limit, memory in tiles:
+        if start + rows * cols * d > limit:
+            raise LoopError(f"loop_ws: {name}'s tile ({rows}x{cols} blocks of {d} rows from row {start}) runs past "
+                            f"the {memory} ({limit} rows)")
+
+
+class Unroller:
+    """Follows the loop words of a program: config words are kept, each loop becomes its primitives."""
+
+    def __init__(self, hw: HardwareConfig) -> None:
+        self.hw = hw
+        self.words: dict[type, LoopWord] = {}   # config words sent since the last loop of their kind
+        self.loops = {LoopWs: 0, LoopConvWs: 0}      # loops seen per unroller: loop n runs in slot n % 2
+        self.acc_half = {LoopWs: 0, LoopConvWs: 0}   # each unroller's accumulator half for D and C
+
+    def feed(self, ins: Instruction) -> list[Instruction] | None:
+        """None for an instruction that is no loop word, [] for a config word, a loop's primitives;
+        :class:`LoopError` for a loop that cannot run."""
+        if not isinstance(ins, LoopWord):
+            return None
+        if isinstance(ins, LoopWs):
+            return expand_ws(self._place_ws(ins))
+        if isinstance(ins, LoopConvWs):
+            return self._conv(ins)
+        self.words[type(ins)] = ins
+        return []
+
+    def _take(self, kinds: tuple[type[LoopWord], ...], loop: LoopWord) -> dict[type, LoopWord]:
+        """The config words of ``loop``: each must have been sent since the previous loop of its kind
+        (Gemmini keeps them per loop slot; gemmini.h sends them all before every loop)."""
+        missing = [k.OP for k in kinds[:-1] if k not in self.words]
+        if missing:
+            raise LoopError(f"no {', '.join(missing)} since the previous {loop.OP}")
+        return {k: self.words.pop(k) for k in kinds[:-1]}
+
+    def _place(self, loop: LoopWs | LoopConvWs, stores: bool) -> tuple[int, int, int, int]:
+        """(slot, A's first scratchpad row, the row past B's tile, D/C's first accumulator row) of the next
+        loop of ``loop``'s kind; the accumulator half toggles after it if it ``stores``."""
+        kind, sp_half = type(loop), self.hw.sp_rows // 2
+        slot = self.loops[kind] % 2
+        a_start = (loop.a_spad_id - 1) * sp_half if loop.a_spad_id else slot * sp_half
+        b_end = loop.b_spad_id * sp_half if loop.b_spad_id else (slot + 1) * sp_half
+        acc_start = self.acc_half[kind] * (self.hw.acc_rows // 2)
+        self.loops[kind] += 1
+        self.acc_half[kind] ^= bool(stores)
+        return slot, a_start, b_end, acc_start
+
+    def _place_ws(self, loop: LoopWs) -> WsLoop:
+        words = self._take(LOOP_WS_WORDS, loop)
+        hw = self.hw
+        _check_ws(words, loop, hw.dim)
+        dc = words[LoopWsConfigAddrsDC]
+        slot, a_start, b_end, acc_start = self._place(loop, dc.c != 0)
+        if loop.is_resadd:   # A, B and C share the slot's accumulator half
+            a_start = b_end = acc_start = slot * (hw.acc_rows // 2)
+        b = words[LoopWsConfigBounds]
+        _check_fit(b, loop, hw, a_start, b_end, acc_start)
+        return WsLoop(b, words[LoopWsConfigAddrsAB], dc, words[LoopWsConfigStridesAB], words[LoopWsConfigStridesDC],
+                      loop, hw.dim, hw.max_block_len, a_start, b_end, acc_start)
+
+    def _conv(self, loop: LoopConvWs) -> list[Instruction]:
+        words = self._take(LOOP_CONV_WORDS, loop)
+        _, a_start, b_end, acc_start = self._place(loop, words[LoopConvWsConfig5].output_addr != 0)
+        return expand_conv(words, loop, self.hw, a_start, b_end, acc_start)
+
+
+def primitives(instructions: Iterable[Instruction], hw: HardwareConfig) -> Iterator[Instruction]:
+    """``instructions`` with each loop replaced by its primitives and the loop config words dropped:
+    what the accelerator's units see, in a valid sequential order. Check the program first."""
+    unroller = Unroller(hw)
+    for ins in instructions:
+        expanded = unroller.feed(ins)
+        if expanded is None:
+            yield ins
+        else:
+            yield from expanded
