@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_pack_taps.py                       # RTL, gemmini preset
     .venv/bin/python benchmarks/bench_pack_taps.py --backend functional  # check only, no cycles
 
-For each layer: Gemmini's tiled_conv_auto (schedule "gemmini"), the toolkit's default
+For each layer: the flat port of Gemmini's tiled_conv_auto (schedule "gemmini-flat"), the toolkit's default
 without packing, and the default with packed taps (toolkit/conv/geometry.py). Every run
 is checked bit-exact against the op's reference. Utilization = ideal / cycles, ideal
 being the im2col GEMM's ceil-blocked cycles (toolkit.suites.ideal_cycles).
@@ -27,7 +27,7 @@ LAYERS = (("resnet50", "conv1"), ("mobilenetv2", "stem_3x3_s2"))
 
 
 def schedules(op: tk.Op, hw: tk.HardwareConfig) -> dict[str, tk.Schedule]:
-    return {"gemmini": gemmini_conv_schedule(op, hw),
+    return {"gemmini-flat": gemmini_conv_schedule(op, hw),
             "default, taps unpacked": default_conv_schedule(op, hw, pack_taps=False),
             "default, taps packed": default_conv_schedule(op, hw, pack_taps=True)}
 

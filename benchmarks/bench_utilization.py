@@ -3,7 +3,7 @@
 For every layer of a suite (gemmini preset, Verilator backend, each output checked
 bit-exact against numpy) it measures, side by side in one run:
 
-  gemmini   schedule="gemmini": Gemmini's tiled_matmul_auto / tiled_conv_auto, flat order
+  gemmini   schedule="gemmini": Gemmini's tiled_matmul_auto / tiled_conv_auto, their LOOP_WS / LOOP_CONV_WS words
   default   the toolkit's heuristic (software pipeline, bank-split double buffers)
   tuned     the best record of `tk.tune` (model tuner, RTL measurements), default seeded
   unseeded  the best the tuner finds with the default NOT seeded into its first batch

@@ -21,6 +21,7 @@ from simulators import BackendError
 from simulators import functional
 from simulators import verilator as V
 from simulators.trace import write_chrome_trace
+from toolkit.kinds import gemmini_flat_schedule
 
 TINY = PRESETS["tiny"]
 GEMMINI = PRESETS["gemmini"]
@@ -87,7 +88,7 @@ KNOBS = [
 @pytest.mark.parametrize("knobs", KNOBS, ids=lambda k: ",".join(f"{a}={b}" for a, b in k.items()))
 def test_matmul_every_knob_tiny(tiny_model, knobs) -> None:
     op = tk.matmul(11, 9, 14, bias="row", activation="relu", scale=0.1)
-    base = tk.gemmini_schedule(op, TINY)
+    base = gemmini_flat_schedule(op, TINY)
     sched = base.replace(**{k: v for k, v in knobs.items()})
     check_op(op, TINY, schedule=sched, seed=3)
 
@@ -207,7 +208,7 @@ def test_cycles_at_least_the_roofline(tiny_model, shape) -> None:
 
 def test_double_buffering_never_slower(tiny_model) -> None:
     op = tk.matmul(32, 32, 128)   # compute-bound on tiny: K-deep tiles
-    base = tk.gemmini_schedule(op, TINY)
+    base = gemmini_flat_schedule(op, TINY)
     single = tk.compile(op, TINY, schedule=base.replace(double_buffer=False))
     double = tk.compile(op, TINY, schedule=base.replace(double_buffer=True))
     inputs = op.random_inputs(0)
@@ -218,7 +219,7 @@ def test_double_buffering_never_slower(tiny_model) -> None:
 
 def test_bank_placement_conflicts(tiny_model) -> None:
     op = tk.matmul(16, 16, 64)
-    base = tk.gemmini_schedule(op, TINY)
+    base = gemmini_flat_schedule(op, TINY)
     one_bank = check_op(op, TINY, schedule=base.replace(a_bank=0, b_bank=0))
     two_banks = check_op(op, TINY, schedule=base.replace(a_bank=0, b_bank=1))
     assert one_bank.counters["stall_bank_conflict"] > 0
@@ -228,7 +229,7 @@ def test_bank_placement_conflicts(tiny_model) -> None:
 def test_software_pipeline_overlaps_loads_with_computes(tiny_model) -> None:
     """The default's pipelined stream beats Gemmini's flat order on the same tiles, measured on the RTL."""
     op = tk.matmul(64, 64, 64, scale=0.01)
-    flat = tk.gemmini_schedule(op, TINY)
+    flat = gemmini_flat_schedule(op, TINY)
     piped = flat.replace(load_ahead=1, store_delay=1)
     inputs = op.random_inputs(0)
     cycles = {}

@@ -12,6 +12,7 @@ from isa import ComputePreloaded, ConfigEx, GARBAGE, PRESETS, Program, layout
 from isa.checker import ProgramError
 from simulators import BackendError
 from simulators import verilator as V
+from toolkit.kinds import gemmini_flat_schedule
 from tuner.measure import Measurer, run_candidate
 from tuner.space import Space
 
@@ -22,7 +23,7 @@ CONV = tk.conv2d(1, 5, 6, 3, 5, kernel=3, stride=2, padding=1, bias="channel", s
 
 def good_jobs() -> list[tuple[tk.Program, dict, tk.Op]]:
     """Programs that differ in tiling, order and placement, so state left behind would show."""
-    base = tk.gemmini_schedule(MATMUL, TINY)
+    base = gemmini_flat_schedule(MATMUL, TINY)
     schedules = [base, base.replace(tile_i=1, tile_j=1, tile_k=1), base.replace(loop_order="jik", a_bank=0, b_bank=0),
                  base.replace(tile_i=2, tile_j=2, tile_k=2, double_buffer=False, bias_strategy="after")]
     jobs = [(tk.compile(MATMUL, TINY, schedule=s), MATMUL.random_inputs(seed=i), MATMUL)

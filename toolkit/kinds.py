@@ -1,4 +1,4 @@
-"""Every op kind in one table: its op class, schedule class, library default and lowering.
+"""Every op kind in one table: its op class, schedule class, heuristics and lowering.
 
 Adding an op kind is adding a row to :data:`KINDS`; nothing registers itself on import.
 """
@@ -13,6 +13,8 @@ from .conv.heuristic import default_conv_schedule, gemmini_conv_schedule
 from .conv.lowering import lower_conv
 from .conv.ops import Conv2d, DepthwiseConv2d
 from .conv.schedule import ConvSchedule, DepthwiseSchedule
+from .library import (LibrarySchedule, library_class, lower_library, tiled_conv_auto, tiled_conv_dw_auto,
+                      tiled_matmul_auto, tiled_resadd_auto)
 from .lowering import lower_matmul
 from .maxpool import MaxPool2d, MaxPoolSchedule, lower_maxpool
 from .ops import Matmul, Op
@@ -27,16 +29,23 @@ class Kind:
     schedule: type[Schedule]
     default: Callable[[Any, HardwareConfig], Schedule]           # the toolkit's heuristic
     lower: Callable[[Any, Any, HardwareConfig], Program]
-    gemmini: Callable[[Any, HardwareConfig], Schedule] | None = None   # Gemmini's library; None: as default
+    # gemmini.h's auto-tiler: its words are the baseline (schedule="gemmini"; None: as default)
+    library: Callable[[Any, HardwareConfig], LibrarySchedule] | None = None
+    # the earlier port of its tile sizing in our own flat instruction stream (schedule="gemmini-flat";
+    # None: as default): a point of the tuner's space, not Gemmini's words
+    flat: Callable[[Any, HardwareConfig], Schedule] | None = None
 
 
 KINDS: dict[str, Kind] = {
     "matmul": Kind(Matmul, MatmulSchedule,
                    lambda op, hw: default_matmul_schedule(op.M, op.N, op.K, hw, 4 if op.out_dtype == "int32" else 1),
-                   lower_matmul, lambda op, hw: gemmini_matmul_schedule(op.M, op.N, op.K, hw)),
-    "conv2d": Kind(Conv2d, ConvSchedule, default_conv_schedule, lower_conv, gemmini_conv_schedule),
-    "depthwise": Kind(DepthwiseConv2d, DepthwiseSchedule, default_conv_schedule, lower_conv, gemmini_conv_schedule),
-    "resadd": Kind(ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd),
+                   lower_matmul, library=tiled_matmul_auto,
+                   flat=lambda op, hw: gemmini_matmul_schedule(op.M, op.N, op.K, hw)),
+    "conv2d": Kind(Conv2d, ConvSchedule, default_conv_schedule, lower_conv, library=tiled_conv_auto,
+                   flat=gemmini_conv_schedule),
+    "depthwise": Kind(DepthwiseConv2d, DepthwiseSchedule, default_conv_schedule, lower_conv,
+                      library=tiled_conv_dw_auto, flat=gemmini_conv_schedule),
+    "resadd": Kind(ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd, library=tiled_resadd_auto),
     "maxpool": Kind(MaxPool2d, MaxPoolSchedule, lambda op, hw: MaxPoolSchedule(), lower_maxpool),
 }
 
@@ -60,16 +69,40 @@ def default_schedule(op: Op, hw: HardwareConfig) -> Schedule:
 
 
 def gemmini_schedule(op: Op, hw: HardwareConfig) -> Schedule:
-    """The baseline: Gemmini's own library (tiled_matmul_auto / tiled_conv_auto) and its flat
-    instruction order; kinds Gemmini's library has no auto-tiler for get the toolkit's heuristic."""
+    """The baseline (schedule="gemmini"): Gemmini's own library, a :class:`LibrarySchedule` whose
+    program is gemmini.h's words (tiled_matmul_auto, tiled_conv_auto, tiled_conv_dw_auto,
+    tiled_resadd_auto; see toolkit/library/). ScheduleError where gemmini.h cannot do ``op`` (an
+    int32 conv or resadd, a non-square kernel); a kind it has no auto-tiler for (maxpool) gets the
+    toolkit's heuristic."""
     kind = KINDS[op.KIND]
-    return (kind.gemmini or kind.default)(op, hw)
+    return (kind.library or kind.default)(op, hw)
+
+
+def gemmini_flat_schedule(op: Op, hw: HardwareConfig) -> Schedule:
+    """schedule="gemmini-flat": the toolkit's earlier port of the library, tiles sized the way
+    tiled_matmul_auto / tiled_conv_auto size them, in the toolkit's own instruction stream with a flat
+    load-compute-store order per tile; a tunable schedule (knobs can be replaced), not Gemmini's words."""
+    kind = KINDS[op.KIND]
+    return (kind.flat or kind.default)(op, hw)
+
+
+def schedule_class(op: Op, spec: Any) -> type[Schedule]:
+    """The class a schedule spec for ``op`` loads as: a library schedule (an instance, or a dict that
+    names gemmini.h's ``call``), else the kind's tunable schedule."""
+    if isinstance(spec, LibrarySchedule):
+        return type(spec)
+    if isinstance(spec, Mapping) and "call" in spec:
+        return library_class(spec["call"])
+    return KINDS[op.KIND].schedule
 
 
 def lower(op: Op, schedule: Schedule, hw: HardwareConfig) -> Program:
     """Render ``op`` under ``schedule`` for ``hw``; ScheduleError before any instruction if it does not fit."""
     if op.KIND not in KINDS:
         raise ScheduleError(f"no lowering for op kind {op.KIND!r}")
-    prog = KINDS[op.KIND].lower(op, schedule, hw)
-    prog.meta.update(op=op.to_dict(), schedule=schedule.to_dict(), template=f"{op.KIND}_ws.s.j2")
+    if isinstance(schedule, LibrarySchedule):
+        prog, template = lower_library(op, schedule, hw), schedule.TEMPLATE
+    else:
+        prog, template = KINDS[op.KIND].lower(op, schedule, hw), f"{op.KIND}_ws.s.j2"
+    prog.meta.update(op=op.to_dict(), schedule=schedule.to_dict(), template=template)
     return prog

@@ -29,9 +29,19 @@ def _check_inputs(net: Network, inputs: Mapping[str, np.ndarray]) -> None:
         if not isinstance(arr, np.ndarray) or arr.shape != info.shape or arr.dtype != np.dtype(info.dtype):
             got = f"{arr.dtype} {arr.shape}" if isinstance(arr, np.ndarray) else type(arr).__name__
             raise ValueError(f"inputs[{name!r}]: expected {info.dtype} of shape {info.shape}, got {got}")
+        check_finite(f"inputs[{name!r}]", arr)
     extra = sorted(set(inputs) - set(net.inputs))
     if extra:
         raise ValueError(f"inputs: {extra} are not inputs of {net.name} (it takes {sorted(net.inputs)})")
+
+
+def check_finite(what: str, arr: np.ndarray) -> None:
+    """Refuse NaN and infinities: their quantization is undefined (this toolkit's rounding makes a NaN
+    0, onnxruntime's -128), so a run on them would differ silently."""
+    if arr.dtype.kind in "fc":
+        bad = int(np.count_nonzero(~np.isfinite(arr)))
+        if bad:
+            raise ValueError(f"{what}: {bad} of {arr.size} values are NaN or infinite; give finite numbers")
 
 
 class _Compiler:

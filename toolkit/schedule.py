@@ -242,7 +242,8 @@ def matmul_blocks(M: int, N: int, K: int, hw: HardwareConfig) -> dict[str, int]:
 
 def gemmini_matmul_schedule(M: int, N: int, K: int, hw: HardwareConfig, *, double_buffer: bool = True,
                             ) -> MatmulSchedule:
-    """Gemmini's tiled_matmul_auto, and its flat load-compute-store order: grow tile_j, tile_i,
+    """schedule="gemmini-flat": tiled_matmul_auto's sizing as first ported (from 5x5x51, the gemmini
+    preset's start, on any hardware) in our own flat load-compute-store order: grow tile_j, tile_i,
     tile_k round-robin while A and B fit half the scratchpad and C half the accumulator."""
     d, limits = hw.dim, matmul_blocks(M, N, K, hw)
     nbuf = 2 if double_buffer else 1
@@ -322,6 +323,17 @@ def default_matmul_schedule(M: int, N: int, K: int, hw: HardwareConfig, out_byte
     return gemmini_matmul_schedule(M, N, K, hw)
 
 
+def read_schedule_file(spec: str | Path) -> Any:
+    """The JSON in the schedule file ``spec``."""
+    path = Path(spec)
+    if not path.is_file():
+        raise ScheduleError(f"schedule {str(spec)!r} is neither 'default', 'gemmini', 'best', nor a JSON file")
+    try:
+        return json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ScheduleError(f"schedule file {str(path)!r} is not valid JSON: {exc}") from None
+
+
 def load_schedule(spec: "Schedule | Mapping[str, Any] | str | Path", cls: type[Schedule]) -> Schedule:
     """A Schedule, a dict of knobs, or a JSON file of knobs, as a ``cls``."""
     if isinstance(spec, Schedule):
@@ -329,13 +341,7 @@ def load_schedule(spec: "Schedule | Mapping[str, Any] | str | Path", cls: type[S
             raise ScheduleError(f"schedule is a {type(spec).__name__}, but a {cls.OP} needs a {cls.__name__}")
         return spec
     if isinstance(spec, (str, Path)):
-        path = Path(spec)
-        if not path.is_file():
-            raise ScheduleError(f"schedule {str(spec)!r} is neither 'default', 'gemmini', 'best', nor a JSON file")
-        try:
-            spec = json.loads(path.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ScheduleError(f"schedule file {str(path)!r} is not valid JSON: {exc}") from None
+        spec = read_schedule_file(spec)
     if not isinstance(spec, Mapping):
         raise ScheduleError(f"schedule must be a Schedule, a dict or a path, got {type(spec).__name__}")
     return cls.from_dict(spec)

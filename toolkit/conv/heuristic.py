@@ -1,4 +1,5 @@
-"""Conv heuristics: Gemmini's tiled_conv_auto (the baseline) and the toolkit's pipelined default."""
+"""Conv heuristics: the earlier port of Gemmini's tiled_conv_auto (schedule="gemmini-flat"; the baseline
+itself, gemmini.h's own words, is toolkit/library/) and the toolkit's pipelined default."""
 from __future__ import annotations
 
 from typing import Any
@@ -53,8 +54,9 @@ def _sized(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, knobs: dict[str, An
 
 def gemmini_conv_schedule(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, *, double_buffer: bool = True
                           ) -> ConvSchedule | DepthwiseSchedule:
-    """Gemmini's tiled_conv_auto: the tiles fit half of each memory (double buffering), weights
-    packed after the input (then moved to a bank of their own where they fit), flat order."""
+    """schedule="gemmini-flat": tiled_conv_auto's kind of sizing (here in dim blocks) in our own
+    instruction stream: the tiles fit half of each memory (double buffering), weights packed after
+    the input (then moved to a bank of their own where they fit), flat order."""
     sched = _sized(op, hw, dict(double_buffer=double_buffer))
     plan = sched.memory_plan(hw, op)
     w_bank = -(-plan.a.end // hw.sp_bank_rows)   # weights in their own bank when they fit there

@@ -1,0 +1,43 @@
+"""``schedule="gemmini"``: Gemmini's own library, word for word.
+
+gemmini.h's auto-tilers (tiled_matmul_auto, tiled_conv_auto, tiled_conv_dw_auto, tiled_resadd_auto)
+choose the tiles with its own arithmetic, and its tiled functions issue a few config words, then per
+tile the LOOP_WS or LOOP_CONV_WS words, which the loop unrollers expand as Gemmini's hardware does.
+Each module here ports one of them (its auto-tiler is the op kind's ``library`` in toolkit.kinds);
+Python computes every word's values, a template (``LibrarySchedule.TEMPLATE``) lays them out as
+assembly, and the assembly is parsed back.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from isa import HardwareConfig, Program, layout, parse_program
+
+from ..lowering import render
+from ..ops import Op
+from ..schedule import ScheduleError
+from .conv import conv_context, tiled_conv_auto
+from .depthwise import depthwise_context, tiled_conv_dw_auto
+from .matmul import matmul_context, tiled_matmul_auto
+from .resadd import resadd_context, tiled_resadd_auto
+from .schedule import (CALLS, LibraryConv, LibraryDepthwise, LibraryMatmul, LibraryResAdd, LibrarySchedule,
+                       library_class)
+
+# schedule class -> the template context of its words
+CONTEXTS: dict[type[LibrarySchedule], Callable[[Any, Any, HardwareConfig], dict[str, Any]]] = {
+    LibraryMatmul: matmul_context, LibraryConv: conv_context, LibraryDepthwise: depthwise_context,
+    LibraryResAdd: resadd_context}
+
+
+def lower_library(op: Op, s: LibrarySchedule, hw: HardwareConfig) -> Program:
+    """Render gemmini.h's words for ``op`` under ``s``; the DRAM buffers are the op's inputs, then outputs."""
+    if s.OP != op.KIND:
+        raise ScheduleError(f"{s.describe()} is gemmini.h's call for a {s.OP}, not a {op.KIND}")
+    specs = [(name, "input", dtype, shape) for name, (shape, dtype) in op.input_specs().items()]
+    specs += [(name, "output", dtype, shape) for name, (shape, dtype) in op.output_specs().items()]
+    return parse_program(render(s.TEMPLATE, **CONTEXTS[type(s)](op, s, hw)), hw, layout(specs))
+
+
+__all__ = ["CALLS", "LibraryConv", "LibraryDepthwise", "LibraryMatmul", "LibraryResAdd", "LibrarySchedule",
+           "library_class", "lower_library", "tiled_conv_auto", "tiled_conv_dw_auto", "tiled_matmul_auto",
+           "tiled_resadd_auto"]

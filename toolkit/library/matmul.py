@@ -1,0 +1,108 @@
+"""gemmini.h's tiled_matmul_auto (line ~1231): its tile choice, and the words tiled_matmul_outer
+(~692) issues: config_ex, config_st, three config_ld, per tile (i0, j0, k0) gemmini_loop_ws
+(~349, through sp_tiled_matmul_ws ~684), then gemmini_fence().
+
+The call this ports is ``tiled_matmul_auto(M, N, K, A, B, bias, C, stride_A=K, stride_B=N,
+stride_D=N, stride_C=N, 1.0, 1.0, 1.0, act, scale, 0, repeating_bias=(bias == "row"), false, false,
+full_C=(out_dtype == "int32"), low_D=false, 0, WS)``. DRAM strides in the loop words are elements,
+as gemmini.h passes them; those of config_ld / config_st are bytes.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any, NamedTuple
+
+from isa import HardwareConfig
+
+from ..ops import Matmul
+from ..schedule import ScheduleError, grow_tiles, matmul_blocks
+from .schedule import LibraryMatmul
+from .words import ACT, NULL, at, check_fits, fits_half
+
+
+def tiled_matmul_auto(op: Matmul, hw: HardwareConfig) -> LibraryMatmul:
+    """Start at db_max_tile_i_j = isqrt((ACC_ROWS / 2) / DIM) and db_max_tile_k = (BANK_NUM * BANK_ROWS
+    / 4 / DIM) / db_max_tile_i_j (each at most the matrix), then grow J, I, K round-robin while A and B
+    fit half the scratchpad and C half the accumulator (512^3 on the gemmini preset: 5x6x32)."""
+    d = hw.dim
+    tile_ij = math.isqrt(hw.acc_rows // 2 // d)
+    tile_k = hw.sp_rows // 2 // 2 // d // tile_ij if tile_ij else 0
+    if not tile_k:
+        raise ScheduleError(f"tiled_matmul_auto has no tiles on {hw.name}: half its accumulator or a quarter "
+                            f"of its scratchpad holds no {d}x{d} block")
+    limits = matmul_blocks(op.M, op.N, op.K, hw)
+    start = {"i": min(limits["i"], tile_ij), "j": min(limits["j"], tile_ij), "k": min(limits["k"], tile_k)}
+    t = grow_tiles(start, limits, lambda t: fits_half(*matmul_rows(t, d), hw), ("j", "i", "k"),
+                   op.key)   # the start fits by construction
+    return LibraryMatmul(t["i"], t["j"], t["k"])
+
+
+def matmul_rows(t: dict[str, int], dim: int) -> tuple[int, int]:
+    """tiled_matmul_total_spad_rows and tiled_matmul_total_acc_rows of tiles ``t`` (in blocks)."""
+    return (t["i"] * t["k"] + t["k"] * t["j"]) * dim, t["i"] * t["j"] * dim
+
+
+class Axis(NamedTuple):
+    """One of tiled_matmul_outer's dimensions: tile count, the last tile's blocks, padding in elements."""
+
+    tiles: int
+    last: int
+    pad: int
+
+    def size(self, n: int, tile: int) -> int:
+        return tile if n < self.tiles - 1 else self.last
+
+    def padding(self, n: int) -> int:
+        return self.pad if n == self.tiles - 1 else 0
+
+
+def axis(extent: int, tile: int, dim: int) -> Axis:
+    blocks = -(-extent // dim)
+    return Axis(-(-blocks // tile), blocks % tile or tile, blocks * dim - extent)
+
+
+def matmul_context(op: Matmul, s: LibraryMatmul, hw: HardwareConfig) -> dict[str, Any]:
+    """What matmul_library.s.j2 lays out: the config words' values and each tile's loop_ws fields.
+    Tiles past the matrix or the memories are refused, as tiled_matmul's assertions refuse them."""
+    d, blocks = hw.dim, matmul_blocks(op.M, op.N, op.K, hw)
+    if s.tile_i > blocks["i"] or s.tile_j > blocks["j"] or s.tile_k > blocks["k"]:
+        raise ScheduleError(f"{s.describe()}: a tile is larger than the {op.M}x{op.N}x{op.K} matmul's "
+                            f"{blocks['i']}x{blocks['j']}x{blocks['k']} blocks")
+    check_fits(s.describe(), *matmul_rows(dict(i=s.tile_i, j=s.tile_j, k=s.tile_k), d), hw)
+    full_c = op.out_dtype == "int32"
+    repeating_bias = op.bias == "row"
+    return dict(op=op, schedule=s.to_dict(), dim=hw.dim, act=op.activation,
+                c_row_bytes=op.N * (4 if full_c else 1), d_row_bytes=0 if repeating_bias else op.N * 4,
+                words=matmul_words(op, s, hw))
+
+
+def matmul_words(op: Matmul, s: LibraryMatmul, hw: HardwareConfig) -> list[dict[str, Any]]:
+    """tiled_matmul_outer's loop, the fields of gemmini_loop_ws's words per tile. A (or B) is loaded
+    once and kept under a scratchpad id when it spans at most two tiles (a_reuse, b_reuse); the bias
+    goes with a tile's first k0, C with its last; the last tiles carry the padding."""
+    d = hw.dim
+    I, J, K = axis(op.M, s.tile_i, d), axis(op.N, s.tile_j, d), axis(op.K, s.tile_k, d)
+    c_bytes = 4 if op.out_dtype == "int32" else 1
+    a_reuse, b_reuse = I.tiles * K.tiles <= 2, J.tiles * K.tiles <= 2
+    a_spad_id = b_spad_id = 0
+    words = []
+    for i0, j0, k0 in itertools.product(range(I.tiles), range(J.tiles), range(K.tiles)):
+        if a_reuse:
+            a_spad_id = 1 if i0 + k0 == 0 else 2
+        if b_reuse:
+            b_spad_id = 1 if j0 + k0 == 0 else 2
+        row, col, depth = i0 * s.tile_i * d, j0 * s.tile_j * d, k0 * s.tile_k * d
+        bias_row = 0 if op.bias == "row" else row
+        words.append(dict(
+            i=I.size(i0, s.tile_i), j=J.size(j0, s.tile_j), k=K.size(k0, s.tile_k),
+            pad_i=I.padding(i0), pad_j=J.padding(j0), pad_k=K.padding(k0),
+            a=NULL if a_reuse and j0 else at("A", row * op.K + depth),
+            b=NULL if b_reuse and i0 else at("B", depth * op.N + col),
+            d=at("bias", (bias_row * op.N + col) * 4) if op.bias and k0 == 0 else NULL,
+            c=at("C", (row * op.N + col) * c_bytes) if k0 == K.tiles - 1 else NULL,
+            a_stride=op.K, b_stride=op.N, d_stride=0 if op.bias == "row" else op.N, c_stride=op.N,
+            # no bias: the first k0 overwrites the accumulator, later ones add to it
+            ex_accumulate=int(bool(op.bias) or k0 > 0), full_c=int(c_bytes == 4), low_d=0,
+            act=ACT[op.activation], a_spad_id=a_spad_id, b_spad_id=b_spad_id, is_resadd=0))
+    return words
