@@ -64,7 +64,7 @@ BAD = [
     (["exec", "{d}/mm.s", "--out", "{d}/afile"], "'{d}/afile' exists and is not a directory"),
     (["exec", "{d}/mm.s", "--watchdog", "0"], "argument --watchdog: must be a positive integer"),
     (["exec", "{d}/mm.s", "--cycle-limit", "5"], "--cycle-limit: only the verilator backend takes these"),
-    (["exec", "{d}/overlap.s"], "buffers 'A' (0x0..0x74) and 'C'"),
+    (["exec", "{d}/overlap.s"], "buffers 'A' (0x40..0xb4) and 'C'"),
     (["exec", "{d}/float_dim.s"], "line 1: .hardware: dim must be an integer, got '4.5'"),
     # tune
     (["tune", *MM, "--timeout", "-1"], "argument --timeout: must be a positive number, got '-1'"),
@@ -123,7 +123,7 @@ def workdir(tmp_path_factory) -> Path:
     prog = tk.compile(op, "tiny")
     prog.save(d / "mm.s")
     (d / "float_dim.s").write_text(prog.to_asm().replace(" dim=4 ", " dim=4.5 "))
-    (d / "overlap.s").write_text(prog.to_asm().replace(f"@{prog.buffers['C'].addr:#x}", "@0x40"))
+    (d / "overlap.s").write_text(prog.to_asm().replace(f"@{prog.buffers['C'].addr:#x}", "@0x80"))
     for name, arr in op.random_inputs(0).items():
         np.save(d / f"{name}.npy", arr)
     return d

@@ -18,9 +18,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog="example: systolic bench resnet50 --backend functional --layers 's1_*' --csv r50.csv --plot r50.png")
     p.add_argument("suite", help=f"a suite ({', '.join(available_suites())}) or a YAML file")
     p.add_argument("--backend", choices=("functional", "verilator"), default="functional")
-    p.add_argument("--schedule", choices=("default", "gemmini", "best"), default="default",
-                   help="default (the toolkit's heuristic), gemmini (Gemmini's own library, the baseline) "
-                        "or best (best record in --db)")
+    p.add_argument("--schedule", choices=("default", "gemmini", "gemmini-flat", "best"), default="default",
+                   help="default (the toolkit's heuristic), gemmini (Gemmini's own library: its LOOP_WS / "
+                        "LOOP_CONV_WS words, the baseline), gemmini-flat (the library's tiles in a flat "
+                        "load-compute-store order) or best (best record in --db)")
     p.add_argument("--db", default=None, help="tuning database for --schedule best")
     add_hardware_args(p)
     p.add_argument("--layers", metavar="PATTERN[,PATTERN]", help="only layers whose name matches a glob pattern")

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..network import Network, NetworkResult
-from ..network_run import run_network
+from ..network_run import check_finite, run_network
 from ..network_report import format_table, plot, write_csv
 from ..onnx_import import from_onnx
 from ..cli_errors import output_file, positive_float, positive_int, seed
@@ -27,8 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("model", help="a .onnx file")
     p.add_argument("--backend", choices=("functional", "verilator"), default="functional")
     add_hardware_args(p)
-    p.add_argument("--schedule", choices=("default", "gemmini", "best"), default="default",
-                   help="schedule of every accelerator layer (best: the best record in --db)")
+    p.add_argument("--schedule", choices=("default", "gemmini", "gemmini-flat", "best"), default="default",
+                   help="schedule of every accelerator layer (gemmini: Gemmini's library, its loop words; "
+                        "gemmini-flat: its tiles in a flat order; best: the best record in --db)")
     p.add_argument("--db", default="tuning.db", type=output_file, help="tuning database (for --schedule best and --tune)")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                    help="an input array (default: seeded standard-normal float32 for each graph input)")
@@ -60,6 +61,7 @@ def _inputs(net: Network, args: argparse.Namespace) -> dict[str, np.ndarray]:
         if not eq:
             raise ValueError(f"--input {spec!r} must be NAME=FILE.npy")
         inputs[name] = np.load(path, allow_pickle=False)
+        check_finite(f"--input {spec}", inputs[name])
     return inputs
 
 
