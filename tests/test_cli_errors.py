@@ -7,6 +7,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -84,6 +85,8 @@ BAD = [
     (["bench", "resnet50", "--limit", "0"], "argument --limit: must be a positive integer"),
     (["bench", "nosuchsuite"], "nosuchsuite"),
     (["bench", "{d}/bad.yaml"], "suite file '{d}/bad.yaml' is not valid YAML"),
+    (["bench", "{d}/notmap.yaml"], "suite notmap, layer 2 of 2: must be a mapping of op parameters (name: ..., "
+                                   "kind: ..., ...), got 'conv1x1 64'"),
     (["bench", "resnet50", "--seed", "x"], "argument --seed: must be a non-negative integer, got 'x'"),
     # profile
     (["profile", *MM, "--timeout", "0"], "argument --timeout: must be a positive number"),
@@ -119,6 +122,8 @@ def workdir(tmp_path_factory) -> Path:
     (d / "empty.toml").write_text("# nothing set\n[hardware]\n")
     (d / "afile").write_text("not a directory\n")
     (d / "bad.yaml").write_text("layers: [a: b\n")
+    (d / "notmap.yaml").write_text("name: notmap\nlayers:\n  - {name: a, kind: matmul, M: 4, N: 4, K: 4}\n"
+                                   "  - conv1x1 64\n")
     op = tk.matmul(9, 6, 13)
     prog = tk.compile(op, "tiny")
     prog.save(d / "mm.s")
@@ -158,6 +163,17 @@ def test_a_cache_that_is_a_file_is_one_line(workdir: Path, monkeypatch, capsys: 
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
     assert "verilator" in err   # the cache it cannot use, or the toolchain this machine lacks
+
+
+def test_an_unreachable_scheduler_is_one_line_at_once(workdir: Path, capsys: pytest.CaptureFixture) -> None:
+    pytest.importorskip("dask.distributed")
+    start = time.monotonic()
+    assert main(["tune", *MM, "--backend", "stand-in", "--scheduler", "tcp://127.0.0.1:9",
+                 "--db", str(workdir / "s.db")]) == 2
+    assert time.monotonic() - start < 10, "Dask's own connect timeout is 30 s"
+    assert capsys.readouterr().err == ("systolic tune: error: cannot reach the Dask scheduler 'tcp://127.0.0.1:9': "
+                                       "Connection refused\n")
+    assert not (workdir / "s.db").exists(), "no database before a measurer"
 
 
 def test_systolic_debug_shows_the_traceback(workdir: Path) -> None:

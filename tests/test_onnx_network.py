@@ -2,7 +2,9 @@
 network tuning, and a clear error for each kind of bad model. Models are small, built with onnx.helper."""
 from __future__ import annotations
 
+import re
 import sqlite3
+import warnings
 
 import numpy as np
 import pytest
@@ -237,3 +239,137 @@ def test_truncated_file_is_refused(models, tmp_path):
     cut.write_bytes(data[: len(data) // 2])
     with pytest.raises(ValueError, match="cut"):
         tk.from_onnx(cut)
+
+
+# ---- models wrong in one place, built node by node: each is refused at import in one line that names
+# ---- the bad thing, never with an internal message, a numpy warning or an allocation of its size
+def _const(name: str, value) -> "onnx.TensorProto":
+    return onnx.numpy_helper.from_array(np.asarray(value), name)
+
+
+Q = ["s", "z"]   # the scale 0.1 and zero point 0 every tensor of _qmodel is quantized with, unless named
+
+
+def _qmodel(nodes, inputs: dict, out_rank: int, inits=(), dtype=None, opset: int = 13):
+    """A QOperator model of ``nodes`` on int8 graph inputs (name: shape)."""
+    from onnx import TensorProto, helper
+    dtype = dtype or TensorProto.INT8
+    graph = helper.make_graph(
+        nodes, "bad", [helper.make_tensor_value_info(n, dtype, s) for n, s in inputs.items()],
+        [helper.make_tensor_value_info(nodes[-1].output[0], TensorProto.INT8, [f"d{i}" for i in range(out_rank)])],
+        [_const("s", np.float32(0.1)), _const("z", np.int8(0)), *inits])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset),
+                                                   helper.make_opsetid("com.microsoft", 1)])
+
+
+def _qconv(x_shape, w_shape, bias=None, w_scale: float = 0.1, y_scale: float = 0.1, name: str = "conv"):
+    from onnx import helper
+    inits = [_const("w", np.ones(w_shape, np.int8)), _const("ws", np.float32(w_scale)),
+             _const("ys", np.float32(y_scale))]
+    ins = ["x", *Q, "w", "ws", "z", "ys", "z"]
+    if bias is not None:
+        inits.append(_const("b", np.ones(bias, np.int32)))
+        ins.append("b")
+    return _qmodel([helper.make_node("QLinearConv", ins, ["y"], name=name)], {"x": x_shape}, len(x_shape), inits)
+
+
+def _duplicate_names():
+    model = _qconv((1, 4, 8, 8), (4, 4, 1, 1))
+    second = onnx.NodeProto()
+    second.CopyFrom(model.graph.node[0])
+    model.graph.node[0].output[0] = second.input[0] = "y0"
+    model.graph.node.append(second)
+    return model
+
+
+def _float16_input():
+    from onnx import TensorProto, helper
+    return _qmodel([helper.make_node("QuantizeLinear", ["x", *Q], ["y"], name="quant")], {"x": [1, 4]}, 2,
+                   dtype=TensorProto.FLOAT16)
+
+
+def _matmul_of_activations(b_shape):
+    from onnx import helper
+    return _qmodel([helper.make_node("QLinearMatMul", ["a", *Q, "b", *Q, *Q], ["y"], name="mm")],
+                   {"a": [1, 4, 8], "b": b_shape}, 3)
+
+
+def _add_of(b_shape):
+    from onnx import helper
+    return _qmodel([helper.make_node("QLinearAdd", ["a", *Q, "b", *Q, *Q], ["y"], name="add",
+                                     domain="com.microsoft")], {"a": [1, 4, 8, 8], "b": b_shape}, 4)
+
+
+def _denormal_dequantize():
+    from onnx import helper
+    nodes = [helper.make_node("DequantizeLinear", ["x", "tiny", "z"], ["f"], name="dq"),
+             helper.make_node("QuantizeLinear", ["f", *Q], ["y"], name="q")]
+    return _qmodel(nodes, {"x": [1, 4]}, 2, [_const("tiny", np.float32(1e-45))])
+
+
+BAD_MODELS = {
+    "1-D conv": (lambda: _qconv((1, 4, 8), (4, 4, 3)), r"node 'conv' \(QLinearConv\): input 'x' is \(1, 4, 8\), not "
+                                                        r"N x C x H x W"),
+    "3-D conv": (lambda: _qconv((1, 4, 8, 8, 8), (4, 4, 3, 3, 3)), r"node 'conv' .*input 'x' is \(1, 4, 8, 8, 8\)"),
+    "weight rank": (lambda: _qconv((1, 4, 8, 8), (4, 4, 3)), r"node name: conv\).*spatial dimensions in the weight"),
+    "weight channels": (lambda: _qconv((1, 4, 8, 8), (4, 3, 3, 3)),
+                        r"node 'conv' .*weight \(4, 3, 3, 3\) with group=1 takes 3 input channels, the input 'x' "
+                        r"has 4"),
+    "bias length": (lambda: _qconv((1, 4, 8, 8), (4, 4, 3, 3), bias=(3,)),
+                    r"node 'conv' .*bias is \(3,\): the conv has 4 output channels"),
+    "huge input": (lambda: _qconv((1, 4, 100000, 100000), (4, 4, 3, 3)),
+                   r"graph input 'x' is 1 x 4 x 100000 x 100000 int8: 40,000,000,000 bytes, more than the "
+                   r"1,073,741,824"),
+    "zero-size input": (lambda: _qconv((1, 4, 0, 8), (4, 4, 3, 3)), r"graph input 'x' has a zero-size dimension "
+                                                                     r"\[1, 4, 0, 8\]"),
+    "denormal weight scale": (lambda: _qconv((1, 4, 8, 8), (4, 4, 3, 3), w_scale=1e-45),
+                              r"node 'conv' .*the scale of weight is 1.4\d*e-45, not a positive normal float32"),
+    "requantization underflow": (lambda: _qconv((1, 4, 8, 8), (4, 4, 3, 3), w_scale=1e-30, y_scale=1e10),
+                                 r"node 'conv' .*the requantization scale .* is \d.*e-4\d, not a positive normal"),
+    "denormal dequantize scale": (_denormal_dequantize, r"node 'dq' \(DequantizeLinear\): the scale of tensor 'x'"),
+    "duplicate node names": (_duplicate_names, r"onnxruntime refuses it: .*two nodes with same node name \(conv\)"),
+    "float16 input": (_float16_input, r"onnxruntime refuses it: .*tensor\(float16\).* in node \(quant\)"),
+    "matmul B rows": (lambda: _matmul_of_activations([1, 6, 8]), r"node name: mm\).*Incompatible dimensions"),
+    "add shapes": (lambda: _add_of([1, 4, 8, 7]), r"Node \(add\) .*Incompatible dimensions"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_MODELS)
+def test_a_bad_model_is_refused_in_one_line_naming_it(case: str) -> None:
+    build, message = BAD_MODELS[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # no numpy RuntimeWarning on the way
+        with pytest.raises(ValueError, match=message) as err:
+            tk.from_onnx(build())
+    assert "\n" not in str(err.value).strip() and "internal" not in str(err.value)
+
+
+@pytest.mark.parametrize("location, message", [("missing.bin", "missing.bin, but it is not regular file"),
+                                               ("../outside.bin", "'../outside.bin' points outside the directory")])
+def test_external_data_missing_or_outside_the_model_folder(tmp_path, location: str, message: str) -> None:
+    from onnx.external_data_helper import set_external_data
+    model = _qconv((1, 4, 8, 8), (4, 4, 3, 3))
+    (weight,) = [t for t in model.graph.initializer if t.name == "w"]
+    set_external_data(weight, location=location)
+    weight.data_location = onnx.TensorProto.EXTERNAL
+    weight.ClearField("raw_data")
+    (tmp_path / "m").mkdir()
+    path = tmp_path / "m" / "model.onnx"
+    path.write_bytes(model.SerializeToString())
+    (tmp_path / "outside.bin").write_bytes(bytes(144))     # there, but outside: never read
+    with pytest.raises(ValueError, match=f"model model.onnx: cannot load its external data: .*{re.escape(message)}"):
+        tk.from_onnx(path)
+
+
+def test_cli_net_refuses_a_nan_input_naming_the_file(models, tmp_path, capsys) -> None:
+    from toolkit.cli import main
+    net = tk.from_onnx(models["QDQ"])
+    (name, info), = net.inputs.items()
+    arr = np.zeros(info.shape, np.float32)
+    arr.flat[3] = np.nan
+    np.save(tmp_path / "nan.npy", arr)
+    assert main(["net", str(models["QDQ"]), "--config", "tiny", "--input", f"{name}={tmp_path}/nan.npy",
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"systolic net: error: --input {name}={tmp_path}/nan.npy: 1 of {arr.size} values are NaN or "
+                   "infinite; give finite numbers\n")

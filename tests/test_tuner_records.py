@@ -67,6 +67,28 @@ def test_failures_are_recorded_with_their_reason_and_tuning_goes_on(tmp_path: Pa
     assert best_schedule(db, OP, TINY).to_dict() == result.schedule.to_dict()
 
 
+def slow_backend(program: Program, inputs: dict, **_: object) -> RunResult:
+    time.sleep(0.3)
+    return stand_in_run(program, inputs)
+
+
+def test_a_timeout_costs_budget_until_a_run_with_more_time(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """A timeout says only that the candidate needed more time than its run allowed: it counts against the
+    budget of runs that allow no more, and a run that allows more measures it again."""
+    db = tmp_path / "t.db"
+    options = dict(trials=3, tuner="random", backend=slow_backend, db=db, workers=1, progress=False)
+    short = tune(OP, TINY, timeout=0.05, **options)
+    assert [t.status for t in short.history] == ["timeout"] * 3 and short.schedule is None
+    assert short.failures() == "3 timeout (a rerun with a longer timeout measures the timeouts again)"
+    assert tune(OP, TINY, timeout=0.05, **options).measured_now == 0, "the same limit: the budget is spent"
+    capsys.readouterr()
+    longer = tune(OP, TINY, timeout=30.0, **options)
+    assert [t.status for t in longer.history] == ["ok"] * 3 and longer.measured_now == 3
+    assert capsys.readouterr().err == ("systolic: measuring again 3 candidate(s) recorded as timeouts in less time "
+                                       "than this run allows (30 s)\n")
+    assert len(Database(db).records()) == 3
+
+
 SCRIPT = [sys.executable, str(ROOT / "tests" / "tune_process.py")]
 
 
@@ -98,6 +120,53 @@ def test_killed_run_resumes_without_losing_or_repeating_a_record(tmp_path: Path)
     # rerunning a finished command measures nothing more
     subprocess.run(run, check=True, timeout=120)
     assert _count(db) == 40
+
+
+def _session(sid: int) -> list[int]:
+    """Live processes of session ``sid``: a run started in a session of its own, and all it started."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state, _ppid, _pgrp, session = stat.read_text().rsplit(")", 1)[1].split()[:4]
+        except (OSError, ValueError):   # it ended as we looked
+            continue
+        if int(session) == sid and state != "Z":   # a zombie holds nothing: it waits to be reaped
+            pids.append(int(stat.parent.name))
+    return pids
+
+
+def _holds(pid: int, path: Path) -> bool:
+    """Whether process ``pid`` has ``path`` (or its -wal, -shm) open or mapped."""
+    try:
+        links = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+        maps = Path(f"/proc/{pid}/maps").read_text()
+    except OSError:   # it ended as we looked
+        return False
+    return any(link.startswith(str(path)) for link in links) or str(path) in maps
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="lists processes through /proc")
+def test_a_killed_run_leaves_no_process_behind(tmp_path: Path) -> None:
+    db = tmp_path / "tuning.db"
+    proc = subprocess.Popen([*SCRIPT, str(db), "200", "2", "0"], start_new_session=True)
+    try:
+        deadline = time.time() + 60
+        while _count(db) < 4 and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        workers = [pid for pid in _session(proc.pid) if pid != proc.pid]
+        assert len(workers) == 2 and _holds(proc.pid, db), "the run, measuring in two workers"
+        assert not any(_holds(pid, db) for pid in workers), "a worker holds the database"
+        os.kill(proc.pid, signal.SIGKILL)   # the run alone, as kill -9 does: its workers must follow
+        proc.wait()
+        deadline = time.time() + 5
+        while _session(proc.pid) and time.time() < deadline:
+            time.sleep(0.1)
+        assert _session(proc.pid) == [], "a process outlived its tuning run by 5 s"
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def _records(n: int) -> list[Record]:
@@ -157,3 +226,22 @@ def test_cli_tune_then_run_best(tmp_path: Path, capsys: pytest.CaptureFixture) -
     out = capsys.readouterr().out
     assert "stand-in" in out and "best" in out and (tmp_path / "curve.png").is_file()
     assert main(["run", *args, "--schedule", "best", "--db", db]) == 0
+
+
+def test_cli_tune_says_at_the_start_when_trials_exceed_the_space(tmp_path: Path, capsys: pytest.CaptureFixture
+                                                                  ) -> None:
+    from toolkit.cli import main
+    assert main(["tune", "matmul", "--m", "1", "--n", "1", "--k", "1", "--config", "tiny", "--backend", "stand-in",
+                 "--tuner", "random", "--trials", "500", "--db", str(tmp_path / "t.db"), "--workers", "1",
+                 "--quiet"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == ("note: --trials 500 is more than the 432 candidates of the space: tuning stops when it "
+                        "has measured them all")
+    assert "432 trials in the db" in lines[2]
+
+
+def test_cli_tune_help_says_what_a_timeout_costs(capsys: pytest.CaptureFixture) -> None:
+    from toolkit.cli import main
+    with pytest.raises(SystemExit):
+        main(["tune", "--help"])
+    assert "a rerun with a longer --timeout measures it again" in " ".join(capsys.readouterr().out.split())

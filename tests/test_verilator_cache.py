@@ -1,11 +1,15 @@
 """The Verilator build cache, without the toolchain (the build itself is faked): a build says on
-stderr what it builds, where and how long it took, unless quiet; and it removes what killed
-builds left behind, but never the directory of a build still running."""
+stderr what it builds, where and how long it took, unless quiet; it removes what killed
+builds left behind, but never the directory of a build still running; and a damaged build
+(its binary no longer the one its checksum seals) is rebuilt once, even under concurrent use."""
 from __future__ import annotations
 
 import fcntl
 import os
 import re
+import shutil
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -26,6 +30,66 @@ def fake_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(V, "build_key", lambda hw, trace=None: "new")
     monkeypatch.setattr(V, "_build_in", lambda tmp, *_: (tmp / "Vsim").write_text("binary"))
     return tmp_path
+
+
+@pytest.fixture
+def builds(fake_build: Path, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The directories the faked builds ran in; a build takes 0.2 s, so that concurrent ones overlap."""
+    ran: list[Path] = []
+    fake = V._build_in
+
+    def counted(tmp: Path, *args: object) -> None:
+        ran.append(tmp)
+        time.sleep(0.2)
+        fake(tmp, *args)
+    monkeypatch.setattr(V, "_build_in", counted)
+    return ran
+
+
+def _replace_with_file(build: Path) -> None:
+    shutil.rmtree(build)
+    build.write_text("not a build")
+
+
+# how a cached build gets damaged, and what the rebuild says of it
+MISMATCH = "its Vsim does not match its checksum"
+DAMAGE = {
+    "truncated": (lambda d: (d / "Vsim").write_bytes((d / "Vsim").read_bytes()[:3]), MISMATCH),
+    "zero bytes": (lambda d: (d / "Vsim").write_bytes(b""), MISMATCH),
+    "random bytes": (lambda d: (d / "Vsim").write_bytes(os.urandom(6)), MISMATCH),
+    "Vsim deleted": (lambda d: (d / "Vsim").unlink(), "Vsim is missing"),
+    "unsealed": (lambda d: (d / V._SEAL).unlink(), f"{V._SEAL} is missing"),
+    "key path a file": (_replace_with_file, "it is not a directory"),
+}
+
+
+@pytest.mark.parametrize("how", DAMAGE)
+def test_a_damaged_build_is_rebuilt_with_one_line_even_when_quiet(how: str, fake_build: Path, builds: list[Path],
+                                                                  capsys: pytest.CaptureFixture,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SYSTOLIC_QUIET", "1")
+    V.build(TINY)
+    damage, reason = DAMAGE[how]
+    damage(fake_build / "new")
+    binary = V.build(TINY)
+    assert binary.read_text() == "binary" and len(builds) == 2
+    assert capsys.readouterr().err == (f"systolic: the cached build {fake_build / 'new'} is damaged ({reason}): "
+                                       "rebuilding it\n")
+    assert V.build(TINY) == binary and len(builds) == 2, "healed: used as it is"
+    assert sorted(p.name for p in fake_build.iterdir()) == ["new", "new.lock"], "nothing left behind"
+
+
+def test_concurrent_uses_of_a_damaged_build_rebuild_it_once(fake_build: Path, builds: list[Path],
+                                                            capsys: pytest.CaptureFixture) -> None:
+    # threads stand for processes: each build() opens the lock file anew, and flock locks
+    # open files, not processes
+    V.build(TINY)
+    DAMAGE["truncated"][0](fake_build / "new")
+    capsys.readouterr()
+    with ThreadPoolExecutor(4) as pool:
+        binaries = list(pool.map(lambda _: V.build(TINY), range(4)))
+    assert len(builds) == 2 and {b.read_text() for b in binaries} == {"binary"}
+    assert capsys.readouterr().err.count("is damaged") == 1
 
 
 def test_a_build_removes_what_killed_builds_left(fake_build: Path) -> None:

@@ -29,6 +29,7 @@ names the node and the reason.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -40,10 +41,12 @@ from .conv.ops import conv2d, depthwise_conv2d
 from .maxpool import maxpool2d
 from .ops import matmul
 from .resadd import resadd
+from .limits import MAX_DRAM_FOOTPRINT
 from .network import AccelLayer, Feed, HostLayer, Network, TensorInfo, convert_layout, to_layout_shape
 
 _DTYPES = {1: "float32", 2: "uint8", 3: "int8", 6: "int32", 7: "int64", 9: "bool", 10: "float16", 11: "float64"}
 _ACTIVATED = ("Conv", "MatMul", "Gemm", "Add")      # QDQ ops whose ReLU the store unit can apply
+_TINY = float(np.finfo(np.float32).tiny)             # the smallest normal float32
 
 
 def from_onnx(model: Any) -> Network:
@@ -64,6 +67,8 @@ def _load(model: Any) -> tuple[Any, str]:
             raise ValueError(f"model {str(model)!r} is not a file")
         try:
             proto = onnx.load(str(path))
+        except onnx.checker.ValidationError as exc:   # its external data: missing, or outside its folder
+            raise ValueError(f"model {path.name}: cannot load its external data: {exc}") from None
         except (DecodeError, ValueError, RuntimeError, OSError) as exc:
             raise ValueError(f"model {path.name}: cannot parse it as ONNX (truncated or not an ONNX file?): "
                              f"{exc}") from None
@@ -72,12 +77,27 @@ def _load(model: Any) -> tuple[Any, str]:
         raise ValueError(f"model must be a path or an onnx.ModelProto, got {type(model).__name__}")
     try:
         onnx.checker.check_model(proto)
-        proto = onnx.shape_inference.infer_shapes(proto, strict_mode=True)
     except Exception as exc:  # the checker raises several types; all mean the same to the user
         raise ValueError(f"model {name}: not a valid ONNX model (truncated file?): {exc}") from None
+    try:
+        proto = onnx.shape_inference.infer_shapes(proto, strict_mode=True)
+    except Exception as exc:  # noqa: BLE001  (as above; its message names the node)
+        raise ValueError(f"model {name}: its shapes or types do not fit together: {exc}") from None
     if not proto.graph.node:
         raise ValueError(f"model {name}: the graph has no nodes (truncated file?)")
+    _check_onnxruntime_loads(proto, name)
     return proto, name
+
+
+def _check_onnxruntime_loads(proto: Any, name: str) -> None:
+    """onnxruntime is the reference every run is compared with: a model it refuses (duplicate node
+    names, types its kernels do not take, ...) is refused here, with its reason."""
+    from .ort_reference import session
+    try:
+        session(proto.SerializeToString(), optimize=False)
+    except Exception as exc:  # noqa: BLE001  (onnxruntime's error types are its own, from its C++ core)
+        reason = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", str(exc))
+        raise ValueError(f"model {name}: onnxruntime refuses it: {reason}") from None
 
 
 @dataclass
@@ -110,7 +130,7 @@ class _Importer:
         self.types: dict[str, tuple[str, tuple | None]] = {}
         for vi in (*g.input, *g.value_info, *g.output):
             tt = vi.type.tensor_type
-            dims = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in tt.shape.dim) \
+            dims = tuple(d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim) \
                 if tt.HasField("shape") else None
             self.types[vi.name] = (_DTYPES.get(tt.elem_type, str(tt.elem_type)), dims)
         self.uses: dict[str, int] = {}
@@ -121,7 +141,23 @@ class _Importer:
 
     # ---- helpers ---------------------------------------------------------------------------
     def fail(self, node: Any, reason: str) -> ValueError:
-        return ValueError(f"node {node.name!r} ({node.op_type}): {reason}")
+        return _NodeError(f"node {node.name!r} ({node.op_type}): {reason}")
+
+    def nchw(self, node: Any, tensor: str) -> tuple[int, ...]:
+        """The shape of a 2-D window op's input, or the reason the accelerator cannot run the op."""
+        shape = self.shape(node, tensor)
+        if len(shape) != 4:
+            raise self.fail(node, f"input {tensor!r} is {shape}, not N x C x H x W: the accelerator's convs and "
+                                  "pools are 2-D")
+        return shape
+
+    def normal(self, node: Any, what: str, value: float) -> float:
+        """A scale the accelerator applies: a positive normal float32 (scales of extreme magnitudes
+        under- or overflow when combined)."""
+        if not (math.isfinite(value) and value >= _TINY):
+            raise self.fail(node, f"{what} is {value}, not a positive normal float32 (a scale of the model is "
+                                  "too small or too large)")
+        return value
 
     def shape(self, node: Any, tensor: str) -> tuple[int, ...]:
         if tensor in self.tensors:
@@ -168,9 +204,7 @@ class _Importer:
         elif "int32" not in types:
             raise self.fail(node, f"{what} has no zero point, so it is uint8: the accelerator computes on "
                                   "symmetric int8")
-        if not (np.isfinite(s[0]) and s[0] > 0):
-            raise self.fail(node, f"the scale of {what} is {s[0]}, not a positive finite number")
-        return float(s[0]), int(zp[0])
+        return self.normal(node, f"the scale of {what}", float(s[0])), int(zp[0])
 
     def activation(self, node: Any, tensor: str, what: str) -> tuple[str, float]:
         """(int8 tensor, scale) of a QDQ activation input (a DequantizeLinear output)."""
@@ -207,25 +241,26 @@ class _Importer:
             if vi.name in self.consts:
                 continue
             dtype, dims = self.types[vi.name]
+            what = f"graph input {vi.name!r}"
             if dims is None or any(d is None for d in dims):
                 shown = [d.dim_param or (d.dim_value or "?") for d in vi.type.tensor_type.shape.dim]
-                raise ValueError(f"graph input {vi.name!r} has a dynamic shape {shown}: the accelerator's programs "
+                raise ValueError(f"{what} has a dynamic shape {shown}: the accelerator's programs "
                                  "are compiled for fixed sizes; give every dimension a number")
+            if 0 in dims:
+                raise ValueError(f"{what} has a zero-size dimension {list(dims)}: it holds no data to compute on")
+            _check_bytes(what, dims, dtype)
             inputs[vi.name] = TensorInfo(vi.name, dims, dtype)
             self.add_tensor(inputs[vi.name], None)
         for index, node in enumerate(g.node):
             if not node.name:
                 node.name = f"{node.op_type}_{index}"
-            handler = getattr(self, f"on_{node.op_type}", None)
-            if handler is not None:
-                handler(node)
-            elif node.op_type in host_ops.QLINEAR_OPS:
-                self.qlinear_host(node)
-            elif node.op_type in host_ops.FLOAT_OPS:
-                self.host(node, host_ops.FLOAT_OPS[node.op_type])
-            else:
-                raise self.fail(node, "no accelerator op and no host implementation for this op type "
-                                      f"(host ops: {', '.join(host_ops.HOST_OP_TYPES)})")
+            try:
+                self.dispatch(node)
+            except _NodeError:
+                raise
+            except (ValueError, TypeError, IndexError, KeyError) as exc:   # a check still missing: name the node
+                raise self.fail(node, str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+                                ) from None
         for out in self.graph_outputs:
             if out in self.pending:
                 raise ValueError(f"graph output {out!r} is the float output of {self.pending[out].node.name!r} "
@@ -233,6 +268,18 @@ class _Importer:
             if out not in self.tensors:
                 raise ValueError(f"graph output {out!r} is a constant or is not computed by the graph")
         return Network(self.name, inputs, self.graph_outputs, self.tensors, self._live_layers(), self.proto)
+
+    def dispatch(self, node: Any) -> None:
+        handler = getattr(self, f"on_{node.op_type}", None)
+        if handler is not None:
+            handler(node)
+        elif node.op_type in host_ops.QLINEAR_OPS:
+            self.qlinear_host(node)
+        elif node.op_type in host_ops.FLOAT_OPS:
+            self.host(node, host_ops.FLOAT_OPS[node.op_type])
+        else:
+            raise self.fail(node, "no accelerator op and no host implementation for this op type "
+                                  f"(host ops: {', '.join(host_ops.HOST_OP_TYPES)})")
 
     def _live_layers(self) -> list:
         """Layers some graph output depends on, in order (drops DequantizeLinears the accelerator ops read
@@ -267,6 +314,10 @@ class _Importer:
         if scale is None and node.op_type in host_ops.LAYOUT_OPS and first is not None:
             scale, zero_point = first.scale, first.zero_point
         layer = HostLayer(node.name, node.op_type, tuple(names), constants, attrs, tuple(node.output), fn)
+        for out in node.output:   # by size first where inference knows it: the dry run allocates the outputs
+            dtype_out, dims = self.types.get(out, (None, None))
+            if dims is not None and None not in dims:
+                _check_bytes(f"node {node.name!r} ({node.op_type}): output {out!r}", dims, dtype or dtype_out)
         # shapes by a dry run on zeros: onnx's inference does not know onnxruntime's QLinear* ops
         with np.errstate(all="ignore"):
             dry = fn([constants[i] if t is None else np.zeros(self.tensors[t].shape, self.tensors[t].dtype)
@@ -445,17 +496,24 @@ class _Importer:
         (xq, xs), (weight, ws) = x, w
         if weight.dtype != np.int8:
             raise self.fail(node, f"weight is {weight.dtype}, not int8")
-        n, c, h, wd = self.shape(node, xq)
+        n, c, h, wd = self.nchw(node, xq)
+        if weight.ndim != 4:
+            raise self.fail(node, f"weight is {weight.shape}, not K x C x KH x KW: the accelerator's convs are 2-D")
         k, cg, kh, kw = weight.shape
         stride, pad = self._window(node)
         group = _attrs(node).get("group", 1)
-        scale = _requant_scale(xs, ws, ys)
+        if cg * group != c:
+            raise self.fail(node, f"weight {weight.shape} with group={group} takes {cg * group} input channels, "
+                                  f"the input {xq!r} has {c}")
+        scale = self.normal(node, "the requantization scale x_scale * w_scale / y_scale", _requant_scale(xs, ws, ys))
         bias = None
         if b is not None:
             bias, bs = b
             if bias.dtype != np.int32 or not math.isclose(bs, float(np.float32(xs) * np.float32(ws)), rel_tol=1e-5):
                 raise self.fail(node, f"bias is {bias.dtype} with scale {bs}: the accelerator adds an int32 bias "
                                       f"at input scale x weight scale ({xs * ws})")
+            if bias.shape != (k,):
+                raise self.fail(node, f"bias is {bias.shape}: the conv has {k} output channels, one bias each")
         epi = dict(bias="channel" if bias is not None else None, activation="relu" if relu else "none", scale=scale)
         if group == 1:
             op = conv2d(n, h, wd, c, k, kernel=(kh, kw), stride=stride, padding=pad, **epi)
@@ -483,6 +541,8 @@ class _Importer:
             if w.ndim != 2 or w.dtype != np.int8:
                 raise self.fail(node, f"constant B must be a 2-D int8 matrix, got {w.dtype} {w.shape}")
             k_, n_ = w.shape
+            if ashape[-1:] != (k_,):
+                raise self.fail(node, f"A {ashape} @ B {w.shape}: A's columns and B's rows differ")
             m_ = int(np.prod(ashape[:-1]))
             feeds["A"] = Feed(aq, "native", (m_, k_))
             consts = {"B": np.ascontiguousarray(w)}
@@ -490,6 +550,8 @@ class _Importer:
             bshape = self.shape(node, bv)
             if len(ashape) != len(bshape) or ashape[:-2] != bshape[:-2] or len(ashape) < 2:
                 raise self.fail(node, f"A {ashape} @ B {bshape}: batched matmuls need equal batch dimensions")
+            if ashape[-1] != bshape[-2]:
+                raise self.fail(node, f"A {ashape} @ B {bshape}: A's columns and B's rows differ")
             repeat = int(np.prod(ashape[:-2]))
             m_, k_, n_ = ashape[-2], ashape[-1], bshape[-1]
             lead = (repeat,) if repeat > 1 else ()
@@ -504,7 +566,8 @@ class _Importer:
             consts["bias"] = bvals.reshape(n_).astype(np.int32)
             bias_kind = "row"
         op = matmul(m_, n_, k_, bias=bias_kind, activation="relu" if relu else "none",
-                       scale=_requant_scale(as_, bs, ys))
+                    scale=self.normal(node, "the requantization scale a_scale * b_scale / y_scale",
+                                      _requant_scale(as_, bs, ys)))
         out_shape = (*ashape[:-1], n_)
         self.accel(node, op, feeds, consts, out, ys, "native", out_shape, repeat)
 
@@ -514,12 +577,15 @@ class _Importer:
         if a[2]:
             a, b = b, a
         shape = self.shape(node, a[0])
-        if np.broadcast_shapes(shape, b[0].shape if b[2] else self.shape(node, b[0])) != shape or (not b[2] and self.shape(node, b[0]) != shape):
-            raise self.fail(node, f"an activation operand is broadcast to {shape}: the resadd needs equal shapes")
+        other = b[0].shape if b[2] else self.shape(node, b[0])
+        if other != shape and not (b[2] and _broadcasts(other, shape)):
+            raise self.fail(node, f"operands {shape} and {other}: the resadd needs equal shapes (or a constant "
+                                  "that broadcasts to the activation's)")
         nhwc = len(shape) == 4 and any(not o[2] and self.tensors[o[0]].layout == "nhwc" for o in (a, b))
         layout = "nhwc" if nhwc else "native"
         op_shape = to_layout_shape(shape, layout) if nhwc else (1, 1, int(np.prod(shape[:-1])), shape[-1] if shape else 1)
-        ra, rb = float(np.float32(a[1]) / np.float32(ys)), float(np.float32(b[1]) / np.float32(ys))
+        ra, rb = (self.normal(node, f"the scale ratio {which}_scale / y_scale", _ratio(o[1], ys))
+                  for which, o in (("a", a), ("b", b)))
         # operands enter the accumulator scaled by 2^k, so each is rounded to 2^-k of an output step
         k = int(min(40, max(0, math.floor(math.log2(2 ** 13 / (ra + rb))))))
         op = resadd(*op_shape, a_scale=ra * 2 ** k, b_scale=rb * 2 ** k, activation="relu" if relu else "none",
@@ -538,9 +604,9 @@ class _Importer:
 
     def maxpool(self, node: Any, x: tuple[str, float], out: str, ys: float) -> None:
         xq, xs = x
+        n, c, h, w = self.nchw(node, xq)
         kernel = tuple(_attrs(node)["kernel_shape"])
         stride, pad = self._window(node)
-        n, c, h, w = self.shape(node, xq)
         op = maxpool2d(n, h, w, c, kernel=kernel, stride=stride, padding=pad)
         shape = (n, c, op.out_h, op.out_w)
         if ys == xs:
@@ -578,6 +644,7 @@ class _Importer:
             if self.tensors[f.tensor].zero_point:
                 raise self.fail(node, f"input {f.tensor!r} has zero point {self.tensors[f.tensor].zero_point} "
                                       "(asymmetric quantization): the accelerator's int8 arithmetic has none")
+        _check_bytes(f"node {node.name!r} ({node.op_type}): output {out!r}", shape, "int8")
         layer = AccelLayer(node.name, op, feeds, consts, out, repeat, (node.name,))
         self.layers.append(layer)
         self.add_tensor(TensorInfo(out, tuple(shape), "int8", scale, layout), layer)
@@ -590,4 +657,30 @@ def _attrs(node: Any) -> dict[str, Any]:
 
 def _requant_scale(x_scale: float, w_scale: float, y_scale: float) -> float:
     """onnxruntime's output multiplier for QLinearConv/QLinearMatMul, in float32 as it computes it."""
-    return float(np.float32(np.float32(x_scale) * np.float32(w_scale)) / np.float32(y_scale))
+    with np.errstate(all="ignore"):   # under- and overflow show in the value, which the caller checks
+        return _ratio(np.float32(x_scale) * np.float32(w_scale), y_scale)
+
+
+def _ratio(num: float, den: float) -> float:
+    """float32(num) / float32(den), as onnxruntime divides scales (its callers check the value)."""
+    with np.errstate(all="ignore"):
+        return float(np.float32(num) / np.float32(den))
+
+
+def _broadcasts(small: tuple[int, ...], big: tuple[int, ...]) -> bool:
+    try:
+        return np.broadcast_shapes(small, big) == big
+    except ValueError:
+        return False
+
+
+def _check_bytes(what: str, shape: tuple[int, ...], dtype: str | None) -> None:
+    """Refuse by size, before anything allocates it, a tensor no run could hold."""
+    size = math.prod(shape) * np.dtype(dtype if dtype in _DTYPES.values() else "float32").itemsize
+    if size > MAX_DRAM_FOOTPRINT:
+        raise ValueError(f"{what} is {' x '.join(map(str, shape))} {dtype}: {size:,} bytes, more than the "
+                         f"{MAX_DRAM_FOOTPRINT:,} a tensor of a network may take")
+
+
+class _NodeError(ValueError):
+    """An import error that names its node."""

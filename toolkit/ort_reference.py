@@ -18,10 +18,13 @@ if TYPE_CHECKING:
 _ELEM = {"int8": 3, "int32": 6, "int64": 7, "float32": 1}
 
 
-def session(model_bytes: bytes):  # -> onnxruntime.InferenceSession
+def session(model_bytes: bytes, optimize: bool = True):  # -> onnxruntime.InferenceSession
+    """optimize=False: load and check the model only (graph optimizations take long on large models)."""
     import onnxruntime as ort
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
+    if not optimize:
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     return ort.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
 
 

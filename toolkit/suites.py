@@ -90,24 +90,31 @@ def load_suite(spec: str | Path) -> Suite:
         raise ValueError(f"suite file {str(path)!r} is not valid YAML: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("layers"), list) or not data["layers"]:
         raise ValueError(f"suite {str(path)!r} needs a non-empty 'layers' list")
+    suite = data.get("name", path.stem)
     defaults = data.get("defaults") or {}
+    if not isinstance(defaults, dict):
+        raise ValueError(f"suite {suite}: 'defaults' must be a mapping of op parameters, got {defaults!r}")
     layers = []
     for index, entry in enumerate(data["layers"]):
+        if not isinstance(entry, dict):
+            raise ValueError(f"suite {suite}, layer {index + 1} of {len(data['layers'])}: must be a mapping of op "
+                             f"parameters (name: ..., kind: ..., ...), got {entry!r}")
         entry = dict(entry)
         name = str(entry.pop("name", f"layer{index}"))
         count = entry.pop("count", 1)
         kind = entry.get("kind", defaults.get("kind"))
         if kind not in KINDS:
-            raise ValueError(f"suite {data.get('name', path.stem)}, layer {name}: kind {kind!r} is not one of "
-                             f"{sorted(KINDS)}")
+            raise ValueError(f"suite {suite}, layer {name}: kind {kind!r} is not one of {sorted(KINDS)}")
         known = {f.name for f in fields(KINDS[kind].op)}
         params = {k: v for k, v in defaults.items() if k in known}
         params.update(entry, kind=kind)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError(f"suite {suite}, layer {name}: count must be a positive integer, got {count!r}")
         try:
             op = from_dict(params)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"suite {data.get('name', path.stem)}, layer {name}: {exc}") from None
-        layers.append(Layer(name, op, int(count)))
+            raise ValueError(f"suite {suite}, layer {name}: {exc}") from None
+        layers.append(Layer(name, op, count))
     return Suite(str(data.get("name", path.stem)), str(data.get("description", "")).strip(),
                  str(data.get("source", "")).strip(), tuple(layers), str(data.get("departures", "")).strip())
 

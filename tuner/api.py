@@ -10,6 +10,7 @@ and waits for the others' candidates in flight before it reports.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +75,17 @@ class TuneResult:
         found = [t.cycles for t in self.history if t.status == "ok" and t.schedule != default]
         return min(found) if found else None  # type: ignore[type-var]
 
+    def failures(self) -> str:
+        """The trials that failed, counted by status ("" when none did)."""
+        failed: dict[str, int] = {}
+        for t in self.history:
+            if t.status != "ok":
+                failed[t.status] = failed.get(t.status, 0) + 1
+        text = ", ".join(f"{n} {s}" for s, n in sorted(failed.items()))
+        if "timeout" in failed:
+            text += " (a rerun with a longer timeout measures the timeouts again)"
+        return text
+
     def summary(self) -> str:
         lines = [f"{self.op.key} on {self.hw.name}, backend {self.backend}, tuner {self.tuner}: "
                  f"{len(self.history)} trials in the db ({self.measured_now} measured now, {self.seconds:.1f} s), "
@@ -88,12 +100,8 @@ class TuneResult:
             if self.search_cycles is not None:
                 lines.append(f"  search   {self.search_cycles:,} cycles  (best without the seeded default: "
                              f"{self.default_cycles / self.search_cycles:.2f}x the default's speed)")
-        failed: dict[str, int] = {}
-        for t in self.history:
-            if t.status != "ok":
-                failed[t.status] = failed.get(t.status, 0) + 1
-        if failed:
-            lines.append("  failed: " + ", ".join(f"{n} {s}" for s, n in sorted(failed.items())))
+        if self.failures():
+            lines.append(f"  failed: {self.failures()}")
         rho = [r for r in self.model_spearman if not math.isnan(r)]
         if rho:
             lines.append(f"  model rank correlation on unseen batches: last {rho[-1]:.2f}, mean {sum(rho) / len(rho):.2f}")
@@ -114,7 +122,9 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
     benchmarks only), or a callable ``run(program, inputs) -> RunResult``.
     db: a path (SQLite, WAL) or Database; None keeps records in memory.
     workers / scheduler / executor: a local pool of ``workers`` processes, a Dask scheduler
-    address, or any concurrent.futures.Executor. timeout: seconds per candidate.
+    address, or any concurrent.futures.Executor. timeout: seconds per candidate; one that runs
+    past it is recorded as a timeout and counts against ``trials``, but a later run with a longer
+    timeout measures it again (a timeout says only that the candidate needed more time).
     allow_large: tune an op past the size limits of :func:`toolkit.limits.check_size`.
     A failure of the measurement itself (no toolchain, a broken executor) stops the tuning
     with an error and is never recorded against a candidate.
@@ -129,12 +139,18 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
     check_size(op, hw, allow_large)
     start = time.perf_counter()
     space = space if space is not None else Space(op, hw, tile_policy=tile_policy)
-    database = open_db(db)
     bname = backend_name(backend)
     hw_hash = hw.config_hash()
+    # the measuring processes first: forked before the database opens, they hold none of it
     measurer = Measurer(backend, workers=workers, scheduler=scheduler, executor=executor, timeout=timeout, seed=seed)
     owner = new_owner()
+    database = None
     try:
+        database = open_db(db)
+        again = database.forget_timeouts(op.key, hw_hash, bname, timeout)
+        if again:
+            print(f"systolic: measuring again {again} candidate(s) recorded as timeouts in less time than this "
+                  f"run allows ({'no limit' if timeout is None else f'{timeout:g} s'})", file=sys.stderr)
         feats = FeatureCache(space, measurer.executor if measurer.parallelism > 1 else None, measurer.parallelism)
         options = dict(tuner_options or {})
         if tuner == "model" and transfer_learning:
@@ -196,7 +212,8 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
         if bar is not None:
             bar.close()
     finally:
-        database.release(owner)
+        if database is not None:
+            database.release(owner)
         measurer.close()
     history = ledger.history
     best = database.best(op.key, hw_hash, bname)

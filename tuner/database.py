@@ -12,6 +12,7 @@ transfer learning does not lower every old schedule again.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import time
 from contextlib import contextmanager
@@ -213,6 +214,15 @@ class Database:
             if features is not None and feature_version is not None:
                 self.put_features(rec.id, feature_version, features)
         return True
+
+    def forget_timeouts(self, workload: str, hw_hash: str, backend: str, limit: float | None) -> int:
+        """Drop the timeout records of this workload, hardware and backend that ran for less than ``limit``
+        seconds (None: no limit), so that a run with more time measures those candidates again; how many."""
+        with self._transaction():
+            cur = self.conn.execute("DELETE FROM records WHERE workload = ? AND hw_hash = ? AND backend = ? "
+                                    "AND status = 'timeout' AND wall_s < ?",
+                                    (workload, hw_hash, backend, math.inf if limit is None else limit))
+        return cur.rowcount
 
     def put_features(self, record_id: int, version: int, vec: np.ndarray) -> None:
         self.conn.execute("INSERT OR REPLACE INTO features (record_id, version, vec) VALUES (?,?,?)",

@@ -7,16 +7,25 @@ runs in turn (``simulators.verilator.run_many``): small programs then cost their
 simulation, not a process start each. A candidate that fails (wrong output,
 exception), hangs (timeout) or kills its worker (crash) comes back as a result
 with that status and reason; it never stops the tuning, nor the others of its group.
+
+The local pool's workers are forked when the pool is made, and die with their parent: a
+run killed with ``kill -9`` leaves no worker behind. ``tune`` makes the pool before it opens
+the tuning database, so that its workers hold none of it (a pool made again after a crash
+is forked with the database open; its workers never touch it).
 """
 from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import ctypes
+import multiprocessing
 import os
 import signal
+import socket
 import sys
 import threading
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
@@ -32,6 +41,9 @@ from toolkit.schedule import Schedule, ScheduleError
 from .space import fits
 
 _GRACE_S = 30.0  # past the timeout, a worker that ignores SIGALRM ends itself
+_CONNECT_S = 10.0  # how long reaching a Dask scheduler may take
+_PARENT_POLL_S = 0.5  # how often a worker looks whether its parent is still there
+_PR_SET_PDEATHSIG = 1  # prctl(2): the signal this process gets when its parent dies
 # Simulated cycles (roofline bound) of a group of candidates in one harness process: a
 # process start costs about as much as simulating a few hundred cycles of the gemmini model.
 GROUP_CYCLES = 20_000
@@ -107,18 +119,20 @@ def _deadline(timeout: float | None, native: bool = True) -> Iterator[None]:
 
     def on_alarm(*_: object) -> None:
         raise _Timeout()
-    signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
     watchdog = threading.Timer(timeout + _GRACE_S, os._exit, args=(124,)) if native else None
-    if watchdog is not None:
+    if watchdog is not None:   # started before the alarm is set: an alarm must not cut a thread's start short
         watchdog.daemon = True
         watchdog.start()
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        if watchdog is not None:
-            watchdog.cancel()
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        finally:   # the alarm fires once: if it fires just now, the watchdog is still cancelled
+            if watchdog is not None:
+                watchdog.cancel()
 
 
 @dataclass
@@ -220,6 +234,36 @@ def run_candidates(op: dict[str, Any], hw: dict[str, Any], knobs: Sequence[dict[
     return results  # type: ignore[return-value]  (every position is filled above)
 
 
+def _connect(client: Callable[..., Any], scheduler: str) -> Any:
+    """A Dask client of ``scheduler``, or a one-line error soon: a plain TCP address is tried first,
+    so that nothing listening there fails at once (Dask itself retries until its timeout)."""
+    parts = urllib.parse.urlsplit(scheduler if "://" in scheduler else f"tcp://{scheduler}")
+    try:
+        if parts.scheme == "tcp" and parts.hostname and parts.port:
+            socket.create_connection((parts.hostname, parts.port), timeout=_CONNECT_S).close()
+        return client(scheduler, timeout=_CONNECT_S)
+    except (OSError, ValueError) as exc:   # ValueError: no port number
+        reason = getattr(exc, "strerror", None) or exc
+        raise RuntimeError(f"cannot reach the Dask scheduler {scheduler!r}: {reason}") from None
+
+
+def _die_with_parent() -> None:
+    """A pool worker outlives no parent: on Linux the kernel kills it when its parent ends; elsewhere
+    (no prctl) a thread sees the parent gone within _PARENT_POLL_S and ends the process."""
+    parent = os.getppid()
+    try:
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+    threading.Thread(target=_watch_parent, args=(parent,), name="watch-parent", daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(_PARENT_POLL_S)
+    os._exit(1)
+
+
 class Measurer:
     """Runs candidates of one op on ``backend`` through an executor.
 
@@ -243,7 +287,7 @@ class Measurer:
             except ImportError:
                 raise RuntimeError(f"measuring on the Dask scheduler {scheduler!r} needs dask.distributed: "
                                    "pip install 'dask[distributed]'") from None
-            self._client = Client(scheduler)
+            self._client = _connect(Client, scheduler)
             self.executor = self._client.get_executor(pure=False)
         else:
             self.executor = self._new_pool()
@@ -259,7 +303,12 @@ class Measurer:
         return self.workers
 
     def _new_pool(self) -> cf.Executor:
-        return cf.ProcessPoolExecutor(max_workers=self.workers)
+        """A local pool whose workers start now, forked from this process as it is (fork: they need
+        no importable main module, and their parent is this process, with whom they die)."""
+        pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("fork"),
+                                      initializer=_die_with_parent)
+        pool.submit(int).result()   # a fork pool starts all its workers with its first task
+        return pool
 
     def _submit(self, op: Op, hw: HardwareConfig, schedules: Sequence[Schedule]) -> cf.Future:
         return self.executor.submit(run_candidates, op.to_dict(), hw.as_dict(), [s.to_dict() for s in schedules],

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address (tcp://host:8786) to measure on")
     p.add_argument("--seed", type=seed, default=0, help="seed of the search and the inputs")
     p.add_argument("--timeout", type=seconds, default=600.0,
-                   help="seconds per candidate before it counts as hung")
+                   help="seconds per candidate before it counts as hung (default 600); a timeout is recorded and "
+                        "counts against --trials, but a rerun with a longer --timeout measures it again")
     p.add_argument("--batch-size", type=positive_int, default=None,
                    help="candidates per batch (default max(8, workers))")
     p.add_argument("--no-transfer", action="store_true", help="ignore records of other workloads")
@@ -58,6 +60,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
         return 0
     if args.backend == "stand-in":
         print("note: --backend stand-in times candidates with the analytical stand-in model, not the RTL")
+    if args.trials > len(space):
+        print(f"note: --trials {args.trials} is more than the {len(space):,} candidates of the space: tuning stops "
+              "when it has measured them all")
     result = tune(op, hw, trials=args.trials, tuner=args.tuner, backend=args.backend, db=args.db,
                   workers=args.workers, seed=args.seed, scheduler=args.scheduler, progress=not args.quiet,
                   timeout=args.timeout, batch_size=args.batch_size, transfer_learning=not args.no_transfer, space=space,
@@ -66,7 +71,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.plot:
         plot_curve(result, args.plot)
         print(f"wrote {args.plot}")
-    return 0 if result.schedule is not None else 1
+    if result.schedule is None:
+        print(f"systolic tune: error: no candidate succeeded: {result.failures() or 'none was measured'}",
+              file=sys.stderr)
+        return 1
+    return 0
 
 
 def plot_curve(result: "TuneResult", path: str | Path) -> None:
