@@ -1,7 +1,8 @@
-// Top level of the accelerator: dispatch, load / execute / store units, the
-// local memories and the performance counters. Instructions come in through
-// cmd_*; the DRAM (latency, beats, the one memory port) is modelled by the
-// harness behind the dma_* request/response ports.
+// Top level of the accelerator: the loop unrollers, dispatch, load / execute / store
+// units, the local memories and the performance counters. Instructions come in through
+// cmd_* and pass the unrollers (LOOP_CONV_WS, then LOOP_WS are expanded there; other
+// instructions go on) to dispatch; the DRAM (latency, beats, the one memory port) is
+// modelled by the harness behind the dma_* request/response ports.
 //
 // Each unit drives one request bundle per local-memory port (readers with we = 0).
 // Scratchpad requesters, highest priority first: execute result write, load
@@ -19,7 +20,11 @@ module accel_top import systolic_pkg::*; #(
   parameter int ST_QUEUE       = 2,
   localparam int N             = LD_QUEUE + EX_QUEUE + ST_QUEUE,
   localparam int SLOT_W        = $clog2(N),
-  localparam int RESP_W        = DIM * MAX_BLOCK_LEN * 32
+  localparam int RESP_W        = DIM * MAX_BLOCK_LEN * 32,
+  // LoopMatmul's blocks per mvin of int32 bias (Gemmini's max_block_len_acc: a DMA
+  // transfer's bytes over 4-byte rows) and per mvout (a block mvout: as many as an mvin)
+  localparam int MAX_BLOCK_LEN_ACC = (MAX_BLOCK_LEN >= 4) ? MAX_BLOCK_LEN / 4 : 1,
+  localparam int ST_BLOCKS     = MAX_BLOCK_LEN
 ) (
   input  logic                 clk_i,
   input  logic                 rst_ni,
@@ -96,16 +101,46 @@ module accel_top import systolic_pkg::*; #(
   logic [SP_NREQ-1:0][DIM*8-1:0]   sp_rdata;
   logic [ACC_NREQ-1:0][DIM*32-1:0] acc_rdata;
 
+  // ---- the loop unrollers: cmd_* -> LoopConv -> LoopMatmul -> dispatch ---------------
+  // (Gemmini's order.) Each passes other instructions on, once it has no loop of its own;
+  // their sequencers offer a command only while dispatch's queue for it has room.
+  insn_t      cmd, conv_cmd, mm_cmd;
+  logic       conv_valid, conv_ready, mm_valid, mm_ready, conv_busy, mm_busy, disp_idle;
+  logic [2:0] room;
+  assign cmd = '{funct: funct_e'(cmd_funct_i), rs1: cmd_rs1_i, rs2: cmd_rs2_i};
+
+  loop_conv #(
+    .DIM(DIM), .SP_ROWS(SP_ROWS), .ACC_ROWS(ACC_ROWS), .MAX_BLOCK_LEN(MAX_BLOCK_LEN),
+    .MAX_BLOCK_LEN_ACC(MAX_BLOCK_LEN_ACC)
+  ) u_loop_conv (
+    .clk_i, .rst_ni,
+    .cmd_valid_i, .cmd_ready_o, .cmd_i (cmd),
+    .out_valid_o (conv_valid), .out_ready_i (conv_ready), .out_o (conv_cmd),
+    .room_i (room), .busy_o (conv_busy)
+  );
+
+  loop_matmul #(
+    .DIM(DIM), .SP_ROWS(SP_ROWS), .ACC_ROWS(ACC_ROWS), .MAX_BLOCK_LEN(MAX_BLOCK_LEN),
+    .MAX_BLOCK_LEN_ACC(MAX_BLOCK_LEN_ACC), .ST_BLOCKS(ST_BLOCKS)
+  ) u_loop_matmul (
+    .clk_i, .rst_ni,
+    .cmd_valid_i (conv_valid), .cmd_ready_o (conv_ready), .cmd_i (conv_cmd),
+    .out_valid_o (mm_valid), .out_ready_i (mm_ready), .out_o (mm_cmd),
+    .room_i (room), .busy_o (mm_busy)
+  );
+
+  // idle: nothing left to dispatch, and nothing left to unroll
+  assign idle_o = disp_idle && !conv_busy && !mm_busy;
+
   dispatch #(
     .LDQ(LD_QUEUE), .EXQ(EX_QUEUE), .STQ(ST_QUEUE), .DIM(DIM), .SP_ROWS(SP_ROWS),
     .ACC_ROWS(ACC_ROWS)
   ) u_dispatch (
     .clk_i, .rst_ni,
-    .cmd_valid_i, .cmd_ready_o,
-    .cmd_i ('{funct: funct_e'(cmd_funct_i), rs1: cmd_rs1_i, rs2: cmd_rs2_i}),
+    .cmd_valid_i (mm_valid), .cmd_ready_o (mm_ready), .cmd_i (mm_cmd),
     .iss_valid_o (iss_valid), .iss_ready_i (iss_ready), .iss_o (iss), .iss_pre_o (iss_pre),
     .done_i (done),
-    .idle_o,
+    .idle_o (disp_idle), .room_o (room),
     .stall_hazard_o (stall_hazard), .stall_queue_full_o (stall_queue_full),
     .hazard_o (hazard), .starved_o (starved),
     .ev_disp_valid_o, .ev_disp_seq_o, .ev_issue_seq_o, .slot_seq_o (ev_slot_seq_o),
@@ -243,14 +278,24 @@ module accel_top import systolic_pkg::*; #(
   assign ctr_o = ctr_q;
 
   // ---- assumptions ----------------------------------------------------------------
-  // result writes have the highest priority: the execute unit cannot wait for a bank
-  assert property (@(posedge clk_i) disable iff (!rst_ni) sp[SP_EX_WR].req |-> sp_gnt[SP_EX_WR])
-    else $error("accel_top: an execute result write to the scratchpad was not granted");
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   acc[ACC_EX_WR].req |-> acc_gnt[ACC_EX_WR])
-    else $error("accel_top: an execute result write to the accumulator was not granted");
-  // no two units complete the same slot
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   ((done_ld & done_ex) | (done_ld & done_st) | (done_ex & done_st)) == '0)
-    else $error("accel_top: two units completed the same slot");
+  // the DMA tag ports are 32 bits, a dma_tag_t each
+  if ($bits(dma_tag_t) != 32) begin : g_tag_check
+    $error("accel_top: dma_tag_t is %0d bits, the DMA tag ports 32", $bits(dma_tag_t));
+  end
+
+  // Checked at every clock edge out of reset (enabled from an always_ff with the registers'
+  // asynchronous reset: rst_ni stays an asynchronous reset only; a `disable iff (!rst_ni)`
+  // would read it synchronously).
+  always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
+    if (rst_ni) begin
+      // result writes have the highest priority: the execute unit cannot wait for a bank
+      assert property (sp[SP_EX_WR].req |-> sp_gnt[SP_EX_WR])
+        else $error("accel_top: an execute result write to the scratchpad was not granted");
+      assert property (acc[ACC_EX_WR].req |-> acc_gnt[ACC_EX_WR])
+        else $error("accel_top: an execute result write to the accumulator was not granted");
+      // no two units complete the same slot
+      assert property (((done_ld & done_ex) | (done_ld & done_st) | (done_ex & done_st)) == '0)
+        else $error("accel_top: two units completed the same slot");
+    end
+  end
 endmodule

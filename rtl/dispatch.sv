@@ -45,6 +45,7 @@ module dispatch import systolic_pkg::*; #(
   input  logic [N-1:0]              done_i,
   // status
   output logic                      idle_o,
+  output logic [2:0]                room_o,       // per queue: it can take one more
   output logic                      stall_hazard_o,
   output logic                      stall_queue_full_o,
   // per queue, for the cycle stacks: the next instruction waits on a dependency; nothing
@@ -70,10 +71,10 @@ module dispatch import systolic_pkg::*; #(
   localparam int QW = SLOT_W + 1;          // queue occupancy counters
 
   function automatic int qbase(input int q);
-    return (q == QLD) ? 0 : (q == QEX) ? LDQ : LDQ + EXQ;
+    return (q == int'(QLD)) ? 0 : (q == int'(QEX)) ? LDQ : LDQ + EXQ;
   endfunction
   function automatic int qsize(input int q);
-    return (q == QLD) ? LDQ : (q == QEX) ? EXQ : STQ;
+    return (q == int'(QLD)) ? LDQ : (q == int'(QEX)) ? EXQ : STQ;
   endfunction
   function automatic logic [1:0] slot_queue(input int s);
     return (s < LDQ) ? QLD : (s < LDQ + EXQ) ? QEX : QST;
@@ -82,10 +83,25 @@ module dispatch import systolic_pkg::*; #(
   function automatic logic [SLOT_W-1:0] qnext(input int q, input logic [SLOT_W-1:0] off);
     return (int'(off) == qsize(q) - 1) ? '0 : off + 1'b1;
   endfunction
-  // unified row number of a local address
+  // unified row number of a local address (bits 30:29, the accumulate and full-row flags,
+  // do not move the row)
+  /* verilator lint_off UNUSEDSIGNAL */
   function automatic logic [RW-1:0] urow(input logic [31:0] addr);
     return addr[31] ? RW'(SP_ROWS) + RW'(addr[28:0]) : RW'(addr[28:0]);
   endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  // ---- parameter assumptions ------------------------------------------------------
+  // the unified row space holds both memories (rows are the operand word's 29-bit [28:0])
+  if (SP_ROWS < 1 || ACC_ROWS < 1 || SP_ROWS > 2 ** 29 || ACC_ROWS > 2 ** 29) begin : g_rows_check
+    $error("dispatch: %0d scratchpad / %0d accumulator rows do not fit 29-bit row numbers",
+           SP_ROWS, ACC_ROWS);
+  end
+  // every queue has a slot, and a slot number fits a DMA tag
+  if (LDQ < 1 || EXQ < 1 || STQ < 1 || SLOT_W > DMA_SLOT_W) begin : g_slots_check
+    $error("dispatch: queues of %0d/%0d/%0d slots (each at least 1, %0d-bit slot numbers)",
+           LDQ, EXQ, STQ, DMA_SLOT_W);
+  end
 
   // an interval [lo, hi] of unified rows
   typedef struct packed {
@@ -127,6 +143,7 @@ module dispatch import systolic_pkg::*; #(
   logic [SEQ_W-1:0]  seq_q, seq_d;
   preload_t          pend_q, pend_d;           // the preload the next compute merges
   logic [2:0][15:0]  ld_bstride_q, ld_bstride_d;   // shadows of config_ld / config_ex for ranges
+  logic [2:0][7:0]   ld_rep_q, ld_rep_d;           // config_ld pixel repeats - 1
   logic [15:0]       a_stride_q, a_stride_d, c_stride_q, c_stride_d;
 
   // ---- decode ----------------------------------------------------------------
@@ -142,13 +159,15 @@ module dispatch import systolic_pkg::*; #(
   assign is_cfg    = cmd_i.funct == FunctConfig;
 
   always_comb begin
-    logic [1:0]  ld_state;
-    logic [15:0] blocks;
-    range_t      wr;
+    logic [1:0]    ld_state;
+    logic [15:0]   blocks;
+    range_t        wr;
+    logic [RW-1:0] floor;
     kind     = KindNop;
     tq       = QLD;
     n_acc    = '0;
     ld_state = 2'd0;
+    floor    = '0;
     blocks   = (op_cols(cmd_i.rs2) + 16'(DIM - 1)) / 16'(DIM);
     unique case (cmd_i.funct)
       FunctConfig: begin
@@ -164,6 +183,12 @@ module dispatch import systolic_pkg::*; #(
         // every block of every row: the last block starts (blocks - 1) block strides on
         wr = span(cmd_i.rs2, 16'd1);
         wr.hi = wr.hi + RW'(blocks - 16'd1) * RW'(ld_bstride_q[ld_state]);
+        // pixel repeats also write up to P - 1 rows below, not below the row's scratchpad half
+        if (!cmd_i.rs2[31]) begin
+          floor = (wr.lo >= RW'(SP_ROWS / 2)) ? RW'(SP_ROWS / 2) : '0;
+          wr.lo = (wr.lo >= floor + RW'(ld_rep_q[ld_state])) ? wr.lo - RW'(ld_rep_q[ld_state])
+                                                              : floor;
+        end
         if (op_addr(cmd_i.rs2) != GARBAGE_ADDR) begin
           kind      = KindEnq;
           tq        = QLD;
@@ -174,8 +199,10 @@ module dispatch import systolic_pkg::*; #(
       FunctMvout: begin
         kind = KindEnq;
         tq   = QST;
-        n_acc.rdv[0] = 1'b1;
-        n_acc.rd[0]  = span(cmd_i.rs2, 16'd1);
+        // a block mvout reads block b from the DIM rows after block b - 1's
+        n_acc.rdv[0]   = 1'b1;
+        n_acc.rd[0]    = span(cmd_i.rs2, 16'd1);
+        n_acc.rd[0].hi = n_acc.rd[0].hi + RW'(blocks - 16'd1) * RW'(DIM);
       end
       FunctComputePreloaded, FunctComputeAccumulated: begin
         kind = KindEnq;
@@ -248,6 +275,7 @@ module dispatch import systolic_pkg::*; #(
       ev_issue_seq_o[q]  = eseq_q[cand[q]];
       dbg_cand_deps_o[q] = deps_q[cand[q]];
       dbg_cand_slot_o[q] = cand[q];
+      room_o[q]      = count_q[q] != QW'(qsize(q));
       hazard_o[q]    = (waiting_q[q] != '0) && (deps_q[cand[q]] != '0);
       starved_o[q]   = (waiting_q[q] == '0) && stall_queue_full_o;
       if (hazard_o[q] && iss_ready_i[q]) stall_hazard_o = 1'b1;
@@ -302,11 +330,13 @@ module dispatch import systolic_pkg::*; #(
     seq_d        = fire ? seq_q + 1'b1 : seq_q;
     pend_d       = pend_q;
     ld_bstride_d = ld_bstride_q;
+    ld_rep_d     = ld_rep_q;
     a_stride_d   = a_stride_q;
     c_stride_d   = c_stride_q;
     if (fire && kind == KindPreload) pend_d = '{b: cmd_i.rs1, c: cmd_i.rs2};
     if (fire && is_cfg && cmd_i.rs1[1:0] == ConfigLd) begin
       ld_bstride_d[cmd_i.rs1[4:3]] = cmd_i.rs1[31:16];
+      ld_rep_d[cmd_i.rs1[4:3]] = (cmd_i.rs1[15:8] == '0) ? '0 : cmd_i.rs1[15:8] - 8'd1;
     end
     if (fire && is_cfg && cmd_i.rs1[1:0] == ConfigEx) begin
       a_stride_d = cmd_i.rs1[31:16];
@@ -329,6 +359,7 @@ module dispatch import systolic_pkg::*; #(
       seq_q        <= '0;
       pend_q       <= '0;
       ld_bstride_q <= '0;
+      ld_rep_q     <= '0;
       a_stride_q   <= 16'd1;
       c_stride_q   <= 16'd1;
     end else begin
@@ -344,6 +375,7 @@ module dispatch import systolic_pkg::*; #(
       seq_q        <= seq_d;
       pend_q       <= pend_d;
       ld_bstride_q <= ld_bstride_d;
+      ld_rep_q     <= ld_rep_d;
       a_stride_q   <= a_stride_d;
       c_stride_q   <= c_stride_d;
     end
@@ -360,11 +392,17 @@ module dispatch import systolic_pkg::*; #(
   end
 
   // ---- assumptions ----------------------------------------------------------------
-  // a unit completes an occupied slot, once
-  assert property (@(posedge clk_i) disable iff (!rst_ni) (done_i & (~valid_q | done_q)) == '0)
-    else $error("dispatch: completion of slots %b that are free or done already",
-                done_i & (~valid_q | done_q));
-  // an entry enters a free slot
-  assert property (@(posedge clk_i) disable iff (!rst_ni) enq |-> !valid_q[new_slot])
-    else $error("dispatch: instruction entered occupied slot %0d", new_slot);
+  // Checked at every clock edge out of reset (enabled from an always_ff with the registers'
+  // asynchronous reset: rst_ni stays an asynchronous reset only).
+  always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
+    if (rst_ni) begin
+      // a unit completes an occupied slot, once
+      assert property ((done_i & (~valid_q | done_q)) == '0)
+        else $error("dispatch: completion of slots %b that are free or done already",
+                    done_i & (~valid_q | done_q));
+      // an entry enters a free slot
+      assert property (enq |-> !valid_q[new_slot])
+        else $error("dispatch: instruction entered occupied slot %0d", new_slot);
+    end
+  end
 endmodule

@@ -12,6 +12,13 @@
 // scale (rne of the float32 product, saturated to the destination) unless the
 // scale is 1.0. Accumulator rows take int32 elements, or int8 sign-extended
 // with shrink; .accum adds. The mvin is done when its last block is written.
+// An mvin from DRAM address 0 reads nothing: it writes zeros (Gemmini's zero writer), in
+// order with the other mvins' rows (the write-back takes the mvins in issue order).
+// Pixel repeats (config_ld rs1[15:8] = P, 0 read as 1; Gemmini's PixelRepeater, scratchpad
+// only): each block of n columns of local row R is also written, for t = P-1 .. 1, shifted
+// right by t * n columns into row R - t (columns past DIM dropped, rows below the start of
+// R's scratchpad half skipped), one write a cycle: row R - t then holds pixels R - t ..
+// R - t + P - 1 side by side (LoopConv's first-layer im2col).
 module load_unit import systolic_pkg::*; #(
   parameter int DIM           = 4,
   parameter int MAX_BLOCK_LEN = 2,
@@ -54,6 +61,23 @@ module load_unit import systolic_pkg::*; #(
   localparam int BLK_W   = $clog2(MAX_BLOCK_LEN + 1);
   localparam int BIX_W   = (MAX_BLOCK_LEN > 1) ? $clog2(MAX_BLOCK_LEN) : 1;   // a block's index
   localparam int NSTATES = 3;   // mvin, mvin2, mvin3
+  localparam int LROW_W  = (SP_AW > ACC_AW) ? SP_AW : ACC_AW;   // a local row of either memory
+
+  // ---- parameter assumptions ------------------------------------------------------
+  // a request's DMA tag carries the slot in DMA_SLOT_W bits
+  if (SLOT_W > DMA_SLOT_W) begin : g_slot_check
+    $error("load_unit: %0d slots do not fit the DMA tag's %0d-bit slot", N, DMA_SLOT_W);
+  end
+  // load slots are the first LDQ of the N slots
+  if (LDQ < 1 || LDQ > N || MAX_BLOCK_LEN < 1) begin : g_queue_check
+    $error("load_unit: LDQ = %0d of N = %0d slots, MAX_BLOCK_LEN = %0d (both at least 1)",
+           LDQ, N, MAX_BLOCK_LEN);
+  end
+  // local rows are 29-bit addresses (the operand word's [28:0]; bits 31:29 are flags)
+  if (SP_AW > 29 || ACC_AW > 29) begin : g_row_check
+    $error("load_unit: %0d scratchpad / %0d accumulator rows do not fit 29-bit row numbers",
+           SP_ROWS, ACC_ROWS);
+  end
 
   // config_ld of one mvin state
   typedef struct packed {
@@ -61,6 +85,7 @@ module load_unit import systolic_pkg::*; #(
     logic              shrink;    // int8 elements into the accumulator
     logic [15:0]       bstride;   // local rows between blocks
     logic [31:0]       scale;
+    logic [7:0]        reps;      // pixel repeats (1: none)
   } ld_cfg_t;
 
   // what the write-back needs of an mvin in flight, per load slot
@@ -73,7 +98,15 @@ module load_unit import systolic_pkg::*; #(
     logic [31:0] scale;
     logic [15:0] cols;
     logic [15:0] copies;    // local rows each response row is written to (stride 0: rows)
+    logic [7:0]  reps;      // pixel repeats (accumulator: 1)
+    logic        zero;      // DRAM address 0: one zero row, written to all rows
   } ctx_t;
+
+  // the mvins in flight in issue order, as the write-back takes them
+  typedef struct packed {
+    logic [LSLOT_W-1:0] ls;
+    logic               zero;
+  } order_t;
 
   // written an entry at a time (per-entry enables): a config_ld its state, an mvin its slot
   ld_cfg_t cfg_q [NSTATES];
@@ -94,14 +127,25 @@ module load_unit import systolic_pkg::*; #(
   dma_tag_t          wb_tag_q, wb_tag_d;
   logic [BLK_W-1:0]  wb_blk_q, wb_blk_d, wb_nblk_q, wb_nblk_d;
   logic [15:0]       wb_lrow_q, wb_lrow_d, wb_copy_q, wb_copy_d;   // local row, copies left
+  logic [7:0]        wb_rep_q, wb_rep_d;                           // the repeat being written
+  order_t            order_q [LDQ];
+  logic [LSLOT_W-1:0] ord_rd_q, ord_rd_d, ord_wr_q, ord_wr_d;
+  logic [LSLOT_W:0]  ord_n_q, ord_n_d;
   logic [CNT_W-1:0]  outstanding_q, outstanding_d, inflight_q, inflight_d;
 
   logic               is_mvin, iss_fire, mvin_fire, rq_fire, rq_last, resp_fire;
   logic               wb_gnt, wb_row_fin, wb_fin, mvin_done, busy;
+  logic               wb_skip, wb_step, wb_blk_fin, take, nxt_valid, zero_fire, row_fire;
+  order_t             nxt;      // the mvin of the next row the write-back takes
+  logic [LSLOT_W-1:0] row_ls;   // the load slot of the row taken
   logic [1:0]         iss_state;
   logic [LSLOT_W-1:0] wb_ls, iss_ls, resp_ls;
   ctx_t               wb_ctx;
   insn_t              insn;   // the instruction offered for issue
+  // the write-back reads the context of its slot but for wide and copies, which are read
+  // when the response is taken (ctx_q[resp_ls])
+  logic               unused_wb_ctx;
+  assign unused_wb_ctx = ^{wb_ctx.wide, wb_ctx.copies, wb_ctx.zero};
 
   assign insn        = iss_i.insn;
   assign iss_ready_o = !rq_active_q;
@@ -120,7 +164,7 @@ module load_unit import systolic_pkg::*; #(
   assign rq_last        = rq_row_q == rq_rows_q - 16'd1 || rq_stride_q == '0;
   assign rd_req_valid_o = rq_active_q;
   assign rd_req_o       = '{addr: rq_addr_q, len: rq_len_q,
-                            tag: '{slot: 15'(rq_slot_q), last: rq_last, row: rq_row_q}};
+                            tag: '{slot: DMA_SLOT_W'(rq_slot_q), last: rq_last, row: rq_row_q}};
   assign rq_fire        = rd_req_valid_o && rd_req_ready_i;
 
   assign iss_ls    = LSLOT_W'(iss_i.slot);
@@ -128,36 +172,62 @@ module load_unit import systolic_pkg::*; #(
   assign wb_ls     = LSLOT_W'(wb_tag_q.slot);
   assign wb_ctx    = ctx_q[wb_ls];
   assign wb_gnt    = wb_busy_q && (wb_ctx.acc ? acc_gnt_i : sp_gnt_i);
-  assign wb_row_fin = wb_gnt && (wb_blk_q == wb_nblk_q - BLK_W'(1));
+  // a step writes one repeat of one block (a repeat below its half is skipped, not written)
+  assign wb_step    = wb_busy_q && (wb_skip || wb_gnt);
+  assign wb_blk_fin = wb_step && wb_rep_q == '0;
+  assign wb_row_fin = wb_blk_fin && (wb_blk_q == wb_nblk_q - BLK_W'(1));
   assign wb_fin     = wb_row_fin && wb_copy_q == 16'd1;
   assign mvin_done = wb_fin && wb_tag_q.last;
-  assign rd_resp_ready_o = !wb_busy_q || wb_fin;
+  // the next row: the oldest mvin's (the next one's as the oldest finishes); a zero mvin's
+  // one row comes from here, the others' from the DMA in request order
+  assign nxt       = order_q[mvin_done ? ((int'(ord_rd_q) == LDQ - 1) ? '0 : ord_rd_q + 1'b1)
+                                       : ord_rd_q];
+  assign nxt_valid = ord_n_q > (LSLOT_W + 1)'(mvin_done);
+  assign take      = !wb_busy_q || wb_fin;
+  assign rd_resp_ready_o = take && !(nxt_valid && nxt.zero);
   assign resp_fire = rd_resp_valid_i && rd_resp_ready_o;
+  assign zero_fire = take && nxt_valid && nxt.zero;
+  assign row_fire  = resp_fire || zero_fire;
+  assign row_ls    = zero_fire ? nxt.ls : resp_ls;
 
-  // the block being written: lanes, scale, mask
+  // the block being written: lanes, scale, mask; a pixel repeat t shifts them t * n lanes
+  // (n: the block's columns) into the row t below
   always_comb begin
-    logic [31:0] v, row;
+    logic [31:0]       v, shift, first;
+    logic [LROW_W-1:0] row, floor;
+    logic [DIM*8-1:0]  lanes8;
+    logic [DIM-1:0]    mask;
     sp_o     = '0;
     acc_o    = '0;
     sp_o.we  = 1'b1;
     acc_o.we = 1'b1;
-    row = 32'(wb_ctx.base) + 32'(wb_lrow_q) + 32'(wb_blk_q) * 32'(wb_ctx.bstride);
+    v        = '0;
+    lanes8   = '0;
+    mask     = '0;
+    first    = 32'(wb_blk_q) * DIM;
+    shift    = 32'(wb_rep_q) * ((32'(wb_ctx.cols) - first < DIM) ? 32'(wb_ctx.cols) - first
+                                                                   : DIM);
+    row   = LROW_W'(32'(wb_ctx.base) + 32'(wb_lrow_q) + 32'(wb_blk_q) * 32'(wb_ctx.bstride));
+    floor = (row >= LROW_W'(SP_ROWS / 2)) ? LROW_W'(SP_ROWS / 2) : '0;
+    wb_skip = wb_busy_q && !wb_ctx.acc && 32'(row) < 32'(floor) + 32'(wb_rep_q);
     if (wb_busy_q) begin
       for (int i = 0; i < DIM; i++) begin
         v = wb_row_q[BIX_W'(wb_blk_q)][i*32 +: 32];
         if (wb_ctx.scale != F32_ONE) v = scale_sat(v, wb_ctx.scale, !wb_ctx.acc, 1'b0);
-        sp_o.wdata[i*8 +: 8]    = v[7:0];
+        lanes8[i*8 +: 8]        = v[7:0];
         acc_o.wdata[i*32 +: 32] = v;
-        sp_o.wmask[i]  = (32'(wb_blk_q) * DIM + i) < 32'(wb_ctx.cols);
-        acc_o.wmask[i] = sp_o.wmask[i];
+        mask[i] = (first + i) < 32'(wb_ctx.cols);
       end
+      sp_o.wdata  = lanes8 << (shift * 8);
+      sp_o.wmask  = mask << shift;
+      acc_o.wmask = mask;
       if (wb_ctx.acc) begin
         acc_o.req   = 1'b1;
         acc_o.accum = wb_ctx.accum;
         acc_o.row   = ACC_AW'(row);
       end else begin
-        sp_o.req = 1'b1;
-        sp_o.row = SP_AW'(row);
+        sp_o.req = !wb_skip;
+        sp_o.row = SP_AW'(row - LROW_W'(wb_rep_q));
       end
     end
   end
@@ -170,8 +240,8 @@ module load_unit import systolic_pkg::*; #(
                          || (rd_req_valid_o && !rd_req_ready_i);
   assign outstanding_o = outstanding_q;
   // a block waiting for its bank; mvins in flight that neither send, take nor write a row
-  assign stack_o = '{bank: wb_busy_q && !wb_gnt,
-                     dma:  busy && !rq_fire && !resp_fire && !wb_busy_q,
+  assign stack_o = '{bank: wb_busy_q && !wb_step,
+                     dma:  busy && !rq_fire && !row_fire && !wb_busy_q,
                      busy: busy};
 
   // ---- next state ---------------------------------------------------------------
@@ -179,7 +249,7 @@ module load_unit import systolic_pkg::*; #(
     outstanding_d = outstanding_q + CNT_W'(rq_fire) - CNT_W'(resp_fire);
     inflight_d    = inflight_q + CNT_W'(mvin_fire) - CNT_W'(mvin_done);
     cfg_new = '{stride: insn.rs2, shrink: insn.rs1[2], bstride: insn.rs1[31:16],
-                scale: insn.rs1[63:32]};
+                scale: insn.rs1[63:32], reps: (insn.rs1[15:8] == '0) ? 8'd1 : insn.rs1[15:8]};
   end
 
   // request engine
@@ -199,7 +269,7 @@ module load_unit import systolic_pkg::*; #(
       if (rq_last) rq_active_d = 1'b0;
     end
     if (mvin_fire) begin
-      rq_active_d = 1'b1;
+      rq_active_d = insn.rs1 != '0;   // a zero mvin reads nothing
       rq_addr_d   = insn.rs1;
       rq_stride_d = cfg_q[iss_state].stride;
       rq_row_d    = '0;
@@ -210,7 +280,10 @@ module load_unit import systolic_pkg::*; #(
     ctx_new = '{base: insn.rs2[28:0], acc: insn.rs2[31], accum: insn.rs2[30], wide: wide,
                 bstride: cfg_q[iss_state].bstride, scale: cfg_q[iss_state].scale,
                 cols: op_cols(insn.rs2),
-                copies: cfg_q[iss_state].stride == '0 ? op_rows(insn.rs2) : 16'd1};
+                copies: (cfg_q[iss_state].stride == '0 || insn.rs1 == '0) ? op_rows(insn.rs2)
+                                                                           : 16'd1,
+                reps: (insn.rs2[31] || cfg_q[iss_state].reps == '0) ? 8'd1 : cfg_q[iss_state].reps,
+                zero: insn.rs1 == '0};
   end
 
   // write-back engine
@@ -221,20 +294,31 @@ module load_unit import systolic_pkg::*; #(
     wb_nblk_d = wb_nblk_q;
     wb_lrow_d = wb_lrow_q;
     wb_copy_d = wb_copy_q;
-    if (wb_gnt) wb_blk_d = wb_blk_q + BLK_W'(1);
+    wb_rep_d  = wb_rep_q;
+    ord_rd_d  = ord_rd_q;
+    ord_wr_d  = ord_wr_q;
+    ord_n_d   = ord_n_q + (LSLOT_W + 1)'(mvin_fire) - (LSLOT_W + 1)'(mvin_done);
+    if (mvin_fire) ord_wr_d = (int'(ord_wr_q) == LDQ - 1) ? '0 : ord_wr_q + 1'b1;
+    if (mvin_done) ord_rd_d = (int'(ord_rd_q) == LDQ - 1) ? '0 : ord_rd_q + 1'b1;
+    if (wb_step) wb_rep_d = wb_rep_q - 8'd1;
+    if (wb_blk_fin) begin   // the next block, from its first repeat
+      wb_blk_d = wb_blk_q + BLK_W'(1);
+      wb_rep_d = wb_ctx.reps - 8'd1;
+    end
     if (wb_row_fin && !wb_fin) begin   // the next copy of a broadcast row
       wb_blk_d  = '0;
       wb_lrow_d = wb_lrow_q + 16'd1;
       wb_copy_d = wb_copy_q - 16'd1;
     end
     if (wb_fin) wb_busy_d = 1'b0;
-    if (resp_fire) begin
+    if (row_fire) begin
       wb_busy_d = 1'b1;
-      wb_tag_d  = rd_resp_tag_i;
+      wb_tag_d  = zero_fire ? '{slot: DMA_SLOT_W'(nxt.ls), last: 1'b1, row: '0} : rd_resp_tag_i;
       wb_blk_d  = '0;
-      wb_lrow_d = rd_resp_tag_i.row;
-      wb_copy_d = ctx_q[resp_ls].copies;
-      wb_nblk_d = BLK_W'((ctx_q[resp_ls].cols + 16'(DIM - 1)) / 16'(DIM));
+      wb_lrow_d = zero_fire ? '0 : rd_resp_tag_i.row;
+      wb_copy_d = ctx_q[row_ls].copies;
+      wb_rep_d  = ctx_q[row_ls].reps - 8'd1;
+      wb_nblk_d = BLK_W'((ctx_q[row_ls].cols + 16'(DIM - 1)) / 16'(DIM));
     end
   end
 
@@ -259,11 +343,17 @@ module load_unit import systolic_pkg::*; #(
       wb_busy_q     <= 1'b0;
       outstanding_q <= '0;
       inflight_q    <= '0;
+      ord_rd_q      <= '0;
+      ord_wr_q      <= '0;
+      ord_n_q       <= '0;
     end else begin
       rq_active_q   <= rq_active_d;
       wb_busy_q     <= wb_busy_d;
       outstanding_q <= outstanding_d;
       inflight_q    <= inflight_d;
+      ord_rd_q      <= ord_rd_d;
+      ord_wr_q      <= ord_wr_d;
+      ord_n_q       <= ord_n_d;
     end
   end
 
@@ -279,22 +369,33 @@ module load_unit import systolic_pkg::*; #(
     wb_nblk_q   <= wb_nblk_d;
     wb_lrow_q   <= wb_lrow_d;
     wb_copy_q   <= wb_copy_d;
+    wb_rep_q    <= wb_rep_d;
   end
 
   // arrays: one entry written at a time, the lanes only when a response row is taken
   always_ff @(posedge clk_i) begin
     if (iss_fire && !is_mvin) cfg_q[iss_state] <= cfg_new;
     if (mvin_fire) ctx_q[iss_ls] <= ctx_new;
-    if (resp_fire) wb_row_q <= resp_row;
+    if (mvin_fire) order_q[ord_wr_q] <= '{ls: iss_ls, zero: insn.rs1 == '0};
+    if (row_fire) wb_row_q <= resp_row;
   end
 
   // ---- assumptions ----------------------------------------------------------------
-  // responses come back in request order, only for requests that are out
-  assert property (@(posedge clk_i) disable iff (!rst_ni) rd_resp_valid_i |-> outstanding_q != '0)
-    else $error("load unit: a DMA read response without an outstanding request");
-  // an mvin fits the response port: at most MAX_BLOCK_LEN blocks a row
-  assert property (@(posedge clk_i) disable iff (!rst_ni)
-                   mvin_fire |-> op_cols(insn.rs2) <= 16'(DIM * MAX_BLOCK_LEN))
-    else $error("load unit: mvin of %0d columns, more than %0d", op_cols(insn.rs2),
-                DIM * MAX_BLOCK_LEN);
+  // Checked at every clock edge out of reset (enabled from an always_ff with the registers'
+  // asynchronous reset: rst_ni stays an asynchronous reset only).
+  always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
+    if (rst_ni) begin
+      // responses come back in request order, only for requests that are out
+      assert property (rd_resp_valid_i |-> outstanding_q != '0)
+        else $error("load unit: a DMA read response without an outstanding request");
+      // a response is the oldest DMA mvin's
+      assert property (resp_fire |-> nxt_valid && !nxt.zero && nxt.ls == resp_ls)
+        else $error("load unit: a DMA read response for slot %0d out of mvin order",
+                    rd_resp_tag_i.slot);
+      // an mvin fits the response port: at most MAX_BLOCK_LEN blocks a row
+      assert property (mvin_fire |-> op_cols(insn.rs2) <= 16'(DIM * MAX_BLOCK_LEN))
+        else $error("load unit: mvin of %0d columns, more than %0d", op_cols(insn.rs2),
+                    DIM * MAX_BLOCK_LEN);
+    end
+  end
 endmodule

@@ -5,6 +5,9 @@
 // .full the raw int32 row after ReLU), queues each row as one DMA write of
 // cols x itemsize bytes at dram + row * stride, and takes the next mvout once
 // all its rows are read. It is done when the DMA has acknowledged its last row.
+// An mvout wider than DIM columns (not .full) reads block b of its columns from the
+// local rows DIM * b after its address: row r is block by block DMA writes of up to DIM
+// bytes at dram + r * stride + b * DIM (Gemmini's block mvout).
 module store_unit import systolic_pkg::*; #(
   parameter int DIM      = 4,
   parameter int SP_ROWS  = 256,
@@ -91,6 +94,10 @@ module store_unit import systolic_pkg::*; #(
   logic [28:0]       rd_row_q, rd_row_d;
   logic [15:0]       rd_idx_q, rd_idx_d, rd_rows_q, rd_rows_d;
   logic [WORD_W-1:0] rd_stride_q, rd_stride_d;
+  // a block mvout: the block being read, the blocks, the columns, where its row starts
+  logic [15:0]       rd_blk_q, rd_blk_d, rd_nblk_q, rd_nblk_d, rd_cols_q, rd_cols_d;
+  logic [28:0]       rd_row0_q, rd_row0_d;
+  logic [WORD_W-1:0] rd_addr0_q, rd_addr0_d;
   // the row whose data arrives this cycle
   logic              ar_valid_q, ar_valid_d, ar_last_q, ar_last_d;
   row_t              ar_q, ar_d;
@@ -100,7 +107,7 @@ module store_unit import systolic_pkg::*; #(
   logic [FW-1:0]     f_cnt_q, f_cnt_d, f_rd_q, f_rd_d, f_wr_q, f_wr_d;
   logic [CNT_W-1:0]  outstanding_q, outstanding_d, inflight_q, inflight_d;
 
-  logic iss_fire, is_cfg, rd_fire, rd_gnt, rd_step, rd_last, pop, push, mvout_done, busy;
+  logic iss_fire, is_cfg, rd_fire, rd_gnt, rd_step, rd_last, blk_last, pop, push, mvout_done, busy;
   logic [ROW_W-1:0] row_data;
   insn_t insn;   // the instruction offered for issue
 
@@ -116,7 +123,15 @@ module store_unit import systolic_pkg::*; #(
   assign acc_o     = '{req: rd_fire && rd_q.acc, row: ACC_AW'(rd_row_q), default: '0};
   assign rd_gnt    = rd_q.acc ? acc_gnt_i : sp_gnt_i;
   assign rd_step   = rd_fire && rd_gnt;
-  assign rd_last   = rd_idx_q == rd_rows_q - 16'd1;
+  assign blk_last  = rd_blk_q == rd_nblk_q - 16'd1;
+  assign rd_last   = rd_idx_q == rd_rows_q - 16'd1 && blk_last;
+
+  // the columns of block b of an mvout of cols columns
+  function automatic logic [15:0] blk_cols(input logic [15:0] cols, input logic [15:0] b);
+    logic [15:0] left;
+    left = cols - b * 16'(DIM);
+    return (left > 16'(DIM)) ? 16'(DIM) : left;
+  endfunction
 
   // epilogue of the arriving row
   always_comb begin
@@ -171,12 +186,27 @@ module store_unit import systolic_pkg::*; #(
     ar_valid_d  = rd_step;
     ar_d        = ar_q;
     ar_last_d   = ar_last_q;
+    rd_blk_d    = rd_blk_q;
+    rd_nblk_d   = rd_nblk_q;
+    rd_cols_d   = rd_cols_q;
+    rd_row0_d   = rd_row0_q;
+    rd_addr0_d  = rd_addr0_q;
     if (rd_step) begin
       ar_d      = rd_q;
       ar_last_d = rd_last;
-      rd_row_d  = rd_row_q + 29'd1;
-      rd_idx_d  = rd_idx_q + 16'd1;
-      rd_d.addr = rd_q.addr + rd_stride_q;
+      if (blk_last) begin   // the next row, from its first block
+        rd_blk_d   = '0;
+        rd_idx_d   = rd_idx_q + 16'd1;
+        rd_row0_d  = rd_row0_q + 29'd1;
+        rd_addr0_d = rd_addr0_q + rd_stride_q;
+        rd_row_d   = rd_row0_d;
+        rd_d.addr  = rd_addr0_d;
+      end else begin        // the row's next block
+        rd_blk_d   = rd_blk_q + 16'd1;
+        rd_row_d   = rd_row_q + 29'(DIM);
+        rd_d.addr  = rd_q.addr + WORD_W'(DIM);
+      end
+      rd_d.cols = blk_cols(rd_cols_q, rd_blk_d);
       if (rd_last) rd_active_d = 1'b0;
     end
     if (iss_fire && is_cfg) begin
@@ -190,6 +220,12 @@ module store_unit import systolic_pkg::*; #(
       rd_idx_d    = '0;
       rd_rows_d   = op_rows(insn.rs2);
       rd_stride_d = cfg_q.stride;
+      rd_blk_d    = '0;
+      rd_nblk_d   = (op_cols(insn.rs2) + 16'(DIM - 1)) / 16'(DIM);
+      rd_cols_d   = op_cols(insn.rs2);
+      rd_row0_d   = insn.rs2[28:0];
+      rd_addr0_d  = insn.rs1;
+      rd_d.cols   = blk_cols(op_cols(insn.rs2), '0);
     end
   end
 
@@ -235,6 +271,11 @@ module store_unit import systolic_pkg::*; #(
     rd_idx_q    <= rd_idx_d;
     rd_rows_q   <= rd_rows_d;
     rd_stride_q <= rd_stride_d;
+    rd_blk_q    <= rd_blk_d;
+    rd_nblk_q   <= rd_nblk_d;
+    rd_cols_q   <= rd_cols_d;
+    rd_row0_q   <= rd_row0_d;
+    rd_addr0_q  <= rd_addr0_d;
     ar_q        <= ar_d;
     ar_last_q   <= ar_last_d;
     if (push) fifo_q[f_wr_q] <= fifo_new;

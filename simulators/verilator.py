@@ -11,7 +11,8 @@ Builds are cached under ``$SYSTOLIC_CACHE`` (default ``~/.cache/systolic/verilat
 keyed by the hardware config hash, the compiler flags, the ``-march=native``
 target of this machine, the Verilator version and a hash of the RTL and harness
 sources. Two processes building the same key serialize on a file lock; a build
-happens in a temporary directory and is renamed into place.
+happens in a temporary directory and is renamed into place, sealed with a checksum
+of its binary that every use checks: a damaged build is rebuilt, and says so.
 """
 from __future__ import annotations
 
@@ -44,8 +45,11 @@ ROOT = Path(__file__).resolve().parent.parent
 RTL_DIR = ROOT / "rtl"
 HARNESS_DIR = RTL_DIR / "harness"
 # package first, then the modules (any order), the top last
-RTL_FILES = ("systolic_pkg.sv", "pe.sv", "mesh.sv", "ram_bank.sv", "local_mem.sv",
-             "dispatch.sv", "load_unit.sv", "execute_unit.sv", "store_unit.sv", "accel_top.sv")
+RTL_FILES = ("systolic_pkg.sv", "loop_mm_pkg.sv", "loop_conv_pkg.sv", "pe.sv", "mesh.sv", "ram_bank.sv",
+             "local_mem.sv", "dispatch.sv", "load_unit.sv", "execute_unit.sv", "store_unit.sv",
+             "loop_mm_xfer.sv", "loop_mm_ex.sv", "loop_mm_st.sv", "loop_matmul.sv",
+             "loop_conv_pipe.sv", "loop_conv_ld_bias.sv", "loop_conv_ld_input.sv", "loop_conv_ld_weight.sv",
+             "loop_conv_ex.sv", "loop_conv_st.sv", "loop_conv.sv", "accel_top.sv")
 TOP = "accel_top"
 CFLAGS = "-O3 -march=native"
 # --assert: the design's assumptions (SystemVerilog assertions) are checked in every run
@@ -128,7 +132,9 @@ def build(hw: HardwareConfig, *, trace: str | None = None, verbose: bool = False
     """The harness binary for ``hw``, built on first use and cached; trace: None, "fst" or "vcd".
 
     A build says on stderr what it builds, where, and how long it took (``SYSTOLIC_QUIET=1``:
-    silent; the CLI's ``--quiet`` sets it)."""
+    silent; the CLI's ``--quiet`` sets it). A cached build whose binary no longer matches its
+    checksum (truncated, overwritten, deleted, or the key path is a file) is rebuilt, with a
+    line on stderr that says why, quiet or not."""
     env = verilator_env()
     if trace == "fst" and not has_lz4():
         raise ToolchainError(_LZ4_MSG)
@@ -136,7 +142,7 @@ def build(hw: HardwareConfig, *, trace: str | None = None, verbose: bool = False
     root = cache_root()
     final = root / key
     binary = final / "Vsim"
-    if binary.exists():
+    if _damage(final) is None:
         return binary
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -150,14 +156,19 @@ def build(hw: HardwareConfig, *, trace: str | None = None, verbose: bool = False
             _announce(f"waiting for another process building {what}")
             fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            if binary.exists():   # another process built it while we waited
+            damage = _damage(final)
+            if damage is None:   # another process built it while we waited
                 return binary
+            if damage:
+                _announce(f"the cached build {final} is damaged ({damage}): rebuilding it", always=True)
+                _remove(final)
             _remove_abandoned_builds(root, key)
             _announce(f"building {what} into {final} (once per config; a large dim takes minutes)")
             start = time.perf_counter()
             tmp = Path(tempfile.mkdtemp(prefix=f"{key}{_TMP}", dir=root))
             try:
                 _build_in(tmp, hw, trace, env, verbose)
+                (tmp / _SEAL).write_text(_digest(tmp / "Vsim"))   # last: a build without it is incomplete
                 os.rename(tmp, final)
             finally:
                 if tmp.exists():
@@ -169,6 +180,38 @@ def build(hw: HardwareConfig, *, trace: str | None = None, verbose: bool = False
 
 
 _TMP = ".tmp-"  # a build happens in KEY.tmp-XXXX under the cache root, holding KEY.lock
+_SEAL = "Vsim.sha256"  # a build's checksum of its Vsim, written when the build is complete
+
+
+def _digest(binary: Path) -> str:
+    return hashlib.sha256(binary.read_bytes()).hexdigest()
+
+
+def _damage(final: Path) -> str | None:
+    """None when the build in ``final`` is complete and intact; "" when there is none; else what is
+    wrong with it (a cache outlives crashes, full disks and hands that truncate or delete files)."""
+    if not os.path.lexists(final):
+        return ""
+    try:
+        actual = _digest(final / "Vsim")
+        sealed = (final / _SEAL).read_text().strip()
+    except NotADirectoryError:
+        return "it is not a directory"
+    except FileNotFoundError as exc:
+        return f"{Path(exc.filename).name} is missing"
+    except OSError as exc:
+        return f"cannot read {Path(exc.filename or final).name}: {exc.strerror or exc}"
+    return None if actual == sealed else "its Vsim does not match its checksum"
+
+
+def _remove(path: Path) -> None:
+    try:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    except OSError as exc:
+        raise ToolchainError(f"cannot remove the damaged build {str(path)!r}: {exc.strerror or exc}") from None
 
 
 def _try_lock(fh: Any) -> bool:
@@ -197,8 +240,8 @@ def _remove_abandoned_builds(root: Path, held_key: str) -> None:
                 shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _announce(message: str) -> None:
-    if os.environ.get("SYSTOLIC_QUIET", "") in ("", "0"):
+def _announce(message: str, always: bool = False) -> None:
+    if always or os.environ.get("SYSTOLIC_QUIET", "") in ("", "0"):
         print(f"systolic: {message}", file=sys.stderr, flush=True)
 
 

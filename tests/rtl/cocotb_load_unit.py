@@ -3,7 +3,8 @@
 A small DRAM model answers the read requests in order after a latency; the local
 memories are Python lists written on grant (grants withheld at random, so writes
 must be held). The rows the unit writes are compared with a direct computation
-of what each mvin means (blocks, block stride, shrink, accumulate, scale)."""
+of what each mvin means (blocks, block stride, shrink, accumulate, scale, zeros from DRAM
+address 0, pixel repeats)."""
 from __future__ import annotations
 
 import random
@@ -26,18 +27,26 @@ def wrap32(x: int) -> int:
 
 def expected(dram: np.ndarray, sp: np.ndarray, acc: np.ndarray, cfg: dict, ins: Mvin, dim: int) -> None:
     """Apply one mvin to the reference memories."""
-    stride, shrink, bstride, scale = cfg[ins.state]
+    stride, shrink, bstride, scale, repeats = cfg[ins.state]
     to_acc = bool(ins.local & (1 << 31))
     wide = to_acc and not shrink
     item = 4 if wide else 1
+    half = len(sp) // 2
     for r in range(ins.rows):
         raw = dram[ins.dram + r * stride: ins.dram + r * stride + ins.cols * item]
         vals = raw.view(np.int32) if wide else raw.view(np.int8)
         vals = mvin_scale(vals.astype(np.int64), scale, to_int8=not to_acc).astype(np.int64)
+        if ins.dram == 0:   # the zero writer
+            vals = np.zeros(ins.cols, np.int64)
         for col, v in enumerate(vals):
             row = (ins.local & 0x1FFFFFFF) + r + (col // dim) * bstride
             if not to_acc:
-                sp[row][col % dim] = v
+                # pixel repeat t: t * n columns right (n: the block's columns), t rows down,
+                # never below the row's scratchpad half
+                n = min(dim, ins.cols - col // dim * dim)
+                for t in range(repeats):
+                    if col % dim + t * n < dim and row - t >= (half if row >= half else 0):
+                        sp[row - t][col % dim + t * n] = v
             elif ins.local & (1 << 30):
                 acc[row][col % dim] = wrap32(int(acc[row][col % dim]) + int(v))
             else:
@@ -52,23 +61,32 @@ async def mvins_land_where_they_should(dut) -> None:
     sp_req, acc_req = mem_req_fields(dim, sp_rows, 8), mem_req_fields(dim, acc_rows, 32)
     rng = random.Random(3)
     dram = np.frombuffer(rng.randbytes(4096), dtype=np.uint8).copy()
-    want_sp, got_sp = np.zeros((sp_rows, dim), np.int64), np.zeros((sp_rows, dim), np.int64)
-    want_acc, got_acc = np.zeros((acc_rows, dim), np.int64), np.zeros((acc_rows, dim), np.int64)
+    # memories start non-zero, so that the zero writes show
+    want_sp, got_sp = np.full((sp_rows, dim), 99, np.int64), np.full((sp_rows, dim), 99, np.int64)
+    want_acc, got_acc = np.full((acc_rows, dim), 99, np.int64), np.full((acc_rows, dim), 99, np.int64)
     cols = dim * blocks
     program = [
         ConfigLd(dram_stride=64, state=0, block_stride=8),                        # mvin: int8 rows
         ConfigLd(dram_stride=64, state=1, block_stride=4),                        # mvin2: int32 rows
         ConfigLd(dram_stride=16, state=2, shrink=1, scale=0.5),                   # mvin3: int8, scaled
-        Mvin(0, 0, dim, cols, 0),                                                 # two blocks, 8 apart
+        Mvin(64, 0, dim, cols, 0),                                                # two blocks, 8 apart
         Mvin(512, 3, 2, dim - 1, 0),                                              # a masked column
         Mvin(1024, acc_addr(0), dim, cols, 1),                                    # int32 into acc
         Mvin(2048, acc_addr(0, accumulate=True), dim, dim, 2),                    # shrink, scale, add
         Mvin(3000, acc_addr(8, accumulate=True), 3, dim, 2),
+        Mvin(0, acc_addr(8), 2, dim, 1),                                          # zeros, in order
+        Mvin(0, 2, 2, dim, 0),                                                    # zeros over rows
+        ConfigLd(dram_stride=8, state=0, block_stride=8, pixel_repeats=2),        # repeats
+        Mvin(200, 40, 3, 2, 0),                                                   # into rows 39..42
+        ConfigLd(dram_stride=4, state=0, block_stride=8, pixel_repeats=3),
+        Mvin(300, sp_rows // 2, 3, 1, 0),                                         # not below the half
+        Mvin(0, 52, 2, 1, 0),                                                     # repeated zeros
+        Mvin(400, 57, dim, dim, 0),                                               # full rows: no room
     ]
     cfg = {}
     for ins in program:
         if isinstance(ins, ConfigLd):
-            cfg[ins.state] = (ins.dram_stride, ins.shrink, ins.block_stride, ins.scale)
+            cfg[ins.state] = (ins.dram_stride, ins.shrink, ins.block_stride, ins.scale, ins.pixel_repeats)
         else:
             expected(dram, want_sp, want_acc, cfg, ins, dim)
 

@@ -36,6 +36,8 @@ async def mvouts_write_the_epilogue(dut) -> None:
         Mvout(512, acc_addr(4, full=True), 2, dim - 1),     # int32 rows, ReLU
         ConfigSt(dram_stride=16, activation=0, acc_scale=1.0),
         Mvout(768, acc_addr(8), 3, dim - 1),                # saturated, no ReLU
+        Mvout(832, 20, 3, 2 * dim - 1),                     # block mvouts: block b from rows
+        Mvout(896, acc_addr(2), 2, 2 * dim),                #   b * dim further on
     ]
     want = np.zeros(1024, np.uint8)
     cfg = (0, False, 1.0)
@@ -46,12 +48,13 @@ async def mvouts_write_the_epilogue(dut) -> None:
         stride, relu, scale = cfg
         row0 = ins.local & 0x1FFFFFFF
         for r in range(ins.rows):
-            if not ins.local & (1 << 31):
-                data = sp[row0 + r, :ins.cols]
-            elif ins.local & (1 << 29):
-                data = acc_to_int32(acc[row0 + r, :ins.cols], relu)
-            else:
-                data = acc_to_int8(acc[row0 + r, :ins.cols], scale, relu)
+            mem = acc if ins.local & (1 << 31) else sp
+            data = np.concatenate([mem[row0 + b * dim + r, :min(dim, ins.cols - c0)]
+                                   for b, c0 in enumerate(range(0, ins.cols, dim))])
+            if ins.local & (1 << 29):
+                data = acc_to_int32(data, relu)
+            elif ins.local & (1 << 31):
+                data = acc_to_int8(data, scale, relu)
             raw = np.frombuffer(data.tobytes(), np.uint8)
             want[ins.dram + r * stride: ins.dram + r * stride + raw.size] = raw
 

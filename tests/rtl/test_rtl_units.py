@@ -76,3 +76,25 @@ def test_load_unit(tmp_path_factory) -> None:
 def test_store_unit(tmp_path_factory) -> None:
     _run(tmp_path_factory, "store_unit", ["systolic_pkg.sv", "store_unit.sv"], "cocotb_store_unit",
          {"DIM": 4, "SP_ROWS": 64, "ACC_ROWS": 16, "N": 10})
+
+
+LOOP_CONV_FILES = ["systolic_pkg.sv", "loop_conv_pkg.sv", "loop_conv_pipe.sv", "loop_conv_ld_bias.sv",
+                   "loop_conv_ld_input.sv", "loop_conv_ld_weight.sv", "loop_conv_ex.sv", "loop_conv_st.sv",
+                   "loop_conv.sv"]
+
+
+def test_loop_conv(tmp_path_factory) -> None:
+    _run(tmp_path_factory, "loop_conv", LOOP_CONV_FILES, "cocotb_loop_conv",
+         {"DIM": 4, "SP_ROWS": 1024, "ACC_ROWS": 64, "MAX_BLOCK_LEN": 2})
+
+
+LOOP_MATMUL_FILES = ["systolic_pkg.sv", "loop_mm_pkg.sv", "loop_mm_xfer.sv", "loop_mm_ex.sv", "loop_mm_st.sv",
+                     "loop_matmul.sv"]
+
+
+def test_loop_matmul(tmp_path_factory) -> None:
+    """The tiny preset's sizes; mvouts of up to max_block_len blocks, as the reference unroller's."""
+    if str(HERE.parent) not in sys.path:   # tests/loop_programs.py, for the bench
+        sys.path.insert(0, str(HERE.parent))
+    _run(tmp_path_factory, "loop_matmul", LOOP_MATMUL_FILES, "cocotb_loop_matmul",
+         {"DIM": 4, "SP_ROWS": 1024, "ACC_ROWS": 64, "MAX_BLOCK_LEN": 2, "MAX_BLOCK_LEN_ACC": 1, "ST_BLOCKS": 2})

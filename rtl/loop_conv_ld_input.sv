@@ -1,0 +1,192 @@
+// LoopConv's input sequencer (LdInput): config_ld of mvin (pixel_repeats = max_pixels_per_row),
+// then one mvin per run of up to DIM input pixels of one row and up to max_ichs channels.
+// Pixels in the padding (row or column outside the unpadded tile) load zeros: an mvin from
+// DRAM address 0. With downsample every other row and column is loaded (the DRAM stride and
+// the run length doubled, the rows halved). A loop whose input address is 0 loads nothing.
+//
+// Order, innermost first: channels, pixel columns (from -lpad), rows (from -upad), images.
+module loop_conv_ld_input import systolic_pkg::*, loop_conv_pkg::*; #(
+  parameter int  DIM           = 4,
+  parameter int  SP_ROWS       = 256,
+  parameter int  MAX_BLOCK_LEN = 2,
+  parameter int  LATENCY       = 2,
+  localparam int SP_AW         = $clog2(SP_ROWS),
+  localparam int LOG_DIM       = $clog2(DIM)
+) (
+  input  logic             clk_i,
+  input  logic             rst_ni,
+  // a loop to unroll: its slot and its first scratchpad row
+  input  logic             req_valid_i,
+  output logic             req_ready_o,
+  input  logic             req_slot_i,
+  input  logic [SP_AW-1:0] req_addr_i,
+  // the fields of each loop slot (it keeps its loop's when it takes the loop)
+  input  conv_cfg_t        cfgs_i [NLOOPS],
+  input  conv_der_t        ders_i [NLOOPS],
+  output logic             slot_o,
+  output logic             idle_o,
+  input  logic             wait_i,     // hold: execute waits for the loads of an older loop
+  // instructions out
+  output logic             cmd_valid_o,
+  input  logic             cmd_ready_i,
+  output insn_t            cmd_o
+);
+  typedef enum logic [1:0] {Idle, Config, Load} state_e;
+
+  state_e           state_q, state_d;
+  /* verilator lint_off UNUSEDSIGNAL */   // it reads some of its loop's fields
+  conv_cfg_t         cfg_q;
+  conv_der_t         der_q;
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic             slot_q, slot_d;
+  logic [SP_AW-1:0] start_q, start_d;
+  it_t              b_q, b_d, ich_q, ich_d;
+  sit_t             irow_q, irow_d, icol_q, icol_d;   // from -upad and -lpad
+
+  logic  skip, req_fire, in_valid, in_ready, in_fire, busy;
+  it_t   max_ich;    // channels per mvin
+  sit_t  run;        // pixels of this step (its columns before downsampling)
+  insn_t insn;
+
+  assign skip        = cfg_q.input_addr == '0;
+  assign req_ready_o = state_q == Idle && !busy;
+  assign req_fire    = req_valid_i && req_ready_o;
+  assign in_valid    = state_q != Idle && !wait_i && !skip;
+  assign in_fire     = in_valid && in_ready;
+  assign idle_o      = req_ready_o;
+  assign slot_o      = slot_q;
+  assign max_ich     = min_it(cfg_q.kchs, it_t'(MAX_BLOCK_LEN * DIM));
+
+  // pixels of this step: the left padding, the right padding or the image, to a run's end
+  always_comb begin
+    sit_t unpadded, full, dim_s;
+    unpadded = sit_t'(der_q.icols_unpadded);
+    dim_s    = sit_t'(DIM);
+    full     = dim_s <<< cfg_q.downsample;
+    if (state_q != Load) begin
+      run = '0;
+    end else if (icol_q < 0) begin
+      run = (-icol_q > dim_s) ? dim_s : -icol_q;
+    end else if (icol_q >= unpadded) begin
+      run = (unpadded + sit_t'(cfg_q.rpad) - icol_q > dim_s) ? dim_s
+            : unpadded + sit_t'(cfg_q.rpad) - icol_q;
+    end else begin
+      run = (unpadded - icol_q > full) ? full : unpadded - icol_q;
+    end
+  end
+
+  // the instruction of this step (evaluated only while the loop runs)
+  always_comb begin
+    logic        zeros;
+    logic [31:0] row, pix, offset;
+    it_t         prow, pcol, chans;
+    logic [63:0] dram;
+    insn   = '0;
+    zeros  = 1'b0;
+    row    = '0;
+    pix    = '0;
+    offset = '0;
+    prow   = '0;
+    pcol   = '0;
+    chans  = '0;
+    dram   = '0;
+    if (state_q == Config) begin
+      insn = config_ld(2'd0, der_q.input_spad_stride, cfg_q.max_pixels,
+                       64'(cfg_q.in_stride) << cfg_q.downsample);
+    end else if (state_q == Load) begin
+      zeros  = irow_q < 0 || irow_q >= sit_t'(der_q.irows_unpadded)
+               || icol_q < 0 || icol_q >= sit_t'(der_q.icols_unpadded);
+      prow   = it_t'(irow_q + sit_t'(cfg_q.upad)) >> cfg_q.downsample;   // padded row, column
+      pcol   = it_t'(icol_q + sit_t'(cfg_q.lpad)) >> cfg_q.downsample;
+      row    = 32'(start_q) + 32'(ich_q >> LOG_DIM) * 32'(der_q.input_spad_stride)
+               + 32'(b_q) * 32'(der_q.ipix) + 32'(prow) * 32'(der_q.ds_icols) + 32'(pcol);
+      pix    = (32'(b_q) * 32'(cfg_q.in_row_dim) + 32'(irow_q)) * 32'(cfg_q.in_col_dim)
+               + 32'(icol_q);
+      offset = pix * 32'(cfg_q.in_stride) + 32'(ich_q);
+      dram   = zeros ? '0 : cfg_q.input_addr + 64'(offset);
+      chans  = min_it(cfg_q.kchs - ich_q, max_ich);
+      insn   = '{funct: FunctMvin, rs1: dram,
+                 rs2: operand(it_t'(run) >> cfg_q.downsample, chans, sp_local(row))};
+    end
+  end
+
+  // next state: take a loop, or step through it
+  always_comb begin
+    it_t  ich_n, b_n;
+    sit_t icol_n, irow_n, lo_col, lo_row;
+    logic col_wrap, row_wrap;
+    state_d  = state_q;
+    slot_d   = slot_q;
+    start_d  = start_q;
+    b_d      = b_q;
+    irow_d   = irow_q;
+    icol_d   = icol_q;
+    ich_d    = ich_q;
+    lo_col   = -sit_t'(cfg_q.lpad);
+    lo_row   = -sit_t'(cfg_q.upad);
+    ich_n    = '0;
+    icol_n   = '0;
+    irow_n   = '0;
+    col_wrap = 1'b0;
+    row_wrap = 1'b0;
+    b_n      = '0;
+    if (req_fire) begin
+      state_d = Config;
+      slot_d  = req_slot_i;
+      start_d = req_addr_i;
+      b_d     = '0;
+      ich_d   = '0;   // irow and icol start in the Config step, from the new loop's fields
+    end else if (state_q != Idle && skip) begin
+      state_d = Idle;
+    end else if (state_q == Config) begin
+      // the first step starts in the padding; the fields are the new loop's by now
+      irow_d = lo_row;
+      icol_d = lo_col;
+      if (in_fire) state_d = Load;
+    end else if (in_fire) begin
+      // the iterators' next values: only here, on the other cycles there is nothing to step
+      ich_n    = floor_add(ich_q, max_ich, cfg_q.kchs, 1'b1);
+      icol_n   = sfloor_add(icol_q, run, sit_t'(der_q.icols_unpadded) + sit_t'(cfg_q.rpad),
+                            lo_col, ich_n == '0);
+      col_wrap = ich_n == '0 && icol_n == lo_col;
+      irow_n   = sfloor_add(irow_q, sit_t'(1) <<< cfg_q.downsample,
+                            sit_t'(der_q.irows_unpadded) + sit_t'(cfg_q.dpad), lo_row, col_wrap);
+      row_wrap = col_wrap && irow_n == lo_row;
+      b_n      = floor_add(b_q, it_t'(1), cfg_q.batches, row_wrap);
+      ich_d  = ich_n;
+      icol_d = icol_n;
+      irow_d = irow_n;
+      b_d    = b_n;
+      if (row_wrap && b_n == '0) state_d = Idle;
+    end
+  end
+
+  loop_conv_pipe #(.LATENCY(LATENCY)) u_pipe (
+    .clk_i, .rst_ni,
+    .in_valid_i (in_valid), .in_ready_o (in_ready), .in_i (insn),
+    .out_valid_o (cmd_valid_o), .out_ready_i (cmd_ready_i), .out_o (cmd_o),
+    .busy_o (busy)
+  );
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q <= Idle;
+      slot_q  <= 1'b0;
+    end else begin
+      state_q <= state_d;
+      slot_q  <= slot_d;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (req_fire) begin
+      cfg_q <= cfgs_i[req_slot_i];
+      der_q <= ders_i[req_slot_i];
+    end
+    start_q <= start_d;
+    b_q     <= b_d;
+    irow_q  <= irow_d;
+    icol_q  <= icol_d;
+    ich_q   <= ich_d;
+  end
+endmodule

@@ -1,0 +1,176 @@
+"""Hand-built LOOP_CONV_WS programs for the conv loop unroller's tests (tests/rtl/cocotb_loop_conv.py,
+tests/test_loop_conv_rtl.py): the words gemmini.h's tiled_conv / tiled_conv_dw (ucb-bar/gemmini-rocc-tests
+180c468, ~2168 / ~2460) and sp_tiled_conv (~1348) issue for given tile sizes, without pooling, written
+out here again (not taken from toolkit/), and a numpy reference of the conv.
+
+A conv is a dict: batch, in_h, in_w, in_c, out_c, k (square kernel), stride, pad, and optionally
+dilation (kernel dilation), dw (depthwise: out_c = in_c), bias (bool), relu (bool), scale,
+first_layer (gemmini.h's HAS_FIRST_LAYER_OPTIMIZATIONS: max_pixels_per_row > 1 when few input
+channels), reuse (tiled_conv's a_reuse / b_reuse scratchpad ids); and the tile sizes: batches,
+porows, pocols, pochs, krows, kcols, kchs (default: the whole conv, one loop).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from isa import ConfigEx, ConfigSt, Fence, HardwareConfig, Program
+from isa.buffers import layout
+from isa.loop_words import (LoopConvWs, LoopConvWsConfig1, LoopConvWsConfig2, LoopConvWsConfig3, LoopConvWsConfig4,
+                            LoopConvWsConfig5, LoopConvWsConfig6)
+from isa.numerics import acc_to_int8
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def out_dims(c: dict) -> tuple[int, int]:
+    dk = c.get("dilation", 1) * (c["k"] - 1) + 1
+    return ((c["in_h"] + 2 * c["pad"] - dk) // c["stride"] + 1, (c["in_w"] + 2 * c["pad"] - dk) // c["stride"] + 1)
+
+
+def downsample(c: dict) -> bool:
+    return (c["stride"] == 2 and c["k"] == 1 and c["in_h"] % 2 == 0 and c["in_w"] % 2 == 0 and c["pad"] == 0
+            and not c.get("dw") and c.get("dilation", 1) == 1)
+
+
+def _tile(c: dict, name: str, whole: int) -> int:
+    return c.get(name) or whole
+
+
+def _loop(c: dict, hw: HardwareConfig, addrs: dict[str, int], t: dict) -> list:
+    """The seven words of one tile (sp_tiled_conv's gemmini_loop_conv_ws)."""
+    dim, kd, ds, dw = hw.dim, c.get("dilation", 1), downsample(c), bool(c.get("dw"))
+    out_h, out_w = out_dims(c)
+    kchs, pochs = (1, 1) if dw else (t["kchs"], t["pochs"])
+    if c.get("first_layer", True) and not ds and kd == 1 and kchs <= dim:
+        pixels = min(dim // kchs, t["kcols"])
+    else:
+        pixels = 1
+    channels = c["in_c"]
+    return [
+        LoopConvWsConfig1(batch_size=c["batch"], in_row_dim=c["in_h"], in_channels=channels,
+                          out_channels=c["out_c"], out_row_dim=out_h, pool_out_row_dim=out_h, out_col_dim=out_w,
+                          stride=c["stride"], padding=c["pad"]),
+        LoopConvWsConfig2(kernel_dim=c["k"], pool_out_col_dim=out_w, pool_size=1, pool_stride=1, pool_padding=0,
+                          batches=t["batches"], porows=t["porows"], pocols=t["pocols"], pochs=pochs),
+        LoopConvWsConfig3(krows=t["krows"], kcols=t["kcols"], kchs=kchs, lpad=t["lpad"], rpad=t["rpad"],
+                          upad=t["upad"], dpad=t["dpad"], plpad=0, in_col_dim=c["in_w"]),
+        LoopConvWsConfig4(orows=t["porows"], prpad=0, pupad=0, pdpad=0, kernel_dilation=kd,
+                          in_stride=channels, weight_stride=1 if dw else c["out_c"], out_stride=c["out_c"],
+                          ocols=t["pocols"]),
+        LoopConvWsConfig5(weights_addr=addrs["weights"], output_addr=addrs["output"]),
+        LoopConvWsConfig6(bias_addr=addrs["bias"], input_addr=addrs["input"]),
+        LoopConvWs(no_bias=int(not c.get("bias", True)), dw=int(dw), max_pixels_per_row=pixels,
+                   a_spad_id=t.get("a_spad_id", 0), b_spad_id=t.get("b_spad_id", 0),
+                   no_pool=1, downsample=int(ds), activation=0),
+    ]
+
+
+def loop_words(c: dict, hw: HardwareConfig, bufs: dict[str, int]) -> list:
+    """Every tile's words, in tiled_conv's loop order (b, porow, pocol, poch, krow, kcol, kch); the
+    depthwise conv as tiled_conv_dw (a loop per channel). ``bufs``: DRAM addresses of the buffers."""
+    out_h, out_w = out_dims(c)
+    kd, stride, pad, k = c.get("dilation", 1), c["stride"], c["pad"], c["k"]
+    dw = bool(c.get("dw"))
+    batches, porows = _tile(c, "batches", c["batch"]), _tile(c, "porows", out_h)
+    pocols, krows, kcols = _tile(c, "pocols", out_w), _tile(c, "krows", k), _tile(c, "kcols", k)
+    pochs = 1 if dw else _tile(c, "pochs", c["out_c"])
+    kchs = 1 if dw else _tile(c, "kchs", c["in_c"])
+    chs = c["in_c"]
+    bias_base = bufs["bias"] if c.get("bias", True) else 1   # gemmini.h: (acc_t *) 1 without a bias
+    n_kch, n_poch = _cdiv(c["in_c"], kchs), _cdiv(c["out_c"], pochs)
+    n_krow, n_kcol = _cdiv(k, krows), _cdiv(k, kcols)
+    n_b, n_porow, n_pocol = _cdiv(c["batch"], batches), _cdiv(out_h, porows), _cdiv(out_w, pocols)
+    reuse = c.get("reuse", False) and not dw
+    b_reuse = reuse and n_kch * n_poch * n_krow * n_kcol <= 2
+    a_reuse = reuse and n_kch * n_krow * n_kcol * n_b * n_porow * n_pocol <= 2
+    words = []
+    for b in range(0, c["batch"], batches):
+        for porow in range(0, out_h, porows):
+            for pocol in range(0, out_w, pocols):
+                for poch in range(0, c["out_c"], pochs):
+                    for krow in range(0, k, krows):
+                        irow = porow * stride + krow * kd - pad
+                        for kcol in range(0, k, kcols):
+                            icol = pocol * stride + kcol * kd - pad
+                            for kch in range(0, 1 if dw else c["in_c"], kchs):
+                                t = {"batches": min(batches, c["batch"] - b), "porows": min(porows, out_h - porow),
+                                     "pocols": min(pocols, out_w - pocol), "pochs": min(pochs, c["out_c"] - poch),
+                                     "krows": min(krows, k - krow), "kcols": min(kcols, k - kcol),
+                                     "kchs": min(kchs, c["in_c"] - kch)}
+                                icols_ = t["pocols"] * stride + kd * (t["kcols"] - 1)
+                                irows_ = t["porows"] * stride + kd * (t["krows"] - 1)
+                                t["lpad"], t["upad"] = max(0, -icol), max(0, -irow)
+                                t["rpad"] = max(0, icol + icols_ - c["in_w"])
+                                t["dpad"] = max(0, irow + irows_ - c["in_h"])
+                                last = (krow + krows >= k and kcol + kcols >= k
+                                        and (dw or kch + kchs >= c["in_c"]))
+                                pix = (b * out_h + porow) * out_w + pocol
+                                ipix = (b * c["in_h"] + irow + t["upad"]) * c["in_w"] + icol + t["lpad"]
+                                if dw:
+                                    ch = poch
+                                    weights = bufs["weight"] + (ch * k + krow) * k + kcol
+                                    inp = bufs["input"] + ipix * chs + ch
+                                    out = bufs["output"] + pix * chs + ch
+                                else:
+                                    weights = bufs["weight"] + ((krow * k + kcol) * c["in_c"] + kch) * c["out_c"] + poch
+                                    inp = bufs["input"] + ipix * chs + kch
+                                    out = bufs["output"] + pix * c["out_c"] + poch
+                                if a_reuse:
+                                    t["a_spad_id"] = 1 if kch + krow + kcol + b + porow + pocol == 0 else 2
+                                if b_reuse:
+                                    t["b_spad_id"] = 1 if kch + poch + krow + kcol == 0 else 2
+                                if b_reuse and pocol + porow + b > 0:
+                                    weights = 0
+                                if a_reuse and poch > 0:
+                                    inp = 0
+                                addrs = {"weights": weights, "input": inp, "output": out if last else 0,
+                                         "bias": bias_base + 4 * poch if krow == kcol == kch == 0 else 0}
+                                words += _loop(c, hw, addrs, t)
+    return words
+
+
+def program(c: dict, hw: HardwareConfig) -> Program:
+    """config_st, config_ex (A stride: the conv stride), the loops, a fence."""
+    out_h, out_w = out_dims(c)
+    w_shape = (c["in_c"], c["k"], c["k"]) if c.get("dw") else (c["k"], c["k"], c["in_c"], c["out_c"])
+    specs = [("input", "input", "int8", (c["batch"], c["in_h"], c["in_w"], c["in_c"])),
+             ("weight", "input", "int8", w_shape)]
+    if c.get("bias", True):
+        specs.append(("bias", "input", "int32", (c["out_c"],)))
+    specs.append(("output", "output", "int8", (c["batch"], out_h, out_w, c["out_c"])))
+    buffers = layout(specs)
+    bufs = {name: b.addr for name, b in buffers.items()}
+    bufs.setdefault("bias", 0)
+    instructions = [ConfigSt(dram_stride=c["out_c"], activation=int(c.get("relu", False)),
+                             acc_scale=c.get("scale", 1.0)),
+                    ConfigEx(dataflow=1, a_stride=c["stride"] >> downsample(c), c_stride=1),
+                    *loop_words(c, hw, bufs), Fence()]
+    return Program(hw, instructions, buffers)
+
+
+def random_inputs(c: dict, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    w_shape = (c["in_c"], c["k"], c["k"]) if c.get("dw") else (c["k"], c["k"], c["in_c"], c["out_c"])
+    out = {"input": rng.integers(-128, 128, (c["batch"], c["in_h"], c["in_w"], c["in_c"]), dtype=np.int8),
+           "weight": rng.integers(-128, 128, w_shape, dtype=np.int8)}
+    if c.get("bias", True):
+        out["bias"] = rng.integers(-3000, 3000, (c["out_c"],), dtype=np.int32)
+    return out
+
+
+def reference(c: dict, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    """The conv in int64 (exact), then the store path: scale, rne, int8, ReLU."""
+    out_h, out_w = out_dims(c)
+    kd, s, p, k = c.get("dilation", 1), c["stride"], c["pad"], c["k"]
+    x = np.pad(inputs["input"].astype(np.int64), ((0, 0), (p, p), (p, p), (0, 0)))
+    w = inputs["weight"].astype(np.int64)
+    acc = np.zeros((c["batch"], out_h, out_w, c["out_c"]), np.int64)
+    for kh in range(k):
+        for kw in range(k):
+            patch = x[:, kh * kd: kh * kd + s * (out_h - 1) + 1: s, kw * kd: kw * kd + s * (out_w - 1) + 1: s, :]
+            acc += patch * w[:, kh, kw] if c.get("dw") else patch @ w[kh, kw]
+    if c.get("bias", True):
+        acc += inputs["bias"].astype(np.int64)
+    return acc_to_int8(acc.astype(np.int32), c.get("scale", 1.0), bool(c.get("relu", False)))
