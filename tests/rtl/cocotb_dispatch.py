@@ -96,3 +96,37 @@ async def hazards_order_the_queues(dut) -> None:
         await b.step()
     assert int(dut.idle_o.value) == 1
     assert await b.step(Fence())
+
+
+@cocotb.test()
+async def pixel_repeats_widen_an_mvins_rows(dut) -> None:
+    """Under config_ld pixel_repeats P, an mvin also writes the P - 1 rows below it (not below its
+    scratchpad half): a compute reading them waits for it; one just below the half does not."""
+    await reset(dut, "cmd_valid_i", "done_i", "iss_ready_i")
+    b = Bench(dut)
+    half = int(dut.SP_ROWS.value) // 2
+    program = [
+        ConfigLd(dram_stride=4, state=0, pixel_repeats=3),                 # 0 ld
+        Mvin(64, half + 1, 1, 1),                                          # 1 ld: rows half .. half+1
+        ConfigEx(),                                                        # 2 ex
+        Preload(GARBAGE, 4, 4, acc_addr(0), 1, 4),                         # 3 (merged into 4)
+        ComputePreloaded(half - 1, 1, 4, GARBAGE, 1, 4),                   # 4 ex: below the half: free
+        Mvin(64, 10, 2, 1),                                                # 5 ld: rows 8 .. 11
+        Preload(GARBAGE, 4, 4, acc_addr(4), 1, 4),                         # 6 (merged into 7)
+        ComputePreloaded(8, 1, 4, GARBAGE, 1, 4),                          # 7 ex: reads row 8 -> RAW on 5
+    ]
+    for ins in program:
+        while not await b.step(ins):
+            pass
+    for _ in range(4):
+        await b.step()
+    assert 1 in b.issued and 4 in b.issued and 5 in b.issued and 7 not in b.issued
+    for seq in (0, 1, 2, 4):
+        b.complete(seq)
+    await b.step()
+    await b.step()
+    assert 7 not in b.issued
+    b.complete(5)      # the repeated mvin finishes: the compute may go
+    await b.step()
+    await b.step()
+    assert 7 in b.issued
