@@ -43,7 +43,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m toolkit.demo
+	$(BIN)/python -m toolkit.cli.demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n $(JOBS) tests

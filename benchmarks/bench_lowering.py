@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 import toolkit as tk  # noqa: E402
-import toolkit.lowering as lowering  # noqa: E402
+import toolkit.gemm.lowering as lowering  # noqa: E402
 from isa.checker import check  # noqa: E402
 
 TARGETS = {"lowering (cold)": 0.5, "lowering (warm)": 0.5, "functional": 2.0}

@@ -31,8 +31,8 @@ if str(ROOT) not in sys.path:
 
 import toolkit as tk  # noqa: E402
 from benchmarks.onnx_models import MODELS, build  # noqa: E402
-from toolkit.commands.net import random_inputs  # noqa: E402
-from toolkit.network_report import format_table, plot, totals, write_csv  # noqa: E402
+from toolkit.cli.net import random_inputs  # noqa: E402
+from networks.network_report import format_table, plot, totals, write_csv  # noqa: E402
 
 
 def cpu_s() -> float:

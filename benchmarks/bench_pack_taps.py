@@ -6,7 +6,7 @@
 For each layer: the flat port of Gemmini's tiled_conv_auto (schedule "gemmini-flat"), the toolkit's default
 without packing, and the default with packed taps (toolkit/conv/geometry.py). Every run
 is checked bit-exact against the op's reference. Utilization = ideal / cycles, ideal
-being the im2col GEMM's ceil-blocked cycles (toolkit.suites.ideal_cycles).
+being the im2col GEMM's ceil-blocked cycles (networks.suite.ideal_cycles).
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import numpy as np  # noqa: E402
 
 import toolkit as tk  # noqa: E402
 from toolkit.conv.heuristic import default_conv_schedule, gemmini_conv_schedule  # noqa: E402
-from toolkit.suites import ideal_cycles, load_suite  # noqa: E402
+from networks.suite import ideal_cycles, load_suite  # noqa: E402
 
 LAYERS = (("resnet50", "conv1"), ("mobilenetv2", "stem_3x3_s2"))
 

@@ -36,7 +36,7 @@ from toolkit.kinds import lower  # noqa: E402
 from tuner.features import FeatureCache  # noqa: E402
 from tuner.search import make_tuner  # noqa: E402
 from tuner.space import Space  # noqa: E402
-from tuner.stand_in import LABEL, estimate  # noqa: E402
+from simulators.stand_in import LABEL, estimate  # noqa: E402
 
 CACHE = ROOT / "build" / "bench_tuner"
 BATCH = 8
@@ -175,7 +175,7 @@ CYCLE_SOURCES = {"stand-in": LABEL, "verilator": "Verilator RTL, cycle-accurate"
 
 def part_b(trials: int, workers: int, layers: list[str] | None, backend: str = "stand-in",
            timeout: float = 600.0) -> None:
-    from toolkit.suites import load_suite
+    from networks.suite import load_suite
     from tuner.api import tune
     suite = load_suite("gemmini_gemms")
     hw = tk.HardwareConfig.preset("gemmini")

@@ -35,7 +35,7 @@ from toolkit.kinds import lower  # noqa: E402
 from tuner.features import FEATURE_VERSION, NOT_ESTIMATED, STAND_IN, features  # noqa: E402
 from tuner.model import CostModel, spearman  # noqa: E402
 from tuner.search import make_tuner  # noqa: E402
-from tuner.stand_in import estimate  # noqa: E402
+from simulators.stand_in import estimate  # noqa: E402
 from tuner.tables import Table, load  # noqa: E402
 
 TABLES = ROOT / "benchmarks" / "tables"

@@ -3,7 +3,7 @@
     python benchmarks/onnx_models.py [--out build/onnx] [--models resnet18 resnet50 mobilenetv2 bert]
 
 ResNet-18/50 (torchvision's layout, v1.5: the stride on the 3x3), MobileNetV2 (the
-blocks of benchmarks/suites/mobilenetv2.yaml; ReLU for ReLU6, as there) and one
+blocks of networks/suites/mobilenetv2.yaml; ReLU for ReLU6, as there) and one
 BERT-base encoder layer at sequence 128 (softmax, layernorm and GELU on the host).
 No BatchNorm: convs carry a bias, as after folding. Weights are He-initialised,
 the last conv of each residual branch scaled down so that activations stay in

@@ -63,7 +63,8 @@ def get_backend(name: str) -> RunFn:
     return getattr(importlib.import_module(f"simulators.{BACKENDS[name]}"), "run")
 
 
-BACKENDS = {"functional": "functional", "verilator": "verilator", "cpu": "cpu", "gpu": "gpu"}
+# name -> module of simulators/; "stand-in" is an analytical timing model, not the RTL (see stand_in.py)
+BACKENDS = {"functional": "functional", "verilator": "verilator", "cpu": "cpu", "gpu": "gpu", "stand-in": "stand_in"}
 
 
 def check_options(backend: str, fn: RunFn, options: Mapping[str, Any]) -> None:

@@ -5,7 +5,7 @@ import pytest
 
 import toolkit as tk
 from simulators import BACKENDS
-from tuner import stand_in
+from simulators import stand_in
 
 OP = tk.matmul(4, 4, 4)
 
@@ -27,7 +27,7 @@ def test_unknown_option_raises_naming_it(program, backend: str, typo: str) -> No
 
 
 def test_every_backend_is_covered() -> None:
-    assert set(BACKENDS) == {"functional", "verilator", "cpu", "gpu"}
+    assert set(BACKENDS) == {"functional", "verilator", "cpu", "gpu", "stand-in"}
 
 
 def test_the_message_lists_the_options(program) -> None:

@@ -95,7 +95,7 @@ def test_cpu_kernels_are_registered() -> None:
     assert set(cpu.KERNELS) == set(tk.kinds.KINDS)   # every op has a CPU baseline
 
 
-# ---- windowed ops, ahead of their tk lowerings: op dicts follow DESIGN.md's tk.conv2d signature -----------------
+# ---- windowed ops, ahead of their tk lowerings: op dicts follow tk.conv2d's signature (toolkit/conv/ops.py) -----------------
 def window_program(p: dict[str, Any]) -> Program:
     kh, kw = cpu.pair(p["kernel"])
     oh, ow = cpu.conv_geometry(p, p["in_h"], p["in_w"])[6:]

@@ -8,7 +8,7 @@ import pytest
 
 import toolkit as tk
 from isa import HardwareConfig
-from toolkit.suites import (
+from networks.suite import (
     available_suites, compulsory_bytes, format_table, ideal_cycles, load_suite, plot, run_suite, write_csv,
 )
 from toolkit.cli import main as cli_main
@@ -142,7 +142,7 @@ def test_bad_suites(tmp_path) -> None:
 
 
 def test_array_work_counts_what_the_computes_stream(tiny) -> None:
-    from toolkit.suites import array_work
+    from networks.suite import array_work
     prog = tk.compile(tk.matmul(8, 8, 8), tiny)          # 2x2x2 full 4x4x4 blocks
     assert array_work(prog) == (8, 8 * 64, 8 * 4 * 16)
     computes, useful, slots = array_work(tk.compile(tk.conv2d(1, 5, 5, 3, 4, kernel=3, padding=1), tiny))

@@ -21,7 +21,8 @@ from isa import encode
 from toolkit.kinds import gemmini_flat_schedule
 from toolkit.library import LibraryConv, LibraryDepthwise, LibraryMatmul, LibraryResAdd, LibrarySchedule
 from toolkit.ops import Op
-from toolkit.schedule import MatmulSchedule, ScheduleError
+from toolkit.gemm import MatmulSchedule
+from toolkit.schedule import ScheduleError
 
 Word = tuple   # (funct, rs1, rs2); rs1 / rs2 an int, or "buffer+offset" for a DRAM address
 FENCE = (127, 0, 0)

@@ -1,9 +1,10 @@
-"""Our packages import one way, with no cycles (DESIGN.md, "Layout").
+"""Our packages import one way, with no cycles (ARCHITECTURE.md, "Floors").
 
-Layers, lowest first: ``isa`` <- ``simulators`` <- the toolkit's core <- ``tuner`` <- the
-public face (``toolkit/__init__.py``, api, cli, commands, and the suites and demo built on
-them). A module may import its own layer and those below. Every import counts, also those
-inside functions: a lazy import still ties the modules together.
+Floors, lowest first, are folders: ``isa`` <- ``simulators`` <- ``toolkit`` (the core) <-
+``tuner`` <- ``networks`` <- the public face, which is the ``toolkit`` package's own
+``__init__.py`` and its ``toolkit/cli/`` folder. A module may import its own floor and those
+below. Every import counts, also those inside functions: a lazy import still ties the modules
+together.
 """
 from __future__ import annotations
 
@@ -13,11 +14,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("isa", "simulators", "templates", "toolkit", "tuner")
-FACE = ("toolkit", "toolkit.api", "toolkit.cli", "toolkit.commands", "toolkit.suites", "toolkit.demo",
-        "toolkit.network_run", "toolkit.network_tune")
-LAYERS = {"isa": 0, "simulators": 1, "templates": 2, "toolkit": 2, "tuner": 3}
-FACE_LAYER = 4
+FLOORS = ("isa", "simulators", "toolkit", "tuner", "networks")   # the folders, lowest first
+FACE = len(FLOORS)
+FACE_PACKAGE, FACE_FOLDER = "toolkit", "toolkit.cli"   # the public API and the command line
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -73,25 +72,33 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def layer(module: str) -> int:
-    if module in FACE or module.startswith(tuple(f + "." for f in FACE if f != "toolkit")):
-        return FACE_LAYER
-    return LAYERS[module.split(".")[0]]
+def floor(module: str) -> int:
+    if module in (FACE_PACKAGE, FACE_FOLDER) or module.startswith(FACE_FOLDER + "."):
+        return FACE
+    return FLOORS.index(module.split(".")[0])
+
+
+def python_folders(root: Path) -> set[str]:
+    return {p.parent.name for p in root.glob("*/__init__.py")}
 
 
 def upward_imports(graph: dict[str, set[str]]) -> list[str]:
-    return sorted(f"{a} -> {b}" for a, targets in graph.items() for b in targets if layer(b) > layer(a))
+    return sorted(f"{a} -> {b}" for a, targets in graph.items() for b in targets if floor(b) > floor(a))
 
 
 @pytest.fixture(scope="module")
 def graph() -> dict[str, set[str]]:
-    return import_graph(ROOT, PACKAGES)
+    return import_graph(ROOT, FLOORS)
+
+
+def test_every_package_folder_is_a_floor() -> None:
+    assert python_folders(ROOT) - {"tests", "benchmarks"} == set(FLOORS)
 
 
 def test_graph_sees_our_imports(graph) -> None:
     assert "isa.assembly" in graph["isa.program"]
-    assert "toolkit.kinds" in graph["toolkit.api"]
-    assert "tuner.database" in graph["toolkit.api"]   # imported inside a function: still an edge
+    assert "toolkit.kinds" in graph["toolkit.compiler"]
+    assert "tuner.api" in graph["toolkit"]   # imported inside a function: still an edge
     assert "toolkit.conv.ops" in graph["toolkit.conv.tiles"]   # relative import
 
 
@@ -101,6 +108,17 @@ def test_no_import_cycle(graph) -> None:
 
 def test_imports_point_one_way(graph) -> None:
     assert upward_imports(graph) == []
+
+
+def edges(graph: dict[str, set[str]], lower: int, upper: int) -> list[str]:
+    """Imports from modules of floor ``lower`` into modules of floor ``upper``."""
+    return sorted(f"{a} -> {b}" for a, bs in graph.items() for b in bs if floor(a) == lower and floor(b) == upper)
+
+
+def test_no_networks_to_face_and_no_core_to_tuner(graph) -> None:
+    assert edges(graph, FLOORS.index("networks"), FACE) == []
+    assert edges(graph, FLOORS.index("toolkit"), FLOORS.index("tuner")) == []
+    assert floor("toolkit") == floor("toolkit.cli.run") == FACE and floor("toolkit.kinds") == 2
 
 
 def test_isa_imports_nothing_of_ours(graph) -> None:

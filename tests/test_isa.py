@@ -230,7 +230,7 @@ def test_malformed_directives(text: str, message: str) -> None:
 
 
 # ---- reserved bits and bad binary words -----------------------------------------------------------
-_RESERVED = {  # config kind -> (rs1 reserved bits, rs2 reserved bits), per DESIGN.md's field map
+_RESERVED = {  # config kind -> (rs1 reserved bits, rs2 reserved bits), per the field map in isa/encoding.py
     ConfigEx: ([5, 6, 7, *range(10, 16)], list(range(48))),
     ConfigLd: ([5, 6, 7], []),   # rs1[15:8] is pixel_repeats
     ConfigSt: (list(range(4, 64)), []),

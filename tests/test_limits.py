@@ -21,7 +21,7 @@ from toolkit import limits
 from tuner.api import tune
 from tuner.database import Database
 from tuner.measure import Measurer
-from tuner.stand_in import run as stand_in_run
+from simulators.stand_in import run as stand_in_run
 
 TINY = PRESETS["tiny"]
 OP = tk.matmul(8, 8, 16, bias="row")

@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import toolkit as tk
-import toolkit.lowering
+import toolkit.gemm.lowering
 from isa import PRESETS
 from isa.numerics import INT32_MAX
 
@@ -129,7 +129,7 @@ def test_default_schedule_runs_on_gemmini() -> None:
 ])
 def test_schedule_that_does_not_fit(monkeypatch, schedule: dict, message: str) -> None:
     rendered = []
-    monkeypatch.setattr(toolkit.lowering, "render", lambda *a, **k: rendered.append(a) or "")
+    monkeypatch.setattr(toolkit.gemm.lowering, "render", lambda *a, **k: rendered.append(a) or "")
     with pytest.raises(tk.ScheduleError, match=message):
         tk.compile(tk.matmul(64, 64, 64, bias="row"), TINY, schedule)
     assert rendered == []

@@ -14,8 +14,8 @@ pytest.importorskip("onnxruntime")
 
 import toolkit as tk  # noqa: E402
 from benchmarks.onnx_models import Builder, bert_layer, quantize, resnet  # noqa: E402
-from toolkit.network import AccelLayer  # noqa: E402
-from toolkit.network_tune import allocate  # noqa: E402
+from networks.network import AccelLayer  # noqa: E402
+from networks.network_tune import allocate  # noqa: E402
 
 GEMMS = ("conv2d", "depthwise", "matmul")
 
@@ -104,7 +104,7 @@ def test_model_proto_and_path_import_alike(models):
 
 
 def test_verilator_network_cycles_and_report(models, tmp_path):
-    from toolkit.network_report import format_table, plot, write_csv
+    from networks.network_report import format_table, plot, write_csv
     net = tk.from_onnx(models["QDQ"])
     res = tk.run_network(net, _input(net), backend="verilator", hw="tiny")
     accel = [r for r in res.layers if r.bound != "host"]

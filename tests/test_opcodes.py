@@ -8,7 +8,7 @@ from isa.assembly import MNEMONICS, funct_mnemonic
 from isa.loop_words import BY_FUNCT as LOOP_WORDS
 from isa.opcodes import COUNTERS, ConfigKind, Funct
 from simulators import rtl_codegen
-from tuner.stand_in import estimate
+from simulators.stand_in import estimate
 
 
 def test_generated_names_are_the_assembly_mnemonics() -> None:

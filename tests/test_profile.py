@@ -12,8 +12,8 @@ from simulators import BackendError
 from simulators import verilator as V
 from toolkit.cli import main
 from toolkit.profile import BOUNDS, bound, cycle_stacks, format_stacks
-from toolkit.suites import STACK_COUNTERS, LayerResult, plot
-from tuner.stand_in import estimate
+from networks.suite import STACK_COUNTERS, LayerResult, plot
+from simulators.stand_in import estimate
 
 TINY = tk.HardwareConfig.preset("tiny")
 PROGRAMS = {

@@ -13,7 +13,7 @@ import pytest
 from toolkit.kinds import lower
 from tuner.measure import run_candidate
 from tuner.model import spearman
-from tuner.stand_in import estimate
+from simulators.stand_in import estimate
 from tuner.tables import StaleTable, TableError, load
 
 TABLES = sorted((Path(__file__).resolve().parent.parent / "benchmarks" / "tables").glob("*.json"))

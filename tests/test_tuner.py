@@ -14,7 +14,7 @@ from tuner.features import (DMA_CYCLES, FEATURE_NAMES, IDEAL, N_FEATURES, NOT_ES
 from tuner.model import CostModel, prior, spearman, target
 from tuner.search import TUNERS, make_tuner
 from tuner.space import Space, fits, tile_values
-from tuner.stand_in import estimate
+from simulators.stand_in import estimate
 
 TINY = tk.HardwareConfig.preset("tiny")
 GEMMINI = tk.HardwareConfig.preset("gemmini")

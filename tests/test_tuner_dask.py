@@ -21,7 +21,7 @@ from isa import Program  # noqa: E402
 from simulators.base import RunResult  # noqa: E402
 from toolkit.cli import main as cli_main  # noqa: E402
 from tuner.database import Database, Record  # noqa: E402
-from tuner.stand_in import run as stand_in_run  # noqa: E402
+from simulators.stand_in import run as stand_in_run  # noqa: E402
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

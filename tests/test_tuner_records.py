@@ -20,7 +20,7 @@ from tuner.api import tune
 from tuner.database import Database, Record, best_schedule
 from tuner.measure import Measurer
 from tuner.space import Space
-from tuner.stand_in import run as stand_in_run
+from simulators.stand_in import run as stand_in_run
 from tuner import transfer
 
 TINY = tk.HardwareConfig.preset("tiny")

@@ -137,7 +137,7 @@ def test_quiet_builds_are_silent(fake_build: Path, capsys: pytest.CaptureFixture
 
 @pytest.mark.parametrize("quiet", [True, False])
 def test_cli_quiet_reaches_the_builds_for_the_command_only(quiet: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolkit.commands import tune as tune_command
+    from toolkit.cli import tune as tune_command
     seen = []
     monkeypatch.delenv("SYSTOLIC_QUIET", raising=False)
     monkeypatch.setattr(tune_command, "cmd_tune", lambda args: seen.append(os.environ.get("SYSTOLIC_QUIET")) or 0)

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import toolkit as tk  # noqa: E402
 from tuner.api import tune  # noqa: E402
-from tuner.stand_in import run as stand_in_run  # noqa: E402
+from simulators.stand_in import run as stand_in_run  # noqa: E402
 
 
 def slow(program, inputs, **options):

@@ -9,28 +9,51 @@
 """
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
 
 from isa import HardwareConfig, ISAError, Program
+from networks.compiling import compile_op
+from networks.network import Network, NetworkResult
+from networks.network_run import run_network
+from networks.network_tune import NetworkTuning, tune_network
+from networks.onnx_import import from_onnx
 from simulators.base import BackendError, RunResult
+from simulators.base import run as run_backend
 
-from .api import compile, run
 from .conv.ops import conv2d, depthwise_conv2d
 from .kinds import default_schedule, from_dict, gemmini_schedule
 from .maxpool import maxpool2d
-from .network import Network, NetworkResult
-from .network_run import run_network
-from .network_tune import NetworkTuning, tune_network
-from .onnx_import import from_onnx
-from .ops import Matmul, Op, matmul
+from .gemm import Matmul, MatmulSchedule, matmul
+from .ops import Op
 from .resadd import resadd
-from .schedule import MatmulSchedule, Schedule, ScheduleError
+from .schedule import Schedule, ScheduleError
 from .version import __version__
+
+
+def compile(op: Any, hw: HardwareConfig | str = "gemmini", schedule: Any = None, *,
+            db: str | Path | None = None, allow_large: bool = False) -> Program:
+    """Lower ``op`` for ``hw`` under ``schedule``: None/"default" (the toolkit's heuristic), "gemmini"
+    (Gemmini's own library, the baseline: gemmini.h's config and LOOP_WS / LOOP_CONV_WS words, see
+    toolkit/library/), "gemmini-flat" (the earlier port of its tile sizing in our own flat instruction
+    stream), "best" (the best record in ``db``), a Schedule, a dict of knobs, or a JSON file of knobs.
+    An op past the size limits (see :func:`toolkit.limits.check_size`) needs ``allow_large=True``."""
+    return compile_op(op, HardwareConfig.resolve(hw), schedule, db=db, allow_large=allow_large)
+
+
+def run(program: Program, inputs: Mapping[str, np.ndarray], backend: str = "functional", **options: Any) -> RunResult:
+    """Run ``program`` on ``inputs`` with ``backend`` ("functional", "verilator", "cpu" or "gpu"; "stand-in"
+    is an analytical timing estimate, not the RTL)."""
+    if not isinstance(program, Program):
+        raise ValueError(f"program must be a Program from tk.compile, got {type(program).__name__}")
+    return run_backend(program, inputs, backend, **options)
 
 
 def tune(op: Op, hw: HardwareConfig | str = "gemmini", trials: int = 200, **options: Any) -> Any:
     """Search schedules of ``op`` on ``hw``; see :func:`tuner.api.tune` for the options."""
-    from tuner.api import tune as _tune  # the public face is the one place that calls the tuner
+    from tuner.api import tune as _tune  # on first use: importing the tuner takes a second
     return _tune(op, HardwareConfig.resolve(hw), trials=trials, **options)
 
 

@@ -15,12 +15,11 @@ from .conv.ops import Conv2d, DepthwiseConv2d
 from .conv.schedule import ConvSchedule, DepthwiseSchedule
 from .library import (LibrarySchedule, library_class, lower_library, tiled_conv_auto, tiled_conv_dw_auto,
                       tiled_matmul_auto, tiled_resadd_auto)
-from .lowering import lower_matmul
+from .gemm import Matmul, MatmulSchedule, default_matmul_schedule, gemmini_matmul_schedule, lower_matmul
 from .maxpool import MaxPool2d, MaxPoolSchedule, lower_maxpool
-from .ops import Matmul, Op
+from .ops import Op
 from .resadd import ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd
-from .schedule import (MatmulSchedule, Schedule, ScheduleError, default_matmul_schedule,
-                       gemmini_matmul_schedule)
+from .schedule import Schedule, ScheduleError
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
-"""Lowering: op + schedule + hardware -> Program, through the Jinja templates.
+"""What every kind's lowering shares: the Jinja environment over templates/, dim-wide blocks, interleaving.
 
-Python walks the tile loops and decides residency (which tile each double
-buffer holds); the template turns each tile into instructions. The rendered
-assembly is parsed back, so what the templates emit is exactly what runs.
+A kind's lowering (``toolkit/<kind>/lowering.py``) walks its tile loops and decides
+residency (which tile each double buffer holds); its template turns each tile into
+instructions. The rendered assembly is parsed back, so what the templates emit is
+exactly what runs.
 """
 from __future__ import annotations
 
@@ -11,12 +12,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 import jinja2
-
-from isa import HardwareConfig, Program, layout, parse_program
-from isa.assembly import clear_parse_cache
-
-from .ops import Matmul
-from .schedule import MatmulSchedule
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
 
@@ -92,85 +87,4 @@ def blocks(tile: int, tile_size: int, extent: int, dim: int, group: int = 1) -> 
     return [Block(n * group, start, min(step, last - start), n == 0)
             for n, start in enumerate(range(first, last, step))]
 
-
-class Tile(NamedTuple):
-    a: int
-    b: int
-    c: int
-    load_a: bool
-    load_b: bool
-    bias_before: bool
-    bias_after: bool
-    accumulate: bool
-    store: bool
-    i_blocks: list
-    j_blocks: list
-    k_blocks: list
-    k_groups: list
-    j_groups: list
-
-
-def matmul_tiles(op: Matmul, s: MatmulSchedule, hw: HardwareConfig) -> list[Tile]:
-    plan = s.memory_plan(hw)
-    d = hw.dim
-    nI = -(-op.M // (d * s.tile_i))
-    nJ = -(-op.N // (d * s.tile_j))
-    nK = -(-op.K // (d * s.tile_k))
-    outer = [(i, j) for i in range(nI) for j in range(nJ)] if s.loop_order == "ijk" else \
-        [(i, j) for j in range(nJ) for i in range(nI)]
-    tiles = []
-    held_a = held_b = None
-    loads_a = loads_b = stores = 0
-    for ti, tj in outer:
-        for tk in range(nK):
-            load_a, load_b = held_a != (ti, tk), held_b != (tk, tj)
-            loads_a += load_a
-            loads_b += load_b
-            held_a, held_b = (ti, tk), (tk, tj)
-            tiles.append(Tile(
-                a=plan.a.base(loads_a - 1), b=plan.b.base(loads_b - 1), c=plan.c.base(stores),
-                load_a=load_a, load_b=load_b,
-                bias_before=bool(op.bias) and s.bias_strategy == "before" and tk == 0,
-                bias_after=bool(op.bias) and s.bias_strategy == "after" and tk == nK - 1,
-                accumulate=tk > 0 or (bool(op.bias) and s.bias_strategy == "before"),
-                store=tk == nK - 1,
-                i_blocks=blocks(ti, s.tile_i, op.M, d),
-                j_blocks=blocks(tj, s.tile_j, op.N, d),
-                k_blocks=blocks(tk, s.tile_k, op.K, d),
-                k_groups=blocks(tk, s.tile_k, op.K, d, s.mvin_blocks),
-                j_groups=blocks(tj, s.tile_j, op.N, d, s.mvin_blocks)))
-        stores += 1
-    return tiles
-
-
-@functools.lru_cache(maxsize=4096)
-def _matmul_computes(dim: int, TI: int, TK: int, a: int, b: int, c: int, accumulate: bool,
-                     i_sizes: tuple[int, ...], j_sizes: tuple[int, ...], k_sizes: tuple[int, ...]) -> str:
-    """One tile's preloads and computes. They name local addresses only, so tiles of equal
-    shape and bases share this text, within a program and across the tuner's candidates."""
-    return render("matmul_ws_computes.s.j2", dim=dim, TI=TI, TK=TK, a=a, b=b, c=c, accumulate=accumulate,
-                  i_sizes=i_sizes, j_sizes=j_sizes, k_sizes=k_sizes)
-
-
-def lower_matmul(op: Matmul, s: MatmulSchedule, hw: HardwareConfig) -> Program:
-    specs = [(name, "input", dtype, shape) for name, (shape, dtype) in op.input_specs().items()]
-    specs += [(name, "output", dtype, shape) for name, (shape, dtype) in op.output_specs().items()]
-    buffers = layout(specs)
-    out_bytes = 4 if op.out_dtype == "int32" else 1
-    text = render(
-        "matmul_ws.s.j2", M=op.M, N=op.N, K=op.K, bias=op.bias, activation=op.activation, scale=op.scale,
-        out_dtype=op.out_dtype, out_bytes=out_bytes, schedule=s.to_dict(), pipe=s, dim=hw.dim,
-        TI=s.tile_i, TK=s.tile_k, bias_stride=op.N * 4 if op.bias == "full" else 0, bias_row_bytes=op.N * 4,
-        tiles=matmul_tiles(op, s, hw),
-        computes=lambda t: _matmul_computes(
-            hw.dim, s.tile_i, s.tile_k, t.a, t.b, t.c, t.accumulate, tuple(b.size for b in t.i_blocks),
-            tuple(b.size for b in t.j_blocks), tuple(b.size for b in t.k_blocks)))
-    return parse_program(text, hw, buffers)
-
-
-def clear_caches() -> None:
-    """Forget rendered tile sections and parsed lines (for cold-start measurements)."""
-    _matmul_computes.cache_clear()
-    units.cache_clear()
-    clear_parse_cache()
 

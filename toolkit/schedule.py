@@ -1,4 +1,7 @@
-"""Schedules: the knobs of one op's lowering, their validity, and the library default.
+"""The Schedule base: knobs of one op's lowering, memory plans, the software-pipeline knobs, loading.
+
+Each kind's schedule (``toolkit/<kind>/schedule.py``) subclasses :class:`Schedule` or
+:class:`Pipelined`; its heuristics live beside it.
 
 A schedule is a frozen dataclass of knobs. ``memory_plan`` places its buffers in the
 scratchpad and accumulator, and is the single place that decides whether a
@@ -6,7 +9,6 @@ schedule fits: the lowering and the tuner's space both ask it.
 """
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import MISSING, dataclass, fields, replace
 from pathlib import Path
@@ -17,10 +19,6 @@ from isa import HardwareConfig
 
 class ScheduleError(ValueError):
     """A schedule that is malformed or does not fit the hardware."""
-
-
-LOOP_ORDERS = ("ijk", "jik")
-BIAS_STRATEGIES = ("before", "after")
 
 
 @dataclass(frozen=True)
@@ -140,62 +138,6 @@ class Pipelined(Schedule):
         return 2 if self.double_buffer else 1
 
 
-@dataclass(frozen=True)
-class MatmulSchedule(Pipelined):
-    """Weight-stationary tiled matmul. Tile sizes count ``dim``-wide blocks.
-
-    loop_order: outer loops over tiles, k innermost ("ijk" or "jik").
-    mvin_blocks: dim-wide blocks per mvin of A, B and bias (1..max_block_len).
-    bias_strategy: "before" loads the bias into the accumulator ahead of the
-    computes; "after" adds it with an accumulating mvin before the store.
-    a_bank / b_bank / c_bank: the bank where each region starts; B packs right
-    after A when both name one bank. The double buffering and software-pipeline
-    knobs are :class:`Pipelined`'s.
-    """
-
-    tile_i: int
-    tile_j: int
-    tile_k: int
-    loop_order: str = "ijk"
-    mvin_blocks: int = 1
-    bias_strategy: str = "before"
-    a_bank: int = 0
-    b_bank: int = 0
-    c_bank: int = 0
-
-    OP: ClassVar[str] = "matmul"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        for name in ("tile_i", "tile_j", "tile_k", "mvin_blocks"):
-            check_int(name, getattr(self, name), 1)
-        for name in ("a_bank", "b_bank", "c_bank"):
-            check_int(name, getattr(self, name), 0)
-        if self.loop_order not in LOOP_ORDERS:
-            raise ScheduleError(f"loop_order={self.loop_order!r} is not one of {LOOP_ORDERS}")
-        if self.bias_strategy not in BIAS_STRATEGIES:
-            raise ScheduleError(f"bias_strategy={self.bias_strategy!r} is not one of {BIAS_STRATEGIES}")
-
-    def memory_plan(self, hw: HardwareConfig, op: Any = None) -> MemoryPlan:
-        """Place A, B (scratchpad) and C (accumulator); ScheduleError if they do not fit.
-        ``op`` is unused: matmul regions depend on the tiles alone (conv's depend on the stride)."""
-        check_int("mvin_blocks", self.mvin_blocks, 1, hw.max_block_len)
-        check_int("a_bank", self.a_bank, 0, hw.sp_banks - 1)
-        check_int("b_bank", self.b_bank, 0, hw.sp_banks - 1)
-        check_int("c_bank", self.c_bank, 0, hw.acc_banks - 1)
-        d, split = hw.dim, self.split_buffers
-        a = place(self.a_bank, self.tile_i * self.tile_k * d, self.nbuf, hw.sp_bank_rows, hw.sp_banks, split)
-        b = place(self.b_bank, self.tile_k * self.tile_j * d, self.nbuf, hw.sp_bank_rows, hw.sp_banks, split,
-                  after=a if self.b_bank == self.a_bank else None)
-        c = place(self.c_bank, self.tile_i * self.tile_j * d, self.nbuf, hw.acc_bank_rows, hw.acc_banks, split)
-        check_plan(self, hw, (("A", a, "scratchpad"), ("B", b, "scratchpad"), ("C", c, "accumulator")))
-        return MemoryPlan(a, b, c)
-
-    def describe(self) -> str:
-        return (f"tiles {self.tile_i}x{self.tile_j}x{self.tile_k}, "
-                f"{'double' if self.double_buffer else 'single'}-buffered")
-
-
 def check_plan(s: Schedule, hw: HardwareConfig, regions: tuple[tuple[str, Region, str], ...]) -> None:
     """ScheduleError unless every region fits its memory and no two of one memory overlap."""
     limits = {"scratchpad": hw.sp_rows, "accumulator": hw.acc_rows}
@@ -233,94 +175,6 @@ def grow_tiles(tiles: dict[str, int], limits: dict[str, int], fits: Callable[[di
             if trial[name] <= limits[name] and fits(trial):
                 tiles, grown = trial, True
     return tiles
-
-
-def matmul_blocks(M: int, N: int, K: int, hw: HardwareConfig) -> dict[str, int]:
-    d = hw.dim
-    return {"i": -(-M // d), "j": -(-N // d), "k": -(-K // d)}
-
-
-def gemmini_matmul_schedule(M: int, N: int, K: int, hw: HardwareConfig, *, double_buffer: bool = True,
-                            ) -> MatmulSchedule:
-    """schedule="gemmini-flat": tiled_matmul_auto's sizing as first ported (from 5x5x51, the gemmini
-    preset's start, on any hardware) in our own flat load-compute-store order: grow tile_j, tile_i,
-    tile_k round-robin while A and B fit half the scratchpad and C half the accumulator."""
-    d, limits = hw.dim, matmul_blocks(M, N, K, hw)
-    nbuf = 2 if double_buffer else 1
-    sp_budget, acc_budget = hw.sp_rows // nbuf, hw.acc_rows // nbuf
-
-    def fits(t: dict[str, int]) -> bool:
-        return ((t["i"] * t["k"] + t["k"] * t["j"]) * d <= sp_budget and t["i"] * t["j"] * d <= acc_budget)
-
-    start = {"i": min(limits["i"], 5), "j": min(limits["j"], 5), "k": min(limits["k"], 51)}
-    tiles = grow_tiles(start, limits, fits, ("j", "i", "k"), f"a {M}x{N}x{K} matmul on {hw.name}")
-    a_rows = nbuf * tiles["i"] * tiles["k"] * d
-    b_bank = -(-a_rows // hw.sp_bank_rows)
-    b_rows = nbuf * tiles["k"] * tiles["j"] * d
-    if b_bank >= hw.sp_banks or b_bank * hw.sp_bank_rows + b_rows > hw.sp_rows:
-        b_bank = 0  # pack B right after A
-    return MatmulSchedule(tiles["i"], tiles["j"], tiles["k"], double_buffer=double_buffer,
-                          mvin_blocks=hw.max_block_len, b_bank=b_bank)
-
-
-DMA_EFFICIENCY = 0.75
-
-
-def pipelined_matmul_cycles(blocks: dict[str, int], t: dict[str, int], hw: HardwareConfig, out_bytes: int) -> float:
-    """A rough cycle estimate of a pipelined tiling in loop order ijk, used only to pick the default's tiles.
-
-    Steps overlap their DMA with their computes, so each costs the larger of the two; A stays
-    resident across j when one k tile covers K, B when it is the only tile; the first step's loads
-    and the last step's stores are not hidden; every step pays a short drain. The DMA moves a beat
-    on about DMA_EFFICIENCY of its cycles (latency between requests; measured on the RTL)."""
-    d, beat = hw.dim, hw.dma_beat_bytes * DMA_EFFICIENCY
-    n = {x: -(-blocks[x] // t[x]) for x in "ijk"}
-    M, N, K = (blocks[x] * d for x in "ijk")
-    steps = n["i"] * n["j"] * n["k"]
-    a_bytes = M * K * (1 if n["k"] == 1 else n["j"])
-    b_bytes = K * N * (1 if n["k"] == 1 and n["j"] == 1 else n["i"])
-    dma = (a_bytes + b_bytes + M * N * out_bytes) / beat
-    compute = blocks["i"] * blocks["j"] * blocks["k"] * d
-    first = (t["i"] * t["k"] + t["k"] * t["j"]) * d * d / beat
-    last = t["i"] * t["j"] * d * d * out_bytes / beat
-    return steps * max(compute / steps, dma / steps) + first + last + 2 * d * steps
-
-
-@functools.lru_cache(maxsize=1024)
-def default_matmul_schedule(M: int, N: int, K: int, hw: HardwareConfig, out_bytes: int = 1) -> MatmulSchedule:
-    """The toolkit's heuristic: Gemmini's tile sizing, under a software pipeline, or a resident B or A.
-
-    The next step's loads and the previous step's stores are interleaved with each
-    step's computes, and the halves of every double buffer sit in different banks
-    (A and B in banks of their own where the scratchpad has enough), so that DMA writes
-    and the array's reads meet in no bank. Candidates: Gemmini's round-robin growth under
-    that placement, and the tiles that keep all of B (or all of A) resident, loaded once;
-    :func:`pipelined_matmul_cycles` picks among them."""
-    blocks = matmul_blocks(M, N, K, hw)
-    pipelined = dict(load_ahead=1, store_delay=1, split_buffers=True, mvin_blocks=hw.max_block_len)
-    placements = [dict(b_bank=1), dict(b_bank=0)] if hw.sp_banks >= 4 else [dict(b_bank=0)]
-    start = {"i": min(blocks["i"], 5), "j": min(blocks["j"], 5), "k": min(blocks["k"], 51)}
-    what = f"a {M}x{N}x{K} matmul on {hw.name}"
-    for placement in placements:
-        def fits(t: dict[str, int]) -> bool:
-            try:
-                MatmulSchedule(t["i"], t["j"], t["k"], **pipelined, **placement).memory_plan(hw)
-            except ScheduleError:
-                return False
-            return True
-        candidates = []
-        for grow, fixed in (("jik", {}), ("i", {"j": blocks["j"], "k": blocks["k"]}),
-                            ("j", {"i": blocks["i"], "k": blocks["k"]})):
-            first = {**{x: 1 for x in "ijk"}, **fixed} if fixed else start
-            if fits(first) or not fixed:
-                try:
-                    candidates.append(grow_tiles(first, blocks, fits, grow, what))
-                except ScheduleError:
-                    pass
-        if candidates:
-            t = min(candidates, key=lambda t: pipelined_matmul_cycles(blocks, t, hw, out_bytes))
-            return MatmulSchedule(t["i"], t["j"], t["k"], **pipelined, **placement)
-    return gemmini_matmul_schedule(M, N, K, hw)
 
 
 def read_schedule_file(spec: str | Path) -> Any:

@@ -18,13 +18,13 @@ import numpy as np
 from isa import ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, HardwareConfig, Program, encode_all
 from isa.loop_words import OPERAND
 from isa.opcodes import MVIN_FUNCTS, ConfigKind, Funct
+from simulators.stand_in import estimate
 from toolkit.kinds import KINDS, lower
 from toolkit.kinds import from_dict as op_from_dict
 from toolkit.ops import Op
 from toolkit.schedule import Schedule
 
 from .space import knob_domains
-from .stand_in import estimate
 
 if TYPE_CHECKING:
     from .space import Space

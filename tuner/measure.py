@@ -73,22 +73,16 @@ def backend_name(backend: str | Callable[..., Any]) -> str:
     return getattr(backend, "BACKEND", getattr(backend, "__name__", "custom"))
 
 
-_STAND_IN = ("stand-in", "stand_in", "standin")
-
-
 def _backend_fn(backend: str | Callable[..., Any]) -> Callable[..., Any]:
     if callable(backend):
         return backend
-    if backend in _STAND_IN:
-        from . import stand_in
-        return stand_in.run
     from simulators.base import get_backend
     return get_backend(backend)
 
 
 def _backend_many(backend: str | Callable[..., Any]) -> Callable[..., list[Any]] | None:
     """The backend's ``run_many(jobs, timeout=...)`` (many programs in one simulator process), if it has one."""
-    if callable(backend) or backend in _STAND_IN:
+    if callable(backend):
         return None
     return getattr(sys.modules[_backend_fn(backend).__module__], "run_many", None)
 

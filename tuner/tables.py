@@ -33,14 +33,17 @@ from .space import Space
 
 FORMAT = "systolic-rtl-table/1"
 ROOT = Path(__file__).resolve().parent.parent
-# the Python that turns a schedule into an instruction stream (the templates are hashed on their own)
-# What turns a table's knobs into instruction words (the default-picking heuristics are left out: a
-# table's rows are explicit schedules, so a new default does not make it stale).
-LOWERING_FILES = ("isa/assembly.py", "isa/buffers.py", "isa/encoding.py", "isa/instructions.py", "isa/program.py",
-                  "toolkit/kinds.py", "toolkit/lowering.py", "toolkit/ops.py", "toolkit/schedule.py",
-                  "toolkit/window.py", "toolkit/conv/geometry.py", "toolkit/conv/lowering.py",
-                  "toolkit/conv/ops.py", "toolkit/conv/packed.py", "toolkit/conv/schedule.py",
-                  "toolkit/conv/tiles.py")
+# What turns a table's knobs into instruction words: every module of isa/ and of the core (toolkit/
+# without its face: the package's __init__ and cli/). The templates are hashed on their own; the
+# default-picking heuristics (each kind's heuristic.py) are left out: a table's rows are explicit
+# schedules, so a new default does not make it stale.
+LOWERING_FOLDERS = ("isa", "toolkit")
+NOT_LOWERING = ("toolkit/__init__.py", "toolkit/cli/", "heuristic.py")
+
+
+def lowering_files() -> list[Path]:
+    files = sorted(p for top in LOWERING_FOLDERS for p in (ROOT / top).rglob("*.py"))
+    return [p for p in files if not any(part in p.relative_to(ROOT).as_posix() for part in NOT_LOWERING)]
 
 
 class TableError(ValueError):
@@ -70,7 +73,7 @@ def source_hashes(op: Op, hw: HardwareConfig) -> dict[str, str]:
     return {
         "rtl": _digest(rtl),
         "templates": _digest(_files(sorted((ROOT / "templates").glob("*.j2")))),
-        "lowering": _digest(_files(ROOT / f for f in LOWERING_FILES)),
+        "lowering": _digest(_files(lowering_files())),
         "hw": hw.config_hash(),
         "knobs": _digest(knobs),
     }

@@ -15,8 +15,9 @@ from typing import Any, NamedTuple
 
 from isa import HardwareConfig
 
-from ..ops import Matmul
-from ..schedule import ScheduleError, grow_tiles, matmul_blocks
+from ..gemm.op import Matmul
+from ..gemm.schedule import matmul_blocks
+from ..schedule import ScheduleError, grow_tiles
 from .schedule import LibraryMatmul
 from .words import ACT, NULL, at, check_fits, fits_half
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..cli_errors import output_file, positive_int, seconds, seed
+from .errors import output_file, positive_int, seconds, seed
 from .common import add_op_args, hardware, op_from_args
 
 if TYPE_CHECKING:

@@ -6,11 +6,12 @@ from typing import Any
 
 import numpy as np
 
-from ..network import Network, NetworkResult
-from ..network_run import check_finite, run_network
-from ..network_report import format_table, plot, write_csv
-from ..onnx_import import from_onnx
-from ..cli_errors import output_file, positive_float, positive_int, seed
+from networks.network import Network, NetworkResult
+from networks.network_report import format_table, plot, write_csv
+from networks.network_run import check_finite, run_network
+from networks.onnx_import import from_onnx
+
+from .errors import output_file, positive_float, positive_int, seed
 from .common import add_hardware_args, hardware
 
 EXACT_KINDS = ("conv2d", "depthwise", "matmul")   # layers whose arithmetic is onnxruntime's
@@ -84,7 +85,7 @@ def cmd_net(args: argparse.Namespace) -> int:
         plot(res, args.plot, args.clock_ghz)
         print(f"plot: {args.plot}")
     if args.tune:
-        from ..network_tune import tune_network
+        from networks.network_tune import tune_network
         if args.tune_backend == "stand-in":
             print("note: tuning with the stand-in analytical model, not the RTL")
         tuning = tune_network(net, hardware(args), args.tune, db=args.db, backend=args.tune_backend,

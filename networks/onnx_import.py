@@ -1,4 +1,4 @@
-"""Import an onnxruntime-quantized int8 ONNX model as a :class:`~toolkit.network.Network`.
+"""Import an onnxruntime-quantized int8 ONNX model as a :class:`~networks.network.Network`.
 
 Both forms ``onnxruntime.quantization.quantize_static`` writes are read:
 
@@ -23,7 +23,7 @@ where the exact sum lies within 2^-k of a rounding tie.
 
 Everything else (GlobalAveragePool, Flatten/Reshape, Softmax, LayerNormalization,
 Gelu, ... and the Quantize/DequantizeLinear around them) runs on the host in numpy
-(:mod:`toolkit.host_ops`). What the accelerator cannot express is an error that
+(:mod:`networks.host_ops`). What the accelerator cannot express is an error that
 names the node and the reason.
 """
 from __future__ import annotations
@@ -36,12 +36,13 @@ from typing import Any
 
 import numpy as np
 
+from toolkit.conv.ops import conv2d, depthwise_conv2d
+from toolkit.limits import MAX_DRAM_FOOTPRINT
+from toolkit.gemm import matmul
+from toolkit.maxpool import maxpool2d
+from toolkit.resadd import resadd
+
 from . import host_ops
-from .conv.ops import conv2d, depthwise_conv2d
-from .maxpool import maxpool2d
-from .ops import matmul
-from .resadd import resadd
-from .limits import MAX_DRAM_FOOTPRINT
 from .network import AccelLayer, Feed, HostLayer, Network, TensorInfo, convert_layout, to_layout_shape
 
 _DTYPES = {1: "float32", 2: "uint8", 3: "int8", 6: "int32", 7: "int64", 9: "bool", 10: "float16", 11: "float64"}

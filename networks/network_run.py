@@ -9,16 +9,16 @@ from typing import Any, Mapping
 import numpy as np
 
 from isa import HardwareConfig
+from simulators.base import run as run_program
+from toolkit.compiler import resolve_schedule
+from toolkit.ops import Op
+from toolkit.schedule import ScheduleError
 
-from .api import compile as compile_op
-from .api import resolve_schedule
-from .api import run as run_program
+from .compiling import best_lookup, compile_op
 from .network import (AccelLayer, HostLayer, LayerRow, Network, NetworkResult, convert_layout, execute_accel,
                       execute_host, task_op)
-from .ops import Op
 from .ort_reference import compare_with_onnxruntime
-from .schedule import ScheduleError
-from .suites import compulsory_bytes, ideal_cycles
+from .suite import compulsory_bytes, ideal_cycles
 
 
 def _check_inputs(net: Network, inputs: Mapping[str, np.ndarray]) -> None:
@@ -57,7 +57,7 @@ class _Compiler:
             try:
                 schedule = self.schedule
                 if schedule == "best":   # records are kept per task: the op with its scales set to 1
-                    schedule = resolve_schedule(task_op(op), self.hw, "best", self.db)
+                    schedule = resolve_schedule(task_op(op), self.hw, "best", best_lookup(self.db))
                 self.programs[op] = compile_op(op, self.hw, schedule, db=self.db)
             except ScheduleError as exc:
                 if self.schedule not in ("gemmini", "best"):

@@ -20,11 +20,11 @@ from typing import Any
 
 from isa import HardwareConfig
 from simulators.base import BACKENDS
+from simulators.base import run as run_program
+from toolkit.ops import Op
 
-from .api import compile as compile_op
-from .api import run as run_program
+from .compiling import compile_op
 from .network import Network
-from .ops import Op
 
 
 @dataclass
@@ -117,8 +117,9 @@ def tune_network(net: Network, hw: HardwareConfig | str = "gemmini", trials: int
         return tune_op(op, hw, trials=n, backend=backend, db=str(db), progress=progress, **{**options, **extra})
 
     def default_cycles(op: Op) -> int | None:
-        """Cycles of the default schedule. A simulator runs it directly; other cycle sources (the
-        stand-in) through the tuner, whose first trial is the default (it measures its seeds first)."""
+        """Cycles of the default schedule. A backend of simulators/ (the stand-in too) runs it directly; a
+        custom cycle source (a callable) through the tuner, whose first trial is the default (it measures
+        its seeds first)."""
         if backend in BACKENDS:
             return run_program(compile_op(op, hw), op.random_inputs(0), backend).cycles
         res = tune(op, 1, tuner="random", transfer_learning=False)

@@ -1,6 +1,6 @@
 """Workload suites: load them from YAML, run each layer, check it bit-exact, and report.
 
-A suite (``benchmarks/suites/NAME.yaml``) is data: ``name``, ``description``,
+A suite (``networks/suites/NAME.yaml``, package data) is data: ``name``, ``description``,
 ``source``, ``departures`` (how it differs from its source), ``defaults`` (op parameters every
 layer starts from; keys an op kind
 does not take are skipped) and ``layers``, each a ``name``, an optional
@@ -33,13 +33,13 @@ import yaml
 from isa import GARBAGE, ComputePreloaded, HardwareConfig, Preload, Program
 from isa.opcodes import STACK, STACK_UNITS, stack_counter
 from simulators.base import BackendError
+from simulators.base import run as run_program
+from toolkit.kinds import KINDS, from_dict
+from toolkit.ops import Op
 
-from .api import compile as compile_op
-from .api import run as run_program
-from .kinds import KINDS, from_dict
-from .ops import Op
+from .compiling import compile_op
 
-SUITE_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "suites"
+SUITE_DIR = Path(__file__).resolve().parent / "suites"   # package data: found in an install too
 STACK_COUNTERS = tuple(stack_counter(u, c) for u in STACK_UNITS for c in STACK)   # the RTL's cycle stacks
 
 
@@ -78,7 +78,7 @@ def available_suites() -> list[str]:
 
 
 def load_suite(spec: str | Path) -> Suite:
-    """A suite by name (``benchmarks/suites/NAME.yaml``) or from a YAML path."""
+    """A suite by name (``networks/suites/NAME.yaml``) or from a YAML path."""
     path = Path(spec)
     if not path.suffix and not path.exists():
         path = SUITE_DIR / f"{spec}.yaml"

@@ -11,9 +11,9 @@ from isa import Program
 from isa.program import file_format
 from simulators.base import RunResult
 
-from ..api import compile as compile_op
-from ..api import run as run_program
-from ..cli_errors import output_dir, output_file, positive_float, positive_int, seconds, seed
+from .. import compile as compile_op
+from .. import run as run_program
+from .errors import output_dir, output_file, positive_float, positive_int, seconds, seed
 from .common import add_op_args, add_schedule_args, hardware, op_from_args
 
 BACKENDS = ("functional", "verilator", "cpu", "gpu")

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..suites import available_suites, format_table, load_suite, plot, run_suite, write_csv
-from ..cli_errors import output_file, positive_int, seed
+from networks.suite import available_suites, format_table, load_suite, plot, run_suite, write_csv
+
+from .errors import output_file, positive_int, seed
 from .common import add_hardware_args, hardware
 
 

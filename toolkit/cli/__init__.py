@@ -4,14 +4,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import sys
 from contextlib import contextmanager
 from typing import Iterator
 
-from .cli_errors import Parser, run_command
+from .errors import Parser, run_command
 
-COMMANDS = ("toolkit.commands.run", "toolkit.commands.profile", "toolkit.commands.bench",
-            "toolkit.commands.tune", "toolkit.commands.net")
+COMMANDS = ("toolkit.cli.run", "toolkit.cli.profile", "toolkit.cli.bench",
+            "toolkit.cli.tune", "toolkit.cli.net")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,6 +46,3 @@ def main(argv: list[str] | None = None) -> int:
     with quiet_builds(getattr(args, "quiet", False)):
         return run_command(f"systolic {args.command}", args.func, args)
 
-
-if __name__ == "__main__":
-    sys.exit(main())

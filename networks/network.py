@@ -1,7 +1,7 @@
 """A network: ordered layers (accelerator ops and host ops), the tensors between them, its unique tasks.
 
-:func:`toolkit.onnx_import.from_onnx` builds one from a quantized ONNX model;
-:func:`toolkit.network_run.run_network` runs it whole. Activations live as int8 DRAM buffers between
+:func:`networks.onnx_import.from_onnx` builds one from a quantized ONNX model;
+:func:`networks.network_run.run_network` runs it whole. Activations live as int8 DRAM buffers between
 accelerator layers at the scale the model gives them; a 4-D tensor an accelerator
 layer writes stays channels-last (``layout="nhwc"``), and is transposed to ONNX's
 NCHW only where a host op or a graph output reads it.
@@ -14,7 +14,7 @@ from typing import Any, Callable, Union
 import numpy as np
 
 from .host_ops import HostFn
-from .ops import Op
+from toolkit.ops import Op
 
 LAYOUTS = ("native", "nhwc")
 

@@ -6,10 +6,10 @@ import json
 
 import numpy as np
 
-from ..api import compile as compile_op
-from ..api import run as run_program
+from .. import compile as compile_op
+from .. import run as run_program
 from ..profile import bound, cycle_stacks, format_stacks
-from ..cli_errors import seed
+from .errors import seed
 from .common import add_op_args, add_schedule_args, hardware, op_from_args
 from .run import add_limit_args
 

@@ -4,7 +4,7 @@ It exists only so that tests and benchmarks can enumerate whole search spaces,
 which is too slow on the Verilator model. Every number it produces is labelled
 backend "stand-in"; never report it as measured hardware cycles.
 
-The model follows the decoupled access-execute machine of DESIGN.md, one
+The model follows the decoupled access-execute machine of ARCHITECTURE.md, one
 instruction at a time in program order:
 
 * dispatch is in order; an instruction waits while its queue (ld/ex/st) holds
@@ -36,8 +36,8 @@ from isa.encoding import split_operand
 from isa.loop_unroll import primitives
 from isa.loop_words import CONFIG_LD
 from isa.opcodes import MVIN_FUNCTS, STACK, STACK_UNITS, ConfigKind, Funct, stack_counter
-from simulators import functional
-from simulators.base import RunResult
+from . import functional
+from .base import RunResult
 
 BACKEND = "stand-in"
 LABEL = "stand-in analytical timing model (not RTL)"
