@@ -43,6 +43,12 @@ CASES: dict[str, tuple[str, str, tuple, dict, str | dict]] = {
                                                                                scale=0.02), "default"),
     "tiny/depthwise_1x7x7x6_default": ("tiny", "depthwise_conv2d", (1, 7, 7, 6), dict(scale=0.05), "default"),
     "gemmini/matmul_256x256x256_default": ("gemmini", "matmul", (256, 256, 256), dict(scale=0.001), "default"),
+    # Gemmini's library: LOOP_WS / LOOP_CONV_WS words, unrolled by the RTL's loop units
+    "tiny/matmul_30x20x70_library": ("tiny", "matmul", (30, 20, 70), dict(bias="row", activation="relu", scale=0.05),
+                                     "gemmini"),
+    "tiny/conv_1x8x8x6x9_s2_library": ("tiny", "conv2d", (1, 8, 8, 6, 9), dict(stride=2, bias="channel",
+                                                                               scale=0.02), "gemmini"),
+    "gemmini/matmul_256x256x256_library": ("gemmini", "matmul", (256, 256, 256), dict(scale=0.001), "gemmini"),
 }
 
 
