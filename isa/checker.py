@@ -12,6 +12,10 @@ A loop (LOOP_WS, LOOP_CONV_WS) is checked through its expansion (isa.loop_unroll
 every primitive as above, its DRAM ranges inside buffers, and the rows its loads
 write apart from each other and from the loop before it, so that Gemmini's
 overlapped issue order and the unroller's sequential one give the same bits.
+
+Last, in a program that passes all of the above: no two instructions that nothing
+orders (a fence, or local rows they share) touch the same DRAM bytes when one of them
+writes (isa.dram_hazards).
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from .instructions import (
     ConfigSt, Fence, Flush, Instruction, ISAError, Mvin, Mvout, Preload,
 )
 from .buffers import MAX_DRAM_BYTES
+from .dram_hazards import DramAccesses
 from .loop_unroll import Unroller
 from .loop_words import LoopConvWs, LoopError, LoopWord, LoopWs
 from .program import Program
@@ -52,10 +57,16 @@ class BufferTableError(ISAError):
 
 
 def check(prog: Program) -> None:
-    """Raise :class:`BufferTableError` for a bad buffer table, else :class:`ProgramError`
-    at the first instruction that cannot run."""
+    """Raise :class:`BufferTableError` for a bad buffer table, else :class:`ProgramError` at the first
+    instruction that cannot run, or, in a program whose instructions all can, at the later one of its
+    first DRAM hazard."""
     check_buffers(prog)
-    _Checker(prog).run()
+    checker = _Checker(prog)
+    checker.run()
+    if hazard := checker.accesses.first_hazard():
+        index = hazard.later[0]
+        raise ProgramError(index, format_instruction(prog.instructions[index], checker.dram_names),
+                           hazard.reason(prog, checker.dram_names))
 
 
 def check_buffers(prog: Program) -> None:
@@ -84,15 +95,18 @@ class _Checker:
         self.preloaded: Preload | None = None   # a preload waits for its compute
         self.weights = False        # the array holds weights
         self.in_loop = False        # checking a loop's expansion: its DRAM ranges must lie inside buffers
+        self.accesses = DramAccesses(prog.dram_size)
+        self.at = (0, -1)           # the instruction being checked: (index, position in its loop's expansion)
         self.dispatch = {Mvin: self.mvin, Mvout: self.mvout, Preload: self.preload,
                          ComputePreloaded: self.compute, ComputeAccumulated: self.compute,
                          ConfigEx: self.config_ex, ConfigLd: self.config_ld, ConfigSt: self.config_st,
-                         Flush: _nothing, Fence: _nothing}
+                         Flush: _nothing, Fence: self.fence}
 
     def run(self) -> None:
         unroller = Unroller(self.hw)
         previous: _Loop | None = None   # the last loop, while only loop words follow it
         for index, ins in enumerate(self.prog.instructions):
+            self.at = (index, -1)
             try:
                 expanded = unroller.feed(ins)
             except LoopError as exc:
@@ -116,7 +130,8 @@ class _Checker:
         loads: dict[int, list[Span]] = {0: [], 1: [], 2: []}
         touched: list[Span] = []
         self.in_loop = True
-        for prim in expanded:
+        for sub, prim in enumerate(expanded):
+            self.at = (index, sub)
             spans = self._spans(prim)
             if reason := self.dispatch[type(prim)](prim):
                 raise self._error(index, ins, f"expanded {format_instruction(prim, self.dram_names)}: {reason}")
@@ -158,7 +173,7 @@ class _Checker:
                     f"({limit} rows)")
         return None
 
-    def _dram(self, addr: int, rows: int, stride: int, row_bytes: int) -> str | None:
+    def _dram(self, addr: int, rows: int, stride: int, row_bytes: int, write: bool, local: int) -> str | None:
         end = addr + (rows - 1) * stride + row_bytes
         if end > self.prog.dram_size:
             return f"DRAM bytes {addr}..{end - 1} run past the end of DRAM ({self.prog.dram_size} bytes)"
@@ -166,6 +181,8 @@ class _Checker:
             k = bisect_right(self.buffer_spans, (addr, MAX_DRAM_BYTES)) - 1
             if k < 0 or end > self.buffer_spans[k][1]:
                 return f"DRAM bytes {addr}..{end - 1} are not inside one buffer"
+        # one row's stride is moot (and may not fit 64 signed bits)
+        self.accesses.record(*self.at, addr, rows, stride if rows > 1 else 0, row_bytes, write, local)
         return None
 
     def _spans(self, ins: Instruction) -> list[Span]:
@@ -198,6 +215,9 @@ class _Checker:
         self.ex = ins
         return None
 
+    def fence(self, _: Fence) -> None:
+        self.accesses.fence()
+
     def config_ld(self, ins: ConfigLd) -> str | None:
         self.ld[ins.state] = ins
         return None
@@ -227,7 +247,7 @@ class _Checker:
         itemsize = 4 if acc and not cfg.shrink else 1
         if ins.dram == 0:   # Gemmini writes zeros, reading nothing
             return None
-        return self._dram(ins.dram, ins.rows, cfg.dram_stride, ins.cols * itemsize)
+        return self._dram(ins.dram, ins.rows, cfg.dram_stride, ins.cols * itemsize, False, ins.local)
 
     def mvout(self, ins: Mvout) -> str | None:
         if self.st is None:
@@ -241,7 +261,8 @@ class _Checker:
         for b in range(-(-ins.cols // self.hw.dim)):   # block b: the dim rows after block b - 1's
             if reason := self._rows(ins.local, "local", b * self.hw.dim, ins.rows, 1, write=False):
                 return reason
-        return self._dram(ins.dram, ins.rows, self.st.dram_stride, ins.cols * (4 if full else 1))
+        return self._dram(ins.dram, ins.rows, self.st.dram_stride, ins.cols * (4 if full else 1), True,
+                          ins.local)
 
     def preload(self, ins: Preload) -> str | None:
         if self.preloaded is not None:
