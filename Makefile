@@ -21,11 +21,12 @@ JOBS    ?= 2
 NET_TUNE ?= 0
 MODELS   ?= resnet18 resnet50 mobilenetv2 bert
 
-.PHONY: help venv demo test sim asm tune bench golden tables bench-tables bench-all networks clean
+.PHONY: help venv demo test test-quick sim asm tune bench golden tables bench-tables bench-all networks clean
 
 help:
 	@echo "make demo                 tune one matmul on the RTL and compare with the default schedule"
 	@echo "make test                 the regression suite (pytest, cocotb, cycle goldens)"
+	@echo "make test-quick           the quick loop: the suite without the slow and the RTL (Verilator) tests"
 	@echo "make sim OP=matmul M= N= K= BACKEND=functional|verilator|cpu|gpu CONFIG=gemmini|tiny|FILE.toml"
 	@echo "make tune M= N= K= TRIALS=100 DB=tuning.db"
 	@echo "make bench SUITE=gemmini_gemms|resnet50|bert_base|mobilenetv2 BACKEND=functional|verilator"
@@ -47,6 +48,9 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n $(JOBS) tests
+
+test-quick: $(STAMP)
+	$(BIN)/python -m pytest -q -n $(JOBS) -m "not slow and not rtl" tests
 
 sim: $(STAMP)
 	$(BIN)/systolic run $(OP) --m $(M) --n $(N) --k $(K) --backend $(BACKEND) --config $(CONFIG)
@@ -73,6 +77,7 @@ bench-all: $(STAMP)
 	$(BIN)/python benchmarks/bench_lowering.py
 	$(BIN)/python benchmarks/bench_verilator.py
 	$(BIN)/python benchmarks/bench_tuner.py
+	$(BIN)/python benchmarks/bench_tuner_quality.py
 	$(BIN)/python benchmarks/bench_tuner_tables.py --workers $(JOBS)
 
 networks: $(STAMP)

@@ -21,7 +21,8 @@ import numpy as np  # noqa: E402
 
 import toolkit as tk  # noqa: E402
 from toolkit.conv.heuristic import default_conv_schedule, gemmini_conv_schedule  # noqa: E402
-from networks.suite import ideal_cycles, load_suite  # noqa: E402
+from networks.suite import load_suite  # noqa: E402
+from toolkit.kinds import ideal_cycles  # noqa: E402
 
 LAYERS = (("resnet50", "conv1"), ("mobilenetv2", "stem_3x3_s2"))
 

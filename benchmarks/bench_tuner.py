@@ -58,7 +58,7 @@ def workloads() -> list[tuple[str, tk.Op, tk.HardwareConfig, dict | None]]:
 def make_space(op: tk.Op, hw: tk.HardwareConfig, restrict: dict | None) -> Space:
     if restrict is None:
         return Space(op, hw)
-    from tuner.space import knob_domains
+    from toolkit.kinds import knob_domains
     domains = {**knob_domains(op, hw), **restrict}
     return Space(op, hw, domains=domains)
 

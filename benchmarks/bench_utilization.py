@@ -39,7 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import toolkit as tk  # noqa: E402
-from networks.suite import ideal_cycles, load_suite  # noqa: E402
+from networks.suite import load_suite  # noqa: E402
+from toolkit.kinds import ideal_cycles  # noqa: E402
 from tuner.api import tune  # noqa: E402
 
 # SCALE-Sim 3.0, 16x16 weight-stationary, batch 1, no stalls (issue 8), keyed by (M, K, N)

@@ -27,9 +27,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import toolkit as tk  # noqa: E402
+from toolkit.kinds import knob_domains  # noqa: E402
 from toolkit.schedule import Schedule  # noqa: E402
 from tuner.measure import MeasureResult, Measurer  # noqa: E402
-from tuner.space import Space, knob_domains  # noqa: E402
+from tuner.space import Space  # noqa: E402
 from tuner.tables import Table, TableError, load, source_hashes  # noqa: E402
 
 TABLES = ROOT / "benchmarks" / "tables"

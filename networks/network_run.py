@@ -11,6 +11,7 @@ import numpy as np
 from isa import HardwareConfig
 from simulators.base import run as run_program
 from toolkit.compiler import resolve_schedule
+from toolkit.kinds import dram_cycles, ideal_cycles
 from toolkit.ops import Op
 from toolkit.schedule import ScheduleError
 
@@ -18,7 +19,6 @@ from .compiling import best_lookup, compile_op
 from .network import (AccelLayer, HostLayer, LayerRow, Network, NetworkResult, convert_layout, execute_accel,
                       execute_host, task_op)
 from .ort_reference import compare_with_onnxruntime
-from .suite import compulsory_bytes, ideal_cycles
 
 
 def _check_inputs(net: Network, inputs: Mapping[str, np.ndarray]) -> None:
@@ -125,7 +125,7 @@ def run_network(net: Network, inputs: Mapping[str, np.ndarray], backend: str = "
 def _accel_row(layer: AccelLayer, hw: HardwareConfig, cycles: int | None, wall_s: float, note: str) -> LayerRow:
     op, n = layer.op, layer.repeat
     ideal = ideal_cycles(op, hw) * n
-    dram = -(-compulsory_bytes(op) // hw.dma_beat_bytes) * n
+    dram = dram_cycles(op, hw) * n
     bound = "compute" if ideal >= dram else "memory"
     util = ideal / cycles if cycles and ideal else None
     return LayerRow(layer.name, layer.kind, op.key, n, op.macs * n, cycles, ideal, max(ideal, dram), util, bound,

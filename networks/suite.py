@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import csv
 import fnmatch
-import math
 import sys
 import time
 from dataclasses import asdict, dataclass, fields
@@ -34,7 +33,7 @@ from isa import GARBAGE, ComputePreloaded, HardwareConfig, Preload, Program
 from isa.opcodes import STACK, STACK_UNITS, stack_counter
 from simulators.base import BackendError
 from simulators.base import run as run_program
-from toolkit.kinds import KINDS, from_dict
+from toolkit.kinds import KINDS, from_dict, ideal_cycles, roofline_cycles
 from toolkit.ops import Op
 
 from .compiling import compile_op
@@ -120,29 +119,6 @@ def load_suite(spec: str | Path) -> Suite:
 
 
 # ---- measures ----------------------------------------------------------------------------------
-def ideal_cycles(op: Op, hw: HardwareConfig) -> int:
-    """Cycles of a perfectly fed ``dim x dim`` array: a GEMM's ceil-blocked MACs / dim^2.
-
-    A conv counts as its im2col GEMM; a depthwise conv as its MACs over dim^2
-    (what a dense array could do with them); ops without MACs as 0.
-    """
-    d = hw.dim
-    p = op.params()
-    if op.KIND == "matmul":
-        M, N, K = p["M"], p["N"], p["K"]
-    elif op.KIND == "conv2d":
-        M, N, K = p["batch"] * op.out_h * op.out_w, p["out_c"], op.kernel[0] * op.kernel[1] * p["in_c"]
-    else:
-        return -(-op.macs // (d * d))
-    return -(-M // d) * -(-N // d) * -(-K // d) * d
-
-
-def compulsory_bytes(op: Op) -> int:
-    """DRAM bytes any schedule must move: every input read once, every output written once."""
-    specs = {**op.input_specs(), **op.output_specs()}
-    return sum(math.prod(shape) * (1 if dtype == "int8" else 4) for shape, dtype in specs.values())
-
-
 def array_work(prog: Program) -> tuple[int, int, int]:
     """(computes, MACs on real data, MAC slots of the rows streamed) of a program's instruction stream.
 
@@ -210,7 +186,7 @@ def run_layer(layer: Layer, hw: HardwareConfig, *, backend: str = "functional", 
             note = (note + "; " if note else "") + str(exc).split(" (")[0]
     computes, useful, streamed = array_work(prog)
     ideal = ideal_cycles(op, hw)
-    roofline = max(ideal, -(-compulsory_bytes(op) // hw.dma_beat_bytes))
+    roofline = roofline_cycles(op, hw)
     cycles = res.cycles
     stacks = {name: res.counters[name] for name in STACK_COUNTERS if name in res.counters}
     return LayerResult(layer.name, op.KIND, layer.count, op.macs, len(prog), computes, cycles, ideal, roofline,

@@ -1,6 +1,9 @@
-"""Shared test setup: the repository on sys.path, hardware fixtures, hypothesis profiles.
+"""Shared test setup: the repository on sys.path, hardware fixtures, hypothesis profiles, markers.
 
-HYPOTHESIS_PROFILE=thorough runs every property test with many more examples.
+HYPOTHESIS_PROFILE=thorough runs every property test with many more examples. Every test that
+uses the Verilator fixtures (``verilator_ok``, ``tiny_model`` and those built on them) is marked
+``rtl``, so ``pytest -m "not slow and not rtl"`` is the quick loop; the compile-run-compare check
+is ``helpers.assert_exact``.
 """
 from __future__ import annotations
 
@@ -21,6 +24,18 @@ settings.register_profile("fast", deadline=None, max_examples=100,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 settings.register_profile("thorough", parent=settings.get_profile("fast"), max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
+
+
+RTL_FIXTURES = frozenset({"verilator_ok", "tiny_model"})
+RTL_BENCHES = Path(__file__).resolve().parent / "rtl"   # cocotb benches of the RTL units, on Verilator
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``rtl`` whatever needs the Verilator toolchain: the tests using its fixtures (fixturenames
+    is the closure, so a fixture built on ``tiny_model`` counts too) and the cocotb benches."""
+    for item in items:
+        if RTL_FIXTURES & set(getattr(item, "fixturenames", ())) or RTL_BENCHES in item.path.parents:
+            item.add_marker(pytest.mark.rtl)
 
 
 @pytest.fixture(scope="session")

@@ -8,10 +8,9 @@ import pytest
 
 import toolkit as tk
 from isa import HardwareConfig
-from networks.suite import (
-    available_suites, compulsory_bytes, format_table, ideal_cycles, load_suite, plot, run_suite, write_csv,
-)
+from networks.suite import available_suites, format_table, load_suite, plot, run_suite, write_csv
 from toolkit.cli import main as cli_main
+from toolkit.kinds import ideal_cycles, roofline_cycles
 
 SUITES = ("gemmini_gemms", "gemmini_gemms_int32", "resnet50", "bert_base", "mobilenetv2")
 
@@ -73,8 +72,9 @@ def test_measures(gemmini) -> None:
     conv = tk.conv2d(1, 8, 8, 3, 20, kernel=3, stride=1, padding=1)   # im2col GEMM: 64 x 20 x 27
     assert ideal_cycles(conv, gemmini) == 4 * 2 * 2 * 16
     assert ideal_cycles(tk.resadd(1, 4, 4, 16), gemmini) == 0
-    assert compulsory_bytes(tk.resadd(1, 4, 4, 16)) == 3 * 256
-    assert compulsory_bytes(mm) == 100 * 17 + 17 * 40 + 100 * 40
+    assert tk.resadd(1, 4, 4, 16).compulsory_bytes == 3 * 256
+    assert mm.compulsory_bytes == 100 * 17 + 17 * 40 + 100 * 40
+    assert roofline_cycles(mm, gemmini) == max(7 * 3 * 2 * 16, -(-mm.compulsory_bytes // 16))
 
 
 TINY_SUITE = textwrap.dedent("""\

@@ -9,20 +9,13 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import toolkit as tk
+from helpers import assert_exact
 from isa import ConfigLd, Fence, Mvin, Mvout
 from toolkit.conv.heuristic import default_conv_schedule, gemmini_conv_schedule
 from toolkit.conv.schedule import ConvSchedule, DepthwiseSchedule
 from toolkit.conv.tiles import axis_layout
 from toolkit.kinds import from_dict
 from toolkit.schedule import ScheduleError
-
-
-def run_exact(op: tk.Op, hw, schedule=None, seed: int = 0) -> tk.Program:
-    prog = tk.compile(op, hw, schedule)
-    inputs = op.random_inputs(seed)
-    res = tk.run(prog, inputs)
-    np.testing.assert_array_equal(res.outputs["output"], op.reference(inputs)["output"])
-    return prog
 
 
 def run_exact_if_fits(op: tk.Op, hw, schedule) -> None:
@@ -32,7 +25,7 @@ def run_exact_if_fits(op: tk.Op, hw, schedule) -> None:
         schedule.memory_plan(hw, op)
     except ScheduleError:
         assume(False)
-    run_exact(op, hw, schedule)
+    assert_exact(op, hw, schedule)
 
 
 def test_keys_list_the_sizes_first_then_the_shared_fields() -> None:
@@ -104,12 +97,12 @@ def test_depthwise_reference_is_per_channel() -> None:
 # ---- bit-exact runs -------------------------------------------------------------------------------
 @given(conv_ops())
 def test_conv2d_bit_exact(op) -> None:
-    run_exact(op, "tiny")
+    assert_exact(op, "tiny")
 
 
 @given(conv_ops(depthwise=True))
 def test_depthwise_bit_exact(op) -> None:
-    run_exact(op, "tiny")
+    assert_exact(op, "tiny")
 
 
 @pytest.mark.parametrize("op", [
@@ -120,7 +113,7 @@ def test_depthwise_bit_exact(op) -> None:
     tk.conv2d(2, 6, 6, 4, 4, kernel=1, stride=1, padding=0),                      # runs merge across rows
 ], ids=lambda op: op.key)
 def test_conv2d_shapes(tiny, op) -> None:
-    run_exact(op, tiny)
+    assert_exact(op, tiny)
 
 
 @given(op=conv_ops(), data=st.data())
@@ -149,8 +142,8 @@ def test_depthwise_any_schedule(tiny, op, data) -> None:
 
 
 def test_conv2d_on_gemmini(gemmini) -> None:
-    run_exact(tk.conv2d(1, 14, 14, 40, 36, kernel=3, stride=1, padding=1, bias="channel", scale=0.001), gemmini)
-    run_exact(tk.depthwise_conv2d(1, 9, 9, 20, kernel=3, stride=2, padding=1), gemmini)
+    assert_exact(tk.conv2d(1, 14, 14, 40, 36, kernel=3, stride=1, padding=1, bias="channel", scale=0.001), gemmini)
+    assert_exact(tk.depthwise_conv2d(1, 9, 9, 20, kernel=3, stride=2, padding=1), gemmini)
 
 
 # ---- what the lowering emits ------------------------------------------------------------------------
@@ -161,7 +154,8 @@ def test_conv2d_on_gemmini(gemmini) -> None:
 ], ids=lambda op: op.key)
 def test_direct_conv_reads_only_inside_its_buffers(tiny, op) -> None:
     """No im2col buffer in DRAM, and padding is never read: every mvin stays within the buffer it names."""
-    prog = run_exact(op, tiny, default_conv_schedule(op, tiny, pack_taps=False) if op.KIND == "conv2d" else None)
+    schedule = default_conv_schedule(op, tiny, pack_taps=False) if op.KIND == "conv2d" else None
+    prog = assert_exact(op, tiny, schedule).program
     assert {b.name for b in prog.buffers.values()} == set(op.input_specs()) | set(op.output_specs())
     names = {0: "input", 1: "weight", 2: "bias"}
     for first, last, state in mvin_spans(prog):
@@ -171,7 +165,7 @@ def test_direct_conv_reads_only_inside_its_buffers(tiny, op) -> None:
 
 def test_strided_mvins_gather_every_stride_th_pixel(tiny) -> None:
     op = tk.conv2d(1, 8, 8, 4, 4, kernel=1, stride=2, padding=0)
-    prog = run_exact(op, tiny)
+    prog = assert_exact(op, tiny).program
     loads = [i for i in prog.instructions if isinstance(i, ConfigLd) and i.state == 0]
     assert loads[0].dram_stride == op.stride * op.in_c
     # a 1x1 stride-2 conv loads only the pixels it uses: 16 of the 64
@@ -252,7 +246,7 @@ def test_packed_taps_copy_the_padding_then_fence(tiny) -> None:
     op = tk.conv2d(2, 7, 6, 3, 5, kernel=7, stride=2, padding=3, bias="channel")
     sched = default_conv_schedule(op, tiny)
     assert sched.pack_taps and sched.tile_kw == 1 and sched.tile_c <= -(-7 * 3 // tiny.dim)
-    prog = run_exact(op, tiny, sched)
+    prog = assert_exact(op, tiny, sched).program
     padded = prog.buffers["padded"]
     assert padded.role == "scratch" and padded.shape == (2, 7, 6 + 2 * 3, 3)
     fence = next(i for i, ins in enumerate(prog.instructions) if isinstance(ins, Fence))
@@ -270,7 +264,7 @@ def test_packed_taps_copy_the_padding_then_fence(tiny) -> None:
 
 def test_packed_taps_without_padding_read_the_input(tiny) -> None:
     op = tk.conv2d(1, 9, 9, 2, 3, kernel=5, stride=1, padding=0)
-    prog = run_exact(op, tiny, default_conv_schedule(op, tiny, pack_taps=True))
+    prog = assert_exact(op, tiny, default_conv_schedule(op, tiny, pack_taps=True)).program
     assert "padded" not in prog.buffers
     assert [i for i, ins in enumerate(prog.instructions) if isinstance(ins, Fence)] == [len(prog.instructions) - 1]
 

@@ -9,21 +9,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import toolkit as tk
+from helpers import assert_exact
 from isa import Fence
 from toolkit.kinds import from_dict
 from toolkit.maxpool import MaxPoolSchedule
 from toolkit.resadd import ResAddSchedule
 from toolkit.schedule import ScheduleError
-
-
-def run_exact(op: tk.Op, hw, schedule=None, seed: int = 0) -> tk.Program:
-    prog = tk.compile(op, hw, schedule)
-    inputs = op.random_inputs(seed)
-    res = tk.run(prog, inputs)
-    ref = op.reference(inputs)
-    for name in ref:
-        np.testing.assert_array_equal(res.outputs[name], ref[name])
-    return prog
 
 
 # ---- residual add --------------------------------------------------------------------------------
@@ -36,7 +27,7 @@ scales = st.sampled_from([1.0, 0.5, 0.37, -1.25, 3.0, 1e-3, 2e9])
 def test_resadd_bit_exact(tiny, batch, h, w, c, a_scale, b_scale, activation, out) -> None:
     op = tk.resadd(batch, h, w, c, a_scale=a_scale, b_scale=b_scale, activation=activation,
                    scale=out[1], out_dtype=out[0])
-    run_exact(op, tiny)
+    assert_exact(op, tiny)
 
 
 def test_resadd_reference_is_what_the_accumulator_does() -> None:
@@ -52,7 +43,7 @@ def test_resadd_reference_is_what_the_accumulator_does() -> None:
 
 def test_resadd_accumulates_with_wraparound(tiny) -> None:
     op = tk.resadd(1, 2, 2, 3, a_scale=2e9, b_scale=2e9, activation="none", out_dtype="int32")
-    prog = run_exact(op, tiny, seed=4)
+    prog = assert_exact(op, tiny, seed=4).program
     assert {i.op for i in prog.instructions} == {"config_ld", "config_st", "mvin", "mvin2", "mvout", "fence"}
 
 
@@ -60,7 +51,7 @@ def test_resadd_schedules(tiny) -> None:
     op = tk.resadd(2, 5, 5, 9, scale=0.5)
     for sched in (ResAddSchedule(1, 1, double_buffer=False), ResAddSchedule(3, 2, mvin_blocks=2),
                   ResAddSchedule(2, 2, double_buffer=False, acc_bank=1)):
-        run_exact(op, tiny, sched)
+        assert_exact(op, tiny, sched)
     with pytest.raises(ScheduleError, match="do not fit"):
         ResAddSchedule(16, 3).memory_plan(tiny)
     with pytest.raises(ScheduleError, match="mvin_blocks"):
@@ -72,14 +63,14 @@ def test_resadd_schedules(tiny) -> None:
 @pytest.mark.parametrize("stride", [1, 2])
 def test_maxpool_kernels_and_strides(tiny, kernel, stride) -> None:
     for padding in range(kernel // 2 + 1):
-        run_exact(tk.maxpool2d(2, 7, 6, 5, kernel=kernel, stride=stride, padding=padding), tiny)
+        assert_exact(tk.maxpool2d(2, 7, 6, 5, kernel=kernel, stride=stride, padding=padding), tiny)
 
 
 @given(batch=st.integers(1, 2), h=st.integers(3, 7), w=st.integers(3, 7), c=st.integers(1, 9),
        kernel=st.sampled_from([2, 3, (2, 3)]), stride=st.integers(1, 2), padding=st.integers(0, 1),
        slots=st.integers(1, 4))
 def test_maxpool_bit_exact(tiny, batch, h, w, c, kernel, stride, padding, slots) -> None:
-    run_exact(tk.maxpool2d(batch, h, w, c, kernel=kernel, stride=stride, padding=padding), tiny,
+    assert_exact(tk.maxpool2d(batch, h, w, c, kernel=kernel, stride=stride, padding=padding), tiny,
               MaxPoolSchedule(slots=slots))
 
 
@@ -87,8 +78,7 @@ def test_maxpool_extremes(tiny) -> None:
     op = tk.maxpool2d(1, 4, 4, 4, kernel=3, stride=1, padding=1)
     x = {"input": np.full((1, 4, 4, 4), -128, np.int8)}
     x["input"][0, 0, 0, 0] = 127
-    res = tk.run(tk.compile(op, tiny), x)
-    np.testing.assert_array_equal(res.outputs["output"], op.reference(x)["output"])
+    res = assert_exact(op, tiny, inputs=x).result
     assert res.outputs["output"][0, 1, 1, 0] == 127 and res.outputs["output"][0, 3, 3, 0] == -128
 
 

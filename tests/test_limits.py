@@ -95,7 +95,7 @@ def test_a_timeout_past_the_os_timers_is_refused() -> None:
         tune(OP, TINY, trials=4, backend="stand-in", progress=False, timeout=1e300)
 
 
-def test_a_slow_memory_is_not_a_deadlock() -> None:
+def test_a_slow_memory_is_not_a_deadlock(verilator_ok: None) -> None:
     """A DMA read waits dram_latency cycles; the derived watchdog lets it, the old fixed one did not."""
     slow = replace(TINY, name="slow_dram", dram_latency=150_000)
     try:

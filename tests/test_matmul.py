@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import toolkit as tk
 import toolkit.gemm.lowering
+from helpers import assert_exact
 from isa import PRESETS
 from isa.numerics import INT32_MAX
 
@@ -28,15 +29,10 @@ def inputs_for(op: tk.Matmul, seed: int, magnitude: int = 128) -> dict[str, np.n
     return out
 
 
-def check(op: tk.Matmul, schedule: Any = None, hw: Any = TINY, seed: int = 0, magnitude: int = 128) -> tk.Program:
-    prog = tk.compile(op, hw, schedule)
-    inputs = inputs_for(op, seed, magnitude)
-    result = tk.run(prog, inputs)
-    expected = op.reference(inputs)["C"]
-    assert result.outputs["C"].dtype == expected.dtype
-    np.testing.assert_array_equal(result.outputs["C"], expected)
-    assert result.counters["macs"] == op.macs
-    return prog
+def check(op: tk.Matmul, schedule: Any = None, hw: Any = TINY, seed: int = 0, magnitude: int = 128) -> None:
+    """assert_exact on inputs of ``magnitude``; the functional model counts exactly the op's MACs."""
+    res = assert_exact(op, hw, schedule, inputs=inputs_for(op, seed, magnitude)).result
+    assert res.counters["macs"] == op.macs
 
 
 EPILOGUES = st.one_of(
@@ -71,8 +67,7 @@ def test_bias_wraps_like_int32(out_dtype: str, scale: float) -> None:
     op = tk.matmul(6, 5, 9, bias="full", out_dtype=out_dtype, scale=scale)
     inputs = inputs_for(op, 3)
     inputs["bias"][:] = INT32_MAX - 3   # + a positive product overflows
-    prog = tk.compile(op, TINY)
-    np.testing.assert_array_equal(tk.run(prog, inputs).outputs["C"], op.reference(inputs)["C"])
+    assert_exact(op, TINY, inputs=inputs)
 
 
 # ---- every schedule knob value ----------------------------------------------------------------------------------

@@ -103,7 +103,7 @@ def test_model_proto_and_path_import_alike(models):
     assert [t.op for t in by_path.tasks] == [t.op for t in by_proto.tasks]
 
 
-def test_verilator_network_cycles_and_report(models, tmp_path):
+def test_verilator_network_cycles_and_report(models, tmp_path, verilator_ok):
     from networks.network_report import format_table, plot, write_csv
     net = tk.from_onnx(models["QDQ"])
     res = tk.run_network(net, _input(net), backend="verilator", hw="tiny")

@@ -8,8 +8,6 @@ import pytest
 
 import toolkit as tk
 from isa.opcodes import COUNTERS, STACK, STACK_UNITS, stack_counter
-from simulators import BackendError
-from simulators import verilator as V
 from toolkit.cli import main
 from toolkit.profile import BOUNDS, bound, cycle_stacks, format_stacks
 from networks.suite import STACK_COUNTERS, LayerResult, plot
@@ -26,11 +24,7 @@ PROGRAMS = {
 
 
 @pytest.fixture(scope="module")
-def runs() -> dict[str, tk.RunResult]:
-    try:
-        V.verilator_env()
-    except BackendError as exc:
-        pytest.skip(f"verilator backend unavailable: {exc}")
+def runs(verilator_ok: None) -> dict[str, tk.RunResult]:
     out = {}
     for name, op in PROGRAMS.items():
         inputs = op.random_inputs(0)

@@ -8,12 +8,13 @@ import pytest
 
 import toolkit as tk
 from toolkit.kinds import lower
+from toolkit.knobs import tile_values
 from tuner.api import tune
 from tuner.features import (DMA_CYCLES, FEATURE_NAMES, IDEAL, N_FEATURES, NOT_ESTIMATED, STAND_IN, FeatureCache,
                             features)
 from tuner.model import CostModel, prior, spearman, target
 from tuner.search import TUNERS, make_tuner
-from tuner.space import Space, fits, tile_values
+from tuner.space import Space, fits
 from simulators.stand_in import estimate
 
 TINY = tk.HardwareConfig.preset("tiny")
@@ -103,6 +104,7 @@ def small_space() -> tuple[Space, FeatureCache, np.ndarray]:
     return _enumerated(tk.matmul(8, 8, 16))
 
 
+@pytest.mark.slow   # fits the cost model on 150 points: 10-15 s
 def test_model_ranks_held_out_points(small_space: tuple[Space, FeatureCache, np.ndarray]) -> None:
     space, feats, cycles = small_space
     rng = np.random.default_rng(0)
@@ -171,17 +173,14 @@ def test_tuners_are_reproducible_and_never_repeat(name: str, small_space: tuple[
     assert len(set(first)) == len(first) == 32
 
 
-def test_tune_gets_near_the_known_best_of_an_enumerated_space() -> None:
-    op = tk.matmul(12, 8, 20)
-    space, _, cycles = _enumerated(op)
-    result = tune(op, TINY, trials=64, tuner="model", backend="stand-in", workers=2, seed=0, progress=False,
-                  space=space, tuner_options={"feature_budget": 128})
-    # within 3% of the enumerated optimum (the annealing visits ~1,000 of the 9,600 points in 64 trials;
-    # which seed lands exactly on it varies), and at least as good as random search with the same budget
-    assert result.cycles <= 1.03 * cycles.min()
-    rand = tune(op, TINY, trials=64, tuner="random", backend="stand-in", workers=2, seed=0, progress=False,
-                space=space)
-    assert result.cycles <= rand.cycles
-    assert result.default_cycles is not None and result.cycles <= result.default_cycles
-    assert len(result.history) == 64 and all(t.status == "ok" for t in result.history)
-    assert [t.best for t in result.history] == sorted((t.best for t in result.history), reverse=True)
+def test_tune_measures_each_trial_once_and_keeps_the_best(small_space: tuple[Space, FeatureCache, np.ndarray]
+                                                          ) -> None:
+    """The tuning loop's mechanism; how near the optimum it gets is benchmarks/bench_tuner_quality.py's."""
+    space, _, cycles = small_space
+    result = tune(space.op, TINY, trials=16, tuner="model", backend="stand-in", workers=1, seed=0, progress=False,
+                  space=space, tuner_options={"feature_budget": 32})
+    points = [space.index_of(t.schedule) for t in result.history]
+    assert len(result.history) == 16 and all(t.status == "ok" for t in result.history)
+    assert len(set(points)) == 16 and [t.cycles for t in result.history] == [cycles[p] for p in points]
+    assert [t.best for t in result.history] == list(np.minimum.accumulate([t.cycles for t in result.history]))
+    assert result.default_cycles is not None and result.cycles == min(result.default_cycles, result.history[-1].best)

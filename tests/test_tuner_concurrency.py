@@ -24,6 +24,7 @@ SCOPE = (OP.key, TINY.config_hash(), "stand-in")
 SCRIPT = ROOT / "tests" / "tune_process.py"
 
 
+@pytest.mark.slow   # two tuning subprocesses each: about 8 s
 @pytest.mark.parametrize("seeds", [(0, 0), (0, 1)], ids=["same seed", "different seeds"])
 def test_two_processes_share_one_budget(tmp_path: Path, seeds: tuple[int, int]) -> None:
     db, barrier = tmp_path / "tuning.db", tmp_path / "barrier"

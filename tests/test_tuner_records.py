@@ -100,6 +100,7 @@ def _count(db: Path) -> int:
         return 0
 
 
+@pytest.mark.slow   # a tuning subprocess killed mid-run, then resumed: 15-30 s
 def test_killed_run_resumes_without_losing_or_repeating_a_record(tmp_path: Path) -> None:
     db = tmp_path / "tuning.db"
     run = [*SCRIPT, str(db), "40", "2", "0"]

@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 
 import toolkit as tk
+from helpers import assert_exact, assert_like_functional
 from isa import (ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Fence, Flush, GARBAGE, Mvin,
                  Mvout, PRESETS, Preload, Program, acc_addr, layout)
 from isa.checker import ProgramError
 from simulators import BackendError
-from simulators import functional
 from simulators import verilator as V
 from simulators.trace import write_chrome_trace
-from toolkit.kinds import gemmini_flat_schedule
+from toolkit.kinds import gemmini_flat_schedule, ideal_cycles
 
 TINY = PRESETS["tiny"]
 GEMMINI = PRESETS["gemmini"]
@@ -32,23 +32,23 @@ def gemmini_model(tiny_model):
     return V.build(GEMMINI)
 
 
-def run_both(prog: Program, inputs: dict, **options) -> tk.RunResult:
-    ref = functional.run(prog, inputs)
-    res = tk.run(prog, inputs, backend="verilator", timeout=300, **options)
-    assert set(res.outputs) == set(ref.outputs)
-    for name in ref.outputs:
-        np.testing.assert_array_equal(res.outputs[name], ref.outputs[name], err_msg=name)
+def assert_rtl_reports(res: tk.RunResult) -> None:
+    """A run of the RTL reports its cycles and every counter."""
     assert res.backend == "verilator" and isinstance(res.cycles, int) and res.cycles > 0
     assert set(V.COUNTERS) <= set(res.counters) and res.counters["cycles"] == res.cycles
+
+
+def run_both(prog: Program, inputs: dict, **options) -> tk.RunResult:
+    """A program without an op: the RTL's buffers against the functional model's."""
+    res = tk.run(prog, inputs, backend="verilator", timeout=300, **options)
+    assert_like_functional(prog, inputs, res)
+    assert_rtl_reports(res)
     return res
 
 
-def check_op(op, hw, schedule=None, seed: int = 0) -> tk.RunResult:
-    prog = tk.compile(op, hw, schedule=schedule)
-    inputs = op.random_inputs(seed=seed)
-    res = run_both(prog, inputs)
-    for name, want in op.reference(inputs).items():
-        np.testing.assert_array_equal(res.outputs[name], want, err_msg=name)
+def check_op(op: tk.Op, hw: tk.HardwareConfig, schedule=None, seed: int = 0) -> tk.RunResult:
+    res = assert_exact(op, hw, schedule, backend="verilator", seed=seed, timeout=300).result
+    assert_rtl_reports(res)
     return res
 
 
@@ -187,18 +187,13 @@ def test_matmuls_gemmini(gemmini_model) -> None:
 
 
 # ---- cycle sanity -------------------------------------------------------------------------
-def _ideal(op, hw) -> int:
-    d = hw.dim
-    return -(-op.M // d) * -(-op.N // d) * -(-op.K // d) * d
-
-
 @pytest.mark.parametrize("shape", [(8, 8, 8), (20, 12, 40), (32, 32, 64)])
 def test_cycles_at_least_the_roofline(tiny_model, shape) -> None:
     op = tk.matmul(*shape, bias="row")
     res = check_op(op, TINY)
     c = res.counters
-    assert res.cycles >= _ideal(op, TINY)
-    assert c["mesh_busy"] >= _ideal(op, TINY)
+    assert res.cycles >= ideal_cycles(op, TINY)
+    assert c["mesh_busy"] >= ideal_cycles(op, TINY)
     assert res.cycles >= (c["dma_bytes_read"] + c["dma_bytes_written"]) / TINY.dma_beat_bytes
     assert c["dma_bytes_read"] >= op.M * op.K + op.K * op.N
     assert c["dma_bytes_written"] == op.M * op.N
@@ -231,12 +226,8 @@ def test_software_pipeline_overlaps_loads_with_computes(tiny_model) -> None:
     op = tk.matmul(64, 64, 64, scale=0.01)
     flat = gemmini_flat_schedule(op, TINY)
     piped = flat.replace(load_ahead=1, store_delay=1)
-    inputs = op.random_inputs(0)
-    cycles = {}
-    for name, sched in (("flat", flat), ("piped", piped)):
-        res = tk.run(tk.compile(op, TINY, sched), inputs, backend="verilator")
-        np.testing.assert_array_equal(res.outputs["C"], op.reference(inputs)["C"])
-        cycles[name] = res.cycles
+    cycles = {name: assert_exact(op, TINY, sched, backend="verilator").result.cycles
+              for name, sched in (("flat", flat), ("piped", piped))}
     assert cycles["piped"] < 0.95 * cycles["flat"], cycles
 
 

@@ -17,6 +17,8 @@ from simulators import verilator
 from toolkit.lowering import TEMPLATE_DIR
 from networks.suite import SUITE_DIR
 
+pytestmark = pytest.mark.slow   # builds the wheel: about 20 s
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("isa", "simulators", "toolkit", "tuner", "networks")
 

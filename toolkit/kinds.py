@@ -1,4 +1,5 @@
-"""Every op kind in one table: its op class, schedule class, heuristics and lowering.
+"""Every op kind in one table: its op class, schedule class, heuristics, lowering, knob domains and
+cycle lower bounds.
 
 Adding an op kind is adding a row to :data:`KINDS`; nothing registers itself on import.
 """
@@ -9,13 +10,19 @@ from typing import Any, Callable, Mapping
 
 from isa import HardwareConfig, Program
 
+from .bounds import dense_cycles
+from .conv.bounds import conv_ideal_cycles
 from .conv.heuristic import default_conv_schedule, gemmini_conv_schedule
+from .conv.knobs import CONV_FIT, conv_domains
 from .conv.lowering import lower_conv
 from .conv.ops import Conv2d, DepthwiseConv2d
 from .conv.schedule import ConvSchedule, DepthwiseSchedule
 from .library import (LibrarySchedule, library_class, lower_library, tiled_conv_auto, tiled_conv_dw_auto,
                       tiled_matmul_auto, tiled_resadd_auto)
 from .gemm import Matmul, MatmulSchedule, default_matmul_schedule, gemmini_matmul_schedule, lower_matmul
+from .gemm.bounds import matmul_ideal_cycles
+from .gemm.knobs import MATMUL_FIT, matmul_domains
+from .knobs import Domains, perturbed_domains
 from .maxpool import MaxPool2d, MaxPoolSchedule, lower_maxpool
 from .ops import Op
 from .resadd import ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd
@@ -33,17 +40,29 @@ class Kind:
     # the earlier port of its tile sizing in our own flat instruction stream (schedule="gemmini-flat";
     # None: as default): a point of the tuner's space, not Gemmini's words
     flat: Callable[[Any, HardwareConfig], Schedule] | None = None
+    # the tuner's knob domains, (op, hw, tile_policy) -> knob -> values (None: perturb the default)
+    domains: Callable[[Any, HardwareConfig, str], Domains] | None = None
+    fit_knobs: frozenset[str] | None = None   # the knobs memory_plan reads; None: all of them
+    # cycles of a perfectly fed array (the ideal of utilization = ideal / cycles)
+    ideal: Callable[[Any, HardwareConfig], int] = dense_cycles
+
+    def knob_domains(self, op: Op, hw: HardwareConfig, tile_policy: str) -> Domains:
+        if self.domains is None:
+            return perturbed_domains(self.default(op, hw))
+        return self.domains(op, hw, tile_policy)
 
 
 KINDS: dict[str, Kind] = {
     "matmul": Kind(Matmul, MatmulSchedule,
                    lambda op, hw: default_matmul_schedule(op.M, op.N, op.K, hw, 4 if op.out_dtype == "int32" else 1),
                    lower_matmul, library=tiled_matmul_auto,
-                   flat=lambda op, hw: gemmini_matmul_schedule(op.M, op.N, op.K, hw)),
+                   flat=lambda op, hw: gemmini_matmul_schedule(op.M, op.N, op.K, hw),
+                   domains=matmul_domains, fit_knobs=MATMUL_FIT, ideal=matmul_ideal_cycles),
     "conv2d": Kind(Conv2d, ConvSchedule, default_conv_schedule, lower_conv, library=tiled_conv_auto,
-                   flat=gemmini_conv_schedule),
+                   flat=gemmini_conv_schedule, domains=conv_domains, fit_knobs=CONV_FIT, ideal=conv_ideal_cycles),
     "depthwise": Kind(DepthwiseConv2d, DepthwiseSchedule, default_conv_schedule, lower_conv,
-                      library=tiled_conv_dw_auto, flat=gemmini_conv_schedule),
+                      library=tiled_conv_dw_auto, flat=gemmini_conv_schedule, domains=conv_domains,
+                      fit_knobs=CONV_FIT),
     "resadd": Kind(ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd, library=tiled_resadd_auto),
     "maxpool": Kind(MaxPool2d, MaxPoolSchedule, lambda op, hw: MaxPoolSchedule(), lower_maxpool),
 }
@@ -65,6 +84,28 @@ def from_dict(data: Mapping[str, Any]) -> Op:
 def default_schedule(op: Op, hw: HardwareConfig) -> Schedule:
     """The toolkit's own heuristic for ``op`` on ``hw`` (what an untuned user gets)."""
     return KINDS[op.KIND].default(op, hw)
+
+
+def knob_domains(op: Op, hw: HardwareConfig, tile_policy: str = "balanced") -> Domains:
+    """The domains of ``op``'s knobs (no validity check): cheap, and the same for every workload of a
+    kind, so string knobs encode alike across workloads."""
+    return KINDS[op.KIND].knob_domains(op, hw, tile_policy)
+
+
+def ideal_cycles(op: Op, hw: HardwareConfig) -> int:
+    """Cycles of a perfectly fed ``dim x dim`` array: a GEMM's ceil-blocked MACs / dim^2; a conv's is its
+    im2col GEMM's; a depthwise conv's its MACs over dim^2; 0 for ops without MACs."""
+    return KINDS[op.KIND].ideal(op, hw)
+
+
+def dram_cycles(op: Op, hw: HardwareConfig) -> int:
+    """Cycles the one DMA port needs for the bytes every schedule must move, at a beat a cycle."""
+    return -(-op.compulsory_bytes // hw.dma_beat_bytes)
+
+
+def roofline_cycles(op: Op, hw: HardwareConfig) -> int:
+    """A lower bound of every schedule's cycles: compute or DRAM, whichever bounds ``op``."""
+    return max(ideal_cycles(op, hw), dram_cycles(op, hw))
 
 
 def gemmini_schedule(op: Op, hw: HardwareConfig) -> Schedule:

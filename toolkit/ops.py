@@ -90,19 +90,23 @@ class Op:
     def macs(self) -> int:
         raise NotImplementedError
 
+    @property
+    def compulsory_bytes(self) -> int:
+        """DRAM bytes any schedule must move: every input read once, every output written once."""
+        specs = {**self.input_specs(), **self.output_specs()}
+        return sum(math.prod(shape) * np.dtype(dtype).itemsize for shape, dtype in specs.values())
+
     def size_estimate(self, hw: HardwareConfig) -> SizeEstimate:
         """What lowering ``self`` for ``hw`` needs at the least, known before any lowering."""
         def elems(specs: dict[str, tuple[tuple[int, ...], str]]) -> int:
             return sum(math.prod(shape) for shape, _ in specs.values())
 
-        specs = {**self.input_specs(), **self.output_specs()}
-        dram = sum(math.prod(shape) * np.dtype(dtype).itemsize for shape, dtype in specs.values())
         # each compute does at most dim^3 MACs and comes with its preload; each mvin moves at
         # most dim rows of max_mvin_cols, each mvout dim x dim elements
         computes = -(-self.macs // hw.dim ** 3)
         moves = -(-elems(self.input_specs()) // (hw.dim * hw.max_mvin_cols)) + -(-elems(self.output_specs())
                                                                                   // hw.dim ** 2)
-        return SizeEstimate(2 * computes + moves, dram)
+        return SizeEstimate(2 * computes + moves, self.compulsory_bytes)
 
     # ---- data ---------------------------------------------------------------------
     def random_inputs(self, seed: int = 0) -> dict[str, np.ndarray]:

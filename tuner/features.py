@@ -19,12 +19,10 @@ from isa import ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, HardwareConfig,
 from isa.loop_words import OPERAND
 from isa.opcodes import MVIN_FUNCTS, ConfigKind, Funct
 from simulators.stand_in import estimate
-from toolkit.kinds import KINDS, lower
+from toolkit.kinds import KINDS, knob_domains, lower
 from toolkit.kinds import from_dict as op_from_dict
 from toolkit.ops import Op
 from toolkit.schedule import Schedule
-
-from .space import knob_domains
 
 if TYPE_CHECKING:
     from .space import Space

@@ -33,7 +33,7 @@ import numpy as np
 
 from isa import HardwareConfig
 from simulators.base import SimulationTimeout, ToolchainError
-from toolkit.kinds import KINDS
+from toolkit.kinds import KINDS, roofline_cycles
 from toolkit.kinds import from_dict as op_from_dict
 from toolkit.ops import Op
 from toolkit.schedule import Schedule, ScheduleError
@@ -85,11 +85,6 @@ def _backend_many(backend: str | Callable[..., Any]) -> Callable[..., list[Any]]
     if callable(backend):
         return None
     return getattr(sys.modules[_backend_fn(backend).__module__], "run_many", None)
-
-
-def roofline_cycles(op: Op, hw: HardwareConfig) -> int:
-    """A lower bound of every schedule's cycles: MACs at dim^2 a cycle, or DRAM bytes at a beat a cycle."""
-    return max(1, -(-op.macs // hw.dim ** 2), op.size_estimate(hw).dram_bytes // hw.dma_beat_bytes)
 
 
 def _mismatch(name: str, got: np.ndarray, want: np.ndarray) -> str:
@@ -316,7 +311,7 @@ class Measurer:
         go one a task, as on every other backend, so that the pool balances the load."""
         if _backend_many(self.backend) is None:
             return [[i] for i in range(n)]
-        per_group = -(-GROUP_CYCLES // roofline_cycles(op, hw))
+        per_group = -(-GROUP_CYCLES // max(1, roofline_cycles(op, hw)))
         groups = -(-n // per_group)
         groups = min(n, -(-groups // self.parallelism) * self.parallelism)
         return [list(range(g, n, groups)) for g in range(groups)]

@@ -1,7 +1,7 @@
 """Search spaces: every knob of an op's Schedule class, its domain, and which points fit.
 
 A space is generic over the dataclass fields of the op's Schedule class; each
-op kind registers a :class:`KnobSpec` with the domain of every knob and the
+op kind's row in :data:`toolkit.kinds.KINDS` gives the domain of every knob and the
 knobs that ``memory_plan`` depends on ("fit knobs"). Validity is decided once,
 over the product of the fit knobs only, by ``Schedule.memory_plan`` itself; the
 other knobs multiply freely. A point is then an index in ``range(len(space))``
@@ -11,142 +11,25 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, fields
-from typing import Any, Callable, Iterator, Sequence
+from dataclasses import fields
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from isa import HardwareConfig
-from toolkit.conv.heuristic import packing_saves_blocks
-from toolkit.ops import Op
 from toolkit.kinds import KINDS, default_schedule
+from toolkit.knobs import Domains
+from toolkit.ops import Op
 from toolkit.schedule import Schedule, ScheduleError
-
-Domains = dict[str, list]
-
-
-@dataclass(frozen=True)
-class KnobSpec:
-    """How to build the space of one op kind."""
-
-    domains: Callable[[Op, HardwareConfig, str], Domains]  # (op, hw, tile_policy) -> knob -> values
-    fit_knobs: frozenset[str] | None = None  # knobs memory_plan reads; None: all of them
 
 
 # fit knobs that place regions, not size them: at their first values (bank 0, packed) they take the least room
 PLACEMENT_KNOBS = frozenset({"split_buffers", "a_bank", "b_bank", "c_bank", "in_bank", "w_bank", "acc_bank"})
-TILE_POLICIES = ("balanced", "all", "pow2")
-
-
-def tile_values(extent: int, policy: str = "balanced") -> list[int]:
-    """Candidate tile sizes (in dim blocks) for a dimension of ``extent`` blocks.
-
-    "balanced" keeps, for each tile count n, only the smallest tile giving n
-    tiles, ceil(extent / n): larger ones only make the last tile ragged.
-    """
-    if policy == "all":
-        return list(range(1, extent + 1))
-    if policy == "pow2":
-        return sorted({min(1 << p, extent) for p in range(extent.bit_length() + 1)})
-    if policy == "balanced":
-        return sorted({-(-extent // n) for n in range(1, extent + 1)})
-    raise ValueError(f"tile_policy={policy!r} is not one of {TILE_POLICIES}")
-
-
-def pipeline_domains() -> Domains:
-    """The software-pipeline knobs every tiled op shares. Single buffering is left out: it cannot
-    pipeline, and with the pipeline double buffering won on every workload we measured."""
-    return {"double_buffer": [True], "load_ahead": [0, 1], "store_delay": [0, 1], "spread": [0.25, 0.5, 1.0],
-            "split_buffers": [False, True]}
-
-
-def _matmul_domains(op: Any, hw: HardwareConfig, policy: str) -> Domains:
-    d = hw.dim
-    return {
-        **pipeline_domains(),
-        "tile_i": tile_values(-(-op.M // d), policy),
-        "tile_j": tile_values(-(-op.N // d), policy),
-        "tile_k": tile_values(-(-op.K // d), policy),
-        "loop_order": ["ijk", "jik"],
-        "mvin_blocks": list(range(1, hw.max_block_len + 1)),
-        "bias_strategy": ["before", "after"] if op.bias else ["before"],  # no bias: the knob does nothing
-        "a_bank": list(range(hw.sp_banks)),
-        "b_bank": list(range(hw.sp_banks)),
-        "c_bank": list(range(hw.acc_banks)),
-    }
-
-
-def _conv_domains(op: Any, hw: HardwareConfig, policy: str) -> Domains:
-    """conv2d and depthwise: output tiles in pixels, channel tiles in dim blocks, kernel taps, banks;
-    for a conv2d whose taps pack into fewer weight blocks, pack_taps too (then tile_c also ranges over
-    the blocks of KW * in_c packed channels; memory_plan rejects the tiles beyond either view)."""
-    from itertools import permutations
-    depthwise = op.KIND == "depthwise"
-    order = "bhwc" if depthwise else "bhwk"
-    channels = -(-(op.channels if depthwise else op.in_c) // hw.dim)
-    pack = not depthwise and packing_saves_blocks(op, hw)
-    out = {
-        **pipeline_domains(),
-        "tile_b": tile_values(op.batch, policy),
-        "tile_oh": tile_values(op.out_h, policy),
-        "tile_ow": tile_values(op.out_w, policy),
-        "tile_kh": list(range(1, op.kernel[0] + 1)),
-        "tile_kw": list(range(1, op.kernel[1] + 1)),
-        "tile_c": sorted(set(tile_values(channels, policy))
-                         | set(tile_values(-(-op.kernel[1] * op.in_c // hw.dim), policy) if pack else ())),
-        # the batch loop ("b") stays outermost: the other orders only differ for batch > 1
-        "loop_order": sorted({"".join(p) for p in permutations(order)
-                              if op.batch > 1 or p[0] == "b"}),
-        "mvin_blocks": list(range(1, hw.max_block_len + 1)),
-        "in_bank": list(range(hw.sp_banks)),
-        "w_bank": list(range(hw.sp_banks)),
-        "acc_bank": list(range(hw.acc_banks)),
-    }
-    if not depthwise:
-        out["tile_k"] = tile_values(-(-op.out_c // hw.dim), policy)
-        out["pack_taps"] = [False, True] if pack else [False]
-    return out
-
-
-_CONV_FIT = frozenset({"tile_b", "tile_oh", "tile_ow", "tile_k", "tile_kh", "tile_kw", "tile_c", "double_buffer",
-                       "split_buffers", "in_bank", "w_bank", "acc_bank", "pack_taps"})
-# The knob domains of each op kind; the kinds not here (resadd, maxpool) perturb their default
-# schedule (_generic_domains).
-SPECS: dict[str, KnobSpec] = {
-    "matmul": KnobSpec(_matmul_domains, frozenset(
-        {"tile_i", "tile_j", "tile_k", "double_buffer", "split_buffers", "a_bank", "b_bank", "c_bank"})),
-    "conv2d": KnobSpec(_conv_domains, _CONV_FIT),
-    "depthwise": KnobSpec(_conv_domains, _CONV_FIT),
-}
 
 
 def fits(schedule: Schedule, op: Op, hw: HardwareConfig) -> None:
     """Raise ScheduleError unless ``schedule`` fits (conv plans depend on the op's stride)."""
     schedule.memory_plan(hw, op)
-
-
-def _generic_domains(op: Op, hw: HardwareConfig, policy: str) -> Domains:
-    """Fallback for an op kind without a KnobSpec: perturb its default schedule.
-
-    Ints range over powers of two up to 4x the default, bools over both values;
-    other knobs stay at the default (their choices are not known here).
-    """
-    base = default_schedule(op, hw).to_dict()
-    out: Domains = {}
-    for name, value in base.items():
-        if isinstance(value, bool):
-            out[name] = [False, True]
-        elif isinstance(value, int) and value >= 1:
-            out[name] = sorted({1 << p for p in range((4 * value).bit_length())} | {value})
-        else:
-            out[name] = [value]
-    return out
-
-
-def knob_domains(op: Op, hw: HardwareConfig, tile_policy: str = "balanced") -> Domains:
-    """The domains of ``op``'s knobs (:data:`SPECS`) (no validity check): cheap, and the same for every
-    workload of a kind, so string knobs encode alike across workloads."""
-    return SPECS.get(op.KIND, KnobSpec(_generic_domains)).domains(op, hw, tile_policy)
 
 
 class Space:
@@ -157,9 +40,9 @@ class Space:
         if op.KIND not in KINDS:
             raise ValueError(f"no Schedule class registered for op kind {op.KIND!r}")
         self.op, self.hw, self.tile_policy = op, hw, tile_policy
-        self.cls: type[Schedule] = KINDS[op.KIND].schedule
-        spec = SPECS.get(op.KIND, KnobSpec(_generic_domains))
-        knobs = dict(domains) if domains is not None else spec.domains(op, hw, tile_policy)
+        kind = KINDS[op.KIND]
+        self.cls: type[Schedule] = kind.schedule
+        knobs = dict(domains) if domains is not None else kind.knob_domains(op, hw, tile_policy)
         self.names: list[str] = [f.name for f in fields(self.cls)]
         missing = [n for n in self.names if n not in knobs]
         if missing:
@@ -172,7 +55,7 @@ class Space:
         except (ScheduleError, KeyError):
             self.default = None
         self.domains: dict[str, list] = {n: list(knobs[n]) for n in self.names}
-        fit = spec.fit_knobs if spec.fit_knobs is not None else frozenset(self.names)
+        fit = kind.fit_knobs if kind.fit_knobs is not None else frozenset(self.names)
         self.fit = [n for n in self.names if n in fit]
         self.free = [n for n in self.names if n not in fit]
         self._fit_pos = [self.names.index(n) for n in self.fit]

@@ -35,10 +35,11 @@ FORMAT = "systolic-rtl-table/1"
 ROOT = Path(__file__).resolve().parent.parent
 # What turns a table's knobs into instruction words: every module of isa/ and of the core (toolkit/
 # without its face: the package's __init__ and cli/). The templates are hashed on their own; the
-# default-picking heuristics (each kind's heuristic.py) are left out: a table's rows are explicit
-# schedules, so a new default does not make it stale.
+# default-picking heuristics (each kind's heuristic.py), the tuner's knob domains (knobs.py) and the
+# cycle bounds (bounds.py) are left out: a table's rows are explicit schedules and its header holds
+# its domains, so a new default, domain or bound does not make it stale.
 LOWERING_FOLDERS = ("isa", "toolkit")
-NOT_LOWERING = ("toolkit/__init__.py", "toolkit/cli/", "heuristic.py")
+NOT_LOWERING = ("toolkit/__init__.py", "toolkit/cli/", "heuristic.py", "knobs.py", "bounds.py")
 
 
 def lowering_files() -> list[Path]:

@@ -5,8 +5,8 @@ import argparse
 
 from networks.suite import available_suites, format_table, load_suite, plot, run_suite, write_csv
 
-from .errors import output_file, positive_int, seed
-from .common import add_hardware_args, hardware
+from .common import add_layers_run_args, add_report_args, hardware
+from .errors import positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -18,22 +18,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "slots the computes stream) needs none.",
         epilog="example: systolic bench resnet50 --backend functional --layers 's1_*' --csv r50.csv --plot r50.png")
     p.add_argument("suite", help=f"a suite ({', '.join(available_suites())}) or a YAML file")
-    p.add_argument("--backend", choices=("functional", "verilator"), default="functional")
-    p.add_argument("--schedule", choices=("default", "gemmini", "gemmini-flat", "best"), default="default",
-                   help="default (the toolkit's heuristic), gemmini (Gemmini's own library: its LOOP_WS / "
-                        "LOOP_CONV_WS words, the baseline), gemmini-flat (the library's tiles in a flat "
-                        "load-compute-store order) or best (best record in --db)")
+    add_layers_run_args(p)
     p.add_argument("--db", default=None, help="tuning database for --schedule best")
-    add_hardware_args(p)
     p.add_argument("--layers", metavar="PATTERN[,PATTERN]", help="only layers whose name matches a glob pattern")
     p.add_argument("--limit", type=positive_int, metavar="N", help="only the first N (selected) layers")
-    p.add_argument("--csv", nargs="?", const="bench.csv", type=output_file, metavar="OUT.csv",
-                   help="write the table as CSV")
-    p.add_argument("--plot", nargs="?", const="bench.png", type=output_file, metavar="OUT.png",
-                   help="plot utilization per layer")
+    add_report_args(p, "bench", "plot utilization per layer")
     p.add_argument("--no-cpu", action="store_true", help="skip the CPU backend's timing")
-    p.add_argument("--seed", type=seed, default=0, help="seed of the random inputs")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_bench)
 
 

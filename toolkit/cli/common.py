@@ -1,4 +1,4 @@
-"""Arguments shared by the subcommands: the workload, the hardware, the schedule."""
+"""Arguments shared by the subcommands: the workload, the hardware, the schedule, a run's report."""
 from __future__ import annotations
 
 import argparse
@@ -6,8 +6,10 @@ import argparse
 from isa import HardwareConfig
 
 from ..ops import Op
+from .errors import output_file, seed
 
 OP_KINDS = ("matmul", "conv2d", "depthwise", "resadd", "maxpool")
+LAYER_SCHEDULES = ("default", "gemmini", "gemmini-flat", "best")
 
 
 def add_hardware_args(p: argparse.ArgumentParser) -> None:
@@ -70,6 +72,26 @@ def add_schedule_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--schedule", default="default", metavar="default|best|FILE.json",
                    help="default (library heuristic), best (best record in --db) or a JSON file of knobs")
     p.add_argument("--db", default=None, help="tuning database for --schedule best")
+
+
+def add_layers_run_args(p: argparse.ArgumentParser) -> None:
+    """What bench and net share to run many layers: backend, hardware, every layer's schedule, the
+    inputs' seed and the progress bars."""
+    p.add_argument("--backend", choices=("functional", "verilator"), default="functional")
+    add_hardware_args(p)
+    p.add_argument("--schedule", choices=LAYER_SCHEDULES, default="default",
+                   help="schedule of every layer: default (the toolkit's heuristic), gemmini (Gemmini's own "
+                        "library: its LOOP_WS / LOOP_CONV_WS words, the baseline), gemmini-flat (the library's "
+                        "tiles in a flat load-compute-store order) or best (best record in --db)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the random inputs")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def add_report_args(p: argparse.ArgumentParser, stem: str, plot_help: str) -> None:
+    """The per-layer table as CSV and its plot, each to a file (``stem``.csv / .png when named bare)."""
+    p.add_argument("--csv", nargs="?", const=f"{stem}.csv", type=output_file, metavar="OUT.csv",
+                   help="write the per-layer table as CSV")
+    p.add_argument("--plot", nargs="?", const=f"{stem}.png", type=output_file, metavar="OUT.png", help=plot_help)
 
 
 def hardware(args: argparse.Namespace) -> HardwareConfig:

@@ -11,10 +11,7 @@ from pathlib import Path
 import numpy as np
 
 import toolkit as tk
-
-
-def ideal_cycles(op: tk.Matmul, dim: int) -> int:
-    return -(-op.M // dim) * -(-op.N // dim) * -(-op.K // dim) * dim
+from toolkit.kinds import ideal_cycles
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
 
     inputs = op.random_inputs(seed=1)
     ref = op.reference(inputs)["C"]
-    ideal = ideal_cycles(op, hw.dim)
+    ideal = ideal_cycles(op, hw)
     cpu = tk.run(tk.compile(op, hw), inputs, backend="cpu")
     print(f"\n{'schedule':<9} {'tiles':>10} {'cycles':>10} {'util':>6} {'us @1GHz':>9}  bit-exact  knobs")
     rows = [("gemmini", tk.gemmini_schedule(op, hw)), ("default", tk.default_schedule(op, hw)),

@@ -11,8 +11,8 @@ from networks.network_report import format_table, plot, write_csv
 from networks.network_run import check_finite, run_network
 from networks.onnx_import import from_onnx
 
-from .errors import output_file, positive_float, positive_int, seed
-from .common import add_hardware_args, hardware
+from .common import add_layers_run_args, add_report_args, hardware
+from .errors import output_file, positive_float, positive_int
 
 EXACT_KINDS = ("conv2d", "depthwise", "matmul")   # layers whose arithmetic is onnxruntime's
 
@@ -26,17 +26,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "layer. --tune N tunes the network's unique tasks with one budget of N trials.",
         epilog="example: systolic net resnet18.onnx --backend verilator --csv r18.csv --plot r18.png --tune 200")
     p.add_argument("model", help="a .onnx file")
-    p.add_argument("--backend", choices=("functional", "verilator"), default="functional")
-    add_hardware_args(p)
-    p.add_argument("--schedule", choices=("default", "gemmini", "gemmini-flat", "best"), default="default",
-                   help="schedule of every accelerator layer (gemmini: Gemmini's library, its loop words; "
-                        "gemmini-flat: its tiles in a flat order; best: the best record in --db)")
+    add_layers_run_args(p)
     p.add_argument("--db", default="tuning.db", type=output_file, help="tuning database (for --schedule best and --tune)")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                    help="an input array (default: seeded standard-normal float32 for each graph input)")
-    p.add_argument("--seed", type=seed, default=0, help="seed of the random inputs")
-    p.add_argument("--csv", type=output_file, metavar="OUT.csv", help="write the per-layer table as CSV")
-    p.add_argument("--plot", type=output_file, metavar="OUT.png", help="bar chart of time per layer")
+    add_report_args(p, "net", "bar chart of time per layer")
     p.add_argument("--tune", type=positive_int, metavar="N", help="tune the network with a budget of N trials, then rerun it")
     p.add_argument("--tune-backend", choices=("verilator", "stand-in"), default="verilator",
                    help="cycle source while tuning (stand-in: the analytical model, NOT RTL)")
@@ -46,7 +40,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "minutes each to enumerate)")
     p.add_argument("--clock-ghz", type=positive_float, default=1.0, help="clock for latencies (default 1 GHz)")
     p.add_argument("--no-compare", action="store_true", help="skip onnxruntime")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_net)
 
 

@@ -1,0 +1,43 @@
+"""The one compile-run-compare check of the test suites: an op on a backend, bit-exact against numpy."""
+from __future__ import annotations
+
+from typing import Any, Mapping, NamedTuple
+
+import numpy as np
+
+import toolkit as tk
+from isa import HardwareConfig, Program
+from simulators import functional
+
+
+class Ran(NamedTuple):
+    program: Program
+    result: tk.RunResult
+
+
+def assert_outputs(got: Mapping[str, np.ndarray], want: Mapping[str, np.ndarray], label: str = "") -> None:
+    """Every array of ``want`` is in ``got`` with its dtype, shape and values."""
+    for name, expected in want.items():
+        assert got[name].dtype == expected.dtype, f"{label}{name}: {got[name].dtype}, expected {expected.dtype}"
+        np.testing.assert_array_equal(got[name], expected, err_msg=f"{label}{name}")
+
+
+def assert_like_functional(prog: Program, inputs: Mapping[str, np.ndarray], res: tk.RunResult) -> None:
+    """The RTL's buffers equal the functional model's for the same program (all of them, not only the op's)."""
+    ref = functional.run(prog, inputs)
+    assert set(res.outputs) == set(ref.outputs)
+    assert_outputs(res.outputs, ref.outputs, f"{res.backend} vs functional: ")
+
+
+def assert_exact(op: tk.Op, hw: HardwareConfig | str, schedule: Any = None, *, backend: str = "functional",
+                 seed: int = 0, inputs: Mapping[str, np.ndarray] | None = None, **options: Any) -> Ran:
+    """Compile ``op`` for ``hw`` under ``schedule``, run it on ``backend`` with ``inputs`` (default: its
+    random inputs of ``seed``) and assert every output equals ``op.reference``; on the RTL, every buffer
+    equals the functional model's too."""
+    prog = tk.compile(op, hw, schedule)
+    inputs = op.random_inputs(seed) if inputs is None else inputs
+    res = tk.run(prog, inputs, backend=backend, **options)
+    assert_outputs(res.outputs, op.reference(inputs), f"{backend}: ")
+    if backend == "verilator":
+        assert_like_functional(prog, inputs, res)
+    return Ran(prog, res)
