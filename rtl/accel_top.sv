@@ -105,29 +105,48 @@ module accel_top import systolic_pkg::*; #(
   // (Gemmini's order.) Each passes other instructions on, once it has no loop of its own;
   // their sequencers offer a command only while dispatch's queue for it has room.
   insn_t      cmd, conv_cmd, mm_cmd;
-  logic       conv_valid, conv_ready, mm_valid, mm_ready, conv_busy, mm_busy, disp_idle;
+  logic       conv_valid, conv_ready, mm_valid, mm_ready, conv_busy, mm_busy, mm_free, disp_idle;
   logic [2:0] room;
+  logic       loop_word, loop_en, clk_loop;
   assign cmd = '{funct: funct_e'(cmd_funct_i), rs1: cmd_rs1_i, rs2: cmd_rs2_i};
+
+  // The unrollers run on a gated clock: enabled while either has a loop, or a loop word is
+  // offered. In the other cycles neither has anything to do (every sequencer is idle, and
+  // other instructions pass through combinationally), so their registers would keep their
+  // values anyway; gated, the simulation skips them.
+  assign loop_word = cmd.funct inside {FunctLoopWs, FunctLoopWsConfigBounds,
+                                       FunctLoopWsConfigAddrsAb, FunctLoopWsConfigAddrsDc,
+                                       FunctLoopWsConfigStridesAb, FunctLoopWsConfigStridesDc,
+                                       FunctLoopConvWs, FunctLoopConvWsConfig1,
+                                       FunctLoopConvWsConfig2, FunctLoopConvWsConfig3,
+                                       FunctLoopConvWsConfig4, FunctLoopConvWsConfig5,
+                                       FunctLoopConvWsConfig6};
+  assign loop_en   = conv_busy || mm_busy || (cmd_valid_i && loop_word);
+
+  clock_gate u_loop_cg (.clk_i, .en_i (loop_en), .clk_o (clk_loop));
 
   loop_conv #(
     .DIM(DIM), .SP_ROWS(SP_ROWS), .ACC_ROWS(ACC_ROWS), .MAX_BLOCK_LEN(MAX_BLOCK_LEN),
     .MAX_BLOCK_LEN_ACC(MAX_BLOCK_LEN_ACC)
   ) u_loop_conv (
-    .clk_i, .rst_ni,
+    .clk_i (clk_loop), .rst_ni,
     .cmd_valid_i, .cmd_ready_o, .cmd_i (cmd),
     .out_valid_o (conv_valid), .out_ready_i (conv_ready), .out_o (conv_cmd),
-    .room_i (room), .busy_o (conv_busy)
+    .room_i (room), .out_free_i (mm_free), .busy_o (conv_busy)
   );
 
   loop_matmul #(
     .DIM(DIM), .SP_ROWS(SP_ROWS), .ACC_ROWS(ACC_ROWS), .MAX_BLOCK_LEN(MAX_BLOCK_LEN),
     .MAX_BLOCK_LEN_ACC(MAX_BLOCK_LEN_ACC), .ST_BLOCKS(ST_BLOCKS)
   ) u_loop_matmul (
-    .clk_i, .rst_ni,
+    .clk_i (clk_loop), .rst_ni,
     .cmd_valid_i (conv_valid), .cmd_ready_o (conv_ready), .cmd_i (conv_cmd),
     .out_valid_o (mm_valid), .out_ready_i (mm_ready), .out_o (mm_cmd),
     .room_i (room), .busy_o (mm_busy)
   );
+
+  // LoopMatmul passes LoopConv's commands on while it unrolls no loop of its own
+  assign mm_free = !mm_busy;
 
   // idle: nothing left to dispatch, and nothing left to unroll
   assign idle_o = disp_idle && !conv_busy && !mm_busy;
@@ -285,16 +304,18 @@ module accel_top import systolic_pkg::*; #(
 
   // Checked at every clock edge out of reset (enabled from an always_ff with the registers'
   // asynchronous reset: rst_ni stays an asynchronous reset only; a `disable iff (!rst_ni)`
-  // would read it synchronously).
+  // would read it synchronously). Immediate assertions at the clock edge read the values the
+  // registers take their next state from, as concurrent ones would, without a simulation
+  // keeping a sampled copy of every signal they name.
   always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
     if (rst_ni) begin
       // result writes have the highest priority: the execute unit cannot wait for a bank
-      assert property (sp[SP_EX_WR].req |-> sp_gnt[SP_EX_WR])
+      assert (!sp[SP_EX_WR].req || sp_gnt[SP_EX_WR])
         else $error("accel_top: an execute result write to the scratchpad was not granted");
-      assert property (acc[ACC_EX_WR].req |-> acc_gnt[ACC_EX_WR])
+      assert (!acc[ACC_EX_WR].req || acc_gnt[ACC_EX_WR])
         else $error("accel_top: an execute result write to the accumulator was not granted");
       // no two units complete the same slot
-      assert property (((done_ld & done_ex) | (done_ld & done_st) | (done_ex & done_st)) == '0)
+      assert (((done_ld & done_ex) | (done_ld & done_st) | (done_ex & done_st)) == '0)
         else $error("accel_top: two units completed the same slot");
     end
   end

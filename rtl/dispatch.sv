@@ -397,12 +397,14 @@ module dispatch import systolic_pkg::*; #(
   always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
     if (rst_ni) begin
       // a unit completes an occupied slot, once
-      assert property ((done_i & (~valid_q | done_q)) == '0)
+      assert ((done_i & (~valid_q | done_q)) == '0)
         else $error("dispatch: completion of slots %b that are free or done already",
                     done_i & (~valid_q | done_q));
       // an entry enters a free slot
-      assert property (enq |-> !valid_q[new_slot])
-        else $error("dispatch: instruction entered occupied slot %0d", new_slot);
+      if (enq) begin
+        assert (!valid_q[new_slot])
+          else $error("dispatch: instruction entered occupied slot %0d", new_slot);
+      end
     end
   end
 endmodule

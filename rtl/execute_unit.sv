@@ -393,10 +393,11 @@ module execute_unit import systolic_pkg::*; #(
   always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
     if (rst_ni) begin
       // the weights being written are used by no row in the mesh or entering it
-      assert property (wwr_valid_q |-> hold_q[wwr_buf_q] == '0
-                                       && !(inj_valid_q && inj_q.buf_sel == wwr_buf_q))
-        else $error("execute_unit: weights written into buffer %0d while it is in use",
-                    wwr_buf_q);
+      if (wwr_valid_q) begin
+        assert (hold_q[wwr_buf_q] == '0 && !(inj_valid_q && inj_q.buf_sel == wwr_buf_q))
+          else $error("execute_unit: weights written into buffer %0d while it is in use",
+                      wwr_buf_q);
+      end
     end
   end
 endmodule

@@ -218,9 +218,13 @@ module load_unit import systolic_pkg::*; #(
         acc_o.wdata[i*32 +: 32] = v;
         mask[i] = (first + i) < 32'(wb_ctx.cols);
       end
-      sp_o.wdata  = lanes8 << (shift * 8);
-      sp_o.wmask  = mask << shift;
+      sp_o.wdata  = lanes8;
+      sp_o.wmask  = mask;
       acc_o.wmask = mask;
+      if (wb_rep_q != '0) begin   // a pixel repeat (the wide shift only then)
+        sp_o.wdata = lanes8 << (shift * 8);
+        sp_o.wmask = mask << shift;
+      end
       if (wb_ctx.acc) begin
         acc_o.req   = 1'b1;
         acc_o.accum = wb_ctx.accum;
@@ -386,16 +390,22 @@ module load_unit import systolic_pkg::*; #(
   always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
     if (rst_ni) begin
       // responses come back in request order, only for requests that are out
-      assert property (rd_resp_valid_i |-> outstanding_q != '0)
-        else $error("load unit: a DMA read response without an outstanding request");
+      if (rd_resp_valid_i) begin
+        assert (outstanding_q != '0)
+          else $error("load unit: a DMA read response without an outstanding request");
+      end
       // a response is the oldest DMA mvin's
-      assert property (resp_fire |-> nxt_valid && !nxt.zero && nxt.ls == resp_ls)
-        else $error("load unit: a DMA read response for slot %0d out of mvin order",
-                    rd_resp_tag_i.slot);
+      if (resp_fire) begin
+        assert (nxt_valid && !nxt.zero && nxt.ls == resp_ls)
+          else $error("load unit: a DMA read response for slot %0d out of mvin order",
+                      rd_resp_tag_i.slot);
+      end
       // an mvin fits the response port: at most MAX_BLOCK_LEN blocks a row
-      assert property (mvin_fire |-> op_cols(insn.rs2) <= 16'(DIM * MAX_BLOCK_LEN))
-        else $error("load unit: mvin of %0d columns, more than %0d", op_cols(insn.rs2),
-                    DIM * MAX_BLOCK_LEN);
+      if (mvin_fire) begin
+        assert (op_cols(insn.rs2) <= 16'(DIM * MAX_BLOCK_LEN))
+          else $error("load unit: mvin of %0d columns, more than %0d", op_cols(insn.rs2),
+                      DIM * MAX_BLOCK_LEN);
+      end
     end
   end
 endmodule

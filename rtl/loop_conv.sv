@@ -41,6 +41,9 @@ module loop_conv import systolic_pkg::*, loop_conv_pkg::*; #(
   input  logic       out_ready_i,
   output insn_t      out_o,
   input  logic [2:0] room_i,   // dispatch's load / execute / store queue can take one more
+  // the next stage takes any command offered while dispatch's queue for it has room
+  // (LoopMatmul unrolls no loop): then a granted command is taken
+  input  logic       out_free_i,
   output logic       busy_o
 );
   if ((DIM & (DIM - 1)) != 0 || SP_ROWS % NLOOPS != 0 || ACC_ROWS % NLOOPS != 0) begin : g_check
@@ -61,7 +64,7 @@ module loop_conv import systolic_pkg::*, loop_conv_pkg::*; #(
   conv_der_t                    der_q [NLOOPS];
   logic [SP_AW-1:0]             a_start_q [NLOOPS];   // the input tile's first row
   logic [SP_AW:0]               b_end_q [NLOOPS];     // the row past the weight tile
-  logic [NLOOPS-1:0]            configured_q, configured_d, running_q, running_d;
+  logic [NLOOPS-1:0]            configured_q, configured_d, configured_n, running_q, running_d;
   logic [NLOOPS-1:0][NSEQ-1:0]  started_q, started_d, completed_q, completed_d;
   logic                         head_q, head_d;   // the oldest loop
   logic [ACC_AW-1:0]            bias_at_q, bias_at_d, ex_at_q, ex_at_d, st_at_q, st_at_d;
@@ -117,30 +120,43 @@ module loop_conv import systolic_pkg::*, loop_conv_pkg::*; #(
   logic            ld_done, ex_done, ex_waiting;
 
   // each sequencer asks for the oldest loop it has not started: loads once the loop is
-  // configured, execute once the loads have started, store once execute has
+  // configured, execute once the loads have started, store once execute has. (While no loop
+  // is configured every sequencer is idle, and this control holds its defaults: it is
+  // evaluated only while a loop is in flight.)
   always_comb begin
-    for (int s = 0; s < NSEQ; s++) begin
-      logic l;
-      l = started_q[head_q][s] ? !head_q : head_q;
-      req_slot[s]  = l;
-      req_valid[s] = configured_q[l] && !started_q[l][s];
-      if (s == SeqEx) req_valid[s] &= started_q[l][SeqBias] && started_q[l][SeqInput]
-                                      && started_q[l][SeqWgt];
-      if (s == SeqSt) req_valid[s] &= started_q[l][SeqEx];
+    logic l;
+    l         = 1'b0;
+    req_slot  = '0;
+    req_valid = '0;
+    if (loop_busy) begin
+      for (int s = 0; s < NSEQ; s++) begin
+        l = started_q[head_q][s] ? !head_q : head_q;
+        req_slot[s]  = l;
+        req_valid[s] = configured_q[l] && !started_q[l][s];
+        if (s == SeqEx) req_valid[s] &= started_q[l][SeqBias] && started_q[l][SeqInput]
+                                        && started_q[l][SeqWgt];
+        if (s == SeqSt) req_valid[s] &= started_q[l][SeqEx];
+      end
     end
   end
 
   // execute waits for its loop's loads; the loads of another loop hold meanwhile
   always_comb begin
     logic e;
-    e          = seq_slot[SeqEx];
-    ex_waiting = started_q[e][SeqEx] && !completed_q[e][SeqEx]
-                 && !(completed_q[e][SeqBias] && completed_q[e][SeqInput]
-                      && completed_q[e][SeqWgt]);
-    for (int s = 0; s < NSEQ; s++) seq_wait[s] = ex_waiting && seq_slot[s] != e;
-    ld_done = 1'b1;
-    for (int s = SeqBias; s <= SeqWgt; s++) ld_done &= seq_slot[s] != e || seq_idle[s];
-    ex_done = seq_slot[SeqEx] != seq_slot[SeqSt] || seq_idle[SeqEx];
+    e          = 1'b0;
+    ex_waiting = 1'b0;
+    seq_wait   = '0;
+    ld_done    = 1'b1;
+    ex_done    = 1'b1;
+    if (loop_busy) begin
+      e          = seq_slot[SeqEx];
+      ex_waiting = started_q[e][SeqEx] && !completed_q[e][SeqEx]
+                   && !(completed_q[e][SeqBias] && completed_q[e][SeqInput]
+                        && completed_q[e][SeqWgt]);
+      for (int s = 0; s < NSEQ; s++) seq_wait[s] = ex_waiting && seq_slot[s] != e;
+      for (int s = SeqBias; s <= SeqWgt; s++) ld_done &= seq_slot[s] != e || seq_idle[s];
+      ex_done = seq_slot[SeqEx] != seq_slot[SeqSt] || seq_idle[SeqEx];
+    end
   end
 
   loop_conv_ld_bias #(
@@ -203,30 +219,39 @@ module loop_conv import systolic_pkg::*, loop_conv_pkg::*; #(
   );
 
   // ---- arbiter and the output -------------------------------------------------------
-  // (what goes out does not depend on out_ready_i: the readies are apart, below)
-  logic taken;
+  // The granted command comes from the sequencers' registers only, and their readies do not
+  // wait for out_ready_i (out_free_i says it takes them; checked below): the command port
+  // passes through the one multiplexer of out_o, so that what depends on the port stays small.
+  logic  taken;
+  insn_t arb_cmd;
   always_comb begin
-    taken = 1'b0;
-    grant = '0;
-    out_o = cmd_i;
-    for (int s = 0; s < NSEQ; s++) bid[s] = seq_valid[s] && room_i[UNIT[s]];
-    for (int p = 0; p < NSEQ; p++) begin
-      if (!taken && bid[PRIO[p]]) begin
-        taken          = 1'b1;
-        grant[PRIO[p]] = 1'b1;
-        out_o          = seq_cmd[PRIO[p]];
+    taken   = 1'b0;
+    grant   = '0;
+    arb_cmd = '0;
+    bid     = '0;
+    if (loop_busy) begin
+      for (int s = 0; s < NSEQ; s++) bid[s] = seq_valid[s] && room_i[UNIT[s]];
+      for (int p = 0; p < NSEQ; p++) begin
+        if (!taken && bid[PRIO[p]]) begin
+          taken          = 1'b1;
+          grant[PRIO[p]] = 1'b1;
+          arb_cmd        = seq_cmd[PRIO[p]];
+        end
       end
     end
   end
+  assign out_o       = loop_busy ? arb_cmd : cmd_i;
   assign out_valid_o = loop_busy ? taken : (cmd_valid_i && !is_loop);
-  assign seq_ready   = grant & {NSEQ{out_ready_i && loop_busy}};
+  assign seq_ready   = grant & {NSEQ{out_free_i && loop_busy}};
   assign cmd_ready_o = is_loop ? !configured_q[cfg_slot] : (!loop_busy && out_ready_i);
   assign busy_o      = loop_busy;
 
   // ---- next state -------------------------------------------------------------------
-  // a loop's words, its sequencers starting and finishing, the oldest loop retiring
+  // a loop's words, its sequencers starting and finishing, the oldest loop retiring (a
+  // retiring slot is running, hence configured: LOOP_CONV_WS never configures it in that
+  // cycle, and the one bit that the command port sets is apart, below)
   always_comb begin
-    configured_d = configured_q;
+    configured_n = configured_q;
     running_d    = running_q;
     started_d    = started_q;
     completed_d  = completed_q;
@@ -234,34 +259,40 @@ module loop_conv import systolic_pkg::*, loop_conv_pkg::*; #(
     bias_at_d    = bias_at_q;
     ex_at_d      = ex_at_q;
     st_at_d      = st_at_q;
+    if (loop_busy) begin
+      for (int s = 0; s < NSEQ; s++) begin
+        if (req_valid[s] && req_ready[s]) begin
+          running_d[req_slot[s]]    = 1'b1;
+          started_d[req_slot[s]][s] = 1'b1;
+        end
+        if (seq_idle[s] && running_q[seq_slot[s]] && started_q[seq_slot[s]][s]) begin
+          completed_d[seq_slot[s]][s] = 1'b1;
+        end
+      end
+      // the accumulator half moves on after each loop that stores its output
+      if (req_valid[SeqBias] && req_ready[SeqBias]
+          && cfg_q[req_slot[SeqBias]].output_addr != '0) begin
+        bias_at_d = ACC_AW'((32'(bias_at_q) + ACC_HALF) % ACC_ROWS);
+      end
+      if (req_valid[SeqEx] && req_ready[SeqEx] && cfg_q[req_slot[SeqEx]].output_addr != '0) begin
+        ex_at_d = ACC_AW'((32'(ex_at_q) + ACC_HALF) % ACC_ROWS);
+      end
+      if (req_valid[SeqSt] && req_ready[SeqSt] && cfg_q[req_slot[SeqSt]].output_addr != '0) begin
+        st_at_d = ACC_AW'((32'(st_at_q) + ACC_HALF) % ACC_ROWS);
+      end
+      if (running_q[head_q] && completed_q[head_q] == '1) begin
+        configured_n[head_q] = 1'b0;
+        running_d[head_q]    = 1'b0;
+        started_d[head_q]    = '0;
+        completed_d[head_q]  = '0;
+        head_d               = !head_q;
+      end
+    end
+  end
+
+  always_comb begin
+    configured_d = configured_n;
     if (run_fire) configured_d[cfg_slot] = 1'b1;
-    for (int s = 0; s < NSEQ; s++) begin
-      if (req_valid[s] && req_ready[s]) begin
-        running_d[req_slot[s]]    = 1'b1;
-        started_d[req_slot[s]][s] = 1'b1;
-      end
-      if (seq_idle[s] && running_q[seq_slot[s]] && started_q[seq_slot[s]][s]) begin
-        completed_d[seq_slot[s]][s] = 1'b1;
-      end
-    end
-    // the accumulator half moves on after each loop that stores its output
-    if (req_valid[SeqBias] && req_ready[SeqBias]
-        && cfg_q[req_slot[SeqBias]].output_addr != '0) begin
-      bias_at_d = ACC_AW'((32'(bias_at_q) + ACC_HALF) % ACC_ROWS);
-    end
-    if (req_valid[SeqEx] && req_ready[SeqEx] && cfg_q[req_slot[SeqEx]].output_addr != '0) begin
-      ex_at_d = ACC_AW'((32'(ex_at_q) + ACC_HALF) % ACC_ROWS);
-    end
-    if (req_valid[SeqSt] && req_ready[SeqSt] && cfg_q[req_slot[SeqSt]].output_addr != '0) begin
-      st_at_d = ACC_AW'((32'(st_at_q) + ACC_HALF) % ACC_ROWS);
-    end
-    if (running_q[head_q] && completed_q[head_q] == '1) begin
-      configured_d[head_q] = 1'b0;
-      running_d[head_q]    = 1'b0;
-      started_d[head_q]    = '0;
-      completed_d[head_q]  = '0;
-      head_d               = !head_q;
-    end
   end
 
   // ---- registers --------------------------------------------------------------------
@@ -303,6 +334,12 @@ module loop_conv import systolic_pkg::*, loop_conv_pkg::*; #(
   // ---- assumptions ------------------------------------------------------------------
 
   always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
+    // a granted command is taken, and only then
+    if (rst_ni && loop_busy && out_valid_o) begin
+      assert (out_ready_i == out_free_i)
+        else $error("loop_conv: the next stage %0s an unrolled command", out_ready_i ? "took"
+                    : "refused");
+    end
     if (rst_ni && run_fire) begin
       assert (run_rs2.no_pool)
         else $error("loop_conv: LOOP_CONV_WS with pooling (no_pool = 0) is not implemented");

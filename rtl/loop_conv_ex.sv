@@ -45,14 +45,14 @@ module loop_conv_ex import systolic_pkg::*, loop_conv_pkg::*; #(
   conv_der_t         der_q;
   /* verilator lint_on UNUSEDSIGNAL */
   logic              slot_q, slot_d;
-  logic [SP_AW-1:0]  a_q, a_d;
-  logic [SP_AW:0]    b_end_q, b_end_d;
-  logic [ACC_AW-1:0] c_q, c_d;
+  logic [SP_AW-1:0]  a_q;
+  logic [SP_AW:0]    b_end_q;
+  logic [ACC_AW-1:0] c_q;
   logic              new_q, new_d;    // this block loads new weights
   it_t               och_q, och_d, krow_q, krow_d, kcol_q, kcol_d, kch_q, kch_d;
   it_t               b_q, b_d, orow_q, orow_d, ocol_q, ocol_d;
 
-  logic  req_fire, in_valid, in_ready, in_fire, busy;
+  logic  req_fire, in_valid, in_ready, in_fire, busy, it_en, last;
   insn_t insn;
 
   assign req_ready_o = state_q == Idle && !busy;
@@ -101,64 +101,40 @@ module loop_conv_ex import systolic_pkg::*, loop_conv_pkg::*; #(
     end
   end
 
-  // next state: take a loop, or step through it (a preload, then its compute)
+  // next state: take a loop, or step through it (a preload, then its compute). The iterators'
+  // next values read registers only; whether they are taken (in_fire, which waits on the
+  // arbiter and dispatch's queues) is decided apart in a few narrow signals, so that a
+  // simulation evaluates this logic only on the unit's own (gated) clock.
   always_comb begin
-    it_t  ocol_n, orow_n, b_n, kch_n, kcol_n, krow_n, och_n;
     logic pix_wrap, kch_wrap, kcol_wrap, krow_wrap;
-    state_d   = state_q;
-    slot_d    = slot_q;
-    a_d       = a_q;
-    b_end_d   = b_end_q;
-    c_d       = c_q;
-    new_d     = new_q;
-    och_d     = och_q;
-    krow_d    = krow_q;
-    kcol_d    = kcol_q;
-    kch_d     = kch_q;
-    b_d       = b_q;
-    orow_d    = orow_q;
-    ocol_d    = ocol_q;
-    {ocol_n, orow_n, b_n, kch_n, kcol_n, krow_n, och_n} = '0;
+    {ocol_d, orow_d, b_d, kch_d, kcol_d, krow_d, och_d} = '0;
     {pix_wrap, kch_wrap, kcol_wrap, krow_wrap} = '0;
-    if (req_fire) begin
-      state_d = Pre;
-      slot_d  = req_slot_i;
-      a_d     = req_a_i;
-      b_end_d = req_b_end_i;
-      c_d     = req_c_i;
-      new_d   = 1'b1;
-      och_d   = '0;
-      krow_d  = '0;
-      kcol_d  = '0;
-      kch_d   = '0;
-      b_d     = '0;
-      orow_d  = '0;
-      ocol_d  = '0;
-    end else if (in_fire && state_q == Pre) begin
-      state_d = Comp;
-    end else if (in_fire) begin
-      // the iterators' next values: only here, on the other cycles there is nothing to step
-      ocol_n    = floor_add(ocol_q, it_t'(DIM), cfg_q.ocols, 1'b1);
-      orow_n    = floor_add(orow_q, it_t'(1), cfg_q.orows, ocol_n == '0);
-      b_n       = floor_add(b_q, it_t'(1), cfg_q.batches, ocol_n == '0 && orow_n == '0);
-      pix_wrap  = ocol_n == '0 && orow_n == '0 && b_n == '0;   // the next block: new weights
-      kch_n     = floor_add(kch_q, it_t'(DIM), cfg_q.kchs, pix_wrap);
-      kch_wrap  = pix_wrap && kch_n == '0;
-      kcol_n    = floor_add(kcol_q, it_t'(cfg_q.max_pixels), cfg_q.kcols, kch_wrap);
-      kcol_wrap = kch_wrap && kcol_n == '0;
-      krow_n    = floor_add(krow_q, it_t'(1), cfg_q.krows, kcol_wrap);
-      krow_wrap = kcol_wrap && krow_n == '0;
-      och_n     = floor_add(och_q, it_t'(DIM), cfg_q.ochs, krow_wrap);
-      ocol_d  = ocol_n;
-      orow_d  = orow_n;
-      b_d     = b_n;
-      kch_d   = kch_n;
-      kcol_d  = kcol_n;
-      krow_d  = krow_n;
-      och_d   = och_n;
-      new_d   = pix_wrap;
-      state_d = (krow_wrap && och_n == '0) ? Idle : Pre;
+    new_d = 1'b1;   // a new loop's first block loads its weights
+    last  = 1'b0;
+    if (!req_fire && state_q == Comp) begin
+      ocol_d    = floor_add(ocol_q, it_t'(DIM), cfg_q.ocols, 1'b1);
+      orow_d    = floor_add(orow_q, it_t'(1), cfg_q.orows, ocol_d == '0);
+      b_d       = floor_add(b_q, it_t'(1), cfg_q.batches, ocol_d == '0 && orow_d == '0);
+      pix_wrap  = ocol_d == '0 && orow_d == '0 && b_d == '0;   // the next block: new weights
+      kch_d     = floor_add(kch_q, it_t'(DIM), cfg_q.kchs, pix_wrap);
+      kch_wrap  = pix_wrap && kch_d == '0;
+      kcol_d    = floor_add(kcol_q, it_t'(cfg_q.max_pixels), cfg_q.kcols, kch_wrap);
+      kcol_wrap = kch_wrap && kcol_d == '0;
+      krow_d    = floor_add(krow_q, it_t'(1), cfg_q.krows, kcol_wrap);
+      krow_wrap = kcol_wrap && krow_d == '0;
+      och_d     = floor_add(och_q, it_t'(DIM), cfg_q.ochs, krow_wrap);
+      new_d     = pix_wrap;
+      last      = krow_wrap && och_d == '0;
     end
+  end
+  assign slot_d = req_fire ? req_slot_i : slot_q;
+  assign it_en  = req_fire || (in_fire && state_q == Comp);
+
+  always_comb begin
+    state_d = state_q;
+    if (req_fire)                       state_d = Pre;
+    else if (in_fire && state_q == Pre) state_d = Comp;
+    else if (in_fire)                   state_d = last ? Idle : Pre;
   end
 
   loop_conv_pipe #(.LATENCY(LATENCY)) u_pipe (
@@ -180,19 +156,21 @@ module loop_conv_ex import systolic_pkg::*, loop_conv_pkg::*; #(
 
   always_ff @(posedge clk_i) begin
     if (req_fire) begin
-      cfg_q <= cfgs_i[req_slot_i];
-      der_q <= ders_i[req_slot_i];
+      cfg_q   <= cfgs_i[req_slot_i];
+      der_q   <= ders_i[req_slot_i];
+      a_q     <= req_a_i;
+      b_end_q <= req_b_end_i;
+      c_q     <= req_c_i;
     end
-    a_q     <= a_d;
-    b_end_q <= b_end_d;
-    c_q     <= c_d;
-    new_q   <= new_d;
-    och_q   <= och_d;
-    krow_q  <= krow_d;
-    kcol_q  <= kcol_d;
-    kch_q   <= kch_d;
-    b_q     <= b_d;
-    orow_q  <= orow_d;
-    ocol_q  <= ocol_d;
+    if (it_en) begin
+      new_q  <= new_d;
+      och_q  <= och_d;
+      krow_q <= krow_d;
+      kcol_q <= kcol_d;
+      kch_q  <= kch_d;
+      b_q    <= b_d;
+      orow_q <= orow_d;
+      ocol_q <= ocol_d;
+    end
   end
 endmodule

@@ -38,16 +38,15 @@ module loop_conv_ld_bias import systolic_pkg::*, loop_conv_pkg::*; #(
   conv_der_t         der_q;
   /* verilator lint_on UNUSEDSIGNAL */
   logic              slot_q, slot_d;
-  logic [ACC_AW-1:0] start_q, start_d;
+  logic [ACC_AW-1:0] start_q;
   it_t               b_q, b_d, orow_q, orow_d, ocol_q, ocol_d, och_q, och_d;
 
-  logic  skip, req_fire, in_valid, in_ready, in_fire, busy;
+  logic  skip_q, req_fire, in_valid, in_ready, in_fire, busy, it_en, last;
   insn_t insn;
 
-  assign skip        = cfg_q.bias_addr == '0;
   assign req_ready_o = state_q == Idle && !busy;
   assign req_fire    = req_valid_i && req_ready_o;
-  assign in_valid    = state_q != Idle && !wait_i && !skip;
+  assign in_valid    = state_q != Idle && !wait_i && !skip_q;
   assign in_fire     = in_valid && in_ready;
   assign idle_o      = req_ready_o;
   assign slot_o      = slot_q;
@@ -76,47 +75,37 @@ module loop_conv_ld_bias import systolic_pkg::*, loop_conv_pkg::*; #(
     end
   end
 
-  // next state: take a loop, or step through it
+  // next state: take a loop, or step through it. The iterators' next values read registers
+  // only; whether they are taken (in_fire, which waits on the arbiter and dispatch's queues)
+  // is decided apart in a few narrow signals, so that a simulation evaluates this logic only
+  // on the unit's own (gated) clock.
   always_comb begin
-    it_t max_och, och_n, ocol_n, orow_n, b_n;
-    state_d = state_q;
-    slot_d  = slot_q;
-    start_d = start_q;
-    b_d     = b_q;
-    orow_d  = orow_q;
-    ocol_d  = ocol_q;
-    och_d   = och_q;
+    it_t max_och;
     max_och = '0;
-    och_n   = '0;
-    ocol_n  = '0;
-    orow_n  = '0;
-    b_n     = '0;
-    if (req_fire) begin
-      state_d = Config;
-      slot_d  = req_slot_i;
-      start_d = req_addr_i;
-      b_d     = '0;
-      orow_d  = '0;
-      ocol_d  = '0;
-      och_d   = '0;
-    end else if (state_q != Idle && skip) begin
-      state_d = Idle;
-    end else if (in_fire && state_q == Config) begin
-      state_d = Load;
-    end else if (in_fire) begin
-      // the iterators' next values: only here, on the other cycles there is nothing to step
+    b_d     = '0;
+    orow_d  = '0;
+    ocol_d  = '0;
+    och_d   = '0;
+    last    = 1'b0;
+    if (!req_fire && state_q == Load) begin
       max_och = min_it(cfg_q.ochs, it_t'(MAX_BLOCK_LEN_ACC * DIM));
-      och_n   = floor_add(och_q, max_och, cfg_q.ochs, 1'b1);
-      ocol_n  = floor_add(ocol_q, it_t'(DIM), cfg_q.ocols, och_n == '0);
-      orow_n  = floor_add(orow_q, it_t'(1), cfg_q.orows, och_n == '0 && ocol_n == '0);
-      b_n     = floor_add(b_q, it_t'(1), cfg_q.batches,
-                          och_n == '0 && ocol_n == '0 && orow_n == '0);
-      och_d  = och_n;
-      ocol_d = ocol_n;
-      orow_d = orow_n;
-      b_d    = b_n;
-      if (b_n == '0 && orow_n == '0 && ocol_n == '0 && och_n == '0) state_d = Idle;
+      och_d   = floor_add(och_q, max_och, cfg_q.ochs, 1'b1);
+      ocol_d  = floor_add(ocol_q, it_t'(DIM), cfg_q.ocols, och_d == '0);
+      orow_d  = floor_add(orow_q, it_t'(1), cfg_q.orows, och_d == '0 && ocol_d == '0);
+      b_d     = floor_add(b_q, it_t'(1), cfg_q.batches,
+                          och_d == '0 && ocol_d == '0 && orow_d == '0);
+      last    = b_d == '0 && orow_d == '0 && ocol_d == '0 && och_d == '0;
     end
+  end
+  assign slot_d = req_fire ? req_slot_i : slot_q;
+  assign it_en  = req_fire || (in_fire && state_q == Load);
+
+  always_comb begin
+    state_d = state_q;
+    if (req_fire)                          state_d = Config;
+    else if (state_q != Idle && skip_q)    state_d = Idle;
+    else if (in_fire && state_q == Config) state_d = Load;
+    else if (in_fire && last)              state_d = Idle;
   end
 
   loop_conv_pipe #(.LATENCY(LATENCY)) u_pipe (
@@ -138,13 +127,17 @@ module loop_conv_ld_bias import systolic_pkg::*, loop_conv_pkg::*; #(
 
   always_ff @(posedge clk_i) begin
     if (req_fire) begin
-      cfg_q <= cfgs_i[req_slot_i];
-      der_q <= ders_i[req_slot_i];
+      // a loop without this sequencer's DRAM address has nothing for it (decoded once)
+      skip_q  <= cfgs_i[req_slot_i].bias_addr == '0;
+      cfg_q   <= cfgs_i[req_slot_i];
+      der_q   <= ders_i[req_slot_i];
+      start_q <= req_addr_i;
     end
-    start_q <= start_d;
-    b_q     <= b_d;
-    orow_q  <= orow_d;
-    ocol_q  <= ocol_d;
-    och_q   <= och_d;
+    if (it_en) begin
+      b_q    <= b_d;
+      orow_q <= orow_d;
+      ocol_q <= ocol_d;
+      och_q  <= och_d;
+    end
   end
 endmodule

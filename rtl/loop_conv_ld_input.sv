@@ -39,19 +39,18 @@ module loop_conv_ld_input import systolic_pkg::*, loop_conv_pkg::*; #(
   conv_der_t         der_q;
   /* verilator lint_on UNUSEDSIGNAL */
   logic             slot_q, slot_d;
-  logic [SP_AW-1:0] start_q, start_d;
+  logic [SP_AW-1:0] start_q;
   it_t              b_q, b_d, ich_q, ich_d;
   sit_t             irow_q, irow_d, icol_q, icol_d;   // from -upad and -lpad
 
-  logic  skip, req_fire, in_valid, in_ready, in_fire, busy;
+  logic  skip_q, req_fire, in_valid, in_ready, in_fire, busy, it_en, last;
   it_t   max_ich;    // channels per mvin
   sit_t  run;        // pixels of this step (its columns before downsampling)
   insn_t insn;
 
-  assign skip        = cfg_q.input_addr == '0;
   assign req_ready_o = state_q == Idle && !busy;
   assign req_fire    = req_valid_i && req_ready_o;
-  assign in_valid    = state_q != Idle && !wait_i && !skip;
+  assign in_valid    = state_q != Idle && !wait_i && !skip_q;
   assign in_fire     = in_valid && in_ready;
   assign idle_o      = req_ready_o;
   assign slot_o      = slot_q;
@@ -110,14 +109,14 @@ module loop_conv_ld_input import systolic_pkg::*, loop_conv_pkg::*; #(
     end
   end
 
-  // next state: take a loop, or step through it
+  // next state: take a loop, or step through it. The iterators' next values read registers
+  // only; whether they are taken (in_fire, which waits on the arbiter and dispatch's queues)
+  // is decided apart in a few narrow signals, so that a simulation evaluates this logic only
+  // on the unit's own (gated) clock.
   always_comb begin
     it_t  ich_n, b_n;
     sit_t icol_n, irow_n, lo_col, lo_row;
     logic col_wrap, row_wrap;
-    state_d  = state_q;
-    slot_d   = slot_q;
-    start_d  = start_q;
     b_d      = b_q;
     irow_d   = irow_q;
     icol_d   = icol_q;
@@ -130,21 +129,15 @@ module loop_conv_ld_input import systolic_pkg::*, loop_conv_pkg::*; #(
     col_wrap = 1'b0;
     row_wrap = 1'b0;
     b_n      = '0;
+    last     = 1'b0;
     if (req_fire) begin
-      state_d = Config;
-      slot_d  = req_slot_i;
-      start_d = req_addr_i;
-      b_d     = '0;
-      ich_d   = '0;   // irow and icol start in the Config step, from the new loop's fields
-    end else if (state_q != Idle && skip) begin
-      state_d = Idle;
+      b_d   = '0;
+      ich_d = '0;   // irow and icol start in the Config step, from the new loop's fields
     end else if (state_q == Config) begin
       // the first step starts in the padding; the fields are the new loop's by now
       irow_d = lo_row;
       icol_d = lo_col;
-      if (in_fire) state_d = Load;
-    end else if (in_fire) begin
-      // the iterators' next values: only here, on the other cycles there is nothing to step
+    end else if (state_q == Load) begin
       ich_n    = floor_add(ich_q, max_ich, cfg_q.kchs, 1'b1);
       icol_n   = sfloor_add(icol_q, run, sit_t'(der_q.icols_unpadded) + sit_t'(cfg_q.rpad),
                             lo_col, ich_n == '0);
@@ -153,12 +146,22 @@ module loop_conv_ld_input import systolic_pkg::*, loop_conv_pkg::*; #(
                             sit_t'(der_q.irows_unpadded) + sit_t'(cfg_q.dpad), lo_row, col_wrap);
       row_wrap = col_wrap && irow_n == lo_row;
       b_n      = floor_add(b_q, it_t'(1), cfg_q.batches, row_wrap);
-      ich_d  = ich_n;
-      icol_d = icol_n;
-      irow_d = irow_n;
-      b_d    = b_n;
-      if (row_wrap && b_n == '0) state_d = Idle;
+      ich_d    = ich_n;
+      icol_d   = icol_n;
+      irow_d   = irow_n;
+      b_d      = b_n;
+      last     = row_wrap && b_n == '0;
     end
+  end
+  assign slot_d = req_fire ? req_slot_i : slot_q;
+  assign it_en  = req_fire || (state_q == Config && !skip_q) || (in_fire && state_q == Load);
+
+  always_comb begin
+    state_d = state_q;
+    if (req_fire)                          state_d = Config;
+    else if (state_q != Idle && skip_q)    state_d = Idle;
+    else if (in_fire && state_q == Config) state_d = Load;
+    else if (in_fire && last)              state_d = Idle;
   end
 
   loop_conv_pipe #(.LATENCY(LATENCY)) u_pipe (
@@ -180,13 +183,17 @@ module loop_conv_ld_input import systolic_pkg::*, loop_conv_pkg::*; #(
 
   always_ff @(posedge clk_i) begin
     if (req_fire) begin
-      cfg_q <= cfgs_i[req_slot_i];
-      der_q <= ders_i[req_slot_i];
+      // a loop without this sequencer's DRAM address has nothing for it (decoded once)
+      skip_q  <= cfgs_i[req_slot_i].input_addr == '0;
+      cfg_q   <= cfgs_i[req_slot_i];
+      der_q   <= ders_i[req_slot_i];
+      start_q <= req_addr_i;
     end
-    start_q <= start_d;
-    b_q     <= b_d;
-    irow_q  <= irow_d;
-    icol_q  <= icol_d;
-    ich_q   <= ich_d;
+    if (it_en) begin
+      b_q    <= b_d;
+      irow_q <= irow_d;
+      icol_q <= icol_d;
+      ich_q  <= ich_d;
+    end
   end
 endmodule

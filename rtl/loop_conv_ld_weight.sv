@@ -41,17 +41,16 @@ module loop_conv_ld_weight import systolic_pkg::*, loop_conv_pkg::*; #(
   conv_der_t         der_q;
   /* verilator lint_on UNUSEDSIGNAL */
   logic           slot_q, slot_d;
-  logic [SP_AW:0] end_q, end_d;
+  logic [SP_AW:0] end_q;
   it_t            och_q, och_d, krow_q, krow_d, kcol_q, kcol_d, kch_q, kch_d;
 
-  logic  skip, req_fire, in_valid, in_ready, in_fire, busy;
+  logic  skip_q, req_fire, in_valid, in_ready, in_fire, busy, it_en, last;
   it_t   max_och;   // output channels per mvin2
   insn_t insn;
 
-  assign skip        = cfg_q.weights_addr == '0;
   assign req_ready_o = state_q == Idle && !busy;
   assign req_fire    = req_valid_i && req_ready_o;
-  assign in_valid    = state_q != Idle && !wait_i && !skip;
+  assign in_valid    = state_q != Idle && !wait_i && !skip_q;
   assign in_fire     = in_valid && in_ready;
   assign idle_o      = req_ready_o;
   assign slot_o      = slot_q;
@@ -84,44 +83,33 @@ module loop_conv_ld_weight import systolic_pkg::*, loop_conv_pkg::*; #(
     end
   end
 
-  // next state: take a loop, or step through it
+  // next state: take a loop, or step through it. The iterators' next values read registers
+  // only; whether they are taken (in_fire, which waits on the arbiter and dispatch's queues)
+  // is decided apart in a few narrow signals, so that a simulation evaluates this logic only
+  // on the unit's own (gated) clock.
   always_comb begin
-    it_t kch_n, kcol_n, krow_n, och_n;
-    state_d = state_q;
-    slot_d  = slot_q;
-    end_d   = end_q;
-    och_d   = och_q;
-    krow_d  = krow_q;
-    kcol_d  = kcol_q;
-    kch_d   = kch_q;
-    kch_n   = '0;
-    kcol_n  = '0;
-    krow_n  = '0;
-    och_n   = '0;
-    if (req_fire) begin
-      state_d = Config;
-      slot_d  = req_slot_i;
-      end_d   = req_addr_i;
-      och_d   = '0;
-      krow_d  = '0;
-      kcol_d  = '0;
-      kch_d   = '0;
-    end else if (state_q != Idle && skip) begin
-      state_d = Idle;
-    end else if (in_fire && state_q == Config) begin
-      state_d = Load;
-    end else if (in_fire) begin
-      // the iterators' next values: only here, on the other cycles there is nothing to step
-      kch_n   = floor_add(kch_q, it_t'(DIM), cfg_q.kchs, 1'b1);
-      kcol_n  = floor_add(kcol_q, it_t'(1), cfg_q.kcols, kch_n == '0);
-      krow_n  = floor_add(krow_q, it_t'(1), cfg_q.krows, kch_n == '0 && kcol_n == '0);
-      och_n   = floor_add(och_q, max_och, cfg_q.ochs, kch_n == '0 && kcol_n == '0 && krow_n == '0);
-      kch_d  = kch_n;
-      kcol_d = kcol_n;
-      krow_d = krow_n;
-      och_d  = och_n;
-      if (och_n == '0 && krow_n == '0 && kcol_n == '0 && kch_n == '0) state_d = Idle;
+    och_d  = '0;
+    krow_d = '0;
+    kcol_d = '0;
+    kch_d  = '0;
+    last   = 1'b0;
+    if (!req_fire && state_q == Load) begin
+      kch_d  = floor_add(kch_q, it_t'(DIM), cfg_q.kchs, 1'b1);
+      kcol_d = floor_add(kcol_q, it_t'(1), cfg_q.kcols, kch_d == '0);
+      krow_d = floor_add(krow_q, it_t'(1), cfg_q.krows, kch_d == '0 && kcol_d == '0);
+      och_d  = floor_add(och_q, max_och, cfg_q.ochs, kch_d == '0 && kcol_d == '0 && krow_d == '0);
+      last   = och_d == '0 && krow_d == '0 && kcol_d == '0 && kch_d == '0;
     end
+  end
+  assign slot_d = req_fire ? req_slot_i : slot_q;
+  assign it_en  = req_fire || (in_fire && state_q == Load);
+
+  always_comb begin
+    state_d = state_q;
+    if (req_fire)                          state_d = Config;
+    else if (state_q != Idle && skip_q)    state_d = Idle;
+    else if (in_fire && state_q == Config) state_d = Load;
+    else if (in_fire && last)              state_d = Idle;
   end
 
   loop_conv_pipe #(.LATENCY(LATENCY)) u_pipe (
@@ -143,13 +131,17 @@ module loop_conv_ld_weight import systolic_pkg::*, loop_conv_pkg::*; #(
 
   always_ff @(posedge clk_i) begin
     if (req_fire) begin
+      // a loop without this sequencer's DRAM address has nothing for it (decoded once)
+      skip_q  <= cfgs_i[req_slot_i].weights_addr == '0;
       cfg_q <= cfgs_i[req_slot_i];
       der_q <= ders_i[req_slot_i];
+      end_q <= req_addr_i;
     end
-    end_q  <= end_d;
-    och_q  <= och_d;
-    krow_q <= krow_d;
-    kcol_q <= kcol_d;
-    kch_q  <= kch_d;
+    if (it_en) begin
+      och_q  <= och_d;
+      krow_q <= krow_d;
+      kcol_q <= kcol_d;
+      kch_q  <= kch_d;
+    end
   end
 endmodule

@@ -128,8 +128,8 @@ module loop_matmul import systolic_pkg::*, loop_mm_pkg::*; #(
   endfunction
 
   // ---- state ----------------------------------------------------------------------
-  loop_cfg_t   [1:0] cfg_q, cfg_d;
-  loop_state_t [1:0] lst_q, lst_d;
+  loop_cfg_t   [1:0] cfg_q;
+  loop_state_t [1:0] lst_q, lst_d, lst_n;
   logic              head_q, head_d;
   logic [28:0]       ld_d_row_q, ld_d_row_d, ex_c_row_q, ex_c_row_d, st_c_row_q, st_c_row_d;
 
@@ -146,43 +146,73 @@ module loop_matmul import systolic_pkg::*, loop_mm_pkg::*; #(
   always_comb begin
     cmd_ready_o = is_loop ? !lst_q[cfg_slot].configured : (!loop_configured && out_ready_i);
     cmd_fire    = cmd_valid_i && cmd_ready_o;
-    cfg_d = cfg_q;
-    if (cmd_fire && is_loop) cfg_d[cfg_slot] = apply_word(cfg_q[cfg_slot], cmd_i);
+  end
+
+  // a config word into its slot: the slot's only write, so that the wide word decode is
+  // evaluated (in simulation) only in the cycle a word arrives
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      cfg_q <= '0;
+    end else if (cmd_fire && is_loop) begin
+      cfg_q[cfg_slot] <= apply_word(cfg_q[cfg_slot], cmd_i);
+    end
   end
 
   // ---- the sequencers' next loops and their tiles ------------------------------------
+  // While no loop is configured, every sequencer is idle and the control below holds its
+  // defaults; it is evaluated only while a loop is configured (a simulation of a program
+  // without loops pays next to nothing for it).
   logic [NSEQ-1:0] rid;           // per sequencer: the slot it takes next
-  logic [NSEQ-1:0] req_valid, req_ready, seq_idle, seq_loop;
+  logic [NSEQ-1:0] req_valid, req_ready, req_fire, seq_idle, seq_loop;
   xfer_req_t       a_req, b_req, d_req;
   ex_req_t         e_req;
   st_req_t         s_req;
   always_comb begin
-    for (int s = 0; s < NSEQ; s++) rid[s] = lst_q[head_q].started[s] ? !head_q : head_q;
-    a_req = lda_req(cfg_q[rid[SeqLdA]], rid[SeqLdA]);
-    b_req = ldb_req(cfg_q[rid[SeqLdB]], rid[SeqLdB]);
-    d_req = ldd_req(cfg_q[rid[SeqLdD]], rid[SeqLdD], cfg_q[rid[SeqLdD]].resadd
-                    ? resadd_start(rid[SeqLdD]) : ld_d_row_q);
-    e_req = ex_req(cfg_q[rid[SeqEx]], rid[SeqEx], ex_c_row_q);
-    s_req = st_req(cfg_q[rid[SeqSt]], rid[SeqSt], st_c_row_q);
+    logic [NSEQ-1:0] started;
+    logic            resadd, d_done;
+    rid       = '0;
     req_valid = '0;
-    for (int s = 0; s < NSEQ; s++) begin
-      logic [NSEQ-1:0] started;
-      logic            resadd, d_done;
-      started = lst_q[rid[s]].started;
-      d_done  = lst_q[rid[s]].completed[SeqLdD];
-      resadd  = cfg_q[rid[s]].resadd;
-      req_valid[s] = lst_q[rid[s]].configured && !started[s];
-      unique case (seq_e'(s))
-        // a resadd loop's loads write the same accumulator rows: D's (if any) first; then
-        // A's, which overwrite, and B's, which accumulate: B's loader starts after A's, and
-        // the arbiter serves A's first (LoopMatmul's weighted arbiter in resadd mode)
-        SeqLdA: req_valid[s] &= !resadd || cfg_q[rid[s]].d_addr == '0 || d_done;
-        SeqLdB: req_valid[s] &= !resadd || started[SeqLdA];
-        SeqEx:  req_valid[s] &= started[SeqLdA] && started[SeqLdB] && started[SeqLdD];
-        SeqSt:  req_valid[s] &= resadd ? started[SeqLdB] : started[SeqEx];
-        default: ;
-      endcase
+    started   = '0;
+    resadd    = 1'b0;
+    d_done    = 1'b0;
+    if (loop_configured) begin
+      for (int s = 0; s < NSEQ; s++) rid[s] = lst_q[head_q].started[s] ? !head_q : head_q;
+      for (int s = 0; s < NSEQ; s++) begin
+        started = lst_q[rid[s]].started;
+        d_done  = lst_q[rid[s]].completed[SeqLdD];
+        resadd  = cfg_q[rid[s]].resadd;
+        req_valid[s] = lst_q[rid[s]].configured && !started[s];
+        unique case (seq_e'(s))
+          // a resadd loop's loads write the same accumulator rows: D's (if any) first; then
+          // A's, which overwrite, and B's, which accumulate: B's loader starts after A's, and
+          // the arbiter serves A's first (LoopMatmul's weighted arbiter in resadd mode)
+          SeqLdA: req_valid[s] &= !resadd || cfg_q[rid[s]].d_addr == '0 || d_done;
+          SeqLdB: req_valid[s] &= !resadd || started[SeqLdA];
+          SeqEx:  req_valid[s] &= started[SeqLdA] && started[SeqLdB] && started[SeqLdD];
+          SeqSt:  req_valid[s] &= resadd ? started[SeqLdB] : started[SeqEx];
+          default: ;
+        endcase
+      end
     end
+  end
+  assign req_fire = req_valid & req_ready;
+
+  // a sequencer's tile, in the cycle it takes it (the sequencer keeps it; on the other cycles
+  // these wide values are not read, and a simulation need not compute them)
+  always_comb begin
+    a_req = '0;
+    b_req = '0;
+    d_req = '0;
+    e_req = '0;
+    s_req = '0;
+    if (req_fire[SeqLdA]) a_req = lda_req(cfg_q[rid[SeqLdA]], rid[SeqLdA]);
+    if (req_fire[SeqLdB]) b_req = ldb_req(cfg_q[rid[SeqLdB]], rid[SeqLdB]);
+    if (req_fire[SeqLdD]) begin
+      d_req = ldd_req(cfg_q[rid[SeqLdD]], rid[SeqLdD], cfg_q[rid[SeqLdD]].resadd
+                      ? resadd_start(rid[SeqLdD]) : ld_d_row_q);
+    end
+    if (req_fire[SeqEx]) e_req = ex_req(cfg_q[rid[SeqEx]], rid[SeqEx], ex_c_row_q);
+    if (req_fire[SeqSt]) s_req = st_req(cfg_q[rid[SeqSt]], rid[SeqSt], st_c_row_q);
   end
 
   // each sequencer's tile of a loop (each reads only its own fields of the loop)
@@ -325,8 +355,11 @@ module loop_matmul import systolic_pkg::*, loop_mm_pkg::*; #(
 
   // the execute sequencer reads what A's, B's and D's loaders issued for its loop
   always_comb begin
-    for (int s = 0; s < 3; s++) begin
-      ld_done[s] = seq_idle[s] || seq_loop[s] != seq_loop[SeqEx];
+    ld_done = '1;
+    if (loop_configured) begin
+      for (int s = 0; s < 3; s++) begin
+        ld_done[s] = seq_idle[s] || seq_loop[s] != seq_loop[SeqEx];
+      end
     end
   end
 
@@ -347,7 +380,12 @@ module loop_matmul import systolic_pkg::*, loop_mm_pkg::*; #(
     mine_a  = !seq_idle[SeqLdA] && seq_loop[SeqLdA] == seq_loop[SeqSt];
     mine_b  = !seq_idle[SeqLdB] && seq_loop[SeqLdB] == seq_loop[SeqSt];
     mine_ex = !seq_idle[SeqEx] && seq_loop[SeqEx] == seq_loop[SeqSt];
-    if (cfg_q[seq_loop[SeqSt]].resadd) begin
+    if (!loop_configured) begin
+      st_done = 1'b1;
+      st_k    = '0;
+      st_j    = '0;
+      st_i    = '0;
+    end else if (cfg_q[seq_loop[SeqSt]].resadd) begin
       st_done = !mine_a && !mine_b;
       st_k    = '0;
       st_j    = b_j;
@@ -376,65 +414,82 @@ module loop_matmul import systolic_pkg::*, loop_mm_pkg::*; #(
   logic pick_b;
   always_comb begin
     logic same, force_a, force_b, resadd;
-    same    = seq_loop[SeqLdA] == seq_loop[SeqLdB];
-    resadd  = cfg_q[seq_loop[SeqLdA]].resadd || cfg_q[seq_loop[SeqLdB]].resadd;
-    force_a = !same && seq_loop[SeqLdA] == head_q;
-    force_b = !same && seq_loop[SeqLdB] == head_q;
-    if (resadd) begin
-      force_a = same && !seq_idle[SeqLdA];
-      force_b = force_b || seq_idle[SeqLdA];
+    {same, force_a, force_b, resadd} = '0;
+    pick_b = 1'b0;
+    if (loop_configured) begin
+      same    = seq_loop[SeqLdA] == seq_loop[SeqLdB];
+      resadd  = cfg_q[seq_loop[SeqLdA]].resadd || cfg_q[seq_loop[SeqLdB]].resadd;
+      force_a = !same && seq_loop[SeqLdA] == head_q;
+      force_b = !same && seq_loop[SeqLdB] == head_q;
+      if (resadd) begin
+        force_a = same && !seq_idle[SeqLdA];
+        force_b = force_b || seq_idle[SeqLdA];
+      end
+      if (force_a)                      pick_b = 1'b0;
+      else if (force_b)                 pick_b = 1'b1;
+      else if (seq_idle[SeqLdA])        pick_b = 1'b1;
+      else if (seq_idle[SeqLdB])        pick_b = 1'b0;
+      else if (a_k > b_k || (b_k == '0 && b_j == '0)) pick_b = 1'b1;
+      else                              pick_b = 1'b0;
     end
-    if (force_a)                      pick_b = 1'b0;
-    else if (force_b)                 pick_b = 1'b1;
-    else if (seq_idle[SeqLdA])        pick_b = 1'b1;
-    else if (seq_idle[SeqLdB])        pick_b = 1'b0;
-    else if (a_k > b_k || (b_k == '0 && b_j == '0)) pick_b = 1'b1;
-    else                              pick_b = 1'b0;
   end
 
-  // then by priority: store, execute, load D, load A or B
+  // then by priority: store, execute, load D, load A or B. The granted command comes from
+  // the sequencers' registers only; the command port passes through the one multiplexer
+  // below, so that what depends on the port stays small.
   logic [NSEQ-1:0] grant;
+  insn_t           seq_out;
   always_comb begin
     logic [NSEQ-1:0] offer;
-    offer         = seq_valid;
-    offer[SeqLdA] = seq_valid[SeqLdA] && !pick_b;
-    offer[SeqLdB] = seq_valid[SeqLdB] && pick_b;
-    grant = '0;
-    if (offer[SeqSt])       grant[SeqSt]  = 1'b1;
-    else if (offer[SeqEx])  grant[SeqEx]  = 1'b1;
-    else if (offer[SeqLdD]) grant[SeqLdD] = 1'b1;
-    else if (offer[SeqLdA]) grant[SeqLdA] = 1'b1;
-    else if (offer[SeqLdB]) grant[SeqLdB] = 1'b1;
-    out_valid_o = loop_configured ? (grant != '0) : (cmd_valid_i && !is_loop);
-    out_o       = cmd_i;
+    offer   = '0;
+    grant   = '0;
+    seq_out = '0;
     if (loop_configured) begin
-      out_o = '0;
+      offer         = seq_valid;
+      offer[SeqLdA] = seq_valid[SeqLdA] && !pick_b;
+      offer[SeqLdB] = seq_valid[SeqLdB] && pick_b;
+      if (offer[SeqSt])       grant[SeqSt]  = 1'b1;
+      else if (offer[SeqEx])  grant[SeqEx]  = 1'b1;
+      else if (offer[SeqLdD]) grant[SeqLdD] = 1'b1;
+      else if (offer[SeqLdA]) grant[SeqLdA] = 1'b1;
+      else if (offer[SeqLdB]) grant[SeqLdB] = 1'b1;
       for (int s = 0; s < NSEQ; s++) begin
-        if (grant[s]) out_o = seq_cmd[s];
+        if (grant[s]) seq_out = seq_cmd[s];
       end
     end
   end
+  assign out_valid_o = loop_configured ? (grant != '0) : (cmd_valid_i && !is_loop);
+  assign out_o       = loop_configured ? seq_out : cmd_i;
 
-  assign seq_ready = grant & {NSEQ{out_ready_i}};
+  // A sequencer offers a command only while dispatch's queue for it has room, and dispatch
+  // takes any such command (checked below): a granted command is taken. (Not waiting for
+  // out_ready_i keeps the sequencers' next state independent of the command port.)
+  assign seq_ready = grant;
 
   // ---- slots: configured, taken, done, retired ------------------------------------------
+  // (a retiring slot is running, hence configured: LOOP_WS never configures it in that cycle)
   always_comb begin
-    lst_d  = lst_q;
+    lst_n  = lst_q;
     head_d = head_q;
+    if (loop_configured) begin
+      for (int s = 0; s < NSEQ; s++) begin
+        if (req_fire[s]) begin
+          lst_n[rid[s]].started[s] = 1'b1;
+          lst_n[rid[s]].running    = 1'b1;
+        end
+        if (seq_idle[s] && lst_q[seq_loop[s]].running && lst_q[seq_loop[s]].started[s]) begin
+          lst_n[seq_loop[s]].completed[s] = 1'b1;
+        end
+      end
+      if (lst_q[head_q].running && &lst_q[head_q].completed) begin
+        lst_n[head_q] = '0;
+        head_d        = !head_q;
+      end
+    end
+  end
+  always_comb begin
+    lst_d = lst_n;
     if (cmd_fire && cmd_i.funct == FunctLoopWs) lst_d[cfg_slot].configured = 1'b1;
-    for (int s = 0; s < NSEQ; s++) begin
-      if (req_valid[s] && req_ready[s]) begin
-        lst_d[rid[s]].started[s] = 1'b1;
-        lst_d[rid[s]].running    = 1'b1;
-      end
-      if (seq_idle[s] && lst_q[seq_loop[s]].running && lst_q[seq_loop[s]].started[s]) begin
-        lst_d[seq_loop[s]].completed[s] = 1'b1;
-      end
-    end
-    if (lst_q[head_q].running && &lst_q[head_q].completed) begin
-      lst_d[head_q] = '0;
-      head_d        = !head_q;
-    end
   end
 
   // the accumulator halves of D, C and the store: the other one after a loop that stores C
@@ -442,27 +497,25 @@ module loop_matmul import systolic_pkg::*, loop_mm_pkg::*; #(
     ld_d_row_d = ld_d_row_q;
     ex_c_row_d = ex_c_row_q;
     st_c_row_d = st_c_row_q;
-    if (req_valid[SeqLdD] && req_ready[SeqLdD] && cfg_q[rid[SeqLdD]].c_addr != '0) begin
+    if (req_fire[SeqLdD] && cfg_q[rid[SeqLdD]].c_addr != '0) begin
       ld_d_row_d = acc_toggle(ld_d_row_q);
     end
-    if (req_valid[SeqEx] && req_ready[SeqEx] && cfg_q[rid[SeqEx]].c_addr != '0) begin
+    if (req_fire[SeqEx] && cfg_q[rid[SeqEx]].c_addr != '0) begin
       ex_c_row_d = acc_toggle(ex_c_row_q);
     end
-    if (req_valid[SeqSt] && req_ready[SeqSt] && cfg_q[rid[SeqSt]].c_addr != '0) begin
+    if (req_fire[SeqSt] && cfg_q[rid[SeqSt]].c_addr != '0) begin
       st_c_row_d = acc_toggle(st_c_row_q);
     end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      cfg_q      <= '0;
       lst_q      <= '0;
       head_q     <= 1'b0;
       ld_d_row_q <= '0;
       ex_c_row_q <= '0;
       st_c_row_q <= '0;
     end else begin
-      cfg_q      <= cfg_d;
       lst_q      <= lst_d;
       head_q     <= head_d;
       ld_d_row_q <= ld_d_row_d;
@@ -488,22 +541,24 @@ module loop_matmul import systolic_pkg::*, loop_mm_pkg::*; #(
   assign run_rs2 = cmd_i.rs2;
 
   // Checked at every clock edge out of reset (enabled from an always_ff with the registers'
-  // asynchronous reset: rst_ni stays an asynchronous reset only).
+  // asynchronous reset: rst_ni stays an asynchronous reset only). Immediate assertions at the
+  // clock edge: they read the values the registers take their next state from, as concurrent
+  // ones would, and a simulation evaluates each only when its condition holds.
   always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
     if (rst_ni) begin
       // an unrolled command goes to a queue with room: it never waits at dispatch's door
-      assert property ((loop_configured && out_valid_o) |-> out_ready_i)
-        else $error("loop_matmul: dispatch refused an unrolled command");
-      assert property ((cmd_fire && cmd_i.funct == FunctLoopWs) |->
-                       (run_rs1.act <= 3'd1 && !(run_rs2.a_transpose && run_rs2.b_transpose) &&
-                        run_rs1.a_spad_id <= 2'd2 && run_rs1.b_spad_id <= 2'd2))
-        else $error("loop_matmul: a LOOP_WS word the checker refuses");
-      // each configured loop's B tile fits below its end
-      for (int l = 0; l < 2; l++) begin
-        assert property ((lst_q[l].configured && !cfg_q[l].resadd) |->
-                         b_tile_rows(cfg_q[l].max_k, cfg_q[l].max_j)
-                         <= b_end(cfg_q[l].b_spad_id, 1'(l)))
-          else $error("loop_matmul: loop slot %0d's B tile does not fit its half", l);
+      if (loop_configured && out_valid_o) begin
+        assert (out_ready_i) else $error("loop_matmul: dispatch refused an unrolled command");
+      end
+      if (cmd_fire && cmd_i.funct == FunctLoopWs) begin
+        assert (run_rs1.act <= 3'd1 && !(run_rs2.a_transpose && run_rs2.b_transpose) &&
+                run_rs1.a_spad_id <= 2'd2 && run_rs1.b_spad_id <= 2'd2)
+          else $error("loop_matmul: a LOOP_WS word the checker refuses");
+        // the loop's B tile fits below its end (its bounds are in the slot already; the
+        // slot's words do not change while it is configured)
+        assert (run_rs2.is_resadd || b_tile_rows(cfg_q[cfg_slot].max_k, cfg_q[cfg_slot].max_j)
+                                     <= b_end(run_rs1.b_spad_id, cfg_slot))
+          else $error("loop_matmul: loop slot %0d's B tile does not fit its half", cfg_slot);
       end
     end
   end

@@ -36,37 +36,51 @@ module loop_mm_ex import systolic_pkg::*, loop_mm_pkg::*; #(
   typedef enum logic [1:0] {ExIdle, ExPreload, ExCompute} state_e;
 
   state_e  state_q, state_d;
-  ex_req_t req_q, req_d;
+  ex_req_t req_q;
+  logic    req_fire, step, it_en, last;
   iter_t   k_q, k_d, j_q, j_d, i_q, i_d;
 
-  // the blocks of (k, j, i) and the two commands
+  // the blocks of (k, j, i) and the command of this step (computed while a loop is walked).
+  // This, the load test and the iterators' next values read registers only; the handshakes
+  // (room_i, cmd_ready_i) only decide whether they are taken, in the few narrow signals
+  // after, so that a simulation evaluates the wide logic only on the unit's own clock.
   logic [28:0] a_row, b_row, c_row;
   logic [15:0] a_cols, a_rows, b_cols, b_rows;
   logic [31:0] b_addr, c_addr;
-  insn_t       pre, comp;
+  insn_t       step_cmd;
   always_comb begin
     iter_t ar, ac, am, br, bc, bm;
-    ar = req_q.a_transpose ? k_q : i_q;
-    ac = req_q.a_transpose ? i_q : k_q;
-    am = req_q.a_transpose ? req_q.max_i : req_q.max_k;
-    br = req_q.b_transpose ? j_q : k_q;
-    bc = req_q.b_transpose ? k_q : j_q;
-    bm = req_q.b_transpose ? req_q.max_k : req_q.max_j;
-    a_row  = req_q.a_row + ((29'(ar) * 29'(am) + 29'(ac)) << DIM_W);
-    b_row  = req_q.b_row + ((29'(br) * 29'(bm) + 29'(bc)) << DIM_W);
-    c_row  = req_q.c_row + ((29'(i_q) * 29'(req_q.max_j) + 29'(j_q)) << DIM_W);
-    a_cols = block_size(16'(DIM), k_q, req_q.max_k, req_q.pad_k);
-    a_rows = block_size(16'(DIM), i_q, req_q.max_i, req_q.pad_i);
-    b_cols = block_size(16'(DIM), j_q, req_q.max_j, req_q.pad_j);
-    b_rows = a_cols;
-    b_addr = (i_q == '0) ? {3'b000, b_row} : GARBAGE_ADDR;
-    c_addr = {1'b1, req_q.accumulate || k_q != '0, 1'b0, c_row};   // accumulator row
-    pre  = '{funct: FunctPreload,
-             rs1:   operand_t'{rows: b_rows, cols: b_cols, addr: b_addr},
-             rs2:   operand_t'{rows: a_rows, cols: b_cols, addr: c_addr}};
-    comp = '{funct: (i_q == '0) ? FunctComputePreloaded : FunctComputeAccumulated,
-             rs1:   operand_t'{rows: a_rows, cols: a_cols, addr: {3'b000, a_row}},
-             rs2:   operand_t'{rows: 16'(DIM), cols: 16'(DIM), addr: GARBAGE_ADDR}};
+    {ar, ac, am, br, bc, bm} = '0;
+    {a_row, b_row, c_row, a_cols, a_rows, b_cols, b_rows, b_addr, c_addr} = '0;
+    step_cmd = '0;
+    if (state_q == ExPreload) begin
+      // B's block (k, j) (weights only at i = 0) and C's block (i, j)
+      br     = req_q.b_transpose ? j_q : k_q;
+      bc     = req_q.b_transpose ? k_q : j_q;
+      bm     = req_q.b_transpose ? req_q.max_k : req_q.max_j;
+      b_row  = req_q.b_row + ((29'(br) * 29'(bm) + 29'(bc)) << DIM_W);
+      c_row  = req_q.c_row + ((29'(i_q) * 29'(req_q.max_j) + 29'(j_q)) << DIM_W);
+      a_cols = block_size(16'(DIM), k_q, req_q.max_k, req_q.pad_k);
+      a_rows = block_size(16'(DIM), i_q, req_q.max_i, req_q.pad_i);
+      b_cols = block_size(16'(DIM), j_q, req_q.max_j, req_q.pad_j);
+      b_rows = a_cols;
+      b_addr = (i_q == '0) ? {3'b000, b_row} : GARBAGE_ADDR;
+      c_addr = {1'b1, req_q.accumulate || k_q != '0, 1'b0, c_row};   // accumulator row
+      step_cmd = '{funct: FunctPreload,
+                   rs1:   operand_t'{rows: b_rows, cols: b_cols, addr: b_addr},
+                   rs2:   operand_t'{rows: a_rows, cols: b_cols, addr: c_addr}};
+    end else if (state_q == ExCompute) begin
+      // A's block (i, k)
+      ar     = req_q.a_transpose ? k_q : i_q;
+      ac     = req_q.a_transpose ? i_q : k_q;
+      am     = req_q.a_transpose ? req_q.max_i : req_q.max_k;
+      a_row  = req_q.a_row + ((29'(ar) * 29'(am) + 29'(ac)) << DIM_W);
+      a_cols = block_size(16'(DIM), k_q, req_q.max_k, req_q.pad_k);
+      a_rows = block_size(16'(DIM), i_q, req_q.max_i, req_q.pad_i);
+      step_cmd = '{funct: (i_q == '0) ? FunctComputePreloaded : FunctComputeAccumulated,
+                   rs1:   operand_t'{rows: a_rows, cols: a_cols, addr: {3'b000, a_row}},
+                   rs2:   operand_t'{rows: 16'(DIM), cols: 16'(DIM), addr: GARBAGE_ADDR}};
+    end
   end
 
   // the loads this block reads have been issued ((k, inner) order, as the loaders walk).
@@ -74,11 +88,15 @@ module loop_mm_ex import systolic_pkg::*, loop_mm_pkg::*; #(
   // B's load while A's loader is at the same k).
   logic lda_ahead, ldb_ahead, ld_ahead;
   always_comb begin
-    lda_ahead = ld_done_i[0] || ld_ka_i > k_q || (ld_ka_i == k_q && ld_i_i > i_q);
-    ldb_ahead = ld_done_i[1] || ld_kb_i > k_q || (ld_kb_i == k_q && ld_j_i > j_q);
-    ld_ahead  = lda_ahead && ldb_ahead && ld_done_i[2];
-    cmd_valid_o = state_q != ExIdle && room_i && ld_ahead && !req_q.skip;
-    cmd_o       = (state_q == ExPreload) ? pre : comp;
+    lda_ahead = 1'b0;
+    ldb_ahead = 1'b0;
+    ld_ahead  = 1'b0;
+    if (state_q != ExIdle) begin
+      lda_ahead = ld_done_i[0] || ld_ka_i > k_q || (ld_ka_i == k_q && ld_i_i > i_q);
+      ldb_ahead = ld_done_i[1] || ld_kb_i > k_q || (ld_kb_i == k_q && ld_j_i > j_q);
+      ld_ahead  = lda_ahead && ldb_ahead && ld_done_i[2] && !req_q.skip;
+    end
+    cmd_o       = step_cmd;
     req_ready_o = state_q == ExIdle;
     idle_o      = state_q == ExIdle;
     loop_id_o   = req_q.loop_id;
@@ -87,47 +105,60 @@ module loop_mm_ex import systolic_pkg::*, loop_mm_pkg::*; #(
     i_o         = i_q;
   end
 
-  // next (k, j, i): i first, then j, then k; the walk ends when all three wrap
+  // next (k, j, i) after a compute: i first, then j, then k; the walk ends when all three
+  // wrap. The iterators take it when a compute is taken, or (0, 0, 0) when a loop arrives.
+  always_comb begin
+    i_d  = '0;
+    j_d  = '0;
+    k_d  = '0;
+    last = 1'b0;
+    if (!req_fire && state_q == ExCompute) begin
+      i_d  = floor_add(i_q, iter_t'(1), req_q.max_i, 1'b1);
+      j_d  = floor_add(j_q, iter_t'(1), req_q.max_j, i_d == '0);
+      k_d  = floor_add(k_q, iter_t'(1), req_q.max_k, i_d == '0 && j_d == '0);
+      last = i_d == '0 && j_d == '0 && k_d == '0;
+    end
+  end
+
+  assign req_fire    = req_valid_i && req_ready_o;
+  assign cmd_valid_o = ld_ahead && room_i;
+  assign step        = cmd_valid_o && cmd_ready_i;
+  assign it_en       = req_fire || (step && state_q == ExCompute);
+
   always_comb begin
     state_d = state_q;
-    req_d   = req_q;
-    k_d     = k_q;
-    j_d     = j_q;
-    i_d     = i_q;
-    if (state_q != ExIdle && req_q.skip) begin
-      state_d = ExIdle;
-    end else if (cmd_valid_o && cmd_ready_i) begin
-      if (state_q == ExPreload) begin
-        state_d = ExCompute;
-      end else begin
-        i_d = floor_add(i_q, iter_t'(1), req_q.max_i, 1'b1);
-        j_d = floor_add(j_q, iter_t'(1), req_q.max_j, i_d == '0);
-        k_d = floor_add(k_q, iter_t'(1), req_q.max_k, i_d == '0 && j_d == '0);
-        state_d = (i_d == '0 && j_d == '0 && k_d == '0) ? ExIdle : ExPreload;
-      end
-    end
-    if (req_valid_i && req_ready_o) begin
-      req_d   = req_i;
-      state_d = ExPreload;
-      k_d     = '0;
-      j_d     = '0;
-      i_d     = '0;
-    end
+    if (state_q != ExIdle && req_q.skip) state_d = ExIdle;
+    else if (step)                       state_d = (state_q == ExPreload) ? ExCompute
+                                                  : last ? ExIdle : ExPreload;
+    if (req_fire)                        state_d = ExPreload;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       state_q <= ExIdle;
-      req_q   <= '0;
-      k_q     <= '0;
-      j_q     <= '0;
-      i_q     <= '0;
     end else begin
       state_q <= state_d;
-      req_q   <= req_d;
-      k_q     <= k_d;
-      j_q     <= j_d;
-      i_q     <= i_d;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      k_q <= '0;
+      j_q <= '0;
+      i_q <= '0;
+    end else if (it_en) begin
+      k_q <= k_d;
+      j_q <= j_d;
+      i_q <= i_d;
+    end
+  end
+
+  // the loop, as it is taken (an enabled register: the wide copy happens only then)
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      req_q <= '0;
+    end else if (req_fire) begin
+      req_q <= req_i;
     end
   end
 
@@ -137,14 +168,17 @@ module loop_mm_ex import systolic_pkg::*, loop_mm_pkg::*; #(
   always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
     if (rst_ni) begin
       // the mesh transposes one operand at most
-      assert property (state_q != ExIdle |-> !(req_q.a_transpose && req_q.b_transpose))
-        else $error("loop_mm_ex: A and B both transposed");
+      if (state_q != ExIdle) begin
+        assert (!(req_q.a_transpose && req_q.b_transpose))
+          else $error("loop_mm_ex: A and B both transposed");
+      end
       // a loop to compute has blocks, and pads shorter than a block
-      assert property ((req_valid_i && req_ready_o && !req_i.skip) |->
-                       (req_i.max_i != '0 && req_i.max_j != '0 && req_i.max_k != '0 &&
-                        req_i.pad_i < iter_t'(DIM) && req_i.pad_j < iter_t'(DIM) &&
-                        req_i.pad_k < iter_t'(DIM)))
-        else $error("loop_mm_ex: a loop with an empty bound or a pad of DIM or more");
+      if (req_fire && !req_i.skip) begin
+        assert (req_i.max_i != '0 && req_i.max_j != '0 && req_i.max_k != '0 &&
+                req_i.pad_i < iter_t'(DIM) && req_i.pad_j < iter_t'(DIM) &&
+                req_i.pad_k < iter_t'(DIM))
+          else $error("loop_mm_ex: a loop with an empty bound or a pad of DIM or more");
+      end
     end
   end
 endmodule

@@ -31,12 +31,16 @@ module loop_mm_st import systolic_pkg::*, loop_mm_pkg::*; #(
   logic  ahead;
 
   always_comb begin
-    last_j = j + blocks - 1'b1;
-    if (resadd_q) begin
-      ahead = ex_done_i || ex_i_i > i || (ex_i_i == i && ex_j_i > last_j);
-    end else begin
-      ahead = ex_done_i || (ex_k_i == max_k_q - 1'b1 &&
-                            (ex_j_i > last_j || (ex_j_i == last_j && ex_i_i > i)));
+    last_j = '0;
+    ahead  = 1'b0;
+    if (!idle_o) begin   // (a tile is walked)
+      last_j = j + blocks - 1'b1;
+      if (resadd_q) begin
+        ahead = ex_done_i || ex_i_i > i || (ex_i_i == i && ex_j_i > last_j);
+      end else begin
+        ahead = ex_done_i || (ex_k_i == max_k_q - 1'b1 &&
+                              (ex_j_i > last_j || (ex_j_i == last_j && ex_i_i > i)));
+      end
     end
     max_k_d  = max_k_q;
     resadd_d = resadd_q;
@@ -67,8 +71,9 @@ module loop_mm_st import systolic_pkg::*, loop_mm_pkg::*; #(
   // asynchronous reset: rst_ni stays an asynchronous reset only).
   always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
     if (rst_ni) begin
-      assert property ((req_valid_i && req_ready_o) |-> req_i.xfer.inner_row)
-        else $error("loop_mm_st: C's tile is walked rows innermost");
+      if (req_valid_i && req_ready_o) begin
+        assert (req_i.xfer.inner_row) else $error("loop_mm_st: C's tile is walked rows innermost");
+      end
     end
   end
 endmodule

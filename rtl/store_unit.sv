@@ -288,11 +288,14 @@ module store_unit import systolic_pkg::*; #(
   always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
     if (rst_ni) begin
       // a row is read only when the FIFO has room, so a push never meets a full FIFO
-      assert property (push |-> 32'(f_cnt_q) < FIFO)
-        else $error("store unit: row pushed into a full DMA FIFO");
+      if (push) begin
+        assert (32'(f_cnt_q) < FIFO) else $error("store unit: row pushed into a full DMA FIFO");
+      end
       // every acknowledgement is for a write the unit sent
-      assert property (wr_ack_valid_i |-> outstanding_q != '0)
-        else $error("store unit: a DMA write acknowledgement without an outstanding write");
+      if (wr_ack_valid_i) begin
+        assert (outstanding_q != '0)
+          else $error("store unit: a DMA write acknowledgement without an outstanding write");
+      end
     end
   end
 endmodule
