@@ -69,7 +69,11 @@ async def run_program(dut, program: list, unroller: Unroller, rng: random.Random
         dut.cmd_valid_i.value = int(offer)
         if offer:
             dut.cmd_i.value = insn_word(program[pc])
-        dut.out_ready_i.value = int(rng.random() < 0.75)
+        # the next stage (LoopMatmul) takes a command whenever it is free: an unrolled command
+        # then always (the unroller offers it only while its queue has room)
+        free = int(rng.random() < 0.75)
+        dut.out_free_i.value = free
+        dut.out_ready_i.value = free
         dut.room_i.value = sum(int(rng.random() < 0.8) << u for u in range(3))
         await settle()
         if offer and int(dut.cmd_ready_o.value):
@@ -102,7 +106,7 @@ async def conv_loops_unroll_as_gemmini(dut) -> None:
                         acc_kib=acc_rows * dim * 4 // 1024, acc_banks=2,
                         max_block_len=int(dut.MAX_BLOCK_LEN.value), dma_beat_bytes=4)
     rng, unroller = random.Random(5), Unroller(hw)
-    await reset(dut, "cmd_valid_i", "out_ready_i")
+    await reset(dut, "cmd_valid_i", "out_ready_i", "out_free_i")
     for name, conv in CONVS.items():
         dut._log.info("conv: %s", name)
         program = [ConfigSt(dram_stride=conv["out_c"]), ConfigEx(a_stride=conv["stride"]),
