@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 import toolkit as tk  # noqa: E402
 from isa.opcodes import STACK, STACK_UNITS, stack_counter  # noqa: E402
-from networks.suite import ideal_cycles  # noqa: E402
+from toolkit.kinds import ideal_cycles  # noqa: E402
 
 FIRESIM = {(512, 512, 512): 545_744, (12544, 64, 256): 1_196_229, (12544, 256, 64): 810_687,
            (3136, 128, 512): 919_243, (3136, 512, 128): 863_123, (784, 256, 1024): 814_918}

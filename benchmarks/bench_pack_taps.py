@@ -6,7 +6,7 @@
 For each layer: the flat port of Gemmini's tiled_conv_auto (schedule "gemmini-flat"), the toolkit's default
 without packing, and the default with packed taps (toolkit/conv/geometry.py). Every run
 is checked bit-exact against the op's reference. Utilization = ideal / cycles, ideal
-being the im2col GEMM's ceil-blocked cycles (networks.suite.ideal_cycles).
+being the im2col GEMM's ceil-blocked cycles (toolkit.kinds.ideal_cycles).
 """
 from __future__ import annotations
 
