@@ -106,8 +106,14 @@ def machine_key() -> str:
     return f"{platform.machine()}-{march}"
 
 
-def sources() -> list[Path]:
+def compiled_sources() -> list[Path]:
+    """What verilator is given to build: the RTL and the harness's .cpp files."""
     return [RTL_DIR / f for f in RTL_FILES] + sorted(HARNESS_DIR.glob("*.cpp"))
+
+
+def sources() -> list[Path]:
+    """Every source a build reads (the build key hashes them): those compiled and the harness's headers."""
+    return compiled_sources() + sorted(HARNESS_DIR.glob("*.h"))
 
 
 def cache_root() -> Path:
@@ -272,7 +278,7 @@ def _build_in(tmp: Path, hw: HardwareConfig, trace: str | None, env: dict[str, s
     if trace:
         cmd.append("--trace-fst" if trace == "fst" else "--trace")
     cmd += [f"-G{k}={v}" for k, v in _params(hw).items()]
-    cmd += [str(p) for p in sources()]
+    cmd += [str(p) for p in compiled_sources()]
     start = time.perf_counter()
     try:
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
@@ -358,7 +364,8 @@ def _make_log(program: Program, raw: np.ndarray) -> list[dict]:
 
 
 # what each exit status of the harness means, for the error message
-_FAILURE_KINDS = {3: "deadlock, or slower than the watchdog of {watchdog} cycles allows", 4: "cycle limit",
+_FAILURE_KINDS = {2: "bad harness arguments or program file",
+                  3: "deadlock, or slower than the watchdog of {watchdog} cycles allows", 4: "cycle limit",
                   5: "RTL check"}
 
 

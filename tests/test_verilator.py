@@ -291,6 +291,32 @@ def test_harness_rejects_bad_files(tiny_model, tmp_path) -> None:
     assert out.returncode == 2 and "dim=16" in out.stderr
 
 
+# a number the harness must refuse (strtoull took "abc" as 0, "-1" as 2**64 - 1, "12x" as 12), and why
+BAD_NUMBERS = [("--cycle-limit", "abc", "is not a number"), ("--watchdog", "12x", "is not a number"),
+               ("--watchdog", "-1", "is not a number"), ("--cycle-limit", " 5", "is not a number"),
+               ("--cycle-limit", "", "is not a number"),
+               ("--cycle-limit", "18446744073709551616", "does not fit in 64 bits")]
+
+
+@pytest.mark.parametrize("option, text, why", BAD_NUMBERS)
+def test_harness_rejects_a_bad_number_naming_the_option(tiny_model, tmp_path, option, text, why) -> None:
+    out = subprocess.run([str(tiny_model), "p.bin", "r.bin", option, text], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=30)
+    assert out.returncode == 2 and out.stderr == f'error: {option}: "{text}" {why}\n'
+    out = subprocess.run([str(tiny_model), "p.bin", "r.bin", option], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=30)
+    assert out.returncode == 2 and out.stderr == f"error: {option}: missing its value\n"
+
+
+def test_a_bad_number_reaches_the_python_error(tiny_model, monkeypatch) -> None:
+    # run() checks its limits itself; past that check, the harness's own refusal is what the user reads
+    monkeypatch.setattr(V, "positive_limit", lambda name, value, *args: value)
+    op = tk.matmul(4, 4, 4)
+    prog = tk.compile(op, TINY)
+    with pytest.raises(BackendError, match=r'bad harness arguments.*: --cycle-limit: "abc" is not a number$'):
+        V.run(prog, op.random_inputs(0), cycle_limit="abc", timeout=60)
+
+
 # mutations of accel_top.sv that the RTL's own checks must catch, and what the error says
 RTL_MUTATIONS = {
     # the cycle counter counts only the execute unit's busy cycles: the harness compares it

@@ -145,3 +145,20 @@ def test_cli_quiet_reaches_the_builds_for_the_command_only(quiet: bool, monkeypa
     assert main(argv) == 0
     assert seen == (["1"] if quiet else [None])
     assert "SYSTOLIC_QUIET" not in os.environ
+
+
+def test_the_build_key_covers_the_harness_headers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The harness is split into headers that main.cpp includes: verilator is given only the .cpp, but an
+    edit to a header is a new build."""
+    rtl = tmp_path / "rtl"
+    shutil.copytree(V.RTL_DIR, rtl)
+    monkeypatch.setattr(V, "RTL_DIR", rtl)
+    monkeypatch.setattr(V, "HARNESS_DIR", rtl / "harness")
+    monkeypatch.setattr(V, "verilator_version", lambda: "verilator")
+    monkeypatch.setattr(V, "machine_key", lambda: "machine")
+    headers = sorted((rtl / "harness").glob("*.h"))
+    assert headers and not set(headers) & set(V.compiled_sources())
+    before = V.build_key(TINY)
+    dram = rtl / "harness" / "dram.h"
+    dram.write_text(dram.read_text() + "\n")
+    assert V.build_key(TINY) != before

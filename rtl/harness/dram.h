@@ -1,0 +1,126 @@
+// The DRAM behind the accelerator's DMA ports (see the README, "The DRAM model"):
+// one memory port that moves CFG_DMA_BEAT_BYTES a cycle. Each cycle drive() sets the
+// ready, response and acknowledgement inputs; sample() reads the handshakes before the
+// clock edge, commit() applies them after it and moves one beat.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "Vaccel_top.h"
+#include "failure.h"
+#include "ports.h"
+#include "program.h"
+#include "systolic_cfg.h"
+
+namespace harness {
+
+class Dram {
+  public:
+    static constexpr uint32_t MAX_READS = CFG_DMA_INFLIGHT;    // accepted, not yet answered
+    static constexpr uint32_t MAX_WRITES = CFG_DMA_INFLIGHT;   // accepted, not yet acknowledged
+
+    Dram(std::vector<uint8_t>& mem, bool drop_responses) : mem_(mem), drop_(drop_responses) {}
+
+    void drive(Vaccel_top& top, uint64_t cycle) {
+        top.dma_rd_req_ready_i = reads_ < MAX_READS;
+        top.dma_wr_req_ready_i = writes_ < MAX_WRITES;
+        resp_valid_ = !drop_ && !resps_.empty() && resps_.front().avail <= cycle;
+        top.dma_rd_resp_valid_i = resp_valid_;
+        if (resp_valid_ && presented_ != resp_id_) {
+            // the row is read from DRAM when its response is first presented
+            const Resp& r = resps_.front();
+            top.dma_rd_resp_tag_i = r.tag;
+            set_bytes(top.dma_rd_resp_data_i, mem_.data() + r.addr, r.len);
+            presented_ = resp_id_;
+        }
+        ack_valid_ = !acks_.empty() && acks_.front().avail <= cycle;
+        top.dma_wr_ack_valid_i = ack_valid_;
+        if (ack_valid_) top.dma_wr_ack_tag_i = acks_.front().tag;
+    }
+
+    // The handshakes of this edge, sampled before it; returns whether any happened.
+    bool sample(const Vaccel_top& top, uint64_t cycle) {
+        rd_fire_ = top.dma_rd_req_valid_o && top.dma_rd_req_ready_i;
+        wr_fire_ = top.dma_wr_req_valid_o && top.dma_wr_req_ready_i;
+        resp_fire_ = resp_valid_ && top.dma_rd_resp_ready_o;
+        if (rd_fire_) {
+            rd_ = {true, cycle + CFG_DRAM_LATENCY, 0, top.dma_rd_req_tag_o, top.dma_rd_req_addr_o,
+                   top.dma_rd_req_len_o};
+        }
+        if (wr_fire_) {
+            wr_ = {false, cycle + 1, 0, top.dma_wr_req_tag_o, top.dma_wr_req_addr_o,
+                   top.dma_wr_req_len_o};
+            wdata_.resize(wr_.len);
+            get_bytes(top.dma_wr_req_data_o, wdata_.data(), wr_.len);
+        }
+        return rd_fire_ || wr_fire_ || resp_fire_ || ack_valid_;
+    }
+
+    // After the edge at `cycle`: retire what was taken, accept the new requests and
+    // move one beat of the oldest ready transfer; returns whether the port moved.
+    bool commit(uint64_t cycle) {
+        if (resp_fire_) { resps_.pop_front(); --reads_; ++resp_id_; }
+        if (ack_valid_) { acks_.pop_front(); --writes_; }
+        if (rd_fire_) {
+            accept(rd_, "read");
+            ++reads_;
+        }
+        if (wr_fire_) {
+            accept(wr_, "write");
+            std::memcpy(mem_.data() + wr_.addr, wdata_.data(), wr_.len);   // visible at once
+            ++writes_;
+        }
+        return move_beat(cycle);
+    }
+
+    bool idle() const { return xfers_.empty() && resps_.empty() && acks_.empty(); }
+    bool dropping() const { return drop_; }
+    size_t transfers() const { return xfers_.size(); }
+    size_t responses() const { return resps_.size(); }
+
+  private:
+    struct Xfer { bool read; uint64_t ready; uint32_t beats, tag; uint64_t addr; uint32_t len; };
+    struct Resp { uint64_t avail; uint32_t tag; uint64_t addr; uint32_t len; };
+    struct Ack { uint64_t avail; uint32_t tag; };
+
+    static uint32_t beats_of(uint64_t addr, uint32_t len) {
+        const uint64_t b = CFG_DMA_BEAT_BYTES;
+        return uint32_t((addr + len + b - 1) / b - addr / b);
+    }
+    void accept(Xfer& x, const char* what) {
+        if (x.addr + x.len > mem_.size() - DRAM_SLACK)
+            fail(2, std::string("DMA ") + what + " past the end of DRAM");
+        x.beats = beats_of(x.addr, x.len);   // the beat-aligned span of its bytes
+        xfers_.push_back(x);
+    }
+    // One beat of the oldest transfer that is ready; its last beat queues its answer.
+    bool move_beat(uint64_t cycle) {
+        for (auto it = xfers_.begin(); it != xfers_.end(); ++it) {
+            if (it->ready > cycle) continue;
+            if (--it->beats == 0) {
+                if (it->read) resps_.push_back({cycle + 1, it->tag, it->addr, it->len});
+                else acks_.push_back({cycle + 1, it->tag});
+                xfers_.erase(it);
+            }
+            return true;
+        }
+        return false;
+    }
+
+    std::vector<uint8_t>& mem_;
+    const bool drop_;
+    std::deque<Xfer> xfers_;   // accepted, moving through the port in order
+    std::deque<Resp> resps_;   // read rows waiting to go back, in order
+    std::deque<Ack> acks_;
+    uint32_t reads_ = 0, writes_ = 0;
+    uint64_t presented_ = ~uint64_t(0), resp_id_ = 0;   // the response on the port: none yet
+    bool resp_valid_ = false, ack_valid_ = false, rd_fire_ = false, wr_fire_ = false;
+    bool resp_fire_ = false;
+    Xfer rd_{}, wr_{};
+    std::vector<uint8_t> wdata_;
+};
+
+}  // namespace harness
