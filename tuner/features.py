@@ -1,9 +1,9 @@
 """Features of a candidate, computed from its rendered instruction stream without simulating it.
 
 One fixed-length float32 vector for every op and shape (see :data:`FEATURE_NAMES`):
-the stream statistics (numpy over the encoded (funct, rs1, rs2) words), the knobs
-of the schedule (slot per dataclass field, padded), and the log-shape of the
-workload (slot per numeric op parameter, padded). Counts go in as log2(1 + x) so
+the stream statistics (numpy over the encoded (funct, rs1, rs2) words, in named groups:
+:data:`STREAM_PARTS`), the knobs of the schedule (slot per dataclass field, padded), and
+the log-shape of the workload (slot per numeric op parameter, padded). Counts go in as log2(1 + x) so
 that one model serves small and large workloads.
 """
 from __future__ import annotations
@@ -11,7 +11,9 @@ from __future__ import annotations
 import math
 import time
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Any, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -41,29 +43,9 @@ MAX_KNOBS = 20
 MAX_PARAMS = 10
 MAX_FLAGS = 4
 
-STREAM_NAMES = (
-    [f"log_n_{op}" for op in OPCODES]
-    + ["log_instructions", "log_dma_bytes_in", "log_dma_bytes_out", "log_mean_mvin_bytes", "log_mean_mvout_bytes",
-       "log_mean_row_bytes_in", "log_dram_requests", "log_dma_beats", "beat_efficiency",
-       "log_weight_loads", "weight_load_ratio", "log_acc_rmw", "acc_rmw_ratio", "acc_bytes_in_share"]
-    + [f"reload_input{i}" for i in range(MAX_INPUTS)] + ["store_factor"]
-    + [f"sp_write_bank_share{i}" for i in range(MAX_BANKS)] + [f"sp_read_bank_share{i}" for i in range(MAX_BANKS)]
-    + ["same_bank_next_load", "same_bank_prev_load", "banks_written", "banks_read"]
-    + ["log_first_use_mean", "log_first_use_min", "log_first_use_median", "first_use_near_share",
-       "unused_load_share"]
-    + ["log_mean_dma_run", "log_max_dma_run", "dma_after_last_compute_share"]
-    + ["log_ideal_cycles", "row_fill", "log_dma_cycles", "log_roofline_cycles", "dma_over_compute",
-       "log_compute_ops_per_mvin", "log_stand_in_cycles"]
-)
 KNOB_NAMES = [f"knob{i}" for i in range(MAX_KNOBS)]
 SHAPE_NAMES = ([f"kind_{k}" for k in OP_KINDS] + ["kind_other"] + [f"log_param{i}" for i in range(MAX_PARAMS)]
                + [f"flag{i}" for i in range(MAX_FLAGS)] + ["log_macs", "log_input_bytes", "log_output_bytes"])
-FEATURE_NAMES: tuple[str, ...] = tuple(STREAM_NAMES + KNOB_NAMES + SHAPE_NAMES)
-N_FEATURES = len(FEATURE_NAMES)
-IDEAL = FEATURE_NAMES.index("log_ideal_cycles")
-DMA_CYCLES = FEATURE_NAMES.index("log_dma_cycles")
-MACS = FEATURE_NAMES.index("log_macs")  # a workload constant: the cost model's normalizer
-STAND_IN = FEATURE_NAMES.index("log_stand_in_cycles")
 # The stand-in simulates one instruction at a time in Python (~15 us each, 4x lowering's cost), so
 # it joins the features only for streams up to this length; longer ones get NOT_ESTIMATED (not nan:
 # scikit-learn's binning fails on a column that is all nan) and the prior falls back to the stream's
@@ -76,10 +58,13 @@ def _log(x: Any) -> Any:
     return np.log2(1.0 + np.asarray(x, dtype=np.float64))
 
 
-def _last_config(is_cfg: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
-    """For each instruction, ``values`` at the most recent config row (0 before any)."""
-    idx = np.where(is_cfg, np.arange(n), -1)
-    last = np.maximum.accumulate(idx) if n else idx
+def _bits(x: np.ndarray, lo: int, mask: int) -> np.ndarray:
+    return ((x >> np.uint64(lo)) & np.uint64(mask)).astype(np.int64)
+
+
+def _latest(values: np.ndarray, is_cfg: np.ndarray) -> np.ndarray:
+    """For each instruction, ``values`` at the most recent ``is_cfg`` row (0 before any)."""
+    last = np.maximum.accumulate(np.where(is_cfg, np.arange(len(is_cfg)), -1))
     return np.where(last >= 0, values[np.maximum(last, 0)], 0)
 
 
@@ -89,7 +74,7 @@ _OPERAND = {f.name: f for f in OPERAND}
 def _operand_field(x: np.ndarray, name: str) -> np.ndarray:
     """One field of operand words (isa.loop_words.OPERAND: the layout is written once, there)."""
     f = _OPERAND[name]
-    return ((x >> np.uint64(f.lo)) & np.uint64(f.mask)).astype(np.int64)
+    return _bits(x, f.lo, f.mask)
 
 
 def lo32(x: np.ndarray) -> np.ndarray:
@@ -107,7 +92,200 @@ def hi16(x: np.ndarray) -> np.ndarray:
     return _operand_field(x, "rows")
 
 
+class _Moves(NamedTuple):
+    """The DMA moves of one direction, by their local (scratchpad or accumulator) operand."""
+    mask: np.ndarray      # which instructions of the stream
+    local: np.ndarray
+    cols: np.ndarray
+    rows: np.ndarray
+    acc: np.ndarray       # to the accumulator
+    nbytes: np.ndarray
+    beats: float          # DMA beats: each row's bytes rounded up to whole beats
+
+
+def _moves(stream: Stream, mask: np.ndarray, wide: np.ndarray) -> _Moves:
+    """``wide``: which of the moves carry 4-byte accumulator words (else a byte an element)."""
+    rs2 = stream.rs2[mask]
+    local, cols, rows = lo32(rs2), mid16(rs2), hi16(rs2)
+    acc = (local & ACC_BIT) != 0
+    row_bytes = cols * np.where(acc & wide, 4, 1)
+    beats = float((rows * -(-row_bytes // stream.hw.dma_beat_bytes)).sum())
+    return _Moves(mask, local, cols, rows, acc, rows * row_bytes, beats)
+
+
+class _Access(NamedTuple):
+    """Scratchpad rows touched: where in the stream, which row, how many rows from it, which bank."""
+    pos: np.ndarray
+    rows: np.ndarray
+    amount: np.ndarray
+    bank: np.ndarray
+
+
+class Stream:
+    """A program's instruction words, decoded for the feature parts; each decoded array is computed on
+    first use and shared by the parts that read it."""
+
+    def __init__(self, prog: Program) -> None:
+        self.prog, self.hw = prog, prog.hw
+        w = encode_all(prog.instructions)
+        self.n = len(w)
+        self.funct = w[:, 0].astype(np.int64)
+        self.rs1, self.rs2 = w[:, 1], w[:, 2]
+        f = self.funct
+        if ((f >= Funct.LOOP_WS) & (f <= Funct.LOOP_CONV_WS_CONFIG_6) & (f != Funct.MVIN3)).any():
+            raise ValueError("stream_features: the stream holds CISC loop words, which the features do not model")
+
+    @cached_property
+    def config(self) -> np.ndarray:
+        """The config kind (ConfigKind) of each CONFIG word, -1 elsewhere."""
+        return np.where(self.funct == Funct.CONFIG, (self.rs1 & np.uint64(3)).astype(np.int64), -1)
+
+    @cached_property
+    def load_state(self) -> np.ndarray:
+        """Which of the three load states (mvin, mvin2, mvin3) each instruction moves with, -1: none."""
+        return np.select([self.funct == f for f in MVIN_FUNCTS], [0, 1, 2], -1)
+
+    @cached_property
+    def ld_config(self) -> tuple[np.ndarray, np.ndarray]:
+        """At each mvin (0 elsewhere), the block stride and the shrink flag of its load state's latest
+        config_ld."""
+        rs1, state = self.rs1, self.load_state
+        is_ld, ld_state = self.config == ConfigKind.LD, _bits(rs1, 3, 3)
+        stride_of, shrink_of = _bits(rs1, 16, 0xFFFF), _bits(rs1, 2, 1)
+        stride, shrink = np.zeros(self.n, dtype=np.int64), np.zeros(self.n, dtype=np.int64)
+        for s in range(3):
+            moves = state == s
+            if moves.any():
+                stride[moves] = _latest(stride_of, is_ld & (ld_state == s))[moves]
+                shrink[moves] = _latest(shrink_of, is_ld & (ld_state == s))[moves]
+        return stride, shrink
+
+    @cached_property
+    def mvin(self) -> _Moves:
+        """The mvins of real data (GARBAGE ones load nothing); to the accumulator they move 4-byte words
+        unless their config_ld shrinks them to bytes."""
+        mask = (self.load_state >= 0) & (lo32(self.rs2) != GARBAGE)
+        return _moves(self, mask, self.ld_config[1][mask] == 0)
+
+    @cached_property
+    def mvout(self) -> _Moves:
+        """The mvouts; full accumulator words (FULL_BIT) move 4 bytes each."""
+        mask = self.funct == Funct.MVOUT
+        return _moves(self, mask, (lo32(self.rs2[mask]) & FULL_BIT) != 0)
+
+    @cached_property
+    def dma_cycles(self) -> float:
+        return self.mvin.beats + self.mvout.beats
+
+    @cached_property
+    def pre(self) -> np.ndarray:
+        return self.funct == Funct.PRELOAD
+
+    @cached_property
+    def comp(self) -> np.ndarray:
+        return (self.funct == Funct.COMPUTE_PRELOADED) | (self.funct == Funct.COMPUTE_ACCUMULATED)
+
+    @cached_property
+    def n_comp(self) -> int:
+        return int(self.comp.sum())
+
+    @cached_property
+    def sp_writes(self) -> _Access:
+        """The DMA's scratchpad writes, one per dim-wide block of an mvin (at the config's block stride)."""
+        m = self.mvin
+        nblk = np.maximum(1, -(-m.cols // self.hw.dim))
+        rep = np.repeat(np.arange(len(m.local)), nblk)
+        blk_off = np.arange(rep.size) - np.repeat(np.cumsum(nblk) - nblk, nblk)
+        rows = (m.local & ROW_MASK)[rep] + blk_off * self.ld_config[0][m.mask][rep]
+        keep = ~m.acc[rep]
+        rows = rows[keep]
+        return _Access(np.flatnonzero(m.mask)[rep][keep], rows, m.rows[rep][keep], rows // self.hw.sp_bank_rows)
+
+    @cached_property
+    def sp_reads(self) -> _Access:
+        """The execute unit's scratchpad reads: preloads' and computes' rs1 operands."""
+        src = np.concatenate([np.flatnonzero(self.pre), np.flatnonzero(self.comp)])
+        addr, amount = lo32(self.rs1[src]), hi16(self.rs1[src])
+        keep = (addr != GARBAGE) & ((addr & ACC_BIT) == 0)
+        rows = addr[keep] & ROW_MASK
+        return _Access(src[keep], rows, amount[keep], rows // self.hw.sp_bank_rows)
+
+    @cached_property
+    def bank_use(self) -> tuple[np.ndarray, np.ndarray]:
+        """Rows written and rows read per scratchpad bank."""
+        w, r, banks = self.sp_writes, self.sp_reads, self.hw.sp_banks
+        return (np.bincount(w.bank, weights=w.amount, minlength=banks),
+                np.bincount(r.bank, weights=r.amount, minlength=banks))
+
+
+@dataclass(frozen=True)
+class Part:
+    """One group of stream features: their names, and the values a decoded stream gives them (in order)."""
+    names: tuple[str, ...]
+    values: Callable[[Stream], Iterable[float]]
+
+    def __call__(self, stream: Stream) -> dict[str, float]:
+        return dict(zip(self.names, self.values(stream), strict=True))
+
+
+def _part(*names: str) -> Callable[[Callable[[Stream], Iterable[float]]], Part]:
+    """Decorator: the function gives the values of these names."""
+    return lambda values: Part(names, values)
+
+
+@_part(*(f"log_n_{op}" for op in OPCODES))
+def _opcode_counts(s: Stream) -> Iterable[float]:
+    per_funct = np.bincount(s.funct, minlength=max(Funct) + 1)
+    per_config = np.bincount(s.config[s.config >= 0], minlength=len(ConfigKind))
+    counts = np.zeros(len(OPCODES))
+    for f, k in _FUNCT_SLOT.items():
+        counts[k] = per_funct[f]
+    for kind, k in _CONFIG_SLOT.items():
+        counts[k] = per_config[kind]
+    return _log(counts)
+
+
+@_part("log_instructions", "log_dma_bytes_in", "log_dma_bytes_out", "log_mean_mvin_bytes", "log_mean_mvout_bytes",
+       "log_mean_row_bytes_in", "log_dram_requests", "log_dma_beats", "beat_efficiency")
+def _dma_traffic(s: Stream) -> Iterable[float]:
+    mi, mo = s.mvin, s.mvout
+    bytes_in, bytes_out = float(mi.nbytes.sum()), float(mo.nbytes.sum())
+    return (_log(s.n), _log(bytes_in), _log(bytes_out), _log(bytes_in / max(1, len(mi.local))),
+            _log(bytes_out / max(1, len(mo.local))), _log(bytes_in / max(1, int(mi.rows.sum()))),
+            _log(mi.rows.sum() + mo.rows.sum()), _log(s.dma_cycles),
+            (bytes_in + bytes_out) / max(1.0, s.dma_cycles * s.hw.dma_beat_bytes))
+
+
+@_part("log_weight_loads", "weight_load_ratio", "log_acc_rmw", "acc_rmw_ratio", "acc_bytes_in_share")
+def _execute(s: Stream) -> Iterable[float]:
+    """Weight loads (preloads of a real B) and accumulator read-modify-writes (preloads of C and mvins
+    onto an accumulating address), per compute."""
+    mi, b_addr, c_addr = s.mvin, lo32(s.rs1[s.pre]), lo32(s.rs2[s.pre])
+    weight_loads = int((b_addr != GARBAGE).sum())
+    rmw = int((((c_addr & ACC_BIT) != 0) & ((c_addr & ACCUM_BIT) != 0) & (c_addr != GARBAGE)).sum())
+    rmw += int((mi.acc & ((mi.local & ACCUM_BIT) != 0)).sum())
+    n_comp = max(1, s.n_comp)
+    return (_log(weight_loads), weight_loads / n_comp, _log(rmw), rmw / n_comp,
+            float(mi.nbytes[mi.acc].sum()) / max(1.0, float(mi.nbytes.sum())))
+
+
+@_part(*(f"reload_input{i}" for i in range(MAX_INPUTS)), "store_factor")
+def _reuse(s: Stream) -> Iterable[float]:
+    """Bytes loaded from each input buffer over its size (how often it is re-read); stored over the outputs'."""
+    buffers = s.prog.buffers.values()
+    inputs = [b for b in buffers if b.role == "input"][:MAX_INPUTS]
+    reload = np.zeros(MAX_INPUTS)
+    if inputs and s.mvin.mask.any():
+        starts = np.array([b.addr for b in inputs])
+        owner = np.searchsorted(starts, s.rs1[s.mvin.mask].astype(np.int64), side="right") - 1
+        for i, b in enumerate(inputs):
+            reload[i] = s.mvin.nbytes[owner == i].sum() / b.nbytes
+    outputs = sum(b.nbytes for b in buffers if b.role == "output")
+    return (*reload, float(s.mvout.nbytes.sum()) / max(1, outputs))
+
+
 def _shares(amounts: np.ndarray, banks: int) -> np.ndarray:
+    """Per-bank shares of ``amounts``, largest first, the banks past MAX_BANKS folded into the last slot."""
     total = amounts.sum()
     out = np.zeros(MAX_BANKS)
     if total <= 0:
@@ -119,165 +297,99 @@ def _shares(amounts: np.ndarray, banks: int) -> np.ndarray:
     return out
 
 
-def _runs(dma: np.ndarray, comp: np.ndarray) -> list[float]:
-    """log mean and log max length of the runs of DMA instructions between computes, and the share of
-    DMA instructions after the last compute: long runs (flat load-compute-store order) leave the
-    array idle while the DMA works; short ones (a software pipeline) overlap the two."""
-    kinds = np.where(dma, 1, np.where(comp, 2, 0))
+@_part(*(f"sp_write_bank_share{i}" for i in range(MAX_BANKS)), *(f"sp_read_bank_share{i}" for i in range(MAX_BANKS)))
+def _bank_shares(s: Stream) -> Iterable[float]:
+    written, read = s.bank_use
+    return (*_shares(written, s.hw.sp_banks), *_shares(read, s.hw.sp_banks))
+
+
+@_part("same_bank_next_load", "same_bank_prev_load", "banks_written", "banks_read")
+def _bank_conflicts(s: Stream) -> Iterable[float]:
+    """Share of the scratchpad reads in the bank of the next (previous) DMA write: the two contend."""
+    w, r = s.sp_writes, s.sp_reads
+    same_next = same_prev = 0.0
+    if len(w.pos) and len(r.pos):   # w.pos is in stream order, as searchsorted needs
+        nxt = np.searchsorted(w.pos, r.pos, side="right")
+        same_next = float(np.mean(np.where(nxt < len(w.pos), w.bank[np.minimum(nxt, len(w.pos) - 1)] == r.bank,
+                                           False)))
+        prv = nxt - 1
+        same_prev = float(np.mean(np.where(prv >= 0, w.bank[np.maximum(prv, 0)] == r.bank, False)))
+    written, read = s.bank_use
+    return same_next, same_prev, float((written > 0).sum()), float((read > 0).sum())
+
+
+@_part("log_first_use_mean", "log_first_use_min", "log_first_use_median", "first_use_near_share",
+       "unused_load_share")
+def _first_use(s: Stream) -> Iterable[float]:
+    """Distance from each load (dim-row block) to its first use; a later load of the block ends the wait."""
+    w, r, d = s.sp_writes, s.sp_reads, s.hw.dim
+    out = np.zeros(5)
+    if not len(w.pos):
+        return out
+    blk, pos = np.concatenate([w.rows // d, r.rows // d]), np.concatenate([w.pos, r.pos])
+    kind = np.concatenate([np.zeros(len(w.pos), int), np.ones(len(r.pos), int)])
+    order = np.lexsort((kind, pos, blk))
+    blk, pos, kind = blk[order], pos[order], kind[order]
+    is_w = np.flatnonzero(kind[:-1] == 0)
+    used = (kind[is_w + 1] == 1) & (blk[is_w + 1] == blk[is_w])
+    dist = (pos[is_w + 1] - pos[is_w])[used]
+    if dist.size:
+        ld = _log(dist)
+        out[:4] = [ld.mean(), ld.min(), np.median(ld), np.mean(dist < 2 * 8)]
+    out[4] = 1.0 - dist.size / len(w.pos)
+    return out
+
+
+@_part("log_mean_dma_run", "log_max_dma_run", "dma_after_last_compute_share")
+def _dma_runs(s: Stream) -> Iterable[float]:
+    """Runs of DMA instructions between computes, and the share of DMA instructions after the last compute:
+    long runs (flat load-compute-store order) leave the array idle while the DMA works; short ones (a
+    software pipeline) overlap the two."""
+    kinds = np.where(s.mvin.mask | s.mvout.mask, 1, np.where(s.comp, 2, 0))
     kinds = kinds[kinds > 0]
     if not (kinds == 1).any():
-        return [0.0, 0.0, 0.0]
+        return 0.0, 0.0, 0.0
     change = np.flatnonzero(np.diff(np.r_[0, kinds, 0]) != 0)
     starts, ends = change[:-1], change[1:]
     runs = (ends - starts)[kinds[starts] == 1]
     tail = 0
     if (kinds == 2).any():
         tail = int((kinds[np.flatnonzero(kinds == 2)[-1]:] == 1).sum())
-    return [float(_log(runs.mean())), float(_log(runs.max())), tail / float((kinds == 1).sum())]
+    return float(_log(runs.mean())), float(_log(runs.max())), tail / float((kinds == 1).sum())
+
+
+@_part("log_ideal_cycles", "row_fill", "log_dma_cycles", "log_roofline_cycles", "dma_over_compute",
+       "log_compute_ops_per_mvin")
+def _bounds(s: Stream) -> Iterable[float]:
+    """The array's cycles if always fed (dim a compute), the share of its rows the computes fill, and the
+    DMA's cycles (a beat each)."""
+    ideal, dma = s.n_comp * s.hw.dim, s.dma_cycles
+    return (_log(ideal), float(hi16(s.rs1[s.comp]).sum()) / max(1, ideal), _log(dma), _log(max(ideal, dma)),
+            dma / max(1, ideal), _log(s.n_comp / max(1, len(s.mvin.local))))
+
+
+@_part("log_stand_in_cycles")
+def _stand_in(s: Stream) -> Iterable[float]:
+    """The stand-in simulator's cycles, where the stream is short enough to simulate cheaply."""
+    return (_log(estimate(s.prog)[0]) if s.n <= STAND_IN_MAX_INSTRUCTIONS else NOT_ESTIMATED,)
+
+
+# The vector's stream slots: these parts' names, in this order (saved models depend on it).
+STREAM_PARTS: tuple[Part, ...] = (_opcode_counts, _dma_traffic, _execute, _reuse, _bank_shares, _bank_conflicts,
+                                  _first_use, _dma_runs, _bounds, _stand_in)
+STREAM_NAMES = [name for part in STREAM_PARTS for name in part.names]
+FEATURE_NAMES: tuple[str, ...] = tuple(STREAM_NAMES + KNOB_NAMES + SHAPE_NAMES)
+N_FEATURES = len(FEATURE_NAMES)
+IDEAL = FEATURE_NAMES.index("log_ideal_cycles")
+DMA_CYCLES = FEATURE_NAMES.index("log_dma_cycles")
+MACS = FEATURE_NAMES.index("log_macs")  # a workload constant: the cost model's normalizer
+STAND_IN = FEATURE_NAMES.index("log_stand_in_cycles")
 
 
 def stream_features(prog: Program) -> np.ndarray:
     """The instruction-stream part of the vector (``len(STREAM_NAMES)`` values)."""
-    hw = prog.hw
-    d = hw.dim
-    w = encode_all(prog.instructions)
-    n = len(w)
-    funct = w[:, 0].astype(np.int64)
-    rs1, rs2 = w[:, 1], w[:, 2]
-    sub = (rs1 & np.uint64(3)).astype(np.int64)
-    slot = np.full(n, -1)
-    for f, k in _FUNCT_SLOT.items():
-        slot[funct == f] = k
-    if ((funct >= Funct.LOOP_WS) & (funct <= Funct.LOOP_CONV_WS_CONFIG_6) & (funct != Funct.MVIN3)).any():
-        raise ValueError("stream_features: the stream holds CISC loop words, which the features do not model")
-    cfg = funct == Funct.CONFIG
-    for k, i in _CONFIG_SLOT.items():
-        slot[cfg & (sub == k)] = i
-    counts = np.bincount(slot[slot >= 0], minlength=len(OPCODES))[:len(OPCODES)].astype(float)
-
-    # ---- DMA in: mvin of each load state, with that state's latest config_ld
-    state = np.select([funct == f for f in MVIN_FUNCTS], [0, 1, 2], -1)
-    is_ld_cfg = cfg & (sub == ConfigKind.LD)
-    ld_state = ((rs1 >> np.uint64(3)) & np.uint64(3)).astype(np.int64)
-    block_stride = np.zeros(n, dtype=np.int64)
-    shrink = np.zeros(n, dtype=np.int64)
-    for s in range(3):
-        rows_s = state == s
-        if rows_s.any():
-            mask = is_ld_cfg & (ld_state == s)
-            block_stride[rows_s] = _last_config(mask, ((rs1 >> np.uint64(16)) & np.uint64(0xFFFF)).astype(np.int64),
-                                                n)[rows_s]
-            shrink[rows_s] = _last_config(mask, ((rs1 >> np.uint64(2)) & np.uint64(1)).astype(np.int64), n)[rows_s]
-    mv = (state >= 0) & (lo32(rs2) != GARBAGE)
-    m_local, m_cols, m_rows = lo32(rs2[mv]), mid16(rs2[mv]), hi16(rs2[mv])
-    m_acc = (m_local & ACC_BIT) != 0
-    m_item = np.where(m_acc & (shrink[mv] == 0), 4, 1)
-    m_row_bytes = m_cols * m_item
-    m_bytes = m_rows * m_row_bytes
-    bytes_in = float(m_bytes.sum())
-    beats_in = float((m_rows * -(-m_row_bytes // hw.dma_beat_bytes)).sum())
-
-    # ---- DMA out
-    mo = funct == Funct.MVOUT
-    o_local, o_cols, o_rows = lo32(rs2[mo]), mid16(rs2[mo]), hi16(rs2[mo])
-    o_item = np.where(((o_local & ACC_BIT) != 0) & ((o_local & FULL_BIT) != 0), 4, 1)
-    o_bytes = o_rows * o_cols * o_item
-    bytes_out = float(o_bytes.sum())
-    beats_out = float((o_rows * -(-(o_cols * o_item) // hw.dma_beat_bytes)).sum())
-
-    # ---- per input buffer: bytes loaded / buffer size (how often it is re-read)
-    inputs = [b for b in prog.buffers.values() if b.role == "input"][:MAX_INPUTS]
-    reload = np.zeros(MAX_INPUTS)
-    if inputs and mv.any():
-        starts = np.array([b.addr for b in inputs])
-        owner = np.searchsorted(starts, rs1[mv].astype(np.int64), side="right") - 1
-        for i, b in enumerate(inputs):
-            reload[i] = m_bytes[owner == i].sum() / b.nbytes
-    outputs = [b for b in prog.buffers.values() if b.role == "output"]
-    store_factor = bytes_out / max(1, sum(b.nbytes for b in outputs))
-
-    # ---- execute: weight loads, accumulator read-modify-writes
-    pre = funct == Funct.PRELOAD
-    comp = (funct == Funct.COMPUTE_PRELOADED) | (funct == Funct.COMPUTE_ACCUMULATED)
-    n_comp = int(comp.sum())
-    b_addr = lo32(rs1[pre])
-    weight_loads = int((b_addr != GARBAGE).sum())
-    c_addr = lo32(rs2[pre])
-    rmw = int((((c_addr & ACC_BIT) != 0) & ((c_addr & ACCUM_BIT) != 0) & (c_addr != GARBAGE)).sum())
-    rmw += int((m_acc & ((m_local & ACCUM_BIT) != 0)).sum())
-
-    # ---- scratchpad banks: DMA writes (each dim-wide block of an mvin) and execute reads
-    sp_load = ~m_acc
-    nblk = np.maximum(1, -(-m_cols // d))
-    rep = np.repeat(np.arange(len(m_local)), nblk)
-    blk_off = np.arange(rep.size) - np.repeat(np.cumsum(nblk) - nblk, nblk)
-    w_rows = (m_local & ROW_MASK)[rep] + blk_off * block_stride[mv][rep]
-    w_keep = sp_load[rep]
-    w_rows, w_pos = w_rows[w_keep], np.flatnonzero(mv)[rep][w_keep]
-    w_amount = m_rows[rep][w_keep]
-    w_bank = w_rows // hw.sp_bank_rows
-    r_src = np.concatenate([np.flatnonzero(pre), np.flatnonzero(comp)])
-    r_addr = np.concatenate([lo32(rs1[pre]), lo32(rs1[comp])])
-    r_amount = np.concatenate([hi16(rs1[pre]), hi16(rs1[comp])])
-    r_keep = (r_addr != GARBAGE) & ((r_addr & ACC_BIT) == 0)
-    r_pos, r_rows, r_amount = r_src[r_keep], r_addr[r_keep] & ROW_MASK, r_amount[r_keep]
-    r_bank = r_rows // hw.sp_bank_rows
-    wb = np.bincount(w_bank, weights=w_amount, minlength=hw.sp_banks)
-    rb = np.bincount(r_bank, weights=r_amount, minlength=hw.sp_banks)
-    same_next = same_prev = 0.0
-    if len(w_pos) and len(r_pos):
-        order = np.argsort(w_pos, kind="stable")
-        wp, wbk = w_pos[order], w_bank[order]
-        nxt = np.searchsorted(wp, r_pos, side="right")
-        has = nxt < len(wp)
-        same_next = float(np.mean(np.where(has, wbk[np.minimum(nxt, len(wp) - 1)] == r_bank, False)))
-        prv = nxt - 1
-        has = prv >= 0
-        same_prev = float(np.mean(np.where(has, wbk[np.maximum(prv, 0)] == r_bank, False)))
-
-    # ---- distance from each load (dim-row block) to its first use; a later load of the block ends the wait
-    first_use = np.zeros(5)
-    if len(w_pos):
-        w_blk, r_blk = w_rows // d, r_rows // d
-        blk = np.concatenate([w_blk, r_blk])
-        pos = np.concatenate([w_pos, r_pos])
-        kind = np.concatenate([np.zeros(len(w_blk), int), np.ones(len(r_blk), int)])
-        order = np.lexsort((kind, pos, blk))
-        blk, pos, kind = blk[order], pos[order], kind[order]
-        is_w = np.flatnonzero(kind[:-1] == 0)
-        used = (kind[is_w + 1] == 1) & (blk[is_w + 1] == blk[is_w])
-        dist = (pos[is_w + 1] - pos[is_w])[used]
-        n_w = int((kind == 0).sum())
-        if dist.size:
-            ld = _log(dist)
-            first_use[:4] = [ld.mean(), ld.min(), np.median(ld), np.mean(dist < 2 * 8)]
-        first_use[4] = 1.0 - dist.size / n_w
-
-    # ---- software pipeline: how DMA instructions interleave with computes in the stream
-    dma_run = _runs(mv | mo, comp)
-
-    # ---- bounds
-    ideal = n_comp * d
-    dma_cycles = beats_in + beats_out
-    roofline = max(ideal, dma_cycles)
-    n_mvin = max(1, int(mv.sum()))
-    stream = [
-        *_log(counts), _log(n), _log(bytes_in), _log(bytes_out), _log(bytes_in / n_mvin),
-        _log(bytes_out / max(1, int(mo.sum()))), _log(bytes_in / max(1, int(m_rows.sum()))),
-        _log(m_rows.sum() + o_rows.sum()), _log(dma_cycles),
-        (bytes_in + bytes_out) / max(1.0, dma_cycles * hw.dma_beat_bytes),
-        _log(weight_loads), weight_loads / max(1, n_comp), _log(rmw), rmw / max(1, n_comp),
-        float(m_bytes[m_acc].sum()) / max(1.0, bytes_in),
-        *reload, store_factor,
-        *_shares(wb, hw.sp_banks), *_shares(rb, hw.sp_banks),
-        same_next, same_prev, float((wb > 0).sum()), float((rb > 0).sum()),
-        *first_use,
-        *dma_run,
-        _log(ideal), float(hi16(rs1[comp]).sum()) / max(1, ideal), _log(dma_cycles), _log(roofline),
-        dma_cycles / max(1, ideal), _log(n_comp / n_mvin),
-        _log(estimate(prog)[0]) if n <= STAND_IN_MAX_INSTRUCTIONS else NOT_ESTIMATED,
-    ]
-    return np.asarray(stream, dtype=np.float64)
+    stream = Stream(prog)
+    return np.asarray([v for part in STREAM_PARTS for v in part(stream).values()], dtype=np.float64)
 
 
 def knob_features(schedule: Schedule | dict[str, Any], domains: dict[str, list]) -> np.ndarray:
