@@ -25,23 +25,25 @@ bit-exact.
 """
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from typing import Mapping
 
 import numpy as np
 
-from isa import ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, Program, encode_all
+from isa import (ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, ConfigLd, HardwareConfig, Program, decode,
+                 encode_all)
 from isa.encoding import split_operand
 from isa.loop_unroll import primitives
-from isa.loop_words import CONFIG_LD
-from isa.opcodes import MVIN_FUNCTS, STACK, STACK_UNITS, ConfigKind, Funct, stack_counter
+from isa.opcodes import MVIN_FUNCTS, STACK, STACK_UNITS, Funct, stack_counter
 from . import functional
 from .base import RunResult
 
 BACKEND = "stand-in"
 LABEL = "stand-in analytical timing model (not RTL)"
 _BANK_HISTORY = 64  # intervals kept per bank: enough to span what runs concurrently
+_DMA_WRITE, _EXEC_READ = 0, 1   # the two kinds of bank access that can conflict
 
 
 class _Banks:
@@ -52,21 +54,14 @@ class _Banks:
                       [deque(maxlen=_BANK_HISTORY) for _ in range(banks)])
 
     def claim(self, kind: int, bank: int, start: int, end: int, density: float) -> int:
-        """Record [start, end) for ``kind`` (0 DMA write, 1 execute read); return the conflict stall."""
+        """Record [start, end) for ``kind`` (_DMA_WRITE or _EXEC_READ); return the conflict stall."""
         overlap = 0
         for s, e in self.kinds[1 - kind][bank]:
             if s < end and start < e:
                 overlap += min(e, end) - max(s, start)
-        stall = int(np.ceil(overlap * density)) if overlap else 0
+        stall = math.ceil(overlap * density)   # math, not numpy: the same integer, far cheaper per call
         self.kinds[kind][bank].append((start, end + stall))
         return stall
-
-
-_LD = {f.name: f for f in CONFIG_LD}
-
-
-def _ld_field(rs1: int, name: str) -> int:
-    return (rs1 >> _LD[name].lo) & _LD[name].mask
 
 
 def _stack(cycles: int, stalls: dict[str, int]) -> dict[str, int]:
@@ -81,160 +76,226 @@ def _stack(cycles: int, stalls: dict[str, int]) -> dict[str, int]:
     return stack
 
 
+# A scoreboard (last write done, last read done) per dim-row block of a memory, and one access to it:
+# the memory's scoreboard and the blocks touched.
+_Board = tuple[list[int], list[int]]
+_Access = tuple[_Board, range]
+
+
+def _ready(reads: list[_Access], writes: list[_Access]) -> int:
+    """When the accesses have no hazard: reads wait for writes (RAW), writes for both (WAW, WAR).
+    Slices, not a loop over the blocks, for speed: a block past the end still raises, here or in _retire."""
+    t = 0
+    for (written, _), blocks in reads:
+        t = max(t, *written[blocks.start:blocks.stop])
+    for (written, read), blocks in writes:
+        t = max(t, *written[blocks.start:blocks.stop], *read[blocks.start:blocks.stop])
+    return t
+
+
+def _retire(reads: list[_Access], writes: list[_Access], done: int) -> None:
+    """Mark the accesses of an instruction that completes at ``done`` on their scoreboards."""
+    for (_, read), blocks in reads:
+        for b in blocks:
+            if read[b] < done:
+                read[b] = done
+    for (written, _), blocks in writes:
+        for b in blocks:
+            written[b] = done
+
+
+class _Unit:
+    """One unit's (load, execute or store) timing: its queue of completion times, when it can issue
+    next, and the time it spent, for its busy counter and its cycle stack."""
+
+    __slots__ = ("queue", "free", "busy", "covered", "end", "bank", "dma", "hazard")
+
+    def __init__(self, depth: int) -> None:
+        self.queue: deque[int] = deque(maxlen=depth)
+        self.free = self.busy = self.covered = self.end = 0
+        self.bank = self.dma = self.hazard = 0   # stall cycles, by cause
+
+    def record(self, free: int, start: int, done: int, stall: int) -> None:
+        """Account an instruction that could issue at ``free``, issued at ``start`` and completed at ``done``."""
+        self.hazard += start - free
+        self.bank += stall
+        self.busy += done - start
+        self.covered += max(0, done - max(start, self.end))   # the union of its busy intervals
+        self.end = max(self.end, done)
+        self.queue.append(done)
+
+    def stack(self, cycles: int) -> dict[str, int]:
+        """This unit's cycle stack over a run of ``cycles``."""
+        # busy first loses the stall time its intervals include, as the RTL's stack charges it there
+        held = self.covered - self.bank - self.dma
+        return _stack(cycles, {"bank": self.bank, "dma": self.dma, "hazard": self.hazard, "busy": held})
+
+
+class _Timeline:
+    """The machine's state while the words pass one by one: the units, the scoreboards, the banks
+    and the DMA port. ``step`` times one word; ``counters`` reports the run."""
+
+    def __init__(self, hw: HardwareConfig) -> None:
+        self.dim, self.beat, self.latency = hw.dim, hw.dma_beat_bytes, hw.dram_latency
+        self.bank_rows = hw.sp_bank_rows
+        self.density = min(1.0, self.beat / self.dim)  # scratchpad rows the DMA writes per cycle
+        self.sp: _Board = ([0] * (hw.sp_rows // hw.dim + 1), [0] * (hw.sp_rows // hw.dim + 1))
+        self.acc: _Board = ([0] * (hw.acc_rows // hw.dim + 1), [0] * (hw.acc_rows // hw.dim + 1))
+        self.load, self.execute, self.store = _Unit(hw.ld_queue), _Unit(hw.ex_queue), _Unit(hw.st_queue)
+        self.banks = _Banks(hw.sp_banks)
+        self.ld_cfg = {state: (0, 0) for state in range(len(MVIN_FUNCTS))}   # -> (block_stride, shrink)
+        self.pending_c = GARBAGE   # the C address of the last preload: where the next compute writes
+        self.dispatch = self.dma_free = self.end_all = 0
+        self.dma_bytes_read = self.dma_bytes_written = self.mesh_busy = self.queue_full = 0
+        # funct -> its timing; any other funct is a compute (the unrolled stream has no loop words)
+        self.handlers = {Funct.CONFIG: self._config, Funct.FENCE: self._fence, Funct.FLUSH: self._fence,
+                         Funct.MVOUT: self._mvout, Funct.PRELOAD: self._preload,
+                         **{funct: self._mvin for funct in MVIN_FUNCTS}}
+
+    def run(self, words: list[list[int]]) -> None:
+        """Time (funct, rs1, rs2) words in program order."""
+        handlers, compute = self.handlers, self._compute
+        for funct, rs1, rs2 in words:
+            handlers.get(funct, compute)(funct, rs1, rs2)
+
+    def _blocks(self, addr: int, rows: int) -> range:
+        row = addr & ROW_MASK
+        return range(row // self.dim, (row + max(rows, 1) - 1) // self.dim + 1)
+
+    def _config(self, funct: int, rs1: int, rs2: int) -> None:
+        ins = decode(funct, rs1, rs2)   # configs are few: the ISA's own decoder reads their fields
+        if isinstance(ins, ConfigLd):
+            self.ld_cfg[ins.state] = (ins.block_stride, ins.shrink)
+
+    def _fence(self, funct: int, rs1: int, rs2: int) -> None:
+        """Nothing dispatches until everything before has completed."""
+        self.dispatch = max(self.dispatch, self.end_all)
+
+    def _enter(self, unit: _Unit) -> None:
+        """In-order dispatch: wait while ``unit``'s queue is full of unfinished instructions."""
+        queue = unit.queue
+        if len(queue) == queue.maxlen and queue[0] > self.dispatch:
+            self.queue_full += queue[0] - self.dispatch
+            self.dispatch = queue[0]
+
+    def _start(self, unit: _Unit, reads: list[_Access], writes: list[_Access]) -> tuple[int, int]:
+        """When ``unit`` could issue the instruction (in order), and when it does (after its hazards)."""
+        free = max(self.dispatch, unit.free)
+        return free, max(free, _ready(reads, writes))
+
+    def _finish(self, unit: _Unit, free: int, start: int, done: int, stall: int,
+                reads: list[_Access], writes: list[_Access]) -> None:
+        """Account the issued instruction to its unit and its accesses to the scoreboards."""
+        unit.record(free, start, done, stall)
+        _retire(reads, writes, done)
+        self.end_all = max(self.end_all, done)
+
+    def _claim_banks(self, kind: int, banks: set[int], start: int, end: int) -> int:
+        """The bank-conflict stall of an access to ``banks`` over [start, end): the worst bank's."""
+        stall = 0
+        for bank in banks:
+            stall = max(stall, self.banks.claim(kind, bank, start, end, self.density))
+        return stall
+
+    def _mvin(self, funct: int, dram: int, operand: int) -> None:
+        """A load: its data comes through the shared port, a column block of ``dim`` per
+        ``block_stride`` rows."""
+        self._enter(self.load)
+        local, cols, rows = split_operand(operand)
+        if local == GARBAGE:
+            return
+        stride, shrink = self.ld_cfg[MVIN_FUNCTS.index(funct)]
+        to_acc = bool(local & ACC_BIT)
+        row_bytes = cols * (4 if to_acc and not shrink else 1)
+        board = self.acc if to_acc else self.sp
+        dests = [(local & ROW_MASK) + b * stride for b in range(-(-cols // self.dim))]
+        writes = [(board, self._blocks(row, rows)) for row in dests]
+        reads = writes if to_acc and local & ACCUM_BIT else []   # accumulating: it reads what it adds to
+        free, start = self._start(self.load, reads, writes)
+        zeros = dram == 0   # DRAM address 0: Gemmini's zero writer fills the rows, the DMA port stays free
+        first = start if zeros else max(start + self.latency, self.dma_free)
+        if not zeros:
+            self.load.dma += first - (start + self.latency)
+        dma_end = first + rows * -(-row_bytes // self.beat)
+        stall = 0 if to_acc else self._claim_banks(_DMA_WRITE, {row // self.bank_rows for row in dests}, first, dma_end)
+        if not zeros:
+            self.dma_free = dma_end + stall
+            self.dma_bytes_read += rows * row_bytes
+        self.load.free = start + rows   # one DRAM request per row
+        self._finish(self.load, free, start, dma_end + stall + 1, stall, reads, writes)
+
+    def _mvout(self, funct: int, dram: int, operand: int) -> None:
+        """A store: read the rows, then write them through the shared port; done when acknowledged."""
+        self._enter(self.store)
+        local, cols, rows = split_operand(operand)
+        to_acc = bool(local & ACC_BIT)
+        row_bytes = cols * (4 if to_acc and local & FULL_BIT else 1)
+        board = self.acc if to_acc else self.sp
+        column_blocks = range(-(-cols // self.dim))   # a wide mvout reads block b from rows local + b * dim
+        reads = [(board, self._blocks((local & ROW_MASK) + b * self.dim, rows)) for b in column_blocks]
+        free, start = self._start(self.store, reads, [])
+        first = max(start + rows, self.dma_free)   # read the rows, then the port
+        self.store.dma += first - (start + rows)
+        self.dma_free = first + rows * -(-row_bytes // self.beat)
+        self.dma_bytes_written += rows * row_bytes
+        self.store.free = start + rows
+        self._finish(self.store, free, start, self.dma_free + self.latency, 0, reads, [])
+
+    def _preload(self, funct: int, b_operand: int, c_operand: int) -> None:
+        """A preload shifts B's weight rows in, row by row (one cycle without B), and names where
+        the next compute's results go."""
+        self._enter(self.execute)
+        self.pending_c = split_operand(c_operand)[0]
+        b, _, b_rows = split_operand(b_operand)
+        sp_reads = [] if b == GARBAGE else [b]
+        self._issue_execute(sp_reads, b_rows, b_rows if sp_reads else 1, 0, [], [])
+
+    def _compute(self, funct: int, a_operand: int, d_operand: int) -> None:
+        """A compute streams A's rows; its results reach the preloaded C ``2*dim`` cycles later."""
+        self._enter(self.execute)
+        a, _, a_rows = split_operand(a_operand)
+        d = split_operand(d_operand)[0]
+        self.mesh_busy += a_rows
+        c, reads, writes = self.pending_c, [], []
+        if c != GARBAGE:   # the results go to the preloaded address (accumulating: read it too)
+            board = self.acc if c & ACC_BIT else self.sp
+            writes.append((board, self._blocks(c, a_rows)))
+            if c & ACC_BIT and c & ACCUM_BIT:
+                reads.append(writes[0])
+        sp_reads = [x for x in (a, d) if x != GARBAGE]
+        self._issue_execute(sp_reads, a_rows, max(a_rows, 1), 2 * self.dim, reads, writes)
+
+    def _issue_execute(self, sp_reads: list[int], rows: int, occupancy: int, latency: int,
+                       reads: list[_Access], writes: list[_Access]) -> None:
+        """Issue a preload or compute that reads ``rows`` rows at each of ``sp_reads`` and holds the
+        array ``occupancy`` cycles (more if a scratchpad bank it reads is being written)."""
+        reads += [(self.sp, self._blocks(addr, rows)) for addr in sp_reads]
+        free, start = self._start(self.execute, reads, writes)
+        stall = self._claim_banks(_EXEC_READ, {(addr & ROW_MASK) // self.bank_rows for addr in sp_reads},
+                                  start, start + occupancy)
+        self.execute.free = start + occupancy + stall
+        self._finish(self.execute, free, start, self.execute.free + latency, stall, reads, writes)
+
+    def counters(self, instructions: int) -> tuple[int, dict[str, int]]:
+        """The run's cycles and counters, the RTL's schema (COUNTERS) plus ``instructions``."""
+        units = (self.load, self.execute, self.store)
+        cycles = max(self.end_all, self.dispatch)
+        c = dict(dma_bytes_read=self.dma_bytes_read, dma_bytes_written=self.dma_bytes_written,
+                 mesh_busy=self.mesh_busy, stall_hazard=sum(u.hazard for u in units),
+                 stall_bank_conflict=sum(u.bank for u in units), stall_queue_full=self.queue_full,
+                 stall_dma_wait=sum(u.dma for u in units), cycles=cycles, load_busy=self.load.busy,
+                 exec_busy=self.execute.busy, store_busy=self.store.busy, instructions=instructions)
+        for unit, name in zip(units, STACK_UNITS):
+            c.update({stack_counter(name, category): n for category, n in unit.stack(cycles).items()})
+        return cycles, c
+
+
 def estimate(prog: Program) -> tuple[int, dict[str, int]]:
     """Stand-in cycles and counters of ``prog`` (see the module note: not RTL)."""
-    hw = prog.hw
-    d, beat, lat = hw.dim, hw.dma_beat_bytes, hw.dram_latency
-    bank_rows = hw.sp_bank_rows
-    density = min(1.0, beat / d)  # scratchpad rows the DMA writes per cycle
-    words = encode_all(primitives(prog.instructions, hw)).tolist()   # loops as their unrollers issue them
-    # hazard scoreboard per dim-row block: when the last write / read completes
-    sp_w = [0] * (hw.sp_rows // d + 1)
-    sp_r = [0] * (hw.sp_rows // d + 1)
-    acc_w = [0] * (hw.acc_rows // d + 1)
-    acc_r = [0] * (hw.acc_rows // d + 1)
-    queues = {0: deque(maxlen=hw.ld_queue), 1: deque(maxlen=hw.ex_queue), 2: deque(maxlen=hw.st_queue)}
-    unit_free = [0, 0, 0]
-    busy = [0, 0, 0]
-    covered = [0, 0, 0]     # per unit: cycles covered by the union of its busy intervals, and its end
-    unit_end = [0, 0, 0]
-    stalls = [{"bank": 0, "dma": 0, "hazard": 0} for _ in range(3)]
-    banks = _Banks(hw.sp_banks)
-    ld_cfg = {0: (0, 0), 1: (0, 0), 2: (0, 0)}  # state -> (block_stride, shrink)
-    dma_free = dispatch = end_all = 0
-    c = dict(dma_bytes_read=0, dma_bytes_written=0, mesh_busy=0, stall_hazard=0, stall_bank_conflict=0,
-             stall_queue_full=0, stall_dma_wait=0)
-    pending_c = GARBAGE
-
-    def blocks(addr: int, rows: int) -> range:
-        row = addr & ROW_MASK
-        return range(row // d, (row + max(rows, 1) - 1) // d + 1)
-
-    def ready(reads: list, writes: list) -> int:
-        t = 0
-        for table, blk in reads:
-            t = max(t, max(table[0][b] for b in blk))
-        for table, blk in writes:
-            t = max(t, max(table[0][b] for b in blk), max(table[1][b] for b in blk))
-        return t
-
-    def retire(reads: list, writes: list, done: int) -> None:
-        for table, blk in reads:
-            for b in blk:
-                if table[1][b] < done:
-                    table[1][b] = done
-        for table, blk in writes:
-            for b in blk:
-                table[0][b] = done
-
-    sp, acc = (sp_w, sp_r), (acc_w, acc_r)
-    for funct, rs1, rs2 in words:
-        if funct == Funct.CONFIG:
-            if rs1 & 3 == ConfigKind.LD:
-                ld_cfg[_ld_field(rs1, "state")] = (_ld_field(rs1, "block_stride"), _ld_field(rs1, "shrink"))
-            continue
-        if funct in (Funct.FENCE, Funct.FLUSH):
-            dispatch = max(dispatch, end_all)
-            continue
-        unit = 0 if funct in MVIN_FUNCTS else 2 if funct == Funct.MVOUT else 1
-        q = queues[unit]
-        if len(q) == q.maxlen and q[0] > dispatch:
-            c["stall_queue_full"] += q[0] - dispatch
-            dispatch = q[0]
-        reads: list = []
-        writes: list = []
-        stall = 0
-        if unit == 0:  # mvin
-            local, cols, rows = split_operand(rs2)
-            if local == GARBAGE:
-                continue
-            stride, shrink = ld_cfg[MVIN_FUNCTS.index(funct)]
-            to_acc = bool(local & ACC_BIT)
-            row_bytes = cols * (4 if to_acc and not shrink else 1)
-            table = acc if to_acc else sp
-            dests = [(local & ROW_MASK) + b * stride for b in range(-(-cols // d))]
-            for row in dests:
-                writes.append((table, blocks(row, rows)))
-                if to_acc and local & ACCUM_BIT:
-                    reads.append((table, blocks(row, rows)))
-            free = max(dispatch, unit_free[0])
-            start = max(free, ready(reads, writes))
-            zeros = rs1 == 0   # DRAM address 0: Gemmini's zero writer fills the rows, the DMA port stays free
-            first = start if zeros else max(start + lat, dma_free)
-            if not zeros:
-                c["stall_dma_wait"] += first - (start + lat)
-                stalls[0]["dma"] += first - (start + lat)
-            dma_end = first + rows * -(-row_bytes // beat)
-            if not to_acc:
-                for bank in {row // bank_rows for row in dests}:
-                    stall = max(stall, banks.claim(0, bank, first, dma_end, density))
-            done = dma_end + stall + 1
-            if not zeros:
-                dma_free = dma_end + stall
-                c["dma_bytes_read"] += rows * row_bytes
-            unit_free[0] = start + rows  # one DRAM request per row
-        elif unit == 2:  # mvout
-            local, cols, rows = split_operand(rs2)
-            to_acc = bool(local & ACC_BIT)
-            row_bytes = cols * (4 if to_acc and local & FULL_BIT else 1)
-            for b in range(-(-cols // d)):   # a wide mvout reads block b from rows local + b * dim
-                reads.append((acc if to_acc else sp, blocks((local & ROW_MASK) + b * d, rows)))
-            free = max(dispatch, unit_free[2])
-            start = max(free, ready(reads, writes))
-            first = max(start + rows, dma_free)  # read the rows, then the port
-            c["stall_dma_wait"] += first - (start + rows)
-            stalls[2]["dma"] += first - (start + rows)
-            dma_free = first + rows * -(-row_bytes // beat)
-            done = dma_free + lat  # write acknowledged
-            unit_free[2] = start + rows
-            c["dma_bytes_written"] += rows * row_bytes
-        else:  # preload / compute
-            a_addr, _, a_rows = split_operand(rs1)
-            sp_reads = []
-            if funct == Funct.PRELOAD:
-                pending_c = split_operand(rs2)[0]
-                occupancy = a_rows if a_addr != GARBAGE else 1  # rs1 is B: weights shift in row by row
-                if a_addr != GARBAGE:
-                    sp_reads.append(a_addr)
-                latency = 0
-            else:
-                d_addr = split_operand(rs2)[0]
-                sp_reads += [x for x in (a_addr, d_addr) if x != GARBAGE]
-                occupancy = max(a_rows, 1)
-                latency = 2 * d
-                c["mesh_busy"] += a_rows
-                if pending_c != GARBAGE:
-                    table = acc if pending_c & ACC_BIT else sp
-                    writes.append((table, blocks(pending_c, a_rows)))
-                    if pending_c & ACC_BIT and pending_c & ACCUM_BIT:
-                        reads.append((table, blocks(pending_c, a_rows)))
-            for addr in sp_reads:
-                reads.append((sp, blocks(addr, a_rows)))
-            free = max(dispatch, unit_free[1])
-            start = max(free, ready(reads, writes))
-            for bank in {(addr & ROW_MASK) // bank_rows for addr in sp_reads}:
-                stall = max(stall, banks.claim(1, bank, start, start + occupancy, density))
-            unit_free[1] = start + occupancy + stall
-            done = unit_free[1] + latency
-        hazard = start - free
-        c["stall_hazard"] += hazard
-        c["stall_bank_conflict"] += stall
-        busy[unit] += done - start
-        covered[unit] += max(0, done - max(start, unit_end[unit]))
-        unit_end[unit] = max(unit_end[unit], done)
-        stalls[unit]["hazard"] += hazard
-        stalls[unit]["bank"] += stall
-        retire(reads, writes, done)
-        q.append(done)
-        end_all = max(end_all, done)
-    cycles = max(end_all, dispatch)
-    c.update(cycles=cycles, load_busy=busy[0], exec_busy=busy[1], store_busy=busy[2], instructions=len(words))
-    for unit, name in enumerate(STACK_UNITS):
-        # busy first loses the stall time its intervals include, as the RTL's stack charges it there
-        held = covered[unit] - stalls[unit]["bank"] - stalls[unit]["dma"]
-        stack = _stack(cycles, {**stalls[unit], "busy": held})
-        c.update({stack_counter(name, category): n for category, n in stack.items()})
-    return cycles, c
+    words = encode_all(primitives(prog.instructions, prog.hw)).tolist()   # loops as their unrollers issue them
+    timeline = _Timeline(prog.hw)
+    timeline.run(words)
+    return timeline.counters(len(words))
 
 
 def run(program: Program, inputs: Mapping[str, np.ndarray]) -> RunResult:
