@@ -118,7 +118,7 @@ def test_stand_in_ranks_like_the_rtl() -> None:
 def test_search_cycles_leave_out_the_seeded_default(tiny) -> None:
     """TuneResult reports the search's own best beside the tuned best, which includes the default."""
     import toolkit as tk
-    from tuner.api import Trial, TuneResult
+    from tuner.results import Trial, TuneResult
     from tuner.space import Space
     op = tk.matmul(16, 16, 16)
     space = Space(op, tiny)

@@ -4,8 +4,10 @@ search strategies, parallel measurement, a records database and transfer between
     import toolkit as tk
     result = tk.tune(tk.matmul(256, 256, 256), "gemmini", trials=200, backend="verilator", db="tuning.db")
 """
-from .api import Trial, TuneResult, tune
+from .api import tune
 from .database import Database, Record, best_schedule
+from .results import Trial, TuneResult
+from .session import TuningSession
 from .space import Space
 
-__all__ = ["Database", "Record", "Space", "Trial", "TuneResult", "best_schedule", "tune"]
+__all__ = ["Database", "Record", "Space", "Trial", "TuneResult", "TuningSession", "best_schedule", "tune"]

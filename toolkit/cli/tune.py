@@ -11,7 +11,7 @@ from .errors import output_file, positive_int, seconds, seed
 from .common import add_op_args, hardware, op_from_args
 
 if TYPE_CHECKING:
-    from tuner.api import TuneResult
+    from tuner.results import TuneResult
 
 TUNER_NAMES = ("model", "random", "grid", "ga")
 TUNE_BACKENDS = ("verilator", "stand-in")

@@ -1,0 +1,266 @@
+"""One tuning run as an object, after AutoTVM's ``Tuner.tune``: the op, hardware, space, database,
+measurer and search strategy of the run, and the loop that claims, proposes, measures and records.
+
+:func:`tuner.api.tune` is its face: it checks the arguments, starts the measurer and runs a session.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from isa import HardwareConfig
+from toolkit.ops import Op
+from toolkit.schedule import Schedule, ScheduleError
+
+from . import transfer
+from .claims import new_owner
+from .database import Database, Record, open_db
+from .features import FEATURE_VERSION, FeatureCache
+from .measure import Measurer, MeasureResult
+from .results import Trial, TuneResult
+from .search import Tuner, make_tuner
+from .space import Space
+
+_POLL_S = 0.2  # how often a run that waits on other runs' candidates looks at the database
+
+
+class TuningSession:
+    """One run of ``op`` on ``hw`` over one database: ``with TuningSession(...) as s: s.tune(n)``.
+
+    The session owns ``measurer`` (start it before the session opens the database, so that its
+    forked processes hold none of it) and the database it opens from ``db`` (a Database passed in
+    stays open). Leaving the ``with`` block releases this run's claims and closes what it owns.
+    """
+
+    def __init__(self, op: Op, hw: HardwareConfig, space: Space, measurer: Measurer,
+                 db: Database | str | Path | None = None, *, tuner: str = "model", seed: int = 0,
+                 batch_size: int | None = None, transfer_learning: bool = True, include_default: bool = True,
+                 tuner_options: dict[str, Any] | None = None) -> None:
+        self.op, self.hw, self.space, self.measurer, self.tuner = op, hw, space, measurer, tuner
+        self.scope = (op.key, hw.config_hash(), measurer.name)  # the records this run counts and learns from
+        self.owner = new_owner()
+        self.measured_now = 0
+        self.best: Record | None = None
+        self._bar: Any = None
+        self._exit = ExitStack()  # what leaving the session undoes, last first
+        self._exit.callback(measurer.close)
+        try:
+            self.database = open_db(db)
+            if self.database is not db:
+                self._exit.callback(self.database.close)
+            self._exit.callback(self.database.release, self.owner)
+            self._forget_timeouts()
+            self.feats = FeatureCache(space, measurer.executor if measurer.parallelism > 1 else None,
+                                      measurer.parallelism)
+            options = dict(tuner_options or {})
+            self.search = self._make_search(options, seed, transfer_learning)
+            self.ledger = _Ledger(self.database, space, self.search, self.scope)
+            self.ledger.sync()
+            self._add_seeds(include_default, transfer_learning)
+        except BaseException:
+            self._exit.close()
+            raise
+        self.batch = batch_size or max(8, measurer.parallelism)
+        # a search that looks at a budget of candidates per batch gets one sized to the measurements
+        self.adaptive = "feature_budget" not in options and hasattr(self.search, "feature_budget")
+
+    def __enter__(self) -> "TuningSession":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._exit.close()
+
+    def _forget_timeouts(self) -> None:
+        """Drop the timeouts recorded under a shorter limit than this run's, so that it measures them again."""
+        timeout = self.measurer.timeout
+        again = self.database.forget_timeouts(*self.scope, timeout)
+        if again:
+            print(f"systolic: measuring again {again} candidate(s) recorded as timeouts in less time than this "
+                  f"run allows ({'no limit' if timeout is None else f'{timeout:g} s'})", file=sys.stderr)
+
+    def _make_search(self, options: dict[str, Any], seed: int, transfer_learning: bool) -> Tuner:
+        """The search strategy; a cost model also learns from similar workloads' records (a warm start)."""
+        if self.tuner == "model" and transfer_learning:
+            warm = transfer.warm_start(self.database, self.op, self.hw, self.measurer.name)
+            if len(warm[0]):
+                options.setdefault("warm", warm)
+        return make_tuner(self.tuner, self.space, self.feats, seed, **options)
+
+    def _add_seeds(self, include_default: bool, transfer_learning: bool) -> None:
+        """Points the search tries first: the default schedule, then the best of similar workloads."""
+        if include_default and self.space.default is not None:
+            self.search.seeds.append(self.space.index_of(self.space.default))
+        if transfer_learning:
+            self.search.seeds += transfer.seed_points(self.database, self.space, self.measurer.name)
+
+    def tune(self, n_trial: int, callbacks: Sequence[Callable[[Trial], None]] = (), progress: bool = True) -> None:
+        """Measure until the database holds ``n_trial`` records of this workload, hardware and backend
+        (others' included), or the space runs out. ``callbacks`` see each trial this run commits."""
+        self._bar = _progress_bar(n_trial, len(self.ledger.history), progress)
+        try:
+            if self.adaptive and self.space.default is not None:
+                self._size_first_look()
+            while len(self.ledger.history) < n_trial and self._round(n_trial, callbacks):
+                pass
+        finally:
+            if self._bar is not None:
+                self._bar.close()
+                self._bar = None
+        self.best = self.database.best(*self.scope)
+
+    def _size_first_look(self) -> None:
+        """Size the first batch's feature budget before anything is measured, from the default's features."""
+        self.feats([self.space.index_of(self.space.default)])
+        per_point = self.feats.seconds / len(self.feats.rows)
+        self.search.feature_budget = _feature_budget(self.batch * _first_measure_s(per_point), per_point)
+
+    def _round(self, n_trial: int, callbacks: Sequence[Callable[[Trial], None]]) -> bool:
+        """One batch: propose, claim, measure what was granted, take in others' records. False when
+        nothing is left to propose and no other run has candidates in flight."""
+        in_flight = self.database.claimed(*self.scope)  # by other runs on this database
+        points = self._propose(n_trial - len(self.ledger.history) - in_flight)
+        if not points and not in_flight:
+            return False
+        granted, any_taken = self._claim(points, n_trial)
+        if not granted:
+            if not any_taken:  # the budget is in flight elsewhere: wait for those records
+                time.sleep(_POLL_S)
+            self._sync()
+            return True
+        start = time.perf_counter()
+        self._measure(granted, callbacks)
+        self._sync()
+        if self.adaptive and self.feats.rows:
+            self.search.feature_budget = _feature_budget(time.perf_counter() - start,
+                                                         self.feats.seconds / len(self.feats.rows))
+        return True
+
+    def _propose(self, free: int) -> list[int]:
+        """The search's next batch, within the ``free`` share of the budget."""
+        if free <= 0 or self.search.exhausted():
+            return []
+        return self.search.next_batch(min(self.batch, free))
+
+    def _claim(self, points: list[int], n_trial: int) -> tuple[list[int], bool]:
+        """Claim ``points`` in the database: those granted to this run, and whether another run holds any."""
+        granted, taken = self.database.claim(*self.scope, [self.space[p] for p in points], n_trial, self.owner)
+        if taken:  # another run has them; their costs come with its records
+            self.search.update([points[i] for i in taken], [math.inf] * len(taken))
+        return [points[i] for i in granted], bool(taken)
+
+    def _measure(self, points: list[int], callbacks: Sequence[Callable[[Trial], None]]) -> None:
+        """Measure ``points``, record each as it lands, and tell the search what they cost."""
+        schedules = [self.space[p] for p in points]
+        costs = [math.inf] * len(points)
+        # the pool the features borrow: a crash renews it
+        self.feats.executor = self.measurer.executor if self.feats.executor is not None else None
+        for i, res in self.measurer.measure(self.op, self.hw, schedules):
+            self.measured_now += 1
+            if res.ok:
+                costs[i] = float(res.cycles)
+            self._record(points[i], schedules[i], res, callbacks)
+        self.search.update(points, costs)
+
+    def _record(self, point: int, schedule: Schedule, res: MeasureResult,
+                callbacks: Sequence[Callable[[Trial], None]]) -> None:
+        """Commit one measurement; the callbacks and the progress bar see its trial."""
+        workload, hw_hash, backend = self.scope
+        rec = Record(workload, self.op.to_dict(), hw_hash, self.hw.as_dict(), backend, schedule.to_dict(), res.cycles,
+                     res.status, res.counters, res.error, wall_s=res.wall_s, tuner=self.tuner)
+        if self.database.add(rec, self.feats.rows.get(point), FEATURE_VERSION):  # committed now: a kill loses nothing
+            trial = self.ledger.add(rec)
+            for callback in callbacks:
+                callback(trial)
+            self._advance(trial)
+
+    def _sync(self) -> None:
+        for trial in self.ledger.sync():
+            self._advance(trial)
+
+    def _advance(self, trial: Trial) -> None:
+        if self._bar is not None:
+            self._bar.update(1)
+            self._bar.set_postfix_str(f"best {trial.best:,.0f} cycles" if math.isfinite(trial.best)
+                                      else "no success yet")
+
+    def result(self, seconds: float) -> TuneResult:
+        """What this run reports, ``seconds`` being its wall time."""
+        history = self.ledger.history
+        default = self.space.default.to_dict() if self.space.default is not None else None
+        default_ok = [t.cycles for t in history if t.status == "ok" and t.schedule == default]
+        best = self.best
+        return TuneResult(self.op, self.hw, self.measurer.name, self.tuner,
+                          best.make_schedule() if best else None, best.cycles if best else None,
+                          self.space.default, default_ok[-1] if default_ok else None, history, len(self.space),
+                          list(getattr(self.search, "spearman_history", [])), self.measured_now, seconds,
+                          self.feats.seconds)
+
+
+def _feature_budget(measure_s: float, feature_s: float, lo: int = 16, hi: int = 512) -> int:
+    """Candidates the search may featurize per batch: about as long as measuring a batch takes.
+    Small programs simulate in milliseconds and featurize in less, so the search looks far;
+    large ones (512^3: 80 ms to lower and featurize one) would otherwise spend most of
+    the time choosing instead of measuring."""
+    return int(min(hi, max(lo, measure_s / max(feature_s, 1e-6))))
+
+
+def _first_measure_s(feature_s: float) -> float:
+    """A guess at one candidate's measurement before any: it lowers the program again and simulates
+    it (at least as long as lowering), and starts a process (tens of milliseconds)."""
+    return max(2.0 * feature_s, 0.05)
+
+
+def _trial(n: int, rec: Record, history: list[Trial]) -> Trial:
+    best = history[-1].best if history else math.inf
+    if rec.ok:
+        best = min(best, float(rec.cycles))  # type: ignore[arg-type]
+    return Trial(n, rec.schedule, rec.status, rec.cycles, best, rec.error)
+
+
+class _Ledger:
+    """The records of one workload, hardware and backend as this run sees them, in the order it saw
+    them: its own as it measures, and those of earlier and concurrent runs as it syncs."""
+
+    def __init__(self, database: Database, space: Space, search: Tuner, scope: tuple[str, str, str]) -> None:
+        self.database, self.space, self.search, self.scope = database, space, search, scope
+        self.history: list[Trial] = []
+        self._ours: set[int] = set()
+        self._last_id = 0
+
+    def add(self, rec: Record) -> Trial:
+        """A record this run measured and committed; its trial."""
+        self.history.append(_trial(len(self.history) + 1, rec, self.history))
+        self._ours.add(rec.id)  # type: ignore[arg-type]
+        return self.history[-1]
+
+    def sync(self) -> list[Trial]:
+        """Take in the records others added since the last sync, and feed them to the tuner."""
+        workload, hw_hash, backend = self.scope
+        recs = self.database.records(workload=workload, hw_hash=hw_hash, backend=backend, after_id=self._last_id)
+        if recs:  # ids grow in commit order, so nothing committed later gets a smaller one
+            self._last_id = recs[-1].id  # type: ignore[assignment]
+        new = [r for r in recs if r.id not in self._ours]
+        points, costs = [], []
+        for rec in new:
+            self.history.append(_trial(len(self.history) + 1, rec, self.history))
+            try:
+                p = self.space.index_of(rec.make_schedule())
+            except (ScheduleError, TypeError, ValueError):
+                p = None
+            if p is not None:
+                points.append(p)
+                costs.append(float(rec.cycles) if rec.ok else math.inf)
+        if points:
+            self.search.update(points, costs)
+        return self.history[len(self.history) - len(new):]
+
+
+def _progress_bar(total: int, done: int, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    from tqdm import tqdm
+    return tqdm(total=total, initial=done, desc="tuning", unit="trial", dynamic_ncols=True)
