@@ -40,15 +40,15 @@ class TuningSession:
                  db: Database | str | Path | None = None, *, tuner: str = "model", seed: int = 0,
                  batch_size: int | None = None, transfer_learning: bool = True, include_default: bool = True,
                  tuner_options: dict[str, Any] | None = None) -> None:
+        self._exit = ExitStack()  # what leaving the session undoes, last first
+        self._exit.callback(measurer.close)
         self.op, self.hw, self.space, self.measurer, self.tuner = op, hw, space, measurer, tuner
-        self.scope = (op.key, hw.config_hash(), measurer.name)  # the records this run counts and learns from
-        self.owner = new_owner()
         self.measured_now = 0
         self.best: Record | None = None
         self._bar: Any = None
-        self._exit = ExitStack()  # what leaving the session undoes, last first
-        self._exit.callback(measurer.close)
         try:
+            self.scope = (op.key, hw.config_hash(), measurer.name)  # the records this run counts and learns from
+            self.owner = new_owner()
             self.database = open_db(db)
             if self.database is not db:
                 self._exit.callback(self.database.close)
