@@ -123,13 +123,15 @@ def decode(funct: int, rs1: int, rs2: int) -> Instruction:
 
 def encode_all(instructions: Iterable[Instruction]) -> np.ndarray:
     """Instructions -> uint64 array of shape (n, 3): funct, rs1, rs2."""
-    words: dict[int, tuple[int, int, int]] = {}   # parsed programs share one object per distinct line
+    # parsed programs share one object per distinct line; each entry keeps its instruction alive,
+    # since a freed one's id may be reused by the next (a generator's fresh objects)
+    words: dict[int, tuple[Instruction, tuple[int, int, int]]] = {}
     rows = []
     for ins in instructions:
-        row = words.get(id(ins))
-        if row is None:
-            row = words[id(ins)] = encode(ins)
-        rows.append(row)
+        seen = words.get(id(ins))
+        if seen is None:
+            seen = words[id(ins)] = (ins, encode(ins))
+        rows.append(seen[1])
     return np.array(rows, dtype=np.uint64).reshape(-1, 3)
 
 

@@ -273,6 +273,14 @@ def test_decode_all_names_the_index() -> None:
         decode_all(words)
 
 
+def test_encode_all_of_fresh_objects() -> None:
+    """A generator's instructions are freed as it goes, and CPython reuses their ids: each must still
+    be encoded as itself (the loop unrollers feed encode_all this way)."""
+    fresh = (Mvin(dram=64 + 16 * n, local=n, rows=1 + n % 4, cols=4, state=n % 3) for n in range(200))
+    want = [encode(Mvin(dram=64 + 16 * n, local=n, rows=1 + n % 4, cols=4, state=n % 3)) for n in range(200)]
+    assert encode_all(fresh).tolist() == [list(w) for w in want]
+
+
 # ---- program files: truncated, foreign, corrupted --------------------------------------------------
 def test_truncated_program_files() -> None:
     prog, inputs = _small_program()
