@@ -58,8 +58,8 @@ class Row:
     shape: tuple[int, ...] = ()   # (M, K, N) of a matmul: the SCALE-Sim key
 
     def util(self, which: str) -> float | None:
-        c = self.cycles.get(which)
-        return self.ideal / c if c else None
+        c = self.cycles.get(which)   # none for an op without MACs (resadd, maxpool): its ratio says it all
+        return self.ideal / c if c and self.ideal else None
 
 
 def measure(op: tk.Op, hw: tk.HardwareConfig, schedule) -> int:
@@ -171,6 +171,10 @@ def summarize(rows: list[Row], kinds: list[str], suite: str) -> None:
               f"{geomean(tuned) >= 0.93}; default geomean >= 0.88: "
               f"{geomean([r.util('default') or 0.0 for r in macs]) >= 0.88}; tuned >= 1.3x gemmini: "
               f"{geomean(speedups) >= 1.3}")
+    if all(r.cycles.get(k) for r in rows for k in ("gemmini", final)):   # every layer, each `count` times
+        total = {k: sum(r.cycles[k] * r.count for r in rows) for k in ("gemmini", final)}
+        print(f"  the suite end to end (each layer count times): gemmini {total['gemmini']:,} cycles, "
+              f"{final} {total[final]:,} ({total['gemmini'] / total[final]:.2f}x)")
     ordered = sum(in_order(r, final) for r in rows)
     print(f"  order ({final} <= default <= gemmini cycles, each measured) holds on {ordered} of {len(rows)} layers")
     conv1 = next((r for r in rows if r.name == "conv1"), None)

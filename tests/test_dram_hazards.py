@@ -51,13 +51,16 @@ def _repro() -> Program:
 
 
 def test_the_repro_is_refused_naming_both_instructions_and_the_missing_fence() -> None:
-    err = _refused(_repro(), r"^instruction 14 `mvout dram=B local=acc\[60\] rows=1 cols=4`: writes DRAM bytes "
-                             r"2176..2179 \(B\) that instruction 13 `mvin2 dram=B local=sp\[72\] rows=4 cols=8` "
-                             r"reads, with no fence between them \(write-after-read: .*\): a `fence` is missing "
-                             r"between instructions 13 and 14$")
-    assert err.index == 14
+    repro = _repro()
+    n = next(i for i, ins in enumerate(repro.instructions) if isinstance(ins, Mvout))   # the inserted one
+    local = repro.instructions[n - 1].local
+    err = _refused(repro, rf"^instruction {n} `mvout dram=B local=acc\[60\] rows=1 cols=4`: writes DRAM bytes "
+                          rf"2176..2179 \(B\) that instruction {n - 1} `mvin2 dram=B local=sp\[{local}\] rows=4 "
+                          rf"cols=8` reads, with no fence between them \(write-after-read: .*\): a `fence` is missing "
+                          rf"between instructions {n - 1} and {n}$")
+    assert err.index == n
     with_fence = _repro()
-    with_fence.instructions.insert(14, Fence())
+    with_fence.instructions.insert(n, Fence())
     check(with_fence)
 
 

@@ -195,7 +195,9 @@ def conv_tiles(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule
                     ih, iw = rin[rs], cin[cs]
                     ok = (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
                     a_idx = (pb * RS + rs) * CS + cs
-                    pieces = runs(ok, [(a_idx, 1)], d)
+                    # short runs first: the next weight block loads (dim cycles) while the tap's
+                    # last compute streams, so a tap that ends on a full run hides that load
+                    pieces = sorted(runs(ok, [(a_idx, 1)], d), key=lambda piece: piece[1])
                     # the first tap overwrites the accumulators it covers; the rest are zeroed first
                     overwrite = first and kh == 0 and kw == 0 and not op.bias
                     if overwrite:

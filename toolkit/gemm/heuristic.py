@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import functools
+import itertools
 
 from isa import HardwareConfig
 
+from ..estimate import STEP_OVERHEAD, dma_row_cycles, pipeline_cycles, tap_cycles
+from ..knobs import tile_values
 from ..schedule import ScheduleError, grow_tiles
 from .schedule import MatmulSchedule, matmul_blocks
 
@@ -32,61 +35,102 @@ def gemmini_matmul_schedule(M: int, N: int, K: int, hw: HardwareConfig, *, doubl
                           mvin_blocks=hw.max_block_len, b_bank=b_bank)
 
 
-DMA_EFFICIENCY = 0.75
+def _rough_matmul_cycles(M: int, N: int, K: int, s: MatmulSchedule, hw: HardwareConfig, out_bytes: int) -> float:
+    """A quick bound of :func:`pipelined_matmul_cycles`, from totals: the larger of all computes and
+    all DMA (each operand loaded once per tile it is not held for), plus the steps' turn-around."""
+    d, mb = hw.dim, s.mvin_blocks
+    rows = [min(d, M - b * d) for b in range(-(-M // d))]
+    nI, nJ, nK = (-(-n // (d * t)) for n, t in ((M, s.tile_i), (N, s.tile_j), (K, s.tile_k)))
+    compute = sum(tap_cycles(sum(rows[t:t + s.tile_i]), rows[min(t + s.tile_i, len(rows)) - 1], d)
+                  for t in range(0, len(rows), s.tile_i)) * -(-N // d) * -(-K // d)
+    ijk = s.loop_order == "ijk"
+    a_loads = 1 if nK == 1 and (ijk or nI == 1) else nJ
+    b_loads = 1 if nK == 1 and (not ijk or nJ == 1) else nI
+    row = lambda cols: dma_row_cycles(min(cols, mb * d), hw) * -(-cols // (mb * d))
+    dma = a_loads * M * row(min(K, s.tile_k * d)) * nK + b_loads * K * row(min(N, s.tile_j * d)) * nJ
+    dma += M * N * out_bytes / hw.dma_beat_bytes
+    return max(compute, dma) + nI * nJ * nK * STEP_OVERHEAD * d
 
 
-def pipelined_matmul_cycles(blocks: dict[str, int], t: dict[str, int], hw: HardwareConfig, out_bytes: int) -> float:
-    """A rough cycle estimate of a pipelined tiling in loop order ijk, used only to pick the default's tiles.
+def pipelined_matmul_cycles(M: int, N: int, K: int, s: MatmulSchedule, hw: HardwareConfig, out_bytes: int = 1
+                            ) -> float:
+    """A cycle estimate of a pipelined matmul schedule (load_ahead, store_delay), used only to pick the
+    default's tiles: matmul_tiles' walk (loop order, ragged last tiles, A or B resident while its tile
+    repeats) through :func:`~toolkit.estimate.pipeline_cycles`. Each weight block B(k, j) streams the
+    tile's rows of A (:func:`~toolkit.estimate.tap_cycles`); A and B rows move at
+    :func:`~toolkit.estimate.dma_row_cycles` per mvin_blocks-wide group, a stored row a beat per
+    16 bytes. The first step's loads go in among its computes in the order k needs them
+    (pipeline.s.j2), so only its first k group's are not hidden. Each step adds STEP_OVERHEAD: on the
+    RTL a step of many thousand cycles costs next to nothing more, but steps of ~2k cycles that reload
+    both A and B lose ~4 dims each (the loads two steps ahead meet the banks the array still reads), so
+    the estimate leans to large steps, the region where it was checked (14 tilings of the six Exo
+    GEMMs, each within 0.7% of the RTL)."""
+    d, mb = hw.dim, s.mvin_blocks
 
-    Steps overlap their DMA with their computes, so each costs the larger of the two; A stays
-    resident across j when one k tile covers K, B when it is the only tile; the first step's loads
-    and the last step's stores are not hidden; every step pays a short drain. The DMA moves a beat
-    on about DMA_EFFICIENCY of its cycles (latency between requests; measured on the RTL)."""
-    d, beat = hw.dim, hw.dma_beat_bytes * DMA_EFFICIENCY
-    n = {x: -(-blocks[x] // t[x]) for x in "ijk"}
-    M, N, K = (blocks[x] * d for x in "ijk")
-    steps = n["i"] * n["j"] * n["k"]
-    a_bytes = M * K * (1 if n["k"] == 1 else n["j"])
-    b_bytes = K * N * (1 if n["k"] == 1 and n["j"] == 1 else n["i"])
-    dma = (a_bytes + b_bytes + M * N * out_bytes) / beat
-    compute = blocks["i"] * blocks["j"] * blocks["k"] * d
-    first = (t["i"] * t["k"] + t["k"] * t["j"]) * d * d / beat
-    last = t["i"] * t["j"] * d * d * out_bytes / beat
-    return steps * max(compute / steps, dma / steps) + first + last + 2 * d * steps
+    def extents(total: int, tile: int) -> list[list[int]]:
+        """Per tile, the rows (or columns) of each of its dim blocks."""
+        blocks = [min(d, total - b * d) for b in range(-(-total // d))]
+        return [blocks[t:t + tile] for t in range(0, len(blocks), tile)]
+
+    def row_cycles(cols: list[int], itemsize: int = 1) -> float:
+        return sum(dma_row_cycles(sum(cols[g:g + mb]) * itemsize, hw) for g in range(0, len(cols), mb))
+
+    I, J, Kt = extents(M, s.tile_i), extents(N, s.tile_j), extents(K, s.tile_k)
+    outer = ([(i, j) for i in range(len(I)) for j in range(len(J))] if s.loop_order == "ijk" else
+             [(i, j) for j in range(len(J)) for i in range(len(I))])
+
+    @functools.cache
+    def compute(i: int, j: int, k: int) -> float:
+        rows = sum(I[i])
+        return len(J[j]) * len(Kt[k]) * tap_cycles(rows, I[i][-1], d)
+
+    steps = []
+    held_a = held_b = None
+    for i, j in outer:
+        for k in range(len(Kt)):
+            load = 0.0
+            if held_a != (i, k):
+                held_a = (i, k)
+                load += sum(I[i]) * row_cycles(Kt[k])
+            if held_b != (k, j):
+                held_b = (k, j)
+                load += sum(Kt[k]) * row_cycles(J[j])
+            store = sum(I[i]) * -(-sum(J[j]) * out_bytes // hw.dma_beat_bytes) if k == len(Kt) - 1 else 0
+            steps.append((compute(i, j, k), load, store))
+    first_k = min(mb, len(Kt[0])) / len(Kt[0])
+    return pipeline_cycles(steps, d, startup=steps[0][1] * first_k + hw.dram_latency)
 
 
 @functools.lru_cache(maxsize=1024)
 def default_matmul_schedule(M: int, N: int, K: int, hw: HardwareConfig, out_bytes: int = 1) -> MatmulSchedule:
-    """The toolkit's heuristic: Gemmini's tile sizing, under a software pipeline, or a resident B or A.
+    """The toolkit's heuristic: the tiles :func:`pipelined_matmul_cycles` finds fastest under a software
+    pipeline, among every balanced tiling (each of i, j, k the smallest tile for its number of tiles,
+    so that no last tile is left ragged; tiles of at least 2 blocks of rows where M has them: a
+    weight block used for one block of rows waits for a weight buffer) in either loop order.
 
     The next step's loads and the previous step's stores are interleaved with each
     step's computes, and the halves of every double buffer sit in different banks
     (A and B in banks of their own where the scratchpad has enough), so that DMA writes
-    and the array's reads meet in no bank. Candidates: Gemmini's round-robin growth under
-    that placement, and the tiles that keep all of B (or all of A) resident, loaded once;
-    :func:`pipelined_matmul_cycles` picks among them."""
+    and the array's reads meet in no bank; B packs after A only where no tiling fits
+    otherwise (sharing a bank costs up to 25% on the RTL)."""
     blocks = matmul_blocks(M, N, K, hw)
     pipelined = dict(load_ahead=1, store_delay=1, split_buffers=True, mvin_blocks=hw.max_block_len)
     placements = [dict(b_bank=1), dict(b_bank=0)] if hw.sp_banks >= 4 else [dict(b_bank=0)]
-    start = {"i": min(blocks["i"], 5), "j": min(blocks["j"], 5), "k": min(blocks["k"], 51)}
-    what = f"a {M}x{N}x{K} matmul on {hw.name}"
+    least = min(blocks["i"], 2)
     for placement in placements:
-        def fits(t: dict[str, int]) -> bool:
-            try:
-                MatmulSchedule(t["i"], t["j"], t["k"], **pipelined, **placement).memory_plan(hw)
-            except ScheduleError:
-                return False
-            return True
         candidates = []
-        for grow, fixed in (("jik", {}), ("i", {"j": blocks["j"], "k": blocks["k"]}),
-                            ("j", {"i": blocks["i"], "k": blocks["k"]})):
-            first = {**{x: 1 for x in "ijk"}, **fixed} if fixed else start
-            if fits(first) or not fixed:
-                try:
-                    candidates.append(grow_tiles(first, blocks, fits, grow, what))
-                except ScheduleError:
-                    pass
-        if candidates:
-            t = min(candidates, key=lambda t: pipelined_matmul_cycles(blocks, t, hw, out_bytes))
-            return MatmulSchedule(t["i"], t["j"], t["k"], **pipelined, **placement)
+        for ti, tj, tk in itertools.product(*(tile_values(blocks[x]) for x in "ijk")):
+            if ti < least or ti * tj * hw.dim > hw.acc_rows // 2:
+                continue
+            s = MatmulSchedule(ti, tj, tk, **pipelined, **placement)
+            try:
+                s.memory_plan(hw)
+            except ScheduleError:
+                continue
+            candidates.append(s)
+            if blocks["i"] > 1 and blocks["j"] > 1:
+                candidates.append(s.replace(loop_order="jik"))
+        if candidates:   # the walk for the dozen best by the quick bound
+            candidates.sort(key=lambda s: _rough_matmul_cycles(M, N, K, s, hw, out_bytes))
+            return min(candidates[:12], key=lambda s: pipelined_matmul_cycles(M, N, K, s, hw, out_bytes))
     return gemmini_matmul_schedule(M, N, K, hw)

@@ -63,11 +63,11 @@ def matmul_tiles(op: Matmul, s: MatmulSchedule, hw: HardwareConfig) -> list[Tile
 
 
 @functools.lru_cache(maxsize=4096)
-def _matmul_computes(dim: int, TI: int, TK: int, a: int, b: int, c: int, accumulate: bool,
+def _matmul_computes(dim: int, TJ: int, TK: int, a: int, b: int, c: int, accumulate: bool,
                      i_sizes: tuple[int, ...], j_sizes: tuple[int, ...], k_sizes: tuple[int, ...]) -> str:
     """One tile's preloads and computes. They name local addresses only, so tiles of equal
     shape and bases share this text, within a program and across the tuner's candidates."""
-    return render("matmul_ws_computes.s.j2", dim=dim, TI=TI, TK=TK, a=a, b=b, c=c, accumulate=accumulate,
+    return render("matmul_ws_computes.s.j2", dim=dim, TJ=TJ, TK=TK, a=a, b=b, c=c, accumulate=accumulate,
                   i_sizes=i_sizes, j_sizes=j_sizes, k_sizes=k_sizes)
 
 
@@ -79,10 +79,10 @@ def lower_matmul(op: Matmul, s: MatmulSchedule, hw: HardwareConfig) -> Program:
     text = render(
         "matmul_ws.s.j2", M=op.M, N=op.N, K=op.K, bias=op.bias, activation=op.activation, scale=op.scale,
         out_dtype=op.out_dtype, out_bytes=out_bytes, schedule=s.to_dict(), pipe=s, dim=hw.dim,
-        TI=s.tile_i, TK=s.tile_k, bias_stride=op.N * 4 if op.bias == "full" else 0, bias_row_bytes=op.N * 4,
+        TJ=s.tile_j, TK=s.tile_k, bias_stride=op.N * 4 if op.bias == "full" else 0, bias_row_bytes=op.N * 4,
         tiles=matmul_tiles(op, s, hw),
         computes=lambda t: _matmul_computes(
-            hw.dim, s.tile_i, s.tile_k, t.a, t.b, t.c, t.accumulate, tuple(b.size for b in t.i_blocks),
+            hw.dim, s.tile_j, s.tile_k, t.a, t.b, t.c, t.accumulate, tuple(b.size for b in t.i_blocks),
             tuple(b.size for b in t.j_blocks), tuple(b.size for b in t.k_blocks)))
     return parse_program(text, hw, buffers)
 

@@ -1,0 +1,60 @@
+"""The analytical cycle estimate the default heuristics share to pick among candidate schedules.
+
+Never a measurement: it exists so that a heuristic can rank its candidates without running
+anything. It models the machine of ARCHITECTURE.md as the RTL builds it (rtl/execute_unit.sv,
+rtl/load_unit.sv, the harness's DRAM model) at the level of one pipeline step: what the array
+streams, and what the one DMA port moves, and it stays within ~2% of the RTL on the suites'
+layers over the tile shapes we measured (a packed stem's padding copy aside).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from isa import HardwareConfig
+
+WEIGHT_BUFFERS = 3   # weight buffers in the mesh (execute_unit's NBUF)
+STEP_OVERHEAD = 2    # cycles per pipeline step, in dims: its turn-around (fitted on the RTL)
+
+
+def dma_row_cycles(nbytes: int, hw: HardwareConfig) -> float:
+    """Port cycles per DRAM row of ``nbytes`` in a long run of them: its beats, or, for narrow rows,
+    its share of the read latency over the ``dma_inflight`` requests in flight (a 16-byte row
+    moves at ~40% of the port on the gemmini preset)."""
+    beats = -(-nbytes // hw.dma_beat_bytes)
+    return max(beats, (hw.dram_latency + beats + 2) / hw.dma_inflight)
+
+
+def tap_cycles(rows: int, last: int, dim: int) -> float:
+    """Array cycles of one weight block (a preload) and the computes that stream ``rows`` rows
+    through it, the last ``last`` rows long: a row a cycle; the next block's weights load (dim
+    cycles) while the last compute streams; a block waits for one of the WEIGHT_BUFFERS, each
+    held from its load until 2*dim+1 cycles after its last row."""
+    return max(rows + dim - min(dim, last), (rows + 3 * dim + 1) / WEIGHT_BUFFERS)
+
+
+def pipeline_cycles(steps: "Sequence[tuple[float, float, float]] | np.ndarray", dim: int,
+                    startup: float | None = None, step_overhead: float = STEP_OVERHEAD) -> float:
+    """Cycles of a software pipeline (load_ahead, store_delay) over ``steps`` of (computes, loads,
+    stores[, load writes]) array, port or load-unit cycles: a step costs the larger of its computes and the DMA of the next
+    step's loads and the previous step's stores, issued among them (or, where larger, of the load
+    unit writing the next step's loads into local memory, a block a cycle). The first step's own loads
+    come first: all of them (``startup`` None), or, where they go in among its computes in the
+    order those need them, ``startup`` cycles before the first compute and then alongside the next
+    step's loads. The last step's stores follow; each step adds ``step_overhead`` dims."""
+    table = np.asarray(steps, dtype=float)
+    if not len(table):
+        return 0.0
+    compute, load, store = table.T[:3]
+    dma = np.zeros(len(table))
+    dma[:-1] += load[1:]      # the next step's loads
+    dma[1:] += store[:-1]     # the previous step's stores
+    if startup is not None:
+        dma[0] += load[0]
+    if table.shape[1] > 3:    # the load unit's writes into local memory, a block a cycle
+        writes = np.zeros(len(table))
+        writes[:-1] = table[1:, 3]
+        dma = np.maximum(dma, writes)
+    first = load[0] if startup is None else startup
+    return float(first + store[-1] + 2 * dim + np.maximum(compute, dma).sum() + len(table) * step_overhead * dim)
