@@ -1,28 +1,22 @@
 """Network reports: the per-layer table, the whole-network line, CSV and a per-layer bar chart."""
 from __future__ import annotations
 
-import csv
-from dataclasses import asdict, fields
 from pathlib import Path
-from typing import Any
+
+from toolkit import report
+from toolkit.report import Column, fixed, record_columns
 
 from .network import LayerRow, NetworkResult
 
-COLUMNS = ("layer", "kind", "x", "MACs", "cycles", "util", "bound", "share", "host_ms", "dev", "net_dev")
-
-
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.{digits}g}" if abs(value) < 1e-3 and value else f"{value:.{digits}f}"
-    return str(value)
-
-
-def _row(r: LayerRow) -> list[str]:
-    return [r.name, r.kind, str(r.repeat), f"{r.macs / 1e6:.2f}M" if r.macs else "-", _fmt(r.cycles),
-            _fmt(r.utilization), r.bound, _fmt(r.share * 100 if r.share is not None else None, 1),
-            _fmt(r.host_s * 1e3 if r.host_s is not None else None, 3), _fmt(r.dev), _fmt(r.net_dev)]
+_small = fixed(small=True)   # deviations from onnxruntime are often far under 1e-3
+# The CSV has every field of a LayerRow; the table those with a header.
+COLUMNS = record_columns(LayerRow, (
+    Column("name", "layer", left=True), Column("kind", "kind", left=True), Column("repeat", "x"),
+    Column("macs", "MACs", lambda m: f"{m / 1e6:.2f}M" if m else "-"), Column("cycles", "cycles", _small),
+    Column("utilization", "util", _small), Column("bound", "bound", left=True),
+    Column("share", "share", fixed(1, times=100, small=True)),
+    Column("host_s", "host_ms", fixed(3, times=1e3, small=True)),
+    Column("dev", "dev", _small), Column("net_dev", "net_dev", _small)))
 
 
 def totals(res: NetworkResult, clock_ghz: float = 1.0) -> str:
@@ -60,45 +54,28 @@ def totals(res: NetworkResult, clock_ghz: float = 1.0) -> str:
 
 
 def format_table(res: NetworkResult, clock_ghz: float = 1.0) -> str:
-    rows = [list(COLUMNS)] + [_row(r) for r in res.layers]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
-    lines = ["  ".join(c.ljust(w) if i < 2 or i == 6 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
-             for row in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    lines.append("x: runs per inference; share: % of the accelerator cycles; dev: max |diff| from onnxruntime "
-                 "with the layer fed onnxruntime's inputs; net_dev: the same through our whole network")
-    return "\n".join(lines) + "\n" + totals(res, clock_ghz)
+    return "\n".join([report.format_table(COLUMNS, res.layers),
+                      "x: runs per inference; share: % of the accelerator cycles; dev: max |diff| from onnxruntime "
+                      "with the layer fed onnxruntime's inputs; net_dev: the same through our whole network",
+                      totals(res, clock_ghz)])
 
 
 def write_csv(res: NetworkResult, path: str | Path) -> None:
-    names = [f.name for f in fields(LayerRow)]
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=names)
-        writer.writeheader()
-        for r in res.layers:
-            writer.writerow(asdict(r))
+    report.write_csv(COLUMNS, res.layers, path)
 
 
 def plot(res: NetworkResult, path: str | Path, clock_ghz: float = 1.0) -> None:
     """Per-layer bars: accelerator time (cycles at ``clock_ghz``) and host time, in microseconds."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    x = np.arange(len(res.layers))
     accel = [(r.cycles or 0) / (clock_ghz * 1e3) for r in res.layers]
     host = [(r.host_s or 0.0) * 1e6 for r in res.layers]
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.12 * len(res.layers) + 3), 4.2))
-    if res.cycles is not None:
-        ax.bar(x, accel, color="tab:blue", label=f"accelerator ({res.backend}, {clock_ghz:g} GHz)")
-    ax.bar(x, host, color="tab:orange", label="host ops (numpy)")
-    ax.set_xticks(x, [r.name for r in res.layers], rotation=90, fontsize=5 if len(x) > 60 else 7)
-    ax.set_ylabel("time per layer (us)")
-    ax.set_yscale("log")
-    ax.set_title(f"{res.network} on {res.hw}: " + (f"{res.cycles:,} cycles" if res.cycles is not None else
-                                                    "functional (no cycles)"), fontsize=9)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    with report.figure(path, max(6.0, 0.12 * len(res.layers) + 3), 4.2) as (ax,):
+        x = report.label_rows(ax, [r.name for r in res.layers], rotation=90,
+                              fontsize=5 if len(res.layers) > 60 else 7, ha="center")
+        if res.cycles is not None:
+            ax.bar(x, accel, color="tab:blue", label=f"accelerator ({res.backend}, {clock_ghz:g} GHz)")
+        ax.bar(x, host, color="tab:orange", label="host ops (numpy)")
+        ax.set_ylabel("time per layer (us)")
+        ax.set_yscale("log")
+        ax.set_title(f"{res.network} on {res.hw}: " + (f"{res.cycles:,} cycles" if res.cycles is not None else
+                                                        "functional (no cycles)"), fontsize=9)
+        ax.legend(fontsize=7)

@@ -18,11 +18,10 @@ and the CPU backend's time.
 """
 from __future__ import annotations
 
-import csv
 import fnmatch
 import sys
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -33,8 +32,10 @@ from isa import GARBAGE, ComputePreloaded, HardwareConfig, Preload, Program
 from isa.opcodes import STACK, STACK_UNITS, stack_counter
 from simulators.base import BackendError
 from simulators.base import run as run_program
+from toolkit import report
 from toolkit.kinds import KINDS, from_dict, ideal_cycles, roofline_cycles
 from toolkit.ops import Op
+from toolkit.report import Column, fixed, record_columns, show
 
 from .compiling import compile_op
 
@@ -214,25 +215,19 @@ def run_suite(suite: Suite, hw: HardwareConfig, *, backend: str = "functional", 
 
 
 # ---- reports -------------------------------------------------------------------------------------
-COLUMNS = ("layer", "kind", "count", "MACs", "instrs", "cycles", "ideal", "roofline", "util", "occupancy",
-           "compile_s", "run_s", "cpu_ms", "exact")
+def _stack_column(name: str) -> Column:
+    return Column(name, get=lambda r: (r.stacks or {}).get(name))
 
 
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "NO"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
-def _row(r: LayerResult) -> list[str]:
-    return [r.name, r.kind, str(r.count), f"{r.macs / 1e6:.1f}M", str(r.instructions), _fmt(r.cycles),
-            str(r.ideal_cycles), str(r.roofline_cycles), _fmt(r.utilization), _fmt(r.occupancy),
-            _fmt(r.compile_s, 2), _fmt(r.run_s, 2), _fmt(r.cpu_s * 1e3 if r.cpu_s is not None else None, 2),
-            _fmt(r.exact)]
+# The CSV has every field (the cycle stacks as one column per counter, empty without them); the table those
+# with a header.
+COLUMNS = record_columns(LayerResult, (
+    Column("name", "layer", left=True), Column("kind", "kind", left=True), Column("count", "count"),
+    Column("macs", "MACs", fixed(1, per=1e6, suffix="M")), Column("instructions", "instrs"),
+    Column("cycles", "cycles"), Column("ideal_cycles", "ideal"), Column("roofline_cycles", "roofline"),
+    Column("utilization", "util"), Column("occupancy", "occupancy"), Column("compile_s", "compile_s", fixed(2)),
+    Column("run_s", "run_s", fixed(2)), Column("cpu_s", "cpu_ms", fixed(2, times=1e3)), Column("exact", "exact")),
+    extra=(Column("roofline_utilization"), *map(_stack_column, STACK_COUNTERS)), skip=("stacks",))
 
 
 def summary(results: Sequence[LayerResult]) -> dict[str, Any]:
@@ -252,18 +247,13 @@ def summary(results: Sequence[LayerResult]) -> dict[str, Any]:
 
 
 def format_table(results: Sequence[LayerResult]) -> str:
-    rows = [list(COLUMNS)] + [_row(r) for r in results]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
-    lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
-             for row in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
     s = summary(results)
-    lines.append(f"total ({s['layers']} layers with counts): {s['macs'] / 1e9:.2f} GMACs, "
-                 f"{s['instructions']} instructions, cycles {_fmt(s['cycles'])}, utilization "
-                 f"{_fmt(s['utilization'])}, compile {s['compile_s']:.1f} s, run {s['run_s']:.1f} s, "
-                 f"cpu {_fmt(s['cpu_s'] * 1e3 if s['cpu_s'] is not None else None, 1)} ms "
-                 f"({s['cpu_layers']} layers with a cpu kernel), "
-                 f"all exact: {_fmt(s['exact'])}")
+    lines = [report.format_table(COLUMNS, results),
+             f"total ({s['layers']} layers with counts): {s['macs'] / 1e9:.2f} GMACs, "
+             f"{s['instructions']} instructions, cycles {show(s['cycles'])}, utilization "
+             f"{show(s['utilization'])}, compile {s['compile_s']:.1f} s, run {s['run_s']:.1f} s, "
+             f"cpu {fixed(1, times=1e3)(s['cpu_s'])} ms ({s['cpu_layers']} layers with a cpu kernel), "
+             f"all exact: {show(s['exact'])}"]
     notes = [f"  {r.name}: {r.note}" for r in results if r.note]
     if notes:
         lines += ["notes:"] + notes
@@ -271,37 +261,27 @@ def format_table(results: Sequence[LayerResult]) -> str:
 
 
 def write_csv(results: Iterable[LayerResult], path: str | Path) -> None:
-    """One row per layer; the cycle stacks as one column per counter (empty without them)."""
-    results = list(results)
-    names = [f.name for f in fields(LayerResult) if f.name != "stacks"] + ["roofline_utilization",
-                                                                           *STACK_COUNTERS]
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=names)
-        writer.writeheader()
-        for r in results:
-            row = {k: v for k, v in asdict(r).items() if k != "stacks"}
-            writer.writerow({**row, "roofline_utilization": r.roofline_utilization, **(r.stacks or {})})
+    report.write_csv(COLUMNS, list(results), path)
 
 
 def plot(results: Sequence[LayerResult], path: str | Path, title: str = "") -> None:
     """Utilization per layer (measured where there are cycles, else the no-stall occupancy), with the
     roofline's share of the ideal as the ceiling; below it, where every layer has them (verilator),
     the cycle stacks of the load, execute and store units per layer."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    with_stacks = all(r.stacks for r in results)
+    width = max(6.0, 0.35 * len(results) + 2)
+    size = (max(width, 0.6 * len(results) + 2), 8.4) if with_stacks else (width, 4.2)
+    with report.figure(path, *size, panels=2 if with_stacks else 1) as axes:
+        if with_stacks:
+            _plot_stacks(axes[1], results)
+        _plot_utilization(axes[0], results, title)
 
+
+def _plot_utilization(ax: Any, results: Sequence[LayerResult], title: str) -> None:
     measured = all(r.cycles for r in results)
     values = [(r.utilization if measured else r.occupancy) or 0.0 for r in results]
     ceiling = [r.ideal_cycles / r.roofline_cycles if r.roofline_cycles else 0.0 for r in results]
-    x = np.arange(len(results))
-    with_stacks = all(r.stacks for r in results)
-    width = max(6.0, 0.35 * len(results) + 2)
-    if with_stacks:
-        fig, (ax, ax_stacks) = plt.subplots(2, 1, figsize=(max(width, 0.6 * len(results) + 2), 8.4))
-        _plot_stacks(ax_stacks, results)
-    else:
-        fig, ax = plt.subplots(figsize=(width, 4.2))
+    x = report.label_rows(ax, [r.name for r in results])
     ax.bar(x, values, color="tab:blue", label="utilization (ideal / cycles)" if measured else
            "array occupancy (MACs on data / MAC slots streamed); no cycles on this backend")
     moving = [i for i, r in enumerate(results) if not r.macs and r.cycles]
@@ -309,14 +289,10 @@ def plot(results: Sequence[LayerResult], path: str | Path, title: str = "") -> N
         ax.bar(x[moving], [results[i].roofline_utilization for i in moving], color="tab:orange",
                label="no MACs: roofline / cycles (DRAM bandwidth)")
     ax.scatter(x, ceiling, color="tab:red", marker="_", s=200, label="roofline ceiling (ideal / roofline)")
-    ax.set_xticks(x, [r.name for r in results], rotation=75, ha="right", fontsize=7)
     ax.set_ylim(0, 1.3)   # headroom for the legend
     ax.set_ylabel("fraction of peak")
     ax.set_title(title)
     ax.legend(fontsize=7, loc="upper right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 _STACK_COLORS = {"bank": "tab:red", "dma": "tab:orange", "busy": "tab:green", "hazard": "tab:purple",
@@ -325,7 +301,7 @@ _STACK_COLORS = {"bank": "tab:red", "dma": "tab:orange", "busy": "tab:green", "h
 
 def _plot_stacks(ax: Any, results: Sequence[LayerResult]) -> None:
     """Three bars per layer (load, execute, store), each its cycle stack as shares of the layer's cycles."""
-    x = np.arange(len(results))
+    x = report.label_rows(ax, [r.name for r in results])
     bar = 0.27
     for u, unit in enumerate(STACK_UNITS):
         bottom = np.zeros(len(results))
@@ -334,7 +310,6 @@ def _plot_stacks(ax: Any, results: Sequence[LayerResult]) -> None:
             ax.bar(x + (u - 1) * bar, share, bar * 0.95, bottom=bottom, color=_STACK_COLORS[category],
                    label=category if u == 0 else None)
             bottom += share
-    ax.set_xticks(x, [r.name for r in results], rotation=75, ha="right", fontsize=7)
     ax.set_ylim(0, 1.0)
     ax.set_ylabel("share of cycles")
     ax.set_title("cycle stacks per layer: bars load | execute | store", fontsize=9)

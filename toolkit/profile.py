@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from isa import HardwareConfig
 from isa.opcodes import STACK, STACK_UNITS, stack_counter
 
+from .report import Column, format_table
+
 UNIT_NAMES = {"load": "load", "exec": "execute", "store": "store"}
 BOUNDS = ("compute", "DMA read", "DMA write", "banks", "dispatch")
 
@@ -69,9 +71,8 @@ def bound(counters: dict[str, int], hw: HardwareConfig) -> Bound:
 
 def format_stacks(stacks: dict[str, dict[str, int]], cycles: int) -> str:
     """A table: one row per unit, each category as cycles and share of the total."""
-    cells = [["unit", *STACK]]
-    for unit, stack in stacks.items():
-        cells.append([UNIT_NAMES[unit], *(f"{n} ({n / max(1, cycles):.1%})" for n in stack.values())])
-    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
-    return "\n".join("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
-                     for row in cells)
+    def share(n: int) -> str:
+        return f"{n} ({n / max(1, cycles):.1%})"
+    columns = [Column("unit", "unit", left=True, get=lambda row: UNIT_NAMES[row[0]]),
+               *(Column(c, c, share, get=lambda row, c=c: row[1][c]) for c in STACK)]
+    return format_table(columns, list(stacks.items()))
