@@ -168,8 +168,10 @@ def bert_layer(seq: int = 128, hidden: int = 768, heads: int = 12, ffn: int = 30
     return b.model(layernorm(b.add(b.linear(up, hidden), h)))
 
 
-def quantize(model, path: str | Path, fmt: str = "QDQ", samples: int = 4, seed: int = 0) -> Path:
-    """onnxruntime's quantize_static: int8 symmetric activations and weights, per-tensor, random calibration."""
+def quantize(model, path: str | Path, fmt: str = "QDQ", samples: int = 4, seed: int = 0, **options) -> Path:
+    """onnxruntime's quantize_static: int8 symmetric activations and weights, per-tensor, random calibration.
+    ``options`` replace those defaults (quantize_static's keywords: ``activation_type``, ``per_channel``,
+    ``extra_options``, ...)."""
     import tempfile
 
     import onnx
@@ -191,9 +193,10 @@ def quantize(model, path: str | Path, fmt: str = "QDQ", samples: int = 4, seed: 
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "float.onnx"
         onnx.save(model, src)
-        quantize_static(str(src), str(path), Reader(), quant_format=getattr(QuantFormat, fmt),
-                        activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, per_channel=False,
+        settings = dict(activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, per_channel=False,
                         extra_options={"ActivationSymmetric": True, "WeightSymmetric": True})
+        quantize_static(str(src), str(path), Reader(), quant_format=getattr(QuantFormat, fmt),
+                        **{**settings, **options})
     return path
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from .instructions import ISAError
 
@@ -62,3 +62,22 @@ def layout(specs: Iterable[tuple[str, str, str, tuple[int, ...]]], align: int = 
         buffers[name] = buf
         addr = -(-buf.end // align) * align
     return buffers
+
+
+class BufferTableError(ISAError):
+    """A buffer table that no backend can lay out in DRAM."""
+
+
+def check_buffer_table(buffers: Mapping[str, Buffer]) -> None:
+    """Every buffer filed under its own name, inside the DRAM address space, none overlapping."""
+    for key, buf in buffers.items():
+        if key != buf.name:
+            raise BufferTableError(f"buffer {buf.name!r} is filed under the name {key!r}")
+        if buf.end > MAX_DRAM_BYTES:
+            raise BufferTableError(f"buffer {buf.name!r} at {buf.addr:#x} ({buf.nbytes} bytes) ends past the "
+                                   f"{MAX_DRAM_BYTES:#x}-byte DRAM address space")
+    spans = sorted(buffers.values(), key=lambda b: b.addr)
+    for first, second in zip(spans, spans[1:]):
+        if second.addr < first.end:
+            raise BufferTableError(f"buffers {first.name!r} ({first.addr:#x}..{first.end - 1:#x}) and "
+                                   f"{second.name!r} ({second.addr:#x}..{second.end - 1:#x}) overlap")

@@ -27,7 +27,7 @@ from .instructions import (
     ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd,
     ConfigSt, Fence, Flush, Instruction, ISAError, Mvin, Mvout, Preload,
 )
-from .buffers import MAX_DRAM_BYTES
+from .buffers import MAX_DRAM_BYTES, BufferTableError, check_buffer_table
 from .dram_hazards import DramAccesses
 from .loop_unroll import Unroller
 from .loop_words import LoopConvWs, LoopError, LoopWord, LoopWs
@@ -52,10 +52,6 @@ class ProgramError(ISAError):
         self.index, self.text, self.reason = index, text, reason
 
 
-class BufferTableError(ISAError):
-    """A buffer table that no backend can lay out in DRAM."""
-
-
 def check(prog: Program) -> None:
     """Raise :class:`BufferTableError` for a bad buffer table, else :class:`ProgramError` at the first
     instruction that cannot run, or, in a program whose instructions all can, at the later one of its
@@ -71,17 +67,7 @@ def check(prog: Program) -> None:
 
 def check_buffers(prog: Program) -> None:
     """Every buffer filed under its own name, inside the DRAM address space, none overlapping."""
-    for key, buf in prog.buffers.items():
-        if key != buf.name:
-            raise BufferTableError(f"buffer {buf.name!r} is filed under the name {key!r}")
-        if buf.end > MAX_DRAM_BYTES:
-            raise BufferTableError(f"buffer {buf.name!r} at {buf.addr:#x} ({buf.nbytes} bytes) ends past the "
-                                   f"{MAX_DRAM_BYTES:#x}-byte DRAM address space")
-    spans = sorted(prog.buffers.values(), key=lambda b: b.addr)
-    for first, second in zip(spans, spans[1:]):
-        if second.addr < first.end:
-            raise BufferTableError(f"buffers {first.name!r} ({first.addr:#x}..{first.end - 1:#x}) and "
-                                   f"{second.name!r} ({second.addr:#x}..{second.end - 1:#x}) overlap")
+    check_buffer_table(prog.buffers)
 
 
 class _Checker:

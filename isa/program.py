@@ -25,7 +25,7 @@ from typing import Mapping
 import numpy as np
 
 from .assembly import format_program, parse_assembly
-from .buffers import DTYPES, ROLES, Buffer
+from .buffers import DTYPES, ROLES, Buffer, check_buffer_table
 from .config import ConfigError, HardwareConfig
 from .encoding import decode_all, encode_all
 from .instructions import Instruction, ISAError
@@ -206,7 +206,14 @@ class Program:
 
     @classmethod
     def load(cls, path: str | Path) -> "Program":
-        """Read an assembly or binary program file (told apart by the magic)."""
+        """Read an assembly or binary program file (told apart by the magic). A buffer table that can never
+        run (a buffer past the DRAM address space, overlapping buffers) is refused here, as running it would."""
+        prog = cls._read(path)
+        check_buffer_table(prog.buffers)
+        return prog
+
+    @classmethod
+    def _read(cls, path: str | Path) -> "Program":
         path = Path(path)
         try:
             data = path.read_bytes()

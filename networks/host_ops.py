@@ -19,9 +19,10 @@ Arrays = Sequence[np.ndarray]
 HostFn = Callable[[Arrays, dict[str, Any]], list[np.ndarray]]
 
 
-def quantize(x: np.ndarray, scale: float, zero_point: int = 0) -> np.ndarray:
+def quantize(x: np.ndarray, scale: float, zero_point: int = 0, dtype: str = "int8") -> np.ndarray:
     q = np.rint(np.asarray(x, dtype=np.float32) / np.float32(scale)) + zero_point
-    return np.clip(q, -128, 127).astype(np.int8)
+    info = np.iinfo(dtype)
+    return np.clip(q, info.min, info.max).astype(dtype)
 
 
 def dequantize(q: np.ndarray, scale: float, zero_point: int = 0) -> np.ndarray:
@@ -68,6 +69,19 @@ def _reshape(x: np.ndarray, shape: np.ndarray, allowzero: int) -> np.ndarray:
     return x.reshape(dims)
 
 
+def _maxpool(x: np.ndarray, attrs: dict[str, Any]) -> np.ndarray:
+    """ONNX MaxPool (2-D, no dilation, floor mode) on any dtype: padding never wins. Exact on integers too, so
+    a pool on a quantized tensor keeps its scale and zero point."""
+    kh, kw = attrs["kernel_shape"]
+    sh, sw = attrs.get("strides", [1, 1])
+    top, left, bottom, right = attrs.get("pads", [0, 0, 0, 0])
+    low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    padded = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=low)
+    oh, ow = (padded.shape[2] - kh) // sh + 1, (padded.shape[3] - kw) // sw + 1
+    taps = [padded[:, :, i:i + sh * oh:sh, j:j + sw * ow:sw] for i in range(kh) for j in range(kw)]
+    return np.max(taps, axis=0)
+
+
 def _unary(fn: Callable[..., np.ndarray]) -> HostFn:
     return lambda inputs, attrs: [fn(inputs[0], attrs)]
 
@@ -92,6 +106,7 @@ FLOAT_OPS: dict[str, HostFn] = {
     "Relu": _unary(lambda x, a: np.maximum(x, np.float32(0))),
     "Clip": lambda inputs, a: [np.clip(inputs[0], inputs[1] if len(inputs) > 1 and inputs[1] is not None else None,
                                        inputs[2] if len(inputs) > 2 and inputs[2] is not None else None)],
+    "MaxPool": _unary(_maxpool),
     "GlobalAveragePool": _unary(lambda x, a: _global_avg_pool(x)),
     "Softmax": _unary(lambda x, a: _softmax(x, a.get("axis", -1))),
     "LayerNormalization": _layernorm,
@@ -120,7 +135,7 @@ QLINEAR_OPS: dict[str, tuple[str, int]] = {
 HOST_OP_TYPES = sorted(set(FLOAT_OPS) | set(QLINEAR_OPS) | {"QuantizeLinear", "DequantizeLinear"})
 
 
-def qlinear(op_type: str, in_q: Sequence[tuple[float, int]], out_q: tuple[float, int]) -> HostFn:
+def qlinear(op_type: str, in_q: Sequence[tuple[float, int]], out_q: tuple[float, int, str]) -> HostFn:
     """A QOperator op: dequantize the inputs, run the float op, quantize the output."""
     fn = FLOAT_OPS[QLINEAR_OPS[op_type][0]]
 
@@ -132,10 +147,50 @@ def qlinear(op_type: str, in_q: Sequence[tuple[float, int]], out_q: tuple[float,
     return run
 
 
-def requantize_relu(in_scale: float, out_scale: float) -> HostFn:
-    """DequantizeLinear -> Relu -> QuantizeLinear between two different scales, as onnxruntime runs it."""
-    return lambda inputs, attrs: [quantize(np.maximum(dequantize(inputs[0], in_scale), 0), out_scale)]
+def requantize_relu(in_q: tuple[float, int], out_q: tuple[float, int, str]) -> HostFn:
+    """DequantizeLinear -> Relu -> QuantizeLinear between two quantizations, as onnxruntime runs it."""
+    return lambda inputs, attrs: [quantize(np.maximum(dequantize(inputs[0], *in_q), 0), *out_q)]
 
 
-def requantize(in_scale: float, out_scale: float) -> HostFn:
-    return lambda inputs, attrs: [quantize(dequantize(inputs[0], in_scale), out_scale)]
+def requantize(in_q: tuple[float, int], out_q: tuple[float, int, str]) -> HostFn:
+    return lambda inputs, attrs: [quantize(dequantize(inputs[0], *in_q), *out_q)]
+
+
+def shift_to_int8(inputs: Arrays, attrs: dict[str, Any]) -> list[np.ndarray]:
+    """uint8 x as int8 x - 128 (flipping the top bit): the accelerator reads int8; its zero point drops by 128."""
+    return [(inputs[0] ^ np.uint8(0x80)).view(np.int8)]
+
+
+def quantized_add(a_q: tuple[float, int], b_q: tuple[float, int], out_q: tuple[float, int, str],
+                  relu: bool = False) -> HostFn:
+    """onnxruntime's QLinearAdd (MLAS): (a - za) * (sa / sy) + (b - zb) * (sb / sy) in float32, rounded half
+    to even, plus zy, clipped. Zero points have no place in the accelerator's resadd."""
+    ra, rb = (np.float32(np.float32(q[0]) / np.float32(out_q[0])) for q in (a_q, b_q))
+    info = np.iinfo(out_q[2])
+    low = max(info.min, out_q[1]) if relu else info.min     # ReLU: max with the zero point, the real 0
+
+    def run(inputs: Arrays, attrs: dict[str, Any]) -> list[np.ndarray]:
+        a, b = ((x.astype(np.int32) - z).astype(np.float32) for x, (_, z) in zip(inputs, (a_q, b_q)))
+        y = np.rint(a * ra + b * rb) + out_q[1]
+        return [np.clip(y, low, info.max).astype(out_q[2])]
+    return run
+
+
+def requantize_accumulator(scale: np.ndarray, zero_point: int, dtype: str, offset: np.ndarray,
+                           relu: bool) -> HostFn:
+    """The output of onnxruntime's QLinearConv/QLinearMatMul from the accelerator's int32 accumulator:
+    ``clip(rne(float32(acc + offset) * scale) + zero_point)`` in float32 as MLAS computes it, then ReLU (as
+    max with the zero point, the real 0). ``offset`` (int32, broadcast over acc) is the input zero point's
+    share of the sum, ``-zx * (sum of the weights the window covers)``; ``scale`` one per output channel or one."""
+    info = np.iinfo(dtype)
+    low = max(info.min, zero_point) if relu else info.min
+
+    def run(inputs: Arrays, attrs: dict[str, Any]) -> list[np.ndarray]:
+        acc = (inputs[0].astype(np.int32) + offset).astype(np.float32)
+        return [np.clip(np.rint(acc * scale) + zero_point, low, info.max).astype(dtype)]
+    return run
+
+
+def accumulator_value(scale: np.ndarray, offset: np.ndarray) -> HostFn:
+    """The real number :func:`requantize_accumulator` rounds (to find rounding ties)."""
+    return lambda inputs, attrs: [(inputs[0].astype(np.float64) + offset) * scale.astype(np.float64)]

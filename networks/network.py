@@ -28,7 +28,7 @@ class TensorInfo:
     dtype: str
     scale: float | None = None
     layout: str = "native"
-    zero_point: int = 0         # nonzero only where host ops quantize asymmetrically (e.g. QLinearSoftmax)
+    zero_point: int = 0         # of an asymmetric quantization (int8 or uint8)
 
     @property
     def stored_shape(self) -> tuple[int, ...]:
@@ -96,6 +96,7 @@ class HostLayer:
     attrs: dict[str, Any]
     outputs: tuple[str, ...]
     fn: HostFn
+    rounds: HostFn | None = None     # the real values fn rounds to its integer output (to find rounding ties)
 
     @property
     def kind(self) -> str:

@@ -111,6 +111,28 @@ class _Pending:
     relu: bool = False
 
 
+@dataclass(frozen=True)
+class _Q:
+    """A quantization: scale (a float, or a float32 vector for per-channel weights), zero point (likewise),
+    integer type."""
+
+    scale: Any
+    zero_point: Any = 0
+    dtype: str = "int8"
+
+    @property
+    def per_tensor(self) -> bool:
+        return np.ndim(self.scale) == 0 and np.ndim(self.zero_point) == 0
+
+    @property
+    def plain(self) -> bool:
+        """Symmetric int8 per tensor: what the accelerator's store unit requantizes to."""
+        return self.per_tensor and self.zero_point == 0 and self.dtype == "int8"
+
+    def host(self) -> tuple[float, int, str]:
+        return self.scale, self.zero_point, self.dtype
+
+
 @dataclass
 class _Importer:
     proto: Any
@@ -118,10 +140,9 @@ class _Importer:
     tensors: dict[str, TensorInfo] = field(default_factory=dict)
     layers: list = field(default_factory=list)
     consts: dict[str, np.ndarray] = field(default_factory=dict)           # value (float once dequantized)
-    qconsts: dict[str, tuple[np.ndarray, float]] = field(default_factory=dict)   # DQ of a constant: ints, scale
-    views: dict[str, tuple[str, float]] = field(default_factory=dict)     # DQ of an activation: int8 tensor, scale
+    qconsts: dict[str, tuple[np.ndarray, "_Q", int]] = field(default_factory=dict)   # DQ of a constant: ints, q, axis
+    views: dict[str, tuple[str, "_Q"]] = field(default_factory=dict)     # DQ of an activation: int tensor, q
     pending: dict[str, _Pending] = field(default_factory=dict)
-    asymmetric: dict[str, str] = field(default_factory=dict)              # DQ outputs with a zero point: why
     producer: dict[str, Any] = field(default_factory=dict)                # tensor -> layer that writes it
 
     def __post_init__(self) -> None:
@@ -173,66 +194,85 @@ class _Importer:
         self.tensors[info.name] = info
         self.producer[info.name] = layer
 
-    def quant(self, node: Any, scale: str, zero_point: str | None, what: str,
-              types: tuple[str, ...] = ("int8",)) -> float:
-        """The one per-tensor scale of a (scale, zero point) pair; symmetric int8 only."""
-        s, zp = self.quant_zp(node, scale, zero_point, what, types)
-        if zp != 0:
-            raise self.fail(node, f"{what} has zero point {zp} (asymmetric quantization): the accelerator's int8 "
-                                  "arithmetic has no zero points; quantize with ActivationSymmetric=True and "
-                                  "WeightSymmetric=True")
-        return s
-
-    def quant_zp(self, node: Any, scale: str, zero_point: str | None, what: str,
-                 types: tuple[str, ...] = ("int8",)) -> tuple[float, int]:
-        """(scale, zero point) of a per-tensor int8 quantization; host ops accept zero points."""
+    def qparams(self, node: Any, scale: str, zero_point: str | None, what: str, data_dtype: str | None = None,
+                per_channel: bool = False, types: tuple[str, ...] = ("int8", "uint8")) -> _Q:
+        """A (scale, zero point, type) input pair of a node; one per channel only where ``per_channel``
+        (constants: weights and biases)."""
         if scale not in self.consts:
             raise self.fail(node, f"the scale of {what} ({scale!r}) is not a constant")
         s = np.asarray(self.consts[scale], dtype=np.float32).ravel()
-        if s.size > 1 and np.any(s != s[0]):
-            raise self.fail(node, f"{what} has per-channel scales ({s.size} different values): the accelerator "
-                                  "applies one scale per tensor; quantize with per_channel=False")
-        zp = np.zeros(1, np.int8)
         if zero_point:
             if zero_point not in self.consts:
                 raise self.fail(node, f"the zero point of {what} ({zero_point!r}) is not a constant")
             zp = np.asarray(self.consts[zero_point]).ravel()
-            if str(zp.dtype) not in types:
-                raise self.fail(node, f"{what} is {zp.dtype}, not {'/'.join(types)}: the accelerator computes on "
-                                      "symmetric int8 (quantize with QuantType.QInt8)")
-            if zp.size > 1 and np.any(zp != zp[0]):
-                raise self.fail(node, f"{what} has per-channel zero points")
-        elif "int32" not in types:
-            raise self.fail(node, f"{what} has no zero point, so it is uint8: the accelerator computes on "
-                                  "symmetric int8")
-        return self.normal(node, f"the scale of {what}", float(s[0])), int(zp[0])
+            dtype = str(zp.dtype)
+        else:
+            zp, dtype = np.zeros(1, np.int64), data_dtype or "uint8"    # ONNX: no zero point means uint8
+        if dtype not in types:
+            raise self.fail(node, f"{what} is {dtype}, not {'/'.join(types)}: the accelerator computes on 8-bit "
+                                  "integers (quantize with QuantType.QInt8 or QUInt8)")
+        for v in s:
+            self.normal(node, f"the scale of {what}", float(v))
+        if not per_channel:
+            if not _uniform(s):
+                raise self.fail(node, f"{what} has per-channel scales ({s.size} different values): an activation "
+                                      "has one scale")
+            if not _uniform(zp):
+                raise self.fail(node, f"{what} has per-channel zero points: an activation has one zero point")
+        return _Q(float(s[0]) if _uniform(s) else s, int(zp[0]) if _uniform(zp) else zp.astype(np.int64), dtype)
 
-    def activation(self, node: Any, tensor: str, what: str) -> tuple[str, float]:
-        """(int8 tensor, scale) of a QDQ activation input (a DequantizeLinear output)."""
+    def activation(self, node: Any, tensor: str, what: str) -> tuple[str, _Q]:
+        """(integer tensor, quantization) of a QDQ activation input (a DequantizeLinear output)."""
         if tensor in self.views:
             return self.views[tensor]
-        if tensor in self.asymmetric:
-            raise self.fail(node, f"{what} {tensor!r}: {self.asymmetric[tensor]} (asymmetric quantization): the "
-                                  "accelerator's int8 arithmetic has no zero points; quantize with "
-                                  "ActivationSymmetric=True")
         if tensor in self.pending:
             raise self.fail(node, f"{what} {tensor!r} is the float output of {self.pending[tensor].node.name!r}, "
                                   "not requantized: only a QuantizeLinear (or Relu then QuantizeLinear) may follow it")
         raise self.fail(node, f"{what} {tensor!r} is a float tensor, not a DequantizeLinear output: the model is "
-                              "not quantized (quantize it with onnxruntime.quantization.quantize_static, int8 "
-                              "symmetric)")
+                              "not quantized (quantize it with onnxruntime.quantization.quantize_static)")
 
-    def qconst(self, node: Any, tensor: str, what: str) -> tuple[np.ndarray, float]:
+    def qconst(self, node: Any, tensor: str, what: str) -> tuple[np.ndarray, _Q, int]:
+        """(integers, quantization, channel axis) of a DequantizeLinear of a constant."""
         if tensor in self.qconsts:
             return self.qconsts[tensor]
         raise self.fail(node, f"{what} {tensor!r} is not a quantized constant (a DequantizeLinear of an int "
                               "initializer): the model is not quantized")
 
-    def operand(self, node: Any, tensor: str, what: str) -> tuple[Any, float, bool]:
-        """(tensor name or constant ints, scale, is_constant) of a QDQ operand."""
+    def operand(self, node: Any, tensor: str, what: str) -> tuple[Any, _Q, bool]:
+        """(tensor name or constant ints, quantization, is_constant) of a QDQ operand."""
         if tensor in self.qconsts:
-            return (*self.qconsts[tensor], True)
+            data, q, _ = self.qconsts[tensor]
+            if not q.per_tensor:
+                raise self.fail(node, f"{what} {tensor!r} has per-channel scales: only weights may")
+            return data, q, True
         return (*self.activation(node, tensor, what), False)
+
+    def weight(self, node: Any, w: tuple[np.ndarray, _Q, int], out_axis: int) -> tuple[np.ndarray, Any]:
+        """(int8 weights less their zero point, weight scale: one, or one per output channel). Taking the zero
+        point out at import is exact where w - zw still fits int8 (always for onnxruntime's symmetric weights)."""
+        data, q, axis = w
+        if not q.per_tensor and axis != out_axis:
+            raise self.fail(node, f"weight scales are per channel along axis {axis}, not along the output "
+                                  f"channels (axis {out_axis})")
+        ints = data.astype(np.int32) - _along(q.zero_point, axis, data.ndim)
+        if data.dtype not in (np.int8, np.uint8) or ints.min(initial=0) < -128 or ints.max(initial=0) > 127:
+            raise self.fail(node, f"weight is {data.dtype} with zero point {q.zero_point}: w - zero point spans "
+                                  f"[{ints.min()}, {ints.max()}], beyond the accelerator's int8 weights; quantize "
+                                  "weights with QuantType.QInt8 and WeightSymmetric=True")
+        return ints.astype(np.int8), q.scale
+
+    def int8_input(self, x: str, q: _Q) -> tuple[str, int]:
+        """The int8 tensor the accelerator reads for ``x``, and its zero point: a uint8 tensor is read as
+        x - 128 (a host layer flips its top bit, once per tensor) with its zero point 128 lower, so that
+        x - zx is unchanged."""
+        if q.dtype == "int8":
+            return x, q.zero_point
+        name = f"{x}__int8"
+        if name not in self.tensors:
+            layer = HostLayer(f"{x}_to_int8", "ShiftToInt8", (x,), {}, {}, (name,), host_ops.shift_to_int8)
+            self.layers.append(layer)
+            self.add_tensor(replace(self.tensors[x], name=name, dtype="int8", zero_point=q.zero_point - 128), layer)
+        return name, q.zero_point - 128
 
     # ---- build -------------------------------------------------------------------------------
     def build(self) -> Network:
@@ -308,6 +348,9 @@ class _Importer:
                 constants[i] = self.consts[t]
             elif t in self.tensors:
                 names.append(t)
+            elif t in self.pending:
+                self.flush(t)
+                names.append(t)
             else:
                 self.activation(node, t, "input")   # raises the reason
         attrs = _attrs(node)
@@ -332,13 +375,14 @@ class _Importer:
     def qlinear_host(self, node: Any) -> None:
         op_type, n = host_ops.QLINEAR_OPS[node.op_type]
         ins = list(node.input)
-        in_q = [self.quant_zp(node, ins[3 * i + 1], ins[3 * i + 2], f"input {i}") for i in range(n)]
-        out_q = self.quant_zp(node, ins[3 * n], ins[3 * n + 1] if len(ins) > 3 * n + 1 else None, "the output")
+        in_q = [self.qparams(node, ins[3 * i + 1], ins[3 * i + 2], f"input {i}") for i in range(n)]
+        out_q = self.qparams(node, ins[3 * n], ins[3 * n + 1] if len(ins) > 3 * n + 1 else None, "the output")
         stripped = type(node)()
         stripped.CopyFrom(node)
         del stripped.input[:]
         stripped.input.extend(ins[3 * i] for i in range(n))
-        self.host(stripped, host_ops.qlinear(node.op_type, in_q, out_q), out_q[0], "int8", out_q[1])
+        self.host(stripped, host_ops.qlinear(node.op_type, [(q.scale, q.zero_point) for q in in_q], out_q.host()),
+                  out_q.scale, out_q.dtype, out_q.zero_point)
 
     def on_Constant(self, node: Any) -> None:
         from onnx import helper, numpy_helper
@@ -350,48 +394,50 @@ class _Importer:
         zp = node.input[2] if len(node.input) > 2 else None
         if x in self.consts:
             data = self.consts[x]
-            dtype = str(data.dtype)
-            s = self.quant(node, node.input[1], zp, f"constant {x!r}", ("int8", "int32") if dtype == "int32"
-                           else ("int8",))
-            self.qconsts[out] = (data, s)
-            self.consts[out] = host_ops.dequantize(data, s)
+            q = self.qparams(node, node.input[1], zp, f"constant {x!r}", str(data.dtype), per_channel=True,
+                             types=("int8", "uint8", "int32"))
+            axis = _attrs(node).get("axis", 1) % max(data.ndim, 1)
+            self.qconsts[out] = (data, q, axis)
+            self.consts[out] = host_ops.dequantize(data, _along(q.scale, axis, data.ndim),
+                                                   _along(q.zero_point, axis, data.ndim))
             return
-        s, z = self.quant_zp(node, node.input[1], zp, f"tensor {x!r}")
-        if z == 0:
-            self.views[out] = (x, s)
-        else:
-            self.asymmetric[out] = f"tensor {x!r} has zero point {z}"
-        self.host(node, lambda inputs, attrs: [host_ops.dequantize(inputs[0], s, z)], dtype="float32")
+        info = self.tensors.get(x)
+        q = self.qparams(node, node.input[1], zp, f"tensor {x!r}", info.dtype if info else None)
+        self.views[out] = (x, q)
+        self.host(node, lambda inputs, attrs: [host_ops.dequantize(inputs[0], q.scale, q.zero_point)],
+                  dtype="float32")
 
     def on_QuantizeLinear(self, node: Any) -> None:
         x, out = node.input[0], node.output[0]
         zp = node.input[2] if len(node.input) > 2 else None
+        q = self.qparams(node, node.input[1], zp, f"output {out!r}")
         if x in self.pending:
-            self.finish(self.pending.pop(x), out, self.quant(node, node.input[1], zp, f"output {out!r}"), node)
-            return
-        s, z = self.quant_zp(node, node.input[1], zp, f"output {out!r}")
-        if x in self.consts:
-            self.consts[out] = host_ops.quantize(self.consts[x], s, z)
+            self.finish(self.pending.pop(x), out, q)
+        elif x in self.consts:
+            self.consts[out] = host_ops.quantize(self.consts[x], *q.host())
         else:
-            self.host(node, lambda inputs, attrs: [host_ops.quantize(inputs[0], s, z)], s, "int8", z)
+            self.host(node, lambda inputs, attrs: [host_ops.quantize(inputs[0], *q.host())], q.scale, q.dtype,
+                      q.zero_point)
 
     # ---- QDQ compute ops (float between DequantizeLinear and QuantizeLinear) --------------------
     def on_Conv(self, node: Any) -> None:
         x = self.activation(node, node.input[0], "input")
         w = self.qconst(node, node.input[1], "weight")
         b = self.qconst(node, node.input[2], "bias") if len(node.input) > 2 and node.input[2] else None
-        self.pending[node.output[0]] = _Pending("conv", node, dict(x=x, w=w, b=b))
+        self.pending[node.output[0]] = _Pending("conv", node, dict(x=x, w=w, b=b and (b[0], b[1].scale)))
 
     def on_MatMul(self, node: Any) -> None:
         a = self.activation(node, node.input[0], "input A")
-        b = self.operand(node, node.input[1], "input B")
+        b = node.input[1]
+        b = (*self.qconsts[b], True) if b in self.qconsts else (*self.activation(node, b, "input B"), None, False)
         self.pending[node.output[0]] = _Pending("matmul", node, dict(a=a, b=b, bias=None))
 
     def on_Gemm(self, node: Any) -> None:
         a = self.activation(node, node.input[0], "input A")
         b = self.qconst(node, node.input[1], "weight B")
         bias = self.qconst(node, node.input[2], "bias C") if len(node.input) > 2 and node.input[2] else None
-        self.pending[node.output[0]] = _Pending("matmul", node, dict(a=a, b=(*b, True), bias=bias))
+        self.pending[node.output[0]] = _Pending("matmul", node, dict(a=a, b=(*b, True),
+                                                                     bias=bias and (bias[0], bias[1].scale)))
 
     def on_Add(self, node: Any) -> None:
         a, b = node.input
@@ -405,11 +451,12 @@ class _Importer:
         x = node.input[0]
         if x in self.views:
             self.pending[node.output[0]] = _Pending("maxpool", node, dict(x=self.views[x]))
-        elif x in self.tensors and self.tensors[x].dtype == "int8":      # QOperator: MaxPool on int8
-            s = self.tensors[x].scale
-            self.maxpool(node, (x, s), node.output[0], s)
+        elif x in self.tensors and self.tensors[x].dtype in ("int8", "uint8"):      # QOperator: on integers
+            info = self.tensors[x]
+            q = _Q(info.scale, info.zero_point, info.dtype)
+            self.maxpool(node, (x, q), node.output[0], q)
         else:
-            self.activation(node, x, "input")   # raises the reason
+            self.host(node, host_ops.FLOAT_OPS["MaxPool"])      # a float island
 
     def on_Relu(self, node: Any) -> None:
         x, out = node.input[0], node.output[0]
@@ -420,53 +467,68 @@ class _Importer:
         else:
             self.host(node, host_ops.FLOAT_OPS["Relu"])
 
-    def finish(self, p: _Pending, out: str, scale: float, qnode: Any) -> None:
+    def flush(self, tensor: str) -> None:
+        """A pending op whose float output a float op reads (an island of float ops, as QOperator models
+        have): run it in float on the host, on its dequantized inputs, as onnxruntime does."""
+        p = self.pending.pop(tensor)
+        if p.kind in ("conv", "matmul") or p.relu:
+            self.pending[tensor] = p
+            raise self.fail(p.node, f"its float output {tensor!r} is read by a float op, not requantized: the "
+                                    "accelerator's convs and matmuls write quantized outputs")
+        self.host(p.node, host_ops.FLOAT_OPS[p.node.op_type])
+
+    def finish(self, p: _Pending, out: str, yq: _Q) -> None:
         a = p.args
         if p.kind == "conv":
-            self.conv(p.node, a["x"], a["w"], a["b"], out, scale, p.relu)
+            self.conv(p.node, a["x"], a["w"], a["b"], out, yq, p.relu)
         elif p.kind == "matmul":
-            self.matmul(p.node, a["a"], a["b"], a["bias"], out, scale, p.relu, p.node.op_type == "Gemm")
+            self.matmul(p.node, a["a"], a["b"], a["bias"], out, yq, p.relu, p.node.op_type == "Gemm")
         elif p.kind == "add":
-            self.resadd(p.node, a["a"], a["b"], out, scale, p.relu)
+            self.resadd(p.node, a["a"], a["b"], out, yq, p.relu)
         elif p.kind == "maxpool":
-            self.maxpool(p.node, a["x"], out, scale)
+            self.maxpool(p.node, a["x"], out, yq)
         else:
-            self.relu(p.node, a["x"], a["dq"], out, scale)
+            self.relu(p.node, a["x"], a["dq"], out, yq)
 
     # ---- QOperator compute ops ---------------------------------------------------------------------
     def on_QLinearConv(self, node: Any) -> None:
         i = list(node.input)
-        xs = self.quant(node, i[1], i[2], "input")
-        ws = self.quant(node, i[4], i[5], "weight")
-        ys = self.quant(node, i[6], i[7], "output")
-        b = (self.consts[i[8]], xs * ws) if len(i) > 8 and i[8] else None
-        self.conv(node, (i[0], xs), (self._const(node, i[3], "weight"), ws), b, node.output[0], ys, False)
+        xq = self.qparams(node, i[1], i[2], "input")
+        w = self._const(node, i[3], "weight")
+        wq = self.qparams(node, i[4], i[5], "weight", str(w.dtype), per_channel=True)
+        b = (self.consts[i[8]], np.float32(xq.scale) * np.asarray(wq.scale, np.float32)) \
+            if len(i) > 8 and i[8] else None
+        self.conv(node, (i[0], xq), (w, wq, 0), b, node.output[0], self.qparams(node, i[6], i[7], "output"), False)
 
     def on_QLinearMatMul(self, node: Any) -> None:
         i = list(node.input)
-        a = (i[0], self.quant(node, i[1], i[2], "input A"))
-        bs = self.quant(node, i[4], i[5], "input B")
-        b = (self.consts[i[3]], bs, True) if i[3] in self.consts else (i[3], bs, False)
-        self.matmul(node, a, b, None, node.output[0], self.quant(node, i[6], i[7], "output"), False, False)
+        a = (i[0], self.qparams(node, i[1], i[2], "input A"))
+        if i[3] in self.consts:
+            data = self.consts[i[3]]
+            b = (data, self.qparams(node, i[4], i[5], "input B", str(data.dtype), per_channel=True), 1, True)
+        else:
+            b = (i[3], self.qparams(node, i[4], i[5], "input B"), None, False)
+        self.matmul(node, a, b, None, node.output[0], self.qparams(node, i[6], i[7], "output"), False, False)
 
     def on_QGemm(self, node: Any) -> None:
         i = list(node.input)
         if len(i) < 8 or not i[7]:
             raise self.fail(node, "QGemm with a float output (no y_scale) is not supported")
-        a = (i[0], self.quant(node, i[1], i[2], "input A"))
-        bs = self.quant(node, i[4], i[5], "weight B")
-        b = (self._const(node, i[3], "weight B"), bs, True)
-        bias = (self.consts[i[6]], a[1] * bs) if i[6] else None
-        self.matmul(node, a, b, bias, node.output[0], self.quant(node, i[7], i[8] if len(i) > 8 else None,
-                                                                 "output"), False, True)
+        a = (i[0], self.qparams(node, i[1], i[2], "input A"))
+        data = self._const(node, i[3], "weight B")
+        bq = self.qparams(node, i[4], i[5], "weight B", str(data.dtype), per_channel=True)
+        b = (data, bq, 0 if _attrs(node).get("transB", 0) else 1, True)
+        bias = (self.consts[i[6]], np.float32(a[1].scale) * np.asarray(bq.scale, np.float32)) if i[6] else None
+        yq = self.qparams(node, i[7], i[8] if len(i) > 8 else None, "output")
+        self.matmul(node, a, b, bias, node.output[0], yq, False, True)
 
     def on_QLinearAdd(self, node: Any) -> None:
         i = list(node.input)
         ops = []
         for k, what in ((0, "input A"), (3, "input B")):
-            s = self.quant(node, i[k + 1], i[k + 2], what)
-            ops.append((self.consts[i[k]], s, True) if i[k] in self.consts else (i[k], s, False))
-        self.resadd(node, ops[0], ops[1], node.output[0], self.quant(node, i[6], i[7], "output"), False)
+            q = self.qparams(node, i[k + 1], i[k + 2], what)
+            ops.append((self.consts[i[k]], q, True) if i[k] in self.consts else (i[k], q, False))
+        self.resadd(node, ops[0], ops[1], node.output[0], self.qparams(node, i[6], i[7], "output"), False)
 
     def _const(self, node: Any, tensor: str, what: str) -> np.ndarray:
         if tensor not in self.consts:
@@ -492,62 +554,72 @@ class _Importer:
             raise self.fail(node, f"pads {pads} are asymmetric: the accelerator's windows take one padding")
         return strides[0], pads[0]
 
-    def conv(self, node: Any, x: tuple[str, float], w: tuple[np.ndarray, float], b: Any, out: str,
-             ys: float, relu: bool) -> None:
-        (xq, xs), (weight, ws) = x, w
-        if weight.dtype != np.int8:
-            raise self.fail(node, f"weight is {weight.dtype}, not int8")
-        n, c, h, wd = self.nchw(node, xq)
+    def conv(self, node: Any, x: tuple[str, _Q], w: tuple[np.ndarray, _Q, int], b: Any, out: str, yq: _Q,
+             relu: bool) -> None:
+        (xname, xq), weight = x, w[0]
+        n, c, h, wd = self.nchw(node, xname)
         if weight.ndim != 4:
             raise self.fail(node, f"weight is {weight.shape}, not K x C x KH x KW: the accelerator's convs are 2-D")
+        weight, ws = self.weight(node, w, 0)
         k, cg, kh, kw = weight.shape
         stride, pad = self._window(node)
         group = _attrs(node).get("group", 1)
         if cg * group != c:
             raise self.fail(node, f"weight {weight.shape} with group={group} takes {cg * group} input channels, "
-                                  f"the input {xq!r} has {c}")
-        scale = self.normal(node, "the requantization scale x_scale * w_scale / y_scale", _requant_scale(xs, ws, ys))
+                                  f"the input {xname!r} has {c}")
+        scale = self.scales(node, "the requantization scale x_scale * w_scale / y_scale",
+                            _requant_scale(xq.scale, ws, yq.scale))
         bias = None
         if b is not None:
             bias, bs = b
-            if bias.dtype != np.int32 or not math.isclose(bs, float(np.float32(xs) * np.float32(ws)), rel_tol=1e-5):
+            if bias.dtype != np.int32 or not np.allclose(bs, np.float32(xq.scale) * np.asarray(ws, np.float32),
+                                                         rtol=1e-5, atol=0):
                 raise self.fail(node, f"bias is {bias.dtype} with scale {bs}: the accelerator adds an int32 bias "
-                                      f"at input scale x weight scale ({xs * ws})")
+                                      f"at input scale x weight scale")
             if bias.shape != (k,):
                 raise self.fail(node, f"bias is {bias.shape}: the conv has {k} output channels, one bias each")
-        epi = dict(bias="channel" if bias is not None else None, activation="relu" if relu else "none", scale=scale)
         if group == 1:
-            op = conv2d(n, h, wd, c, k, kernel=(kh, kw), stride=stride, padding=pad, **epi)
+            op = conv2d(n, h, wd, c, k, kernel=(kh, kw), stride=stride, padding=pad)
             wq = np.ascontiguousarray(weight.transpose(2, 3, 1, 0))
         elif group == c == k and cg == 1:
-            op = depthwise_conv2d(n, h, wd, c, kernel=(kh, kw), stride=stride, padding=pad, **epi)
+            op = depthwise_conv2d(n, h, wd, c, kernel=(kh, kw), stride=stride, padding=pad)
             wq = np.ascontiguousarray(weight[:, 0].transpose(1, 2, 0))
         else:
             raise self.fail(node, f"group={group} with {c} input and {k} output channels: only group=1 and "
                                   "depthwise (group = channels) convs map to the accelerator")
-        consts = {"weight": wq} if bias is None else {"weight": wq, "bias": bias.astype(np.int32)}
-        self.accel(node, op, {"input": Feed(xq, "nhwc", (n, h, wd, c))}, consts, out, ys, "nhwc",
-                   (n, k, op.out_h, op.out_w))
+        xint, xz = self.int8_input(xname, xq)
+        offset = -xz * _window_weight_sums(op, wq) if xz else np.zeros((1, k, 1, 1), np.int64)
+        self.gemm_layer(node, op, {"input": Feed(xint, "nhwc", (n, h, wd, c))}, {"weight": wq}, bias,
+                        out, yq, scale, relu, offset, "nhwc", (n, k, op.out_h, op.out_w))
 
-    def matmul(self, node: Any, a: tuple[str, float], b: tuple, bias: Any, out: str, ys: float, relu: bool,
+    def matmul(self, node: Any, a: tuple[str, _Q], b: tuple, bias: Any, out: str, yq: _Q, relu: bool,
                gemm: bool) -> None:
-        (aq, as_), (bv, bs, b_const) = a, b
+        (aname, aq), (bv, bq, b_axis, b_const) = a, b
         attrs = _attrs(node)
         if gemm and (attrs.get("transA", 0) or attrs.get("alpha", 1.0) != 1.0 or attrs.get("beta", 1.0) != 1.0):
             raise self.fail(node, "Gemm with transA=1, alpha != 1 or beta != 1 is not supported")
-        ashape = self.shape(node, aq)
+        ashape = self.shape(node, aname)
+        aint, az = self.int8_input(aname, aq)
         feeds, repeat = {}, 1
         if b_const:
-            w = bv.T if attrs.get("transB", 0) else bv
-            if w.ndim != 2 or w.dtype != np.int8:
-                raise self.fail(node, f"constant B must be a 2-D int8 matrix, got {w.dtype} {w.shape}")
+            if bv.ndim != 2:
+                raise self.fail(node, f"constant B must be a 2-D matrix, got {bv.dtype} {bv.shape}")
+            w, bs = self.weight(node, (bv, bq, b_axis), 0 if attrs.get("transB", 0) else 1)
+            w = w.T if attrs.get("transB", 0) else w
             k_, n_ = w.shape
             if ashape[-1:] != (k_,):
                 raise self.fail(node, f"A {ashape} @ B {w.shape}: A's columns and B's rows differ")
             m_ = int(np.prod(ashape[:-1]))
-            feeds["A"] = Feed(aq, "native", (m_, k_))
+            feeds["A"] = Feed(aint, "native", (m_, k_))
             consts = {"B": np.ascontiguousarray(w)}
+            offset = -az * w.astype(np.int64).sum(axis=0)
         else:
+            bs = bq.scale
+            bint, bz = self.int8_input(bv, bq)
+            if az or bz:
+                raise self.fail(node, f"a matmul of two activations with zero points (A {az}, B {bz}): their "
+                                      "cross terms depend on both inputs; quantize with ActivationSymmetric=True "
+                                      "and QuantType.QInt8")
             bshape = self.shape(node, bv)
             if len(ashape) != len(bshape) or ashape[:-2] != bshape[:-2] or len(ashape) < 2:
                 raise self.fail(node, f"A {ashape} @ B {bshape}: batched matmuls need equal batch dimensions")
@@ -556,23 +628,72 @@ class _Importer:
             repeat = int(np.prod(ashape[:-2]))
             m_, k_, n_ = ashape[-2], ashape[-1], bshape[-1]
             lead = (repeat,) if repeat > 1 else ()
-            feeds["A"] = Feed(aq, "native", (*lead, m_, k_), repeat > 1)
-            feeds["B"] = Feed(bv, "native", (*lead, k_, n_), repeat > 1)
-            consts = {}
-        bias_kind = None
+            feeds["A"] = Feed(aint, "native", (*lead, m_, k_), repeat > 1)
+            feeds["B"] = Feed(bint, "native", (*lead, k_, n_), repeat > 1)
+            consts, offset = {}, np.zeros(n_, np.int64)
         if bias is not None:
-            bvals, bscale = bias
+            bvals, _ = bias
             if bvals.dtype != np.int32 or bvals.size != n_:
                 raise self.fail(node, f"bias C must be {n_} int32 values, got {bvals.dtype} {bvals.shape}")
-            consts["bias"] = bvals.reshape(n_).astype(np.int32)
-            bias_kind = "row"
-        op = matmul(m_, n_, k_, bias=bias_kind, activation="relu" if relu else "none",
-                    scale=self.normal(node, "the requantization scale a_scale * b_scale / y_scale",
-                                      _requant_scale(as_, bs, ys)))
-        out_shape = (*ashape[:-1], n_)
-        self.accel(node, op, feeds, consts, out, ys, "native", out_shape, repeat)
+            bias = bvals.reshape(n_)
+        op = matmul(m_, n_, k_)
+        scale = self.scales(node, "the requantization scale a_scale * b_scale / y_scale",
+                            _requant_scale(aq.scale, bs, yq.scale))
+        self.gemm_layer(node, op, feeds, consts, bias, out, yq, scale, relu, offset, "native", (*ashape[:-1], n_),
+                        repeat)
 
-    def resadd(self, node: Any, a: tuple, b: tuple, out: str, ys: float, relu: bool) -> None:
+    def gemm_layer(self, node: Any, op: Any, feeds: dict[str, Feed], consts: dict[str, np.ndarray],
+                   bias: np.ndarray | None, out: str, yq: _Q, scale: np.ndarray, relu: bool, offset: np.ndarray,
+                   layout: str, shape: tuple[int, ...], repeat: int = 1) -> None:
+        """A conv or matmul. ``offset`` is the input zero point's share of each sum, ``-zx * sum(w)`` (exact in
+        int32). Where it is one per output channel and the output is symmetric int8 per tensor, it folds into
+        the bias and the store unit requantizes; else the layer writes its int32 sums and a host epilogue
+        requantizes as onnxruntime does (Gemmini's store unit has no zero point, uint8 range or per-channel
+        scale)."""
+        kind = "channel" if op.KIND != "matmul" else "row"
+        per_channel = _offset_per_channel(offset, layout == "nhwc")
+        if yq.plain and np.ndim(scale) == 0 and per_channel is not None:
+            total = per_channel if bias is None else per_channel + bias
+            if bias is not None or total.any():
+                consts = {**consts, "bias": self.int32(node, "bias + the input zero point's share", total)}
+            epi = dict(bias=kind if "bias" in consts else None, activation="relu" if relu else "none",
+                       scale=float(scale))
+            self.accel(node, replace(op, **epi), feeds, consts, out, yq, layout, shape, repeat)
+            return
+        acc = f"{out}__acc"
+        if bias is not None:
+            consts = {**consts, "bias": bias.astype(np.int32)}
+        op = replace(op, bias=kind if bias is not None else None, out_dtype="int32")
+        self.accel(node, op, feeds, consts, acc, _Q(1.0, 0, "int32"), layout, shape, repeat)
+        self.epilogue(node, acc, out, yq, scale, offset, relu, layout == "nhwc")
+
+    def epilogue(self, node: Any, acc: str, out: str, yq: _Q, scale: np.ndarray, offset: np.ndarray, relu: bool,
+                 channels_first: bool) -> None:
+        """The host requantization of an int32 conv/matmul output (in ONNX layout: channels on axis 1 of a
+        conv's NCHW, last of a matmul's)."""
+        scale = np.asarray(scale, np.float32)
+        if channels_first and scale.ndim:
+            scale = scale.reshape(-1, 1, 1)
+        offset = self.int32(node, "the input zero point's share of the sums", offset)
+        layer = HostLayer(f"{node.name}_requantize", "Requantize", (acc,), {}, {}, (out,),
+                          host_ops.requantize_accumulator(scale, yq.zero_point, yq.dtype, offset, relu),
+                          host_ops.accumulator_value(scale, offset))
+        self.layers.append(layer)
+        self.add_tensor(TensorInfo(out, self.tensors[acc].shape, yq.dtype, yq.scale, zero_point=yq.zero_point),
+                        layer)
+
+    def int32(self, node: Any, what: str, values: np.ndarray) -> np.ndarray:
+        if values.size and (values.min() < -2 ** 31 or values.max() >= 2 ** 31):
+            raise self.fail(node, f"{what} overflows int32 (up to {np.abs(values).max():,})")
+        return values.astype(np.int32)
+
+    def scales(self, node: Any, what: str, scale: np.ndarray) -> Any:
+        """A requantization scale (one, or one per output channel), each a positive normal float32."""
+        for v in np.ravel(scale):
+            self.normal(node, what, float(v))
+        return float(scale) if np.ndim(scale) == 0 else scale
+
+    def resadd(self, node: Any, a: tuple, b: tuple, out: str, yq: _Q, relu: bool) -> None:
         if a[2] and b[2]:
             raise self.fail(node, "both operands are constants")
         if a[2]:
@@ -582,10 +703,14 @@ class _Importer:
         if other != shape and not (b[2] and _broadcasts(other, shape)):
             raise self.fail(node, f"operands {shape} and {other}: the resadd needs equal shapes (or a constant "
                                   "that broadcasts to the activation's)")
+        if not (a[1].plain and b[1].plain and yq.plain):
+            self.quantized_add(node, a, b, out, yq, relu, shape)
+            return
+        ys = yq.scale
         nhwc = len(shape) == 4 and any(not o[2] and self.tensors[o[0]].layout == "nhwc" for o in (a, b))
         layout = "nhwc" if nhwc else "native"
         op_shape = to_layout_shape(shape, layout) if nhwc else (1, 1, int(np.prod(shape[:-1])), shape[-1] if shape else 1)
-        ra, rb = (self.normal(node, f"the scale ratio {which}_scale / y_scale", _ratio(o[1], ys))
+        ra, rb = (self.normal(node, f"the scale ratio {which}_scale / y_scale", _ratio(o[1].scale, ys))
                   for which, o in (("a", a), ("b", b)))
         # operands enter the accumulator scaled by 2^k, so each is rounded to 2^-k of an output step
         k = int(min(40, max(0, math.floor(math.log2(2 ** 13 / (ra + rb))))))
@@ -601,54 +726,68 @@ class _Importer:
                                                .reshape(op_shape))
         else:
             feeds["B"] = Feed(b[0], layout, op_shape)
-        self.accel(node, op, feeds, consts, out, ys, layout, shape)
+        self.accel(node, op, feeds, consts, out, yq, layout, shape)
 
-    def maxpool(self, node: Any, x: tuple[str, float], out: str, ys: float) -> None:
-        xq, xs = x
-        n, c, h, w = self.nchw(node, xq)
+    def quantized_add(self, node: Any, a: tuple, b: tuple, out: str, yq: _Q, relu: bool,
+                      shape: tuple[int, ...]) -> None:
+        """An Add with zero points or uint8 operands: on the host, as onnxruntime's QLinearAdd."""
+        inputs = tuple(None if o[2] else o[0] for o in (a, b))
+        consts = {i: o[0] for i, o in enumerate((a, b)) if o[2]}
+        fn = host_ops.quantized_add((a[1].scale, a[1].zero_point), (b[1].scale, b[1].zero_point), yq.host(), relu)
+        layer = HostLayer(node.name, "QLinearAdd", inputs, consts, {}, (out,), fn)
+        self.layers.append(layer)
+        self.add_tensor(TensorInfo(out, shape, yq.dtype, yq.scale, zero_point=yq.zero_point), layer)
+
+    def maxpool(self, node: Any, x: tuple[str, _Q], out: str, yq: _Q) -> None:
+        """int8 on the accelerator (the max commutes with any zero point; padding never wins); uint8 on the
+        host. Requantized on the host where the output's quantization differs."""
+        xname, xq = x
+        n, c, h, w = self.nchw(node, xname)
         kernel = tuple(_attrs(node)["kernel_shape"])
         stride, pad = self._window(node)
         op = maxpool2d(n, h, w, c, kernel=kernel, stride=stride, padding=pad)
         shape = (n, c, op.out_h, op.out_w)
-        if ys == xs:
-            self.accel(node, op, {"input": Feed(xq, "nhwc", (n, h, w, c))}, {}, out, xs, "nhwc", shape)
-            return
-        mid = f"{out}__max"            # max at the input's scale, then requantized on the host
-        self.accel(node, op, {"input": Feed(xq, "nhwc", (n, h, w, c))}, {}, mid, xs, "nhwc", shape)
-        layer = HostLayer(f"{node.name}_requantize", "Requantize", (mid,), {}, {}, (out,),
-                          host_ops.requantize(xs, ys))
-        self.layers.append(layer)
-        self.add_tensor(TensorInfo(out, shape, "int8", ys), layer)
+        mid = out if yq == xq else f"{out}__max"     # the max at the input's quantization
+        if xq.dtype == "int8":
+            self.accel(node, op, {"input": Feed(xname, "nhwc", (n, h, w, c))}, {}, mid, xq, "nhwc", shape)
+        else:
+            self.host_layer(HostLayer(node.name, "MaxPool", (xname,), {}, _attrs(node), (mid,),
+                                      host_ops.FLOAT_OPS["MaxPool"]), shape, xq)
+        if mid != out:
+            self.host_layer(HostLayer(f"{node.name}_requantize", "Requantize", (mid,), {}, {}, (out,),
+                                      host_ops.requantize((xq.scale, xq.zero_point), yq.host())), shape, yq)
 
-    def relu(self, node: Any, x: tuple[str, float], dq: str, out: str, ys: float) -> None:
+    def relu(self, node: Any, x: tuple[str, _Q], dq: str, out: str, yq: _Q) -> None:
         """DequantizeLinear -> Relu -> QuantizeLinear: the producer's ReLU when nothing else reads its output
-        and the scale stays, else a requantizing ReLU on the host."""
-        xq, xs = x
-        prod = self.producer.get(xq)
-        fusable = (isinstance(prod, AccelLayer) and ys == xs and getattr(prod.op, "activation", "") == "none"
-                   and self.uses.get(xq, 0) == 1 and self.uses.get(dq, 0) == 1 and xq not in self.graph_outputs
+        and the quantization stays symmetric int8 at one scale, else a requantizing ReLU on the host."""
+        xname, xq = x
+        prod = self.producer.get(xname)
+        fusable = (isinstance(prod, AccelLayer) and yq == xq and xq.plain
+                   and getattr(prod.op, "activation", "") == "none"
+                   and self.uses.get(xname, 0) == 1 and self.uses.get(dq, 0) == 1 and xname not in self.graph_outputs
                    and prod.op.KIND != "maxpool")
         if fusable:
             fused = replace(prod, op=replace(prod.op, activation="relu"), output=out, nodes=(*prod.nodes, node.name))
             self.layers[self.layers.index(prod)] = fused
-            self.add_tensor(replace(self.tensors.pop(xq), name=out), fused)
+            self.add_tensor(replace(self.tensors.pop(xname), name=out), fused)
             return
-        layer = HostLayer(node.name, "Relu", (xq,), {}, {}, (out,), host_ops.requantize_relu(xs, ys))
+        self.host_layer(HostLayer(node.name, "Relu", (xname,), {}, {}, (out,),
+                                  host_ops.requantize_relu((xq.scale, xq.zero_point), yq.host())),
+                        self.shape(node, xname), yq)
+
+    def host_layer(self, layer: HostLayer, shape: tuple[int, ...], q: _Q) -> None:
         self.layers.append(layer)
-        self.add_tensor(TensorInfo(out, self.shape(node, xq), "int8", ys), layer)
+        self.add_tensor(TensorInfo(layer.outputs[0], shape, q.dtype, q.scale, zero_point=q.zero_point), layer)
 
     def accel(self, node: Any, op: Any, feeds: dict[str, Feed], consts: dict[str, np.ndarray], out: str,
-              scale: float, layout: str, shape: tuple[int, ...], repeat: int = 1) -> None:
+              q: _Q, layout: str, shape: tuple[int, ...], repeat: int = 1) -> None:
         for f in feeds.values():
             if f.tensor not in self.tensors or self.tensors[f.tensor].dtype != "int8":
                 raise self.fail(node, f"input {f.tensor!r} is not an int8 tensor of the network")
-            if self.tensors[f.tensor].zero_point:
-                raise self.fail(node, f"input {f.tensor!r} has zero point {self.tensors[f.tensor].zero_point} "
-                                      "(asymmetric quantization): the accelerator's int8 arithmetic has none")
-        _check_bytes(f"node {node.name!r} ({node.op_type}): output {out!r}", shape, "int8")
+        _check_bytes(f"node {node.name!r} ({node.op_type}): output {out!r}", shape, q.dtype)
         layer = AccelLayer(node.name, op, feeds, consts, out, repeat, (node.name,))
         self.layers.append(layer)
-        self.add_tensor(TensorInfo(out, tuple(shape), "int8", scale, layout), layer)
+        self.add_tensor(TensorInfo(out, tuple(shape), q.dtype, q.scale, layout, q.zero_point), layer)
 
 
 def _attrs(node: Any) -> dict[str, Any]:
@@ -656,10 +795,38 @@ def _attrs(node: Any) -> dict[str, Any]:
     return {a.name: helper.get_attribute_value(a) for a in node.attribute}
 
 
-def _requant_scale(x_scale: float, w_scale: float, y_scale: float) -> float:
-    """onnxruntime's output multiplier for QLinearConv/QLinearMatMul, in float32 as it computes it."""
+def _requant_scale(x_scale: float, w_scale: Any, y_scale: float) -> np.ndarray:
+    """onnxruntime's output multiplier for QLinearConv/QLinearMatMul (one, or one per output channel), in
+    float32 as it computes it."""
     with np.errstate(all="ignore"):   # under- and overflow show in the value, which the caller checks
-        return _ratio(np.float32(x_scale) * np.float32(w_scale), y_scale)
+        return np.float32(x_scale) * np.asarray(w_scale, np.float32) / np.float32(y_scale)
+
+
+def _uniform(values: np.ndarray) -> bool:
+    return values.size <= 1 or bool(np.all(values == values.reshape(-1)[0]))
+
+
+def _along(values: Any, axis: int, ndim: int) -> Any:
+    """A per-channel vector shaped to broadcast along ``axis`` of an ``ndim``-D tensor (a scalar as it is)."""
+    if np.ndim(values) == 0:
+        return values
+    return np.reshape(values, [-1 if d == axis else 1 for d in range(ndim)])
+
+
+def _window_weight_sums(op: Any, weight: np.ndarray) -> np.ndarray:
+    """Per output position and channel (N x K x OH x OW), the sum of the weights whose taps fall inside the
+    input. The accelerator pads with 0 where onnxruntime pads with the zero point (the real 0), so an input
+    zero point zx adds ``-zx`` times this, not times the whole kernel's sum, at the borders."""
+    ones = {"input": np.ones((op.batch, op.in_h, op.in_w, getattr(op, op.CHANNELS)), np.int8), "weight": weight}
+    sums = replace(op, bias=None, out_dtype="int32", scale=1.0, activation="none").reference(ones)["output"]
+    return sums.astype(np.int64).transpose(0, 3, 1, 2)
+
+
+def _offset_per_channel(offset: np.ndarray, channels_first: bool) -> np.ndarray | None:
+    """The one offset per output channel, or None where it varies with the position (padded borders)."""
+    if not channels_first:
+        return offset
+    return offset[0, :, 0, 0] if np.all(offset == offset[:1, :, :1, :1]) else None
 
 
 def _ratio(num: float, den: float) -> float:

@@ -57,6 +57,14 @@ def test_huge_buffer_address_is_a_clean_error(backend) -> None:
         backend(prog, inputs_for(prog))   # checked before any DRAM is allocated or any model built
 
 
+@pytest.mark.parametrize("suffix", [".bin", ".s"])
+def test_loading_a_buffer_table_that_can_never_run_is_refused(tmp_path, suffix: str) -> None:
+    path = tmp_path / f"far{suffix}"
+    _matmul_program(_table(X=0, O=3 << 40)).save(path)     # 3 TiB
+    with pytest.raises(BufferTableError, match=r"buffer 'O' at 0x30000000000 .* DRAM address space"):
+        Program.load(path)                                   # the message a run gives
+
+
 def test_buffers_end_inside_the_dram_address_space() -> None:
     check(_matmul_program(_table(X=0, O=MAX_DRAM_BYTES - 64)))
     with pytest.raises(BufferTableError, match="'O'"):

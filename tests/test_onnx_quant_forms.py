@@ -1,0 +1,85 @@
+"""What onnxruntime's quantize_static writes, taken as it comes: a small residual CNN quantized six ways (QDQ
+and QOperator; asymmetric int8 and uint8 activations; per-channel weights) runs on the gemmini preset, whose
+store unit has no zero point, uint8 range or per-channel scale (those layers write int32 and a host epilogue
+requantizes), and equals onnxruntime except at rounding ties."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+from onnxruntime.quantization import QuantType  # noqa: E402
+
+import toolkit as tk  # noqa: E402
+from benchmarks.onnx_models import Builder, quantize  # noqa: E402
+from networks.network import AccelLayer  # noqa: E402
+
+_SYMMETRIC = {"ActivationSymmetric": True}
+FORMS = {   # quantize_static's options per form (weights int8 symmetric, its default for QInt8)
+    "qdq-defaults": ("QDQ", {"extra_options": {}}),
+    "qdq-uint8": ("QDQ", {"extra_options": {}, "activation_type": QuantType.QUInt8}),
+    "qdq-per-channel": ("QDQ", {"extra_options": _SYMMETRIC, "per_channel": True}),
+    "qoperator-symmetric": ("QOperator", {"extra_options": _SYMMETRIC}),
+    "qoperator-defaults": ("QOperator", {"extra_options": {}}),
+    "qdq-symmetric": ("QDQ", {"extra_options": _SYMMETRIC}),
+}
+ROUNDING = ("conv2d", "depthwise", "matmul", "host:Requantize")
+
+
+def residual_cnn():
+    """Convs (one padded, one not), a residual Add and Relu, MaxPool, global pooling, a classifier MatMul."""
+    b = Builder("residual_cnn", (1, 3, 8, 8), 0)
+    c1 = b.conv("x", 8, 3)
+    x = b.maxpool(b.add(b.conv(c1, 8, 1, relu=False), c1, relu=True), 2, 2, 0)
+    f = b.node("Flatten", [b.node("GlobalAveragePool", [x], (1, 8, 1, 1))], (1, 8), axis=1)
+    return b.model(b.linear(f, 5))
+
+
+@pytest.fixture(scope="module")
+def forms(tmp_path_factory):
+    d, model = tmp_path_factory.mktemp("forms"), residual_cnn()
+    return {name: quantize(model, d / f"{name}.onnx", fmt, **opts) for name, (fmt, opts) in FORMS.items()}
+
+
+def _check_matches_onnxruntime(net, res) -> None:
+    for name, dev in res.output_dev.items():   # the float output is a DequantizeLinear's: its step is that scale
+        producer = next(l for l in net.layers if name in l.outputs)
+        assert dev <= 2 * net.tensors[producer.tensor_inputs()[0]].scale, (name, dev)
+    rows = [r for r in res.layers if r.kind in ROUNDING and r.dev is not None]
+    assert rows
+    for r in rows:   # bit-exact except at rounding ties of the float32 requantization
+        assert r.dev <= 1 and r.mismatches == (r.ties or 0), (r.name, r.dev, r.mismatches, r.ties)
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_each_form_runs_and_matches_onnxruntime(forms, form):
+    net = tk.from_onnx(forms[form])
+    accel = {l.kind for l in net.layers if isinstance(l, AccelLayer)}
+    assert {"conv2d", "matmul"} <= accel
+    x = {"x": np.random.default_rng(1).standard_normal((1, 3, 8, 8)).astype(np.float32)}
+    res = tk.run_network(net, x, hw="gemmini")
+    _check_matches_onnxruntime(net, res)
+    epilogues = [r for r in res.layers if r.kind == "host:Requantize"]
+    plain = form in ("qdq-symmetric", "qoperator-symmetric")
+    assert bool(epilogues) != plain       # symmetric per-tensor int8 requantizes on the accelerator
+    assert all(r.host_s is not None for r in epilogues)
+
+
+def test_asymmetric_input_of_a_padded_conv_is_exact_at_the_borders(tmp_path):
+    """The accelerator pads with 0, onnxruntime with the zero point: the fold subtracts zx times only the
+    weights inside the input (an input far from 0 gives a zero point far from 0)."""
+    b = Builder("pad", (1, 3, 6, 6), 0)
+    net = tk.from_onnx(quantize(b.model(b.conv("x", 4, 3, relu=False)), tmp_path / "q.onnx", "QDQ",
+                                extra_options={}))
+    x = {"x": (np.random.default_rng(2).standard_normal((1, 3, 6, 6)) + 2).astype(np.float32)}
+    _check_matches_onnxruntime(net, tk.run_network(net, x, hw="gemmini"))
+
+
+@pytest.mark.rtl
+def test_uint8_activations_on_the_rtl(forms, verilator_ok):
+    net = tk.from_onnx(forms["qdq-uint8"])
+    x = {"x": np.random.default_rng(1).standard_normal((1, 3, 8, 8)).astype(np.float32)}
+    res = tk.run_network(net, x, backend="verilator", hw="tiny")
+    assert res.cycles and res.cycles > 0
+    _check_matches_onnxruntime(net, res)
