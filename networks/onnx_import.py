@@ -1,4 +1,5 @@
-"""Import an onnxruntime-quantized int8 ONNX model as a :class:`~networks.network.Network`.
+"""Import an onnxruntime-quantized ONNX model (int8 or uint8, zero points or not, per-channel weight scales or
+not) as a :class:`~networks.network.Network`.
 
 Both forms ``onnxruntime.quantization.quantize_static`` writes are read:
 
@@ -20,6 +21,12 @@ accumulator through its mvin scale (``x_scale / y_scale`` times 2^k, rounded to
 an integer there), and the store scales by 2^-k. onnxruntime rounds the float sum
 once; the resadd rounds each operand to 2^-k first, so the two differ by one
 where the exact sum lies within 2^-k of a rounding tie.
+
+Zero points, uint8 and per-channel scales (the store unit has none of them): the input zero point folds
+into int32 (``-zx * sum(w)``, over the taps inside the input at a padded conv's borders; uint8 is read as
+int8 ``x - 128`` with its zero point 128 lower); where the output is symmetric int8 per tensor this joins
+the bias, else the layer writes int32 and a host epilogue requantizes as onnxruntime does (see
+:func:`_Importer.gemm_layer`). An Add with zero points runs on the host as QLinearAdd.
 
 Everything else (GlobalAveragePool, Flatten/Reshape, Softmax, LayerNormalization,
 Gelu, ... and the Quantize/DequantizeLinear around them) runs on the host in numpy
@@ -470,11 +477,11 @@ class _Importer:
     def flush(self, tensor: str) -> None:
         """A pending op whose float output a float op reads (an island of float ops, as QOperator models
         have): run it in float on the host, on its dequantized inputs, as onnxruntime does."""
-        p = self.pending.pop(tensor)
+        p = self.pending[tensor]
         if p.kind in ("conv", "matmul") or p.relu:
-            self.pending[tensor] = p
             raise self.fail(p.node, f"its float output {tensor!r} is read by a float op, not requantized: the "
                                     "accelerator's convs and matmuls write quantized outputs")
+        del self.pending[tensor]
         self.host(p.node, host_ops.FLOAT_OPS[p.node.op_type])
 
     def finish(self, p: _Pending, out: str, yq: _Q) -> None:
