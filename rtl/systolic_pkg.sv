@@ -83,19 +83,8 @@ package systolic_pkg;
     logic busy;   // work held: an instruction issued and not done
   } unit_stack_t;
 
-  // Operand word of mvin/mvout/preload/compute: [31:0] addr, [47:32] cols, [63:48] rows.
-  // Each extractor takes the whole word and reads only its own field.
-  /* verilator lint_off UNUSEDSIGNAL */
-  function automatic logic [31:0] op_addr(input logic [63:0] w);
-    return w[31:0];
-  endfunction
-  function automatic logic [15:0] op_cols(input logic [63:0] w);
-    return w[47:32];
-  endfunction
-  function automatic logic [15:0] op_rows(input logic [63:0] w);
-    return w[63:48];
-  endfunction
-  /* verilator lint_on UNUSEDSIGNAL */
+  // The operand word (operand_t) and its accessors op_addr / op_cols / op_rows come from
+  // systolic_isa.svh, generated from isa/loop_words.py.
 
   // Position of the most significant set bit (0 when x == 0); 32-bit values zero-extend.
   function automatic logic [5:0] msb(input logic [47:0] x);

@@ -63,10 +63,20 @@ def _sv_struct(type_name: str, layout: tuple[Field, ...], width: int = 64) -> li
     return ["  typedef struct packed {", *members, f"  }} {type_name};", ""]
 
 
+def _sv_accessors(prefix: str, layout: tuple[Field, ...], width: int = 64) -> list[str]:
+    """One function per field, ``<prefix>_<field>(word)``: each takes the whole word and reads only its
+    own field (hence the lint waiver), so a unit can test a field of a raw rs1/rs2 in place."""
+    lines = ["  /* verilator lint_off UNUSEDSIGNAL */"]
+    for f in layout:
+        lines += [f"  function automatic logic [{f.width - 1}:0] {prefix}_{f.name}(input logic [{width - 1}:0] w);",
+                  f"    return w[{f.lo + f.width - 1}:{f.lo}];", "  endfunction"]
+    return lines + ["  /* verilator lint_on UNUSEDSIGNAL */", ""]
+
+
 def word_structs() -> list[str]:
-    """operand_t, config_ld_rs1_t / config_ld_rs2_t and, per loop word, <op>_rs1_t / <op>_rs2_t
-    (from isa/loop_words.py)."""
-    lines = _sv_struct("operand_t", OPERAND)
+    """operand_t and its accessors op_addr / op_cols / op_rows, config_ld_rs1_t / config_ld_rs2_t
+    and, per loop word, <op>_rs1_t / <op>_rs2_t (from isa/loop_words.py)."""
+    lines = _sv_struct("operand_t", OPERAND) + _sv_accessors("op", OPERAND)
     for word in ("rs1", "rs2"):
         lines += _sv_struct(f"config_ld_{word}_t", tuple(f for f in CONFIG_LD if f.word == word))
     for funct, cls in LOOP_WORDS.items():

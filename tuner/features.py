@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Sequence
 import numpy as np
 
 from isa import ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, HardwareConfig, Program, encode_all
-from isa.loop_words import OPERAND
+from isa.loop_words import CONFIG_LD, OPERAND
 from isa.opcodes import MVIN_FUNCTS, ConfigKind, Funct
 from simulators.stand_in import estimate
 from toolkit.kinds import KINDS, knob_domains, lower
@@ -69,12 +69,19 @@ def _latest(values: np.ndarray, is_cfg: np.ndarray) -> np.ndarray:
 
 
 _OPERAND = {f.name: f for f in OPERAND}
+_CONFIG_LD_RS1 = {f.name: f for f in CONFIG_LD if f.word == "rs1"}
 
 
 def _operand_field(x: np.ndarray, name: str) -> np.ndarray:
     """One field of operand words (isa.loop_words.OPERAND: the layout is written once, there)."""
     f = _OPERAND[name]
     return _bits(x, f.lo, f.mask)
+
+
+def _config_ld_field(rs1: np.ndarray, name: str) -> np.ndarray:
+    """One field of config_ld's rs1 (isa.loop_words.CONFIG_LD)."""
+    f = _CONFIG_LD_RS1[name]
+    return _bits(rs1, f.lo, f.mask)
 
 
 def lo32(x: np.ndarray) -> np.ndarray:
@@ -137,8 +144,9 @@ class Stream:
 
     @cached_property
     def config(self) -> np.ndarray:
-        """The config kind (ConfigKind) of each CONFIG word, -1 elsewhere."""
-        return np.where(self.funct == Funct.CONFIG, (self.rs1 & np.uint64(3)).astype(np.int64), -1)
+        """The config kind (ConfigKind) of each CONFIG word, -1 elsewhere (every config word has
+        config_ld's kind bits)."""
+        return np.where(self.funct == Funct.CONFIG, _config_ld_field(self.rs1, "kind"), -1)
 
     @cached_property
     def load_state(self) -> np.ndarray:
@@ -150,8 +158,8 @@ class Stream:
         """At each mvin (0 elsewhere), the block stride and the shrink flag of its load state's latest
         config_ld."""
         rs1, state = self.rs1, self.load_state
-        is_ld, ld_state = self.config == ConfigKind.LD, _bits(rs1, 3, 3)
-        stride_of, shrink_of = _bits(rs1, 16, 0xFFFF), _bits(rs1, 2, 1)
+        is_ld, ld_state = self.config == ConfigKind.LD, _config_ld_field(rs1, "state")
+        stride_of, shrink_of = _config_ld_field(rs1, "block_stride"), _config_ld_field(rs1, "shrink")
         stride, shrink = np.zeros(self.n, dtype=np.int64), np.zeros(self.n, dtype=np.int64)
         for s in range(3):
             moves = state == s
