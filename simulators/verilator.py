@@ -439,6 +439,42 @@ class _Harness:
                 pass
 
 
+def _harness_options(log: bool, wave: str | os.PathLike | None, trace: str | None,
+                     cycle_limit: int | None) -> list[str]:
+    """The harness flags every job of a batch shares."""
+    options = ["--log"] if log else []
+    if wave is not None:
+        wave_path = str(Path(wave).resolve())
+        if "\t" in wave_path or "\n" in wave_path:
+            raise ValueError(f"wave: the path {wave_path!r} has a tab or a newline")
+        options += [f"--trace-{trace}", wave_path]
+    if cycle_limit is not None:
+        options += ["--cycle-limit", str(cycle_limit)]
+    return options
+
+
+class _Harnesses:
+    """One harness process per hardware config, built and started on first use, and started again
+    after one has died (so that the job after a crash runs in a fresh one)."""
+
+    def __init__(self, workdir: Path, trace: str | None) -> None:
+        self.workdir, self.trace = workdir, trace
+        self._binaries: dict[HardwareConfig, Path] = {}
+        self._running: dict[Path, _Harness] = {}
+
+    def get(self, hw: HardwareConfig) -> _Harness:
+        if hw not in self._binaries:
+            self._binaries[hw] = build(hw, trace=self.trace)
+        binary = self._binaries[hw]
+        if binary not in self._running or not self._running[binary].alive():
+            self._running[binary] = _Harness(binary, self.workdir)
+        return self._running[binary]
+
+    def close(self) -> None:
+        for harness in self._running.values():
+            harness.close()
+
+
 def _run_jobs(jobs: Iterable[tuple[Program, Mapping[str, np.ndarray]]], *, log: bool, wave: str | os.PathLike | None,
               cycle_limit: int | None, timeout: float | None, watchdog: int | None,
               faults: Mapping[int, str]) -> list[RunResult | Exception]:
@@ -451,60 +487,50 @@ def _run_jobs(jobs: Iterable[tuple[Program, Mapping[str, np.ndarray]]], *, log: 
     timeout = positive_limit("timeout", timeout, float, MAX_TIMEOUT_S)
     watchdog = positive_limit("watchdog", watchdog)
     trace = None if wave is None else ("vcd" if str(wave).endswith(".vcd") else "fst")
-    options = ["--log"] if log else []
-    if wave is not None:
-        wave_path = str(Path(wave).resolve())
-        if "\t" in wave_path or "\n" in wave_path:
-            raise ValueError(f"wave: the path {wave_path!r} has a tab or a newline")
-        options += [f"--trace-{trace}", wave_path]
-    if cycle_limit is not None:
-        options += ["--cycle-limit", str(cycle_limit)]
-    results: list[RunResult | Exception] = []
-    binaries: dict[HardwareConfig, Path] = {}
-    harnesses: dict[Path, _Harness] = {}
+    options = _harness_options(log, wave, trace, cycle_limit)
     with tempfile.TemporaryDirectory(prefix="systolic-run-") as tmpdir:
-        workdir = Path(tmpdir)
+        harnesses = _Harnesses(Path(tmpdir), trace)
         try:
-            for program, inputs in jobs:
-                start = time.perf_counter()
-                try:
-                    check(program)
-                    dram = program.dram_image(inputs)   # validates the inputs
-                    blob = program.to_bytes(inputs)
-                except (ValueError, TypeError) as exc:   # the checker's and the inputs' errors
-                    results.append(exc)
-                    continue
-                if program.hw not in binaries:
-                    binaries[program.hw] = build(program.hw, trace=trace)
-                binary = binaries[program.hw]
-                if binary not in harnesses or not harnesses[binary].alive():
-                    harnesses[binary] = _Harness(binary, workdir)
-                n = len(results)
-                (workdir / f"p{n}.bin").write_bytes(blob)
-                dog = watchdog or program.hw.watchdog_cycles
-                args = [f"p{n}.bin", f"r{n}.bin", *options, "--watchdog", str(dog)]
-                if faults.get(n) == "drop_dma_responses":
-                    args.append("--drop-dma-responses")
-                elif faults.get(n) == "kill_harness":
-                    harnesses[binary].proc.kill()
-                try:
-                    status = harnesses[binary].run(args, timeout)
-                except BackendError as exc:
-                    results.append(exc)
-                    continue
-                finally:
-                    (workdir / f"p{n}.bin").unlink()
-                if status != "ok":
-                    code, _, msg = status.removeprefix("error ").partition(" ")
-                    results.append(_failure(int(code) if code.isdigit() else -1, msg, dog))
-                    continue
-                res_path = workdir / f"r{n}.bin"
-                results.append(_result(program, dram, res_path.read_bytes(), log, start))
-                res_path.unlink()
+            return [_run_job(harnesses, n, program, inputs, options, log=log, timeout=timeout,
+                             watchdog=watchdog, fault=faults.get(n))
+                    for n, (program, inputs) in enumerate(jobs)]
         finally:
-            for harness in harnesses.values():
-                harness.close()
-    return results
+            harnesses.close()
+
+
+def _run_job(harnesses: _Harnesses, n: int, program: Program, inputs: Mapping[str, np.ndarray],
+             options: list[str], *, log: bool, timeout: float | None, watchdog: int | None,
+             fault: str | None) -> RunResult | Exception:
+    """Job ``n`` of a batch: its result, or the error that failed it alone (an error that leaves the
+    batch unable to go on, such as a failed build, is raised)."""
+    start = time.perf_counter()
+    try:
+        check(program)
+        dram = program.dram_image(inputs)   # validates the inputs
+        blob = program.to_bytes(inputs)
+    except (ValueError, TypeError) as exc:   # the checker's and the inputs' errors
+        return exc
+    harness = harnesses.get(program.hw)
+    program_path, res_path = harnesses.workdir / f"p{n}.bin", harnesses.workdir / f"r{n}.bin"
+    program_path.write_bytes(blob)
+    dog = watchdog or program.hw.watchdog_cycles
+    args = [program_path.name, res_path.name, *options, "--watchdog", str(dog)]
+    if fault == "drop_dma_responses":
+        args.append("--drop-dma-responses")
+    elif fault == "kill_harness":
+        harness.proc.kill()
+    try:
+        status = harness.run(args, timeout)
+    except BackendError as exc:
+        return exc
+    finally:
+        program_path.unlink()
+    if status != "ok":
+        code, _, msg = status.removeprefix("error ").partition(" ")
+        return _failure(int(code) if code.isdigit() else -1, msg, dog)
+    result = _result(program, dram, res_path.read_bytes(), log, start)
+    res_path.unlink()
+    return result
 
 
 def _result(program: Program, dram: np.ndarray, data: bytes, log: bool, start: float) -> RunResult:
