@@ -195,63 +195,108 @@ def overlap_program(hw: HardwareConfig, seed: int) -> Program:
     element sizes and fences, and round trips (a load and a store of the same local rows and DRAM address,
     in either order); then, after a fence, every local row used and the input X are stored to outputs, so
     that what a hazard changes shows."""
-    rng = np.random.default_rng(seed)
     d, pool = hw.dim, 2 * hw.dim
     bufs = layout([("X", "input", "int8", (pool, 2 * d)), ("O", "output", "int8", (pool, 2 * d)),
                    ("P", "output", "int32", (d, d)), ("DS", "output", "int8", (pool, d)),
                    ("DA", "output", "int32", (pool, d)), ("DX", "output", "int8", (pool, 2 * d))])
-    lo, hi = bufs["X"].addr, bufs["P"].end
-    strides = [0, 1, d // 2, d, 2 * d, 3 * d, 4 * d]
-    ld = {s: ConfigLd(dram_stride=int(rng.choice(strides)), state=s, shrink=int(rng.integers(2))) for s in range(3)}
-    st_cfg = ConfigSt(dram_stride=int(rng.choice(strides[1:])))
-    body: list[Instruction] = [ConfigEx(), ConfigLd(dram_stride=2 * d, shrink=1)]
-    for r in range(0, pool, d):   # data in every local row, so that stores change the bytes they write
+    steps = _OverlapSteps(np.random.default_rng(seed), d, pool, bufs["X"].addr, bufs["P"].end)
+    body = [ConfigEx(), *_fill_local_rows(bufs, d, pool), Fence(), *steps.ld.values(), steps.st_cfg,
+            *steps.body(), Fence(), *_dump_local_rows_and_x(bufs, d, pool)]
+    return Program(hw, body, bufs)
+
+
+def _fill_local_rows(bufs: dict, d: int, pool: int) -> list[Instruction]:
+    """Data from X in every local row, so that stores change the bytes they write."""
+    body: list[Instruction] = [ConfigLd(dram_stride=2 * d, shrink=1)]
+    lo = bufs["X"].addr
+    for r in range(0, pool, d):
         body += [Mvin(lo + r * 2 * d, r, d, d), Mvin(lo + r * 2 * d + d, acc_addr(r), d, d)]
-    body += [Fence(), *ld.values(), st_cfg]
+    return body
 
-    def local(rows: int, acc: bool, **flags: bool) -> int:
-        row = int(rng.integers(pool - rows + 1))
-        return acc_addr(row, **flags) if acc else row
 
-    def dram(rows: int, stride: int, nbytes: int) -> int:
-        return int(rng.integers(lo, hi - (rows - 1) * stride - nbytes + 1))
-
-    fences = rng.choice([0.1, 0.3, 0.6])   # how often a fence follows a step
-    for _ in range(int(rng.integers(4, 20))):
-        u, acc = rng.random(), bool(rng.integers(2))
-        rows, cols = int(rng.integers(1, d + 1)), int(rng.integers(1, d + 1))
-        if u < 0.35:
-            state = int(rng.integers(3))
-            nbytes = cols * (4 if acc and not ld[state].shrink else 1)
-            a = 0 if rng.random() < 0.1 else dram(rows, ld[state].dram_stride, nbytes)   # 0: the zero writer
-            body.append(Mvin(a, local(rows, acc, accumulate=acc and bool(rng.integers(2))), rows, cols, state))
-        elif u < 0.7:
-            full = acc and bool(rng.integers(2))
-            body.append(Mvout(dram(rows, st_cfg.dram_stride, cols * (4 if full else 1)), local(rows, acc, full=full),
-                              rows, cols))
-        elif u < 0.85:   # a round trip: a load and a store of the same local rows and DRAM address, either order
-            at, state = local(rows, acc), int(rng.integers(3))
-            load_bytes = cols * (4 if acc and not ld[state].shrink else 1)
-            a = dram(rows, max(ld[state].dram_stride, st_cfg.dram_stride), max(load_bytes, cols))
-            pair = [Mvin(a, at, rows, cols, state), Mvout(a, at, rows, cols)]
-            body += pair if rng.integers(2) else pair[::-1]
-        elif u < 0.92:
-            state = int(rng.integers(3))
-            ld[state] = ConfigLd(dram_stride=int(rng.choice(strides)), state=state, shrink=int(rng.integers(2)))
-            body.append(ld[state])
-        else:
-            st_cfg = ConfigSt(dram_stride=int(rng.choice(strides[1:])))
-            body.append(st_cfg)
-        if rng.random() < fences:
-            body.append(Fence())
-    body.append(Fence())
-    for r in range(0, pool, d):   # every local row the steps used, then X as it ended
+def _dump_local_rows_and_x(bufs: dict, d: int, pool: int) -> list[Instruction]:
+    """Every local row the steps used to DS / DA, then X as it ended to DX."""
+    body: list[Instruction] = []
+    for r in range(0, pool, d):
         body += [ConfigSt(dram_stride=d), Mvout(bufs["DS"].addr + r * d, r, d, d),
                  ConfigSt(dram_stride=4 * d), Mvout(bufs["DA"].addr + r * 4 * d, acc_addr(r, full=True), d, d)]
     body += [Fence(), ConfigLd(dram_stride=2 * d, block_stride=d), ConfigSt(dram_stride=2 * d)]
     for r in range(0, pool, d):
         body += [Mvin(bufs["X"].addr + r * 2 * d, 0, d, 2 * d), Mvout(bufs["DX"].addr + r * 2 * d, 0, d, 2 * d)]
-    return Program(hw, body, bufs)
+    return body
+
+
+class _OverlapSteps:
+    """The random steps of an overlap program over DRAM bytes [lo, hi) and local rows [0, pool), with the
+    load and store configs they run under (drawn first: the program sets them before the steps)."""
+
+    def __init__(self, rng: np.random.Generator, d: int, pool: int, lo: int, hi: int) -> None:
+        self.rng, self.d, self.pool, self.lo, self.hi = rng, d, pool, lo, hi
+        self.strides = [0, 1, d // 2, d, 2 * d, 3 * d, 4 * d]
+        self.ld = {s: self._config_ld(s) for s in range(3)}
+        self.st_cfg = self._config_st()
+
+    def _config_ld(self, state: int) -> ConfigLd:
+        return ConfigLd(dram_stride=int(self.rng.choice(self.strides)), state=state,
+                        shrink=int(self.rng.integers(2)))
+
+    def _config_st(self) -> ConfigSt:
+        return ConfigSt(dram_stride=int(self.rng.choice(self.strides[1:])))
+
+    def _local(self, rows: int, acc: bool, **flags: bool) -> int:
+        row = int(self.rng.integers(self.pool - rows + 1))
+        return acc_addr(row, **flags) if acc else row
+
+    def _dram(self, rows: int, stride: int, nbytes: int) -> int:
+        return int(self.rng.integers(self.lo, self.hi - (rows - 1) * stride - nbytes + 1))
+
+    def _load_bytes(self, cols: int, acc: bool, state: int) -> int:
+        """Bytes of one row an mvin reads: 4 per element into the accumulator unless its config shrinks."""
+        return cols * (4 if acc and not self.ld[state].shrink else 1)
+
+    def body(self) -> list[Instruction]:
+        """4 to 19 random steps, each followed by a fence at a rate drawn for the program."""
+        fences = self.rng.choice([0.1, 0.3, 0.6])
+        body: list[Instruction] = []
+        for _ in range(int(self.rng.integers(4, 20))):
+            body += self._step()
+            if self.rng.random() < fences:
+                body.append(Fence())
+        return body
+
+    def _step(self) -> list[Instruction]:
+        """An mvin, an mvout, a round trip or a new load or store config."""
+        rng = self.rng
+        u, acc = rng.random(), bool(rng.integers(2))
+        rows, cols = int(rng.integers(1, self.d + 1)), int(rng.integers(1, self.d + 1))
+        if u < 0.35:
+            return [self._mvin(rows, cols, acc)]
+        if u < 0.7:
+            full = acc and bool(rng.integers(2))
+            return [Mvout(self._dram(rows, self.st_cfg.dram_stride, cols * (4 if full else 1)),
+                          self._local(rows, acc, full=full), rows, cols)]
+        if u < 0.85:
+            return self._round_trip(rows, cols, acc)
+        if u < 0.92:
+            state = int(rng.integers(3))
+            self.ld[state] = self._config_ld(state)
+            return [self.ld[state]]
+        self.st_cfg = self._config_st()
+        return [self.st_cfg]
+
+    def _mvin(self, rows: int, cols: int, acc: bool) -> Mvin:
+        state = int(self.rng.integers(3))
+        nbytes = self._load_bytes(cols, acc, state)
+        a = 0 if self.rng.random() < 0.1 else self._dram(rows, self.ld[state].dram_stride, nbytes)  # 0: the zero writer
+        return Mvin(a, self._local(rows, acc, accumulate=acc and bool(self.rng.integers(2))), rows, cols, state)
+
+    def _round_trip(self, rows: int, cols: int, acc: bool) -> list[Instruction]:
+        """A load and a store of the same local rows and DRAM address, in either order."""
+        at, state = self._local(rows, acc), int(self.rng.integers(3))
+        nbytes = max(self._load_bytes(cols, acc, state), cols)
+        a = self._dram(rows, max(self.ld[state].dram_stride, self.st_cfg.dram_stride), nbytes)
+        pair: list[Instruction] = [Mvin(a, at, rows, cols, state), Mvout(a, at, rows, cols)]
+        return pair if self.rng.integers(2) else pair[::-1]
 
 
 def _reordered(prog: Program, seed: int) -> Program:
