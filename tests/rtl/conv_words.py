@@ -11,6 +11,8 @@ porows, pocols, pochs, krows, kcols, kchs (default: the whole conv, one loop).
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from isa import ConfigEx, ConfigSt, Fence, HardwareConfig, Program
@@ -67,67 +69,93 @@ def _loop(c: dict, hw: HardwareConfig, addrs: dict[str, int], t: dict) -> list:
     ]
 
 
+# tiled_conv's loops, outer first, each named by its tile size: batch, output rows, output columns,
+# output channels, kernel rows, kernel columns, input channels
+LOOPS = ("batches", "porows", "pocols", "pochs", "krows", "kcols", "kchs")
+
+
+def _extents(c: dict) -> dict[str, int]:
+    """What each loop walks (a depthwise conv's input channel loop runs once: its channels are its pochs)."""
+    out_h, out_w = out_dims(c)
+    return {"batches": c["batch"], "porows": out_h, "pocols": out_w, "pochs": c["out_c"], "krows": c["k"],
+            "kcols": c["k"], "kchs": 1 if c.get("dw") else c["in_c"]}
+
+
+def _reuse(c: dict, extents: dict[str, int], sizes: dict[str, int]) -> tuple[bool, bool]:
+    """(a_reuse, b_reuse): tiled_conv keeps the input / weights in the scratchpad between tiles when they
+    are used by at most two."""
+    reuse = c.get("reuse", False) and not c.get("dw")
+    n = {name: _cdiv(extents[name], sizes[name]) for name in LOOPS}
+    a_reuse = reuse and n["kchs"] * n["krows"] * n["kcols"] * n["batches"] * n["porows"] * n["pocols"] <= 2
+    b_reuse = reuse and n["kchs"] * n["pochs"] * n["krows"] * n["kcols"] <= 2
+    return a_reuse, b_reuse
+
+
+def _input_start(c: dict, at: dict[str, int]) -> tuple[int, int]:
+    """The input row and column of a tile's first output pixel under its first kernel row and column."""
+    kd = c.get("dilation", 1)
+    return (at["porows"] * c["stride"] + at["krows"] * kd - c["pad"],
+            at["pocols"] * c["stride"] + at["kcols"] * kd - c["pad"])
+
+
+def _tile_shape(c: dict, extents: dict[str, int], sizes: dict[str, int], at: dict[str, int]) -> dict[str, int]:
+    """The tile at ``at``: its size along each loop (the last tile of a loop is cut short) and the padding
+    on each side of its input window."""
+    kd, stride = c.get("dilation", 1), c["stride"]
+    t = {name: min(sizes[name], extents[name] - at[name]) for name in LOOPS}
+    irow, icol = _input_start(c, at)
+    irows, icols = t["porows"] * stride + kd * (t["krows"] - 1), t["pocols"] * stride + kd * (t["kcols"] - 1)
+    t["lpad"], t["upad"] = max(0, -icol), max(0, -irow)
+    t["rpad"], t["dpad"] = max(0, icol + icols - c["in_w"]), max(0, irow + irows - c["in_h"])
+    return t
+
+
+def _spad_ids(at: dict[str, int], a_reuse: bool, b_reuse: bool) -> dict[str, int]:
+    """The scratchpad ids under reuse: 1 for the first tile's input / weights, 2 for the others'."""
+    ids = {}
+    if a_reuse:
+        ids["a_spad_id"] = 2 if any(at[n] for n in ("kchs", "krows", "kcols", "batches", "porows", "pocols")) else 1
+    if b_reuse:
+        ids["b_spad_id"] = 2 if any(at[n] for n in ("kchs", "pochs", "krows", "kcols")) else 1
+    return ids
+
+
+def _addresses(c: dict, bufs: dict[str, int], at: dict[str, int], t: dict[str, int], last: bool,
+               a_reuse: bool, b_reuse: bool) -> dict[str, int]:
+    """The DRAM addresses of a tile's words; 0 where it moves nothing: weights / input that reuse keeps
+    from an earlier tile, the output before the last kernel and channel tile, the bias after the first."""
+    out_h, out_w = out_dims(c)
+    chs, out_c, k = c["in_c"], c["out_c"], c["k"]
+    b, porow, pocol, poch, krow, kcol, kch = (at[n] for n in LOOPS)
+    irow, icol = _input_start(c, at)
+    pix = (b * out_h + porow) * out_w + pocol
+    ipix = (b * c["in_h"] + irow + t["upad"]) * c["in_w"] + icol + t["lpad"]
+    if c.get("dw"):   # channel poch of each pixel; weight (C, KH, KW)
+        weights = bufs["weight"] + (poch * k + krow) * k + kcol
+        inp, out = bufs["input"] + ipix * chs + poch, bufs["output"] + pix * chs + poch
+    else:
+        weights = bufs["weight"] + ((krow * k + kcol) * chs + kch) * out_c + poch
+        inp, out = bufs["input"] + ipix * chs + kch, bufs["output"] + pix * out_c + poch
+    bias_base = bufs["bias"] if c.get("bias", True) else 1   # gemmini.h: (acc_t *) 1 without a bias
+    return {"weights": 0 if b_reuse and pocol + porow + b > 0 else weights,
+            "input": 0 if a_reuse and poch > 0 else inp,
+            "output": out if last else 0,
+            "bias": bias_base + 4 * poch if krow == kcol == kch == 0 else 0}
+
+
 def loop_words(c: dict, hw: HardwareConfig, bufs: dict[str, int]) -> list:
     """Every tile's words, in tiled_conv's loop order (b, porow, pocol, poch, krow, kcol, kch); the
     depthwise conv as tiled_conv_dw (a loop per channel). ``bufs``: DRAM addresses of the buffers."""
-    out_h, out_w = out_dims(c)
-    kd, stride, pad, k = c.get("dilation", 1), c["stride"], c["pad"], c["k"]
-    dw = bool(c.get("dw"))
-    batches, porows = _tile(c, "batches", c["batch"]), _tile(c, "porows", out_h)
-    pocols, krows, kcols = _tile(c, "pocols", out_w), _tile(c, "krows", k), _tile(c, "kcols", k)
-    pochs = 1 if dw else _tile(c, "pochs", c["out_c"])
-    kchs = 1 if dw else _tile(c, "kchs", c["in_c"])
-    chs = c["in_c"]
-    bias_base = bufs["bias"] if c.get("bias", True) else 1   # gemmini.h: (acc_t *) 1 without a bias
-    n_kch, n_poch = _cdiv(c["in_c"], kchs), _cdiv(c["out_c"], pochs)
-    n_krow, n_kcol = _cdiv(k, krows), _cdiv(k, kcols)
-    n_b, n_porow, n_pocol = _cdiv(c["batch"], batches), _cdiv(out_h, porows), _cdiv(out_w, pocols)
-    reuse = c.get("reuse", False) and not dw
-    b_reuse = reuse and n_kch * n_poch * n_krow * n_kcol <= 2
-    a_reuse = reuse and n_kch * n_krow * n_kcol * n_b * n_porow * n_pocol <= 2
+    extents = _extents(c)
+    sizes = {name: 1 if c.get("dw") and name in ("pochs", "kchs") else _tile(c, name, whole)
+             for name, whole in extents.items()}
+    a_reuse, b_reuse = _reuse(c, extents, sizes)
     words = []
-    for b in range(0, c["batch"], batches):
-        for porow in range(0, out_h, porows):
-            for pocol in range(0, out_w, pocols):
-                for poch in range(0, c["out_c"], pochs):
-                    for krow in range(0, k, krows):
-                        irow = porow * stride + krow * kd - pad
-                        for kcol in range(0, k, kcols):
-                            icol = pocol * stride + kcol * kd - pad
-                            for kch in range(0, 1 if dw else c["in_c"], kchs):
-                                t = {"batches": min(batches, c["batch"] - b), "porows": min(porows, out_h - porow),
-                                     "pocols": min(pocols, out_w - pocol), "pochs": min(pochs, c["out_c"] - poch),
-                                     "krows": min(krows, k - krow), "kcols": min(kcols, k - kcol),
-                                     "kchs": min(kchs, c["in_c"] - kch)}
-                                icols_ = t["pocols"] * stride + kd * (t["kcols"] - 1)
-                                irows_ = t["porows"] * stride + kd * (t["krows"] - 1)
-                                t["lpad"], t["upad"] = max(0, -icol), max(0, -irow)
-                                t["rpad"] = max(0, icol + icols_ - c["in_w"])
-                                t["dpad"] = max(0, irow + irows_ - c["in_h"])
-                                last = (krow + krows >= k and kcol + kcols >= k
-                                        and (dw or kch + kchs >= c["in_c"]))
-                                pix = (b * out_h + porow) * out_w + pocol
-                                ipix = (b * c["in_h"] + irow + t["upad"]) * c["in_w"] + icol + t["lpad"]
-                                if dw:
-                                    ch = poch
-                                    weights = bufs["weight"] + (ch * k + krow) * k + kcol
-                                    inp = bufs["input"] + ipix * chs + ch
-                                    out = bufs["output"] + pix * chs + ch
-                                else:
-                                    weights = bufs["weight"] + ((krow * k + kcol) * c["in_c"] + kch) * c["out_c"] + poch
-                                    inp = bufs["input"] + ipix * chs + kch
-                                    out = bufs["output"] + pix * c["out_c"] + poch
-                                if a_reuse:
-                                    t["a_spad_id"] = 1 if kch + krow + kcol + b + porow + pocol == 0 else 2
-                                if b_reuse:
-                                    t["b_spad_id"] = 1 if kch + poch + krow + kcol == 0 else 2
-                                if b_reuse and pocol + porow + b > 0:
-                                    weights = 0
-                                if a_reuse and poch > 0:
-                                    inp = 0
-                                addrs = {"weights": weights, "input": inp, "output": out if last else 0,
-                                         "bias": bias_base + 4 * poch if krow == kcol == kch == 0 else 0}
-                                words += _loop(c, hw, addrs, t)
+    for start in itertools.product(*(range(0, extents[name], sizes[name]) for name in LOOPS)):
+        at = dict(zip(LOOPS, start))
+        t = _tile_shape(c, extents, sizes, at) | _spad_ids(at, a_reuse, b_reuse)
+        last = all(at[n] + sizes[n] >= extents[n] for n in ("krows", "kcols", "kchs"))   # its outputs are done
+        words += _loop(c, hw, _addresses(c, bufs, at, t, last, a_reuse, b_reuse), t)
     return words
 
 
