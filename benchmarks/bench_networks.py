@@ -47,7 +47,7 @@ def differing(res, kinds: tuple[str, ...]) -> str:
     return f"{exact}/{len(rows)} exact, {n} el. differ ({ties} ties)"
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     p.add_argument("--backend", choices=("functional", "verilator"), default="verilator")
@@ -61,37 +61,47 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--db", default="build/networks.db")
     p.add_argument("--out", default="build/onnx")
     p.add_argument("--table", action="store_true", help="print every network's per-layer table")
-    args = p.parse_args(argv)
-    hw = tk.HardwareConfig.resolve(args.config)
-    summary = []
-    for name in args.models:
-        net = tk.from_onnx(build(name, args.out))
-        inputs = random_inputs(net, 0)
-        t0, c0 = time.perf_counter(), cpu_s()
-        res = tk.run_network(net, inputs, args.backend, hw=hw)
-        wall, cpu = time.perf_counter() - t0, cpu_s() - c0
-        print(format_table(res) if args.table else totals(res))
-        print(f"  run_network wall {wall:.1f} s ({res.wall_s:.1f} s running, {res.compare_s:.1f} s comparing), "
-              f"CPU {cpu:.1f} s (this process and the harness processes)")
-        write_csv(res, Path(args.out) / f"{name}_{args.backend}.csv")
-        plot(res, Path(args.out) / f"{name}_{args.backend}.png")
-        row = dict(model=name, layers=len(net.layers), tasks=len(net.tasks),
-                   gmacs=sum(r.macs for r in res.layers) / 1e9, cycles=res.cycles, ort_ms=res.ort_latency_s * 1e3,
-                   run=res.wall_s, wall=wall, cpu=cpu, gemm=differing(res, ("conv2d", "depthwise", "matmul")),
-                   resadd=differing(res, ("resadd",)), speedup="-", vs_gemmini="-")
-        if args.tune and res.cycles:
-            t0 = time.perf_counter()
-            tuning = tk.tune_network(net, hw, args.tune, db=args.db, backend="verilator", tuner=args.tuner,
-                                     workers=args.workers, progress=False, tile_policy=args.tile_policy)
-            print(f"  tuning took {time.perf_counter() - t0:.0f} s")
-            print(tuning.summary())
-            tuned = tk.run_network(net, inputs, args.backend, hw=hw, schedule="best", db=args.db, compare=False)
-            row["speedup"] = f"{res.cycles / tuned.cycles:.3f}x"
-            base = tk.run_network(net, inputs, args.backend, hw=hw, schedule="gemmini", compare=False)
-            row["vs_gemmini"] = f"{base.cycles / tuned.cycles:.3f}x"
-            print(f"  tuned: {tuned.cycles:,} cycles, {row['speedup']} over the default, {row['vs_gemmini']} over "
-                  "gemmini")
-        summary.append(row)
+    return p.parse_args(argv)
+
+
+def bench(name: str, args: argparse.Namespace, hw: tk.HardwareConfig) -> dict:
+    """Run one model (and tune it, with --tune); print its results and write its CSV and plot; its summary row."""
+    net = tk.from_onnx(build(name, args.out))
+    inputs = random_inputs(net, 0)
+    t0, c0 = time.perf_counter(), cpu_s()
+    res = tk.run_network(net, inputs, args.backend, hw=hw)
+    wall, cpu = time.perf_counter() - t0, cpu_s() - c0
+    print(format_table(res) if args.table else totals(res))
+    print(f"  run_network wall {wall:.1f} s ({res.wall_s:.1f} s running, {res.compare_s:.1f} s comparing), "
+          f"CPU {cpu:.1f} s (this process and the harness processes)")
+    write_csv(res, Path(args.out) / f"{name}_{args.backend}.csv")
+    plot(res, Path(args.out) / f"{name}_{args.backend}.png")
+    row = dict(model=name, layers=len(net.layers), tasks=len(net.tasks),
+               gmacs=sum(r.macs for r in res.layers) / 1e9, cycles=res.cycles, ort_ms=res.ort_latency_s * 1e3,
+               run=res.wall_s, wall=wall, cpu=cpu, gemm=differing(res, ("conv2d", "depthwise", "matmul")),
+               resadd=differing(res, ("resadd",)), speedup="-", vs_gemmini="-")
+    if args.tune and res.cycles:
+        row.update(tuned_speedups(net, inputs, res.cycles, args, hw))
+    return row
+
+
+def tuned_speedups(net: tk.Network, inputs: dict, cycles: int, args: argparse.Namespace,
+                   hw: tk.HardwareConfig) -> dict[str, str]:
+    """Tune ``net``; the tuned run's speedup over the default's ``cycles`` and over gemmini's library."""
+    t0 = time.perf_counter()
+    tuning = tk.tune_network(net, hw, args.tune, db=args.db, backend="verilator", tuner=args.tuner,
+                             workers=args.workers, progress=False, tile_policy=args.tile_policy)
+    print(f"  tuning took {time.perf_counter() - t0:.0f} s")
+    print(tuning.summary())
+    tuned = tk.run_network(net, inputs, args.backend, hw=hw, schedule="best", db=args.db, compare=False)
+    speedup = f"{cycles / tuned.cycles:.3f}x"
+    base = tk.run_network(net, inputs, args.backend, hw=hw, schedule="gemmini", compare=False)
+    vs_gemmini = f"{base.cycles / tuned.cycles:.3f}x"
+    print(f"  tuned: {tuned.cycles:,} cycles, {speedup} over the default, {vs_gemmini} over gemmini")
+    return {"speedup": speedup, "vs_gemmini": vs_gemmini}
+
+
+def print_summary(summary: list[dict]) -> None:
     print()
     print(f"{'model':12s} {'layers':>6s} {'tasks':>5s} {'GMACs':>6s} {'cycles':>12s} {'ms@1GHz':>8s} {'ort_ms':>7s} "
           f"{'run_s':>6s} {'wall_s':>7s} {'cpu_s':>6s}  {'conv/matmul vs onnxruntime':36s} {'resadd vs onnxruntime':34s} "
@@ -102,6 +112,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r['model']:12s} {r['layers']:6d} {r['tasks']:5d} {r['gmacs']:6.2f} {cyc:>12s} {ms:>8s} "
               f"{r['ort_ms']:7.1f} {r['run']:6.1f} {r['wall']:7.1f} {r['cpu']:6.1f}  {r['gemm']:36s} {r['resadd']:34s} "
               f"{r['speedup']}  {r['vs_gemmini']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    hw = tk.HardwareConfig.resolve(args.config)
+    print_summary([bench(name, args, hw) for name in args.models])
     return 0
 
 
