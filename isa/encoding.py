@@ -73,6 +73,7 @@ def _reserved(name: str, word: str, value: int, mask: int) -> None:
 _FUNCT_MVIN_STATE = {f: s for s, f in enumerate(MVIN_FUNCTS)}
 
 
+# Over 40 lines: one branch per opcode, each a few lines; a table of them would read no better.
 def decode(funct: int, rs1: int, rs2: int) -> Instruction:
     """(funct, rs1, rs2) -> instruction; any reserved bit or bad field is an ISAError."""
     funct, rs1, rs2 = int(funct), int(rs1), int(rs2)

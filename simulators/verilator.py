@@ -137,6 +137,7 @@ def _params(hw: HardwareConfig) -> dict[str, int]:
             "LD_QUEUE": hw.ld_queue, "EX_QUEUE": hw.ex_queue, "ST_QUEUE": hw.st_queue}
 
 
+# Over 40 lines: the build cache's protocol (look, lock, look again, build aside, seal, rename) kept whole.
 def build(hw: HardwareConfig, *, trace: str | None = None, verbose: bool = False) -> Path:
     """The harness binary for ``hw``, built on first use and cached; trace: None, "fst" or "vcd".
 

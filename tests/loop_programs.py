@@ -81,6 +81,7 @@ def _epilogue(acc: np.ndarray, full_c: bool, relu: bool, scale: float) -> np.nda
     return acc_to_int32(acc, relu) if full_c else acc_to_int8(acc, scale, relu)
 
 
+# Over 40 lines: its operands, their reference and the loop nest share the names and sizes set here.
 def add_matmul(lp: LoopProgram, tag: str, M: int, N: int, K: int, *, tile: tuple[int, int, int] | None = None,
                bias: str | None = None, low_d: bool = False, full_c: bool = False, relu: bool = False,
                scale: float = 1.0, seed: int = 0) -> None:

@@ -82,6 +82,7 @@ def test_gemmini_h_loop_ws_words() -> None:
 
 
 # ---- LOOP_WS: tiled_matmul_outer's loops against numpy --------------------------------------------------
+# Over 40 lines: gemmini.h's tiled_matmul_outer written out as it is there, to compare with it.
 def tiled_matmul(hw, m: int, n: int, k: int, tiles: tuple[int, int, int], *, bias: str | None = None,
                  full_c: bool = False, low_d: bool = False, relu: bool = False, scale: float = 1.0
                  ) -> tuple[Program, dict[str, np.ndarray], np.ndarray]:

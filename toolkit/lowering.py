@@ -120,6 +120,7 @@ def _footprint(unit: str, strides: Mapping[str, int], dim: int) -> list[tuple[in
     return out
 
 
+# Over 40 lines: one pass whose steps share the first-use and placement arrays.
 def need_ordered(loads: str, body: str, strides: Mapping[str, int], extras: str = "", spread: float = 1.0) -> str:
     """A software pipeline's first step: ``body``'s units with its own ``loads`` in among them (and then
     ``extras``, the next step's loads, as :func:`interleave` spreads them), so that its computes start

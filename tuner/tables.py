@@ -128,6 +128,7 @@ class Table:
         tmp.replace(path)  # never a half-written table under the real name
 
 
+# Over 40 lines: its checks in the order they can fail, each with its own message.
 def load(path: str | Path, *, check_sources: bool = True) -> Table:
     """Read a table; TableError when the file is damaged, StaleTable when its sources changed."""
     path = Path(path)

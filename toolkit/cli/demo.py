@@ -14,6 +14,7 @@ import toolkit as tk
 from toolkit.kinds import ideal_cycles
 
 
+# Over 40 lines: a script: tune, then a table of the three schedules, printed in the order they run.
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--m", type=int, default=200)

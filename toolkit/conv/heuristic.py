@@ -103,6 +103,7 @@ def _tap_rows(nb: int, per_h: tuple[int, ...], per_w: tuple[int, ...], contiguou
     return cycles
 
 
+# Over 40 lines: one pass that fills the arrays pipelined_conv_cycles reads, from shared ranges.
 def _tile_costs(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, Any]:
     """Per tile of each axis, what :func:`pipelined_conv_cycles` walks: arrays over (b, h, w, r) of
     a pixel tile's tap cycles, input DMA cycles and input block writes, over (k, r) of a weight
@@ -183,6 +184,7 @@ def pipelined_conv_cycles(op: Conv2d, s: ConvSchedule, hw: HardwareConfig, limit
     return pipeline_cycles(np.stack([compute, load, store, writes], axis=1), d)
 
 
+# Over 40 lines: the docstring's rules; the code is two small closures and the loop over tiles.
 def _conv_candidates(op: Conv2d, hw: HardwareConfig, knobs: dict[str, Any]) -> list[ConvSchedule]:
     """Pipelined conv2d schedules to choose among: every balanced output tile (images, rows, columns,
     output-channel blocks) of at least 2*dim pixels (a short tap waits for a weight buffer) and rows

