@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple
+from typing import Iterable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -101,128 +101,236 @@ def tile_ranges(extent: int, tile: int) -> list[range]:
     return [range(s, min(extent, s + tile)) for s in range(0, extent, tile)]
 
 
+def pixel_grid(*extents: int) -> list[np.ndarray]:
+    """Each point's index along each axis of a grid of ``extents``, flattened in row-major order."""
+    return [a.ravel() for a in np.meshgrid(*map(np.arange, extents), indexing="ij")]
+
+
+class _Resident:
+    """The block a double-buffered region holds: a new key goes into the next buffer."""
+
+    def __init__(self) -> None:
+        self.key: tuple | None = None
+        self.loads = 0
+
+    def hold(self, key: tuple) -> bool:
+        """Hold ``key``; True when it was not held already, so that it has to be loaded."""
+        if self.key == key:
+            return False
+        self.key, self.loads = key, self.loads + 1
+        return True
+
+
+@dataclass(frozen=True)
+class _Output:
+    """One output tile: its batch, row, column and output channel block ranges, and the first of the
+    accumulator rows that hold its pixels."""
+
+    bs: range
+    hs: range
+    ws: range
+    kbs: range
+    acc_base: int
+
+    @property
+    def pixels(self) -> list[np.ndarray]:
+        """(batch, row, column) within the tile of each pixel, in the order the accumulator rows hold them."""
+        return pixel_grid(len(self.bs), len(self.hs), len(self.ws))
+
+    @property
+    def npix(self) -> int:
+        return len(self.bs) * len(self.hs) * len(self.ws)
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One reduction step of an output tile: kernel row, kernel column and input channel block ranges, and
+    the phase layout (:func:`axis_layout`) of the input tile they read, along its rows and its columns."""
+
+    khs: range
+    kws: range
+    cbs: range
+    row_offset: list[int]
+    row_index: np.ndarray
+    col_offset: list[int]
+    col_index: np.ndarray
+    first: bool
+    last: bool
+
+
+class _ConvWalk:
+    """The tile walk of one conv under one schedule (see :func:`conv_tiles`)."""
+
+    def __init__(self, op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule,
+                 hw: HardwareConfig) -> None:
+        self.op, self.s = op, s
+        self.plan = s.memory_plan(hw, op)
+        self.geo = s.geometry(op)
+        self.d = hw.dim
+        self.dw = isinstance(op, DepthwiseConv2d)
+        self.in_c = self.geo.channels   # the geometry's: KW * in_c under packed taps
+        self.out_c = op.channels if self.dw else op.out_c
+        self.t = s.tiles()
+
+    def tiles(self) -> list[ConvTile]:
+        """Every step of every output tile; input and weights load where they differ from those held."""
+        held_in, held_w = _Resident(), _Resident()
+        tiles = []
+        for out in self._outputs():
+            for step in self._steps(out):
+                load_in = held_in.hold((out.bs, out.hs, out.ws, step.khs, step.kws, step.cbs))
+                load_w = held_w.hold((step.khs, step.kws, step.cbs) if self.dw
+                                     else (step.khs, step.kws, step.cbs, out.kbs))
+                tiles.append(self._tile(out, step, self.plan.a.base(held_in.loads - 1),
+                                        self.plan.b.base(held_w.loads - 1), load_in, load_w))
+        return tiles
+
+    def _tile(self, out: _Output, step: _Step, in_base: int, w_base: int, load_in: bool, load_w: bool
+              ) -> ConvTile:
+        """One step: loads of the input / weights it does not find held (to ``in_base`` / ``w_base``),
+        the bias on the first step, its taps, and the stores after the last."""
+        fills, taps = self._taps(out, step, in_base, w_base)
+        return ConvTile(in_loads=self._input_loads(out, step, in_base) if load_in else [],
+                        w_loads=self._weight_loads(step, out.kbs, w_base) if load_w and not self.dw else [],
+                        diagonals=self._diagonals(step, w_base) if load_w and self.dw else [],
+                        bias_loads=self._bias_loads(out) if step.first and self.op.bias else [],
+                        fills=fills, taps=taps, stores=self._stores(out) if step.last else [])
+
+    def _outputs(self) -> Iterator[_Output]:
+        """The output tiles in the schedule's loop order, each with the next accumulator buffer."""
+        op, t, order = self.op, self.t, self.s.loop_order
+        channel_loop = "c" if self.dw else "k"   # a depthwise conv's output channels are its channels
+        ranges = {"b": tile_ranges(op.batch, t.b), "h": tile_ranges(op.out_h, t.oh),
+                  "w": tile_ranges(op.out_w, t.ow), channel_loop: tile_ranges(-(-self.out_c // self.d), t.k)}
+        for n, outer in enumerate(np.ndindex(*(len(ranges[c]) for c in order))):
+            pick = {c: ranges[c][i] for c, i in zip(order, outer)}
+            yield _Output(pick["b"], pick["h"], pick["w"], pick[channel_loop], self.plan.c.base(n))
+
+    def _steps(self, out: _Output) -> Iterator[_Step]:
+        """The reduction steps of ``out``: kernel row, kernel column and (but depthwise) input channel tiles."""
+        geo, t = self.geo, self.t
+        (sh, sw), (pad_h, pad_w) = geo.stride, geo.padding
+        reduction = [(khs, kws, cbs) for khs in tile_ranges(geo.kernel[0], t.kh)
+                     for kws in tile_ranges(geo.kernel[1], t.kw)
+                     for cbs in ([out.kbs] if self.dw else tile_ranges(-(-self.in_c // self.d), t.c))]
+        for r, (khs, kws, cbs) in enumerate(reduction):
+            row_offset, row_index = axis_layout(out.hs.start, len(out.hs), khs.start, len(khs), sh, pad_h)
+            col_offset, col_index = axis_layout(out.ws.start, len(out.ws), kws.start, len(kws), sw, pad_w)
+            yield _Step(khs, kws, cbs, row_offset, row_index, col_offset, col_index, r == 0,
+                        r == len(reduction) - 1)
+
+    def _chans(self, block: int, total: int) -> int:
+        """Channels in ``dim`` block ``block`` of ``total``."""
+        return min(self.d, total - block * self.d)
+
+    def _groups(self, blocks: range, total: int) -> list[tuple[int, int, int]]:
+        """(first block, relative index, columns) of mvin_blocks-wide channel groups."""
+        out = []
+        for g in range(blocks.start, blocks.stop, self.s.mvin_blocks):
+            last = min(blocks.stop, g + self.s.mvin_blocks)
+            out.append((g, g - blocks.start, min(total, last * self.d) - g * self.d))
+        return out
+
+    def _inside(self, ih: np.ndarray, iw: np.ndarray) -> np.ndarray:
+        """Which input rows and columns are in the input (not padding)."""
+        return (ih >= 0) & (ih < self.geo.in_h) & (iw >= 0) & (iw < self.geo.in_w)
+
+    def _block_offset(self, step: _Step, i: int, j: int, ci: int) -> int:
+        """Local rows from the held weights' start to the block of the step's i-th kernel row, j-th kernel
+        column and ci-th channel block."""
+        return ((i * len(step.kws) + j) * len(step.cbs) + ci) * self.d
+
+    def _weight_blocks(self, step: _Step) -> Iterator[tuple[int, int, int]]:
+        """(first weight row, channel block, local offset) of each weight block ``step`` holds."""
+        for i, kh in enumerate(step.khs):
+            for j, kw in enumerate(step.kws):
+                for ci, cb in enumerate(step.cbs):
+                    row = (kh * self.geo.kernel[1] + kw) * self.in_c + cb * self.d
+                    yield row, cb, self._block_offset(step, i, j, ci)
+
+    def _input_loads(self, out: _Output, step: _Step, base: int) -> list[Load]:
+        """The input tile in phase layout from ``base``, one plane per channel block; padding is not loaded."""
+        geo, d = self.geo, self.d
+        lb, lr, lc = pixel_grid(len(out.bs), len(step.row_index), len(step.col_index))
+        ih, iw = step.row_index[lr], step.col_index[lc]
+        dram = (out.bs.start + lb) * geo.steps[0] + ih * geo.steps[1] + iw * geo.steps[2]
+        return [Load(int(dram[start]) + g * d, base + rel * self.plan.in_plane + start, n, cols)
+                for start, n in runs(self._inside(ih, iw), [(dram, geo.mvin_stride)], d)
+                for g, rel, cols in self._groups(step.cbs, self.in_c)]
+
+    def _weight_loads(self, step: _Step, kbs: range, base: int) -> list[Load]:
+        """The step's weight blocks from ``base``, one plane per output channel block."""
+        return [Load(row * self.out_c + g * self.d, base + rel * self.plan.w_plane + blk,
+                     self._chans(cb, self.in_c), cols)
+                for row, cb, blk in self._weight_blocks(step) for g, rel, cols in self._groups(kbs, self.out_c)]
+
+    def _diagonals(self, step: _Step, base: int) -> list[Diagonal]:
+        """The depthwise step's weight blocks from ``base``."""
+        return [Diagonal(base + blk, self._chans(cb, self.in_c), row) for row, cb, blk in self._weight_blocks(step)]
+
+    def _bias_loads(self, out: _Output) -> list[Load]:
+        """The bias, broadcast into every accumulator row of the tile."""
+        return [Load(g * self.d * 4, out.acc_base + rel * self.plan.acc_plane + r0, min(self.d, out.npix - r0), cols)
+                for g, rel, cols in self._groups(out.kbs, self.out_c) for r0 in range(0, out.npix, self.d)]
+
+    def _taps(self, out: _Output, step: _Step, in_base: int, w_base: int) -> tuple[list[Fill], list[Tap]]:
+        """The step's computes, tap by tap; the first tap of an unbiased tile also zeroes the accumulator
+        rows it leaves (pixels whose input is padding)."""
+        fills, taps = [], []
+        pb, ph, pw = out.pixels
+        for i, kh in enumerate(step.khs):
+            for j, kw in enumerate(step.kws):
+                rs, cs = ph + step.row_offset[i], pw + step.col_offset[j]
+                ok = self._inside(step.row_index[rs], step.col_index[cs])
+                a_idx = (pb * len(step.row_index) + rs) * len(step.col_index) + cs
+                # short runs first: the next weight block loads (dim cycles) while the tap's
+                # last compute streams, so a tap that ends on a full run hides that load
+                pieces = sorted(runs(ok, [(a_idx, 1)], self.d), key=lambda piece: piece[1])
+                # the first tap overwrites the accumulators it covers; the rest are zeroed first
+                overwrite = step.first and kh == 0 and kw == 0 and not self.op.bias
+                if overwrite:
+                    fills += self._fills(out, ok)
+                taps += self._tap_blocks(out, step, (i, j), in_base, w_base, a_idx, pieces, overwrite)
+        return fills, taps
+
+    def _fills(self, out: _Output, ok: np.ndarray) -> list[Fill]:
+        """Zero the accumulator rows of the pixels where ``ok`` is False."""
+        return [Fill(out.acc_base + kb_rel * self.plan.acc_plane + start, n, self._chans(kb, self.out_c))
+                for start, n in runs(~ok, [], self.d) for kb_rel, kb in enumerate(out.kbs)]
+
+    def _tap_blocks(self, out: _Output, step: _Step, tap: tuple[int, int], in_base: int, w_base: int,
+                    a_idx: np.ndarray, pieces: list[tuple[int, int]], overwrite: bool) -> list[Tap]:
+        """One tap's weight blocks, each with the computes of ``pieces`` (runs of pixels) through it."""
+        taps = []
+        for ci, cb in enumerate(step.cbs):
+            blk = self._block_offset(step, *tap, ci)
+            for kb_rel, kb in enumerate(out.kbs):
+                if self.dw and kb != cb:
+                    continue
+                comps = [Compute(in_base + ci * self.plan.in_plane + int(a_idx[p]),
+                                 out.acc_base + kb_rel * self.plan.acc_plane + p, n,
+                                 not (overwrite and (self.dw or ci == 0)))
+                         for p, n in pieces]
+                if comps:
+                    b = w_base + (0 if self.dw else kb_rel * self.plan.w_plane) + blk
+                    taps.append(Tap(b, self._chans(cb, self.in_c), self._chans(kb, self.out_c), comps))
+        return taps
+
+    def _stores(self, out: _Output) -> list[Load]:
+        """The finished tile's accumulator rows to the output, in runs of consecutive output pixels."""
+        op, (pb, ph, pw) = self.op, out.pixels
+        out_pix = ((out.bs.start + pb) * op.out_h + out.hs.start + ph) * op.out_w + out.ws.start + pw
+        return [Load(int(out_pix[start]) * self.out_c + kb * self.d,
+                     out.acc_base + kb_rel * self.plan.acc_plane + start, n, self._chans(kb, self.out_c))
+                for start, n in runs(np.ones(out.npix, bool), [(out_pix, 1)], self.d)
+                for kb_rel, kb in enumerate(out.kbs)]
+
+
 def conv_tiles(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
                ) -> tuple[list[ConvTile], ConvPlan]:
     """Walk the tile loops; decide residency, and the runs each tile loads, computes and stores.
 
     The input is the schedule's :class:`~toolkit.conv.geometry.ConvGeometry` of ``op``; weight
     rows (kh, kw, c) of that geometry are rows of the op's weight buffer as they are."""
-    plan = s.memory_plan(hw, op)
-    geo = s.geometry(op)
-    d = hw.dim
-    dw = isinstance(op, DepthwiseConv2d)
-    t = s.tiles()
-    C, K = geo.channels, (op.channels if dw else op.out_c)
-    H, W = geo.in_h, geo.in_w
-    (KH, KW), (sh, sw), (pad_h, pad_w) = geo.kernel, geo.stride, geo.padding
-    OH, OW = op.out_h, op.out_w
-    ranges = {"b": tile_ranges(op.batch, t.b), "h": tile_ranges(OH, t.oh), "w": tile_ranges(OW, t.ow),
-              "k" if not dw else "c": tile_ranges(-(-K // d), t.k)}
-    order = s.loop_order
-    reduction = [(kh, kw, cb) for kh in tile_ranges(KH, t.kh) for kw in tile_ranges(KW, t.kw)
-                 for cb in ([None] if dw else tile_ranges(-(-C // d), t.c))]
-
-    def chans(block: int, total: int) -> int:
-        return min(d, total - block * d)
-
-    def groups(blocks: range, total: int) -> list[tuple[int, int, int]]:
-        """(first block, relative index, columns) of mvin_blocks-wide channel groups."""
-        out = []
-        for g in range(blocks.start, blocks.stop, s.mvin_blocks):
-            last = min(blocks.stop, g + s.mvin_blocks)
-            out.append((g, g - blocks.start, min(total, last * d) - g * d))
-        return out
-
-    tiles: list[ConvTile] = []
-    held_in = held_w = None
-    n_in = n_w = n_acc = 0
-    for outer in np.ndindex(*(len(ranges[c]) for c in order)):
-        pick = {c: ranges[c][i] for c, i in zip(order, outer)}
-        bs, hs, ws = pick["b"], pick["h"], pick["w"]
-        kbs = pick["c" if dw else "k"]
-        nb, nh, nw = len(bs), len(hs), len(ws)
-        npix = nb * nh * nw
-        pb, ph, pw = np.meshgrid(np.arange(nb), np.arange(nh), np.arange(nw), indexing="ij")
-        pb, ph, pw = pb.ravel(), ph.ravel(), pw.ravel()
-        acc_base = plan.c.base(n_acc)
-        for r_index, (khs, kws, cbs) in enumerate(reduction):
-            first, last = r_index == 0, r_index == len(reduction) - 1
-            cbs = kbs if dw else cbs
-            tile = ConvTile([], [], [], [], [], [], [])
-            # input tile: rows and columns in phase layout, one plane per channel block
-            roff, rin = axis_layout(hs.start, nh, khs.start, len(khs), sh, pad_h)
-            coff, cin = axis_layout(ws.start, nw, kws.start, len(kws), sw, pad_w)
-            RS, CS = len(rin), len(cin)
-            key_in = (bs, hs, ws, khs, kws, cbs)
-            if held_in != key_in:
-                n_in += 1
-                held_in = key_in
-                lb, lr, lc = (a.ravel() for a in np.meshgrid(np.arange(nb), np.arange(RS), np.arange(CS),
-                                                             indexing="ij"))
-                ih, iw = rin[lr], cin[lc]
-                ok = (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
-                dram = (bs.start + lb) * geo.steps[0] + ih * geo.steps[1] + iw * geo.steps[2]
-                base = plan.a.base(n_in - 1)
-                for start, n in runs(ok, [(dram, geo.mvin_stride)], d):
-                    for g, rel, cols in groups(cbs, C):
-                        tile.in_loads.append(Load(int(dram[start]) + g * d, base + rel * plan.in_plane + start,
-                                                  n, cols))
-            in_base = plan.a.base(n_in - 1)
-            key_w = (khs, kws, cbs) if dw else (khs, kws, cbs, kbs)
-            if held_w != key_w:
-                n_w += 1
-                held_w = key_w
-                base = plan.b.base(n_w - 1)
-                for i, kh in enumerate(khs):
-                    for j, kw in enumerate(kws):
-                        for ci, cb in enumerate(cbs):
-                            blk = ((i * len(kws) + j) * len(cbs) + ci) * d
-                            if dw:
-                                tile.diagonals.append(Diagonal(base + blk, chans(cb, C), (kh * KW + kw) * C + cb * d))
-                                continue
-                            for g, rel, cols in groups(kbs, K):
-                                tile.w_loads.append(Load(((kh * KW + kw) * C + cb * d) * K + g * d,
-                                                         base + rel * plan.w_plane + blk, chans(cb, C), cols))
-            w_base = plan.b.base(n_w - 1)
-            if first and op.bias:
-                for g, rel, cols in groups(kbs, K):
-                    for r0 in range(0, npix, d):
-                        tile.bias_loads.append(Load(g * d * 4, acc_base + rel * plan.acc_plane + r0,
-                                                    min(d, npix - r0), cols))
-            for i, kh in enumerate(khs):
-                for j, kw in enumerate(kws):
-                    rs, cs = ph + roff[i], pw + coff[j]
-                    ih, iw = rin[rs], cin[cs]
-                    ok = (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
-                    a_idx = (pb * RS + rs) * CS + cs
-                    # short runs first: the next weight block loads (dim cycles) while the tap's
-                    # last compute streams, so a tap that ends on a full run hides that load
-                    pieces = sorted(runs(ok, [(a_idx, 1)], d), key=lambda piece: piece[1])
-                    # the first tap overwrites the accumulators it covers; the rest are zeroed first
-                    overwrite = first and kh == 0 and kw == 0 and not op.bias
-                    if overwrite:
-                        for start, n in runs(~ok, [], d):
-                            for kb_rel, kb in enumerate(kbs):
-                                tile.fills.append(Fill(acc_base + kb_rel * plan.acc_plane + start, n,
-                                                       chans(kb, K)))
-                    for ci, cb in enumerate(cbs):
-                        blk = ((i * len(kws) + j) * len(cbs) + ci) * d
-                        for kb_rel, kb in enumerate(kbs):
-                            if dw and kb != cb:
-                                continue
-                            comps = [Compute(in_base + ci * plan.in_plane + int(a_idx[p]),
-                                             acc_base + kb_rel * plan.acc_plane + p, n,
-                                             not (overwrite and (dw or ci == 0)))
-                                     for p, n in pieces]
-                            if comps:
-                                b = w_base + (0 if dw else kb_rel * plan.w_plane) + blk
-                                tile.taps.append(Tap(b, chans(cb, C), chans(kb, K), comps))
-            if last:
-                out_pix = ((bs.start + pb) * OH + hs.start + ph) * OW + ws.start + pw
-                for start, n in runs(np.ones(npix, bool), [(out_pix, 1)], d):
-                    for kb_rel, kb in enumerate(kbs):
-                        tile.stores.append(Load(int(out_pix[start]) * K + kb * d,
-                                                acc_base + kb_rel * plan.acc_plane + start, n, chans(kb, K)))
-            tiles.append(tile)
-        n_acc += 1
-    return tiles, plan
+    walk = _ConvWalk(op, s, hw)
+    return walk.tiles(), walk.plan
