@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -89,25 +89,11 @@ def run_network(net: Network, inputs: Mapping[str, np.ndarray], backend: str = "
         return convert_layout(env[name], net.tensors[name].layout, layout)
 
     start = time.perf_counter()
-    rows: list[LayerRow] = []
     layers = net.layers
     if progress:
         from tqdm import tqdm
         layers = tqdm(layers, desc=f"{net.name} ({backend})", unit="layer", leave=False)
-    for layer in layers:
-        t0 = time.perf_counter()
-        if isinstance(layer, HostLayer):
-            outs = execute_host(layer, fetch)
-            host_s = time.perf_counter() - t0
-            for name, arr in zip(layer.outputs, outs):
-                env[name] = convert_layout(np.asarray(arr), "native", net.tensors[name].layout)
-            rows.append(LayerRow(layer.name, layer.kind, layer.op_type, 1, 0, None, None, None, None, "host", None,
-                                 host_s, host_s))
-            continue
-        prog = compiler(layer.op)
-        out, cycles = execute_accel(layer, fetch, lambda op, op_inputs: run_program(prog, op_inputs, backend))
-        env[layer.output] = out.reshape(net.tensors[layer.output].stored_shape)
-        rows.append(_accel_row(layer, hw, cycles, time.perf_counter() - t0, compiler.notes.get(layer.op, "")))
+    rows = [_run_layer(layer, net, env, fetch, compiler, backend) for layer in layers]
     wall = time.perf_counter() - start
     total = sum(r.cycles for r in rows if r.cycles is not None) if backend != "functional" else None
     for r in rows:
@@ -120,6 +106,23 @@ def run_network(net: Network, inputs: Mapping[str, np.ndarray], backend: str = "
         compare_with_onnxruntime(net, inputs, result, {name: fetch(name, "native") for name in env})
         result.compare_s = time.perf_counter() - start - wall
     return result
+
+
+def _run_layer(layer: AccelLayer | HostLayer, net: Network, env: dict[str, np.ndarray],
+               fetch: Callable[[str, str], np.ndarray], compiler: _Compiler, backend: str) -> LayerRow:
+    """Run one layer (in numpy on the host, or compiled on ``backend``), store its outputs in ``env``."""
+    t0 = time.perf_counter()
+    if isinstance(layer, HostLayer):
+        outs = execute_host(layer, fetch)
+        host_s = time.perf_counter() - t0
+        for name, arr in zip(layer.outputs, outs):
+            env[name] = convert_layout(np.asarray(arr), "native", net.tensors[name].layout)
+        return LayerRow(layer.name, layer.kind, layer.op_type, 1, 0, None, None, None, None, "host", None,
+                        host_s, host_s)
+    prog = compiler(layer.op)
+    out, cycles = execute_accel(layer, fetch, lambda op, op_inputs: run_program(prog, op_inputs, backend))
+    env[layer.output] = out.reshape(net.tensors[layer.output].stored_shape)
+    return _accel_row(layer, compiler.hw, cycles, time.perf_counter() - t0, compiler.notes.get(layer.op, ""))
 
 
 def _accel_row(layer: AccelLayer, hw: HardwareConfig, cycles: int | None, wall_s: float, note: str) -> LayerRow:

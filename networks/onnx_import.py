@@ -599,6 +599,7 @@ class _Importer:
         self.gemm_layer(node, op, {"input": Feed(xint, "nhwc", (n, h, wd, c))}, {"weight": wq}, bias,
                         out, yq, scale, relu, offset, "nhwc", (n, k, op.out_h, op.out_w))
 
+    # Over 40 lines: one mapping whose cases (constant or activation B, zero points, Gemm's transB) share the operands.
     def matmul(self, node: Any, a: tuple[str, _Q], b: tuple, bias: Any, out: str, yq: _Q, relu: bool,
                gemm: bool) -> None:
         (aname, aq), (bv, bq, b_axis, b_const) = a, b

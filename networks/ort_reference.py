@@ -47,6 +47,7 @@ def max_deviation(ours: np.ndarray, ref: np.ndarray) -> float:
     return float(np.max(np.abs(ours.astype(np.float64) - ref.astype(np.float64))))
 
 
+# Over 40 lines: one onnxruntime session whose outputs fill the network's and every layer's columns.
 def compare_with_onnxruntime(net: "Network", inputs: Mapping[str, np.ndarray], result: "NetworkResult",
                              ours: Mapping[str, np.ndarray]) -> None:
     """Fill ``result``'s onnxruntime columns: output_dev, ort_latency_s, and max_dev/exact per layer."""
