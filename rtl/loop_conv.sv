@@ -3,7 +3,8 @@
 // dispatch. Two loops may be in flight (slots): while one runs, the next is configured and its
 // loads overlap the first one's computes and stores.
 //
-// Each loop runs through five sequencers (loop_conv_ld_bias, _ld_input, _ld_weight, _ex, _st).
+// Each loop runs through five sequencers (loop_conv_ld_bias, _ld_input, _ld_weight, _ex, _st),
+// each its own iterators and instructions around one shell (loop_conv_seq).
 // A sequencer takes the oldest loop it has not run yet: the loads as soon as a loop is
 // configured, execute once its three loads have started, store once execute has. Execute
 // steps only while this loop's loads have all been sent, store only once execute has; the

@@ -30,26 +30,16 @@ module loop_conv_ld_bias import systolic_pkg::*, loop_conv_pkg::*; #(
   input  logic              cmd_ready_i,
   output insn_t             cmd_o
 );
-  typedef enum logic [1:0] {Idle, Config, Load} state_e;
-
-  state_e            state_q, state_d;
   /* verilator lint_off UNUSEDSIGNAL */   // it reads some of its loop's fields
-  conv_cfg_t         cfg_q;
-  conv_der_t         der_q;
+  conv_cfg_t         cfg;
+  conv_der_t         der;
   /* verilator lint_on UNUSEDSIGNAL */
-  logic              slot_q, slot_d;
-  logic [ACC_AW-1:0] start_q;
+  logic [ACC_AW-1:0] start;
+  // its iterators (their registers are the shell's)
   it_t               b_q, b_d, orow_q, orow_d, ocol_q, ocol_d, och_q, och_d;
 
-  logic  skip_q, req_fire, in_valid, in_ready, in_fire, busy, it_en, last;
+  logic  req_fire, config_st, load_st, last;
   insn_t insn;
-
-  assign req_ready_o = state_q == Idle && !busy;
-  assign req_fire    = req_valid_i && req_ready_o;
-  assign in_valid    = state_q != Idle && !wait_i && !skip_q;
-  assign in_fire     = in_valid && in_ready;
-  assign idle_o      = req_ready_o;
-  assign slot_o      = slot_q;
 
   // the instruction of this step (evaluated only while the loop runs)
   always_comb begin
@@ -62,23 +52,20 @@ module loop_conv_ld_bias import systolic_pkg::*, loop_conv_pkg::*; #(
     cols    = '0;
     row     = '0;
     dram    = '0;
-    if (state_q == Config) begin
-      insn = config_ld(2'd2, der_q.bias_spad_stride, 8'd1, '0);
-    end else if (state_q == Load) begin
-      max_och = min_it(cfg_q.ochs, it_t'(MAX_BLOCK_LEN_ACC * DIM));
-      rows    = min_it(cfg_q.ocols - ocol_q, it_t'(DIM));
-      cols    = min_it(cfg_q.ochs - och_q, max_och);
-      row     = 32'(start_q) + 32'(och_q >> LOG_DIM) * 32'(der_q.bias_spad_stride)
-                + 32'(b_q) * 32'(der_q.opix) + 32'(orow_q) * 32'(cfg_q.ocols) + 32'(ocol_q);
-      dram    = cfg_q.no_bias ? '0 : cfg_q.bias_addr + 64'(32'(och_q) * 32'd4);
+    if (config_st) begin
+      insn = config_ld(2'd2, der.bias_spad_stride, 8'd1, '0);
+    end else if (load_st) begin
+      max_och = min_it(cfg.ochs, it_t'(MAX_BLOCK_LEN_ACC * DIM));
+      rows    = min_it(cfg.ocols - ocol_q, it_t'(DIM));
+      cols    = min_it(cfg.ochs - och_q, max_och);
+      row     = 32'(start) + 32'(och_q >> LOG_DIM) * 32'(der.bias_spad_stride)
+                + 32'(b_q) * 32'(der.opix) + 32'(orow_q) * 32'(cfg.ocols) + 32'(ocol_q);
+      dram    = cfg.no_bias ? '0 : cfg.bias_addr + 64'(32'(och_q) * 32'd4);
       insn    = '{funct: FunctMvin3, rs1: dram, rs2: operand(rows, cols, acc_local(row, 1'b0))};
     end
   end
 
-  // next state: take a loop, or step through it. The iterators' next values read registers
-  // only; whether they are taken (in_fire, which waits on the arbiter and dispatch's queues)
-  // is decided apart in a few narrow signals, so that a simulation evaluates this logic only
-  // on the unit's own (gated) clock.
+  // the iterators' next values, and whether this step is the loop's last
   always_comb begin
     it_t max_och;
     max_och = '0;
@@ -87,57 +74,26 @@ module loop_conv_ld_bias import systolic_pkg::*, loop_conv_pkg::*; #(
     ocol_d  = '0;
     och_d   = '0;
     last    = 1'b0;
-    if (!req_fire && state_q == Load) begin
-      max_och = min_it(cfg_q.ochs, it_t'(MAX_BLOCK_LEN_ACC * DIM));
-      och_d   = floor_add(och_q, max_och, cfg_q.ochs, 1'b1);
-      ocol_d  = floor_add(ocol_q, it_t'(DIM), cfg_q.ocols, och_d == '0);
-      orow_d  = floor_add(orow_q, it_t'(1), cfg_q.orows, och_d == '0 && ocol_d == '0);
-      b_d     = floor_add(b_q, it_t'(1), cfg_q.batches,
+    if (!req_fire && load_st) begin
+      max_och = min_it(cfg.ochs, it_t'(MAX_BLOCK_LEN_ACC * DIM));
+      och_d   = floor_add(och_q, max_och, cfg.ochs, 1'b1);
+      ocol_d  = floor_add(ocol_q, it_t'(DIM), cfg.ocols, och_d == '0);
+      orow_d  = floor_add(orow_q, it_t'(1), cfg.orows, och_d == '0 && ocol_d == '0);
+      b_d     = floor_add(b_q, it_t'(1), cfg.batches,
                           och_d == '0 && ocol_d == '0 && orow_d == '0);
       last    = b_d == '0 && orow_d == '0 && ocol_d == '0 && och_d == '0;
     end
   end
-  assign slot_d = req_fire ? req_slot_i : slot_q;
-  assign it_en  = req_fire || (in_fire && state_q == Load);
 
-  always_comb begin
-    state_d = state_q;
-    if (req_fire)                          state_d = Config;
-    else if (state_q != Idle && skip_q)    state_d = Idle;
-    else if (in_fire && state_q == Config) state_d = Load;
-    else if (in_fire && last)              state_d = Idle;
-  end
-
-  loop_conv_pipe #(.LATENCY(LATENCY)) u_pipe (
+  // Idle, Config (First), Load (Step); a loop without a bias address has nothing to load
+  loop_conv_seq #(.LATENCY(LATENCY), .ADDR_W(ACC_AW), .ITS_W(4 * IT_W)) u_seq (
     .clk_i, .rst_ni,
-    .in_valid_i (in_valid), .in_ready_o (in_ready), .in_i (insn),
-    .out_valid_o (cmd_valid_o), .out_ready_i (cmd_ready_i), .out_o (cmd_o),
-    .busy_o (busy)
+    .req_valid_i, .req_ready_o, .req_slot_i, .req_addr_i,
+    .req_skip_i (cfgs_i[req_slot_i].bias_addr == '0), .req_fire_o (req_fire),
+    .cfgs_i, .ders_i, .cfg_o (cfg), .der_o (der), .addr_o (start), .slot_o, .idle_o,
+    .first_o (config_st), .step_o (load_st),
+    .its_d_i ({b_d, orow_d, ocol_d, och_d}), .its_o ({b_q, orow_q, ocol_q, och_q}),
+    .last_i (last), .go_i (!wait_i), .insn_i (insn),
+    .cmd_valid_o, .cmd_ready_i, .cmd_o
   );
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      state_q <= Idle;
-      slot_q  <= 1'b0;
-    end else begin
-      state_q <= state_d;
-      slot_q  <= slot_d;
-    end
-  end
-
-  always_ff @(posedge clk_i) begin
-    if (req_fire) begin
-      // a loop without this sequencer's DRAM address has nothing for it (decoded once)
-      skip_q  <= cfgs_i[req_slot_i].bias_addr == '0;
-      cfg_q   <= cfgs_i[req_slot_i];
-      der_q   <= ders_i[req_slot_i];
-      start_q <= req_addr_i;
-    end
-    if (it_en) begin
-      b_q    <= b_d;
-      orow_q <= orow_d;
-      ocol_q <= ocol_d;
-      och_q  <= och_d;
-    end
-  end
 endmodule

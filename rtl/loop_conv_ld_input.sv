@@ -31,44 +31,35 @@ module loop_conv_ld_input import systolic_pkg::*, loop_conv_pkg::*; #(
   input  logic             cmd_ready_i,
   output insn_t            cmd_o
 );
-  typedef enum logic [1:0] {Idle, Config, Load} state_e;
-
-  state_e           state_q, state_d;
   /* verilator lint_off UNUSEDSIGNAL */   // it reads some of its loop's fields
-  conv_cfg_t         cfg_q;
-  conv_der_t         der_q;
+  conv_cfg_t        cfg;
+  conv_der_t        der;
   /* verilator lint_on UNUSEDSIGNAL */
-  logic             slot_q, slot_d;
-  logic [SP_AW-1:0] start_q;
+  logic [SP_AW-1:0] start;
+  // its iterators (their registers are the shell's)
   it_t              b_q, b_d, ich_q, ich_d;
   sit_t             irow_q, irow_d, icol_q, icol_d;   // from -upad and -lpad
 
-  logic  skip_q, req_fire, in_valid, in_ready, in_fire, busy, it_en, last;
+  logic  req_fire, config_st, load_st, last;
   it_t   max_ich;    // channels per mvin
   sit_t  run;        // pixels of this step (its columns before downsampling)
   insn_t insn;
 
-  assign req_ready_o = state_q == Idle && !busy;
-  assign req_fire    = req_valid_i && req_ready_o;
-  assign in_valid    = state_q != Idle && !wait_i && !skip_q;
-  assign in_fire     = in_valid && in_ready;
-  assign idle_o      = req_ready_o;
-  assign slot_o      = slot_q;
-  assign max_ich     = min_it(cfg_q.kchs, it_t'(MAX_BLOCK_LEN * DIM));
+  assign max_ich = min_it(cfg.kchs, it_t'(MAX_BLOCK_LEN * DIM));
 
   // pixels of this step: the left padding, the right padding or the image, to a run's end
   always_comb begin
     sit_t unpadded, full, dim_s;
-    unpadded = sit_t'(der_q.icols_unpadded);
+    unpadded = sit_t'(der.icols_unpadded);
     dim_s    = sit_t'(DIM);
-    full     = dim_s <<< cfg_q.downsample;
-    if (state_q != Load) begin
+    full     = dim_s <<< cfg.downsample;
+    if (!load_st) begin
       run = '0;
     end else if (icol_q < 0) begin
       run = (-icol_q > dim_s) ? dim_s : -icol_q;
     end else if (icol_q >= unpadded) begin
-      run = (unpadded + sit_t'(cfg_q.rpad) - icol_q > dim_s) ? dim_s
-            : unpadded + sit_t'(cfg_q.rpad) - icol_q;
+      run = (unpadded + sit_t'(cfg.rpad) - icol_q > dim_s) ? dim_s
+            : unpadded + sit_t'(cfg.rpad) - icol_q;
     end else begin
       run = (unpadded - icol_q > full) ? full : unpadded - icol_q;
     end
@@ -89,30 +80,27 @@ module loop_conv_ld_input import systolic_pkg::*, loop_conv_pkg::*; #(
     pcol   = '0;
     chans  = '0;
     dram   = '0;
-    if (state_q == Config) begin
-      insn = config_ld(2'd0, der_q.input_spad_stride, cfg_q.max_pixels,
-                       64'(cfg_q.in_stride) << cfg_q.downsample);
-    end else if (state_q == Load) begin
-      zeros  = irow_q < 0 || irow_q >= sit_t'(der_q.irows_unpadded)
-               || icol_q < 0 || icol_q >= sit_t'(der_q.icols_unpadded);
-      prow   = it_t'(irow_q + sit_t'(cfg_q.upad)) >> cfg_q.downsample;   // padded row, column
-      pcol   = it_t'(icol_q + sit_t'(cfg_q.lpad)) >> cfg_q.downsample;
-      row    = 32'(start_q) + 32'(ich_q >> LOG_DIM) * 32'(der_q.input_spad_stride)
-               + 32'(b_q) * 32'(der_q.ipix) + 32'(prow) * 32'(der_q.ds_icols) + 32'(pcol);
-      pix    = (32'(b_q) * 32'(cfg_q.in_row_dim) + 32'(irow_q)) * 32'(cfg_q.in_col_dim)
+    if (config_st) begin
+      insn = config_ld(2'd0, der.input_spad_stride, cfg.max_pixels,
+                       64'(cfg.in_stride) << cfg.downsample);
+    end else if (load_st) begin
+      zeros  = irow_q < 0 || irow_q >= sit_t'(der.irows_unpadded)
+               || icol_q < 0 || icol_q >= sit_t'(der.icols_unpadded);
+      prow   = it_t'(irow_q + sit_t'(cfg.upad)) >> cfg.downsample;   // padded row, column
+      pcol   = it_t'(icol_q + sit_t'(cfg.lpad)) >> cfg.downsample;
+      row    = 32'(start) + 32'(ich_q >> LOG_DIM) * 32'(der.input_spad_stride)
+               + 32'(b_q) * 32'(der.ipix) + 32'(prow) * 32'(der.ds_icols) + 32'(pcol);
+      pix    = (32'(b_q) * 32'(cfg.in_row_dim) + 32'(irow_q)) * 32'(cfg.in_col_dim)
                + 32'(icol_q);
-      offset = pix * 32'(cfg_q.in_stride) + 32'(ich_q);
-      dram   = zeros ? '0 : cfg_q.input_addr + 64'(offset);
-      chans  = min_it(cfg_q.kchs - ich_q, max_ich);
+      offset = pix * 32'(cfg.in_stride) + 32'(ich_q);
+      dram   = zeros ? '0 : cfg.input_addr + 64'(offset);
+      chans  = min_it(cfg.kchs - ich_q, max_ich);
       insn   = '{funct: FunctMvin, rs1: dram,
-                 rs2: operand(it_t'(run) >> cfg_q.downsample, chans, sp_local(row))};
+                 rs2: operand(it_t'(run) >> cfg.downsample, chans, sp_local(row))};
     end
   end
 
-  // next state: take a loop, or step through it. The iterators' next values read registers
-  // only; whether they are taken (in_fire, which waits on the arbiter and dispatch's queues)
-  // is decided apart in a few narrow signals, so that a simulation evaluates this logic only
-  // on the unit's own (gated) clock.
+  // the iterators' next values, and whether this step is the loop's last
   always_comb begin
     it_t  ich_n, b_n;
     sit_t icol_n, irow_n, lo_col, lo_row;
@@ -121,8 +109,8 @@ module loop_conv_ld_input import systolic_pkg::*, loop_conv_pkg::*; #(
     irow_d   = irow_q;
     icol_d   = icol_q;
     ich_d    = ich_q;
-    lo_col   = -sit_t'(cfg_q.lpad);
-    lo_row   = -sit_t'(cfg_q.upad);
+    lo_col   = -sit_t'(cfg.lpad);
+    lo_row   = -sit_t'(cfg.upad);
     ich_n    = '0;
     icol_n   = '0;
     irow_n   = '0;
@@ -133,19 +121,19 @@ module loop_conv_ld_input import systolic_pkg::*, loop_conv_pkg::*; #(
     if (req_fire) begin
       b_d   = '0;
       ich_d = '0;   // irow and icol start in the Config step, from the new loop's fields
-    end else if (state_q == Config) begin
+    end else if (config_st) begin
       // the first step starts in the padding; the fields are the new loop's by now
       irow_d = lo_row;
       icol_d = lo_col;
-    end else if (state_q == Load) begin
-      ich_n    = floor_add(ich_q, max_ich, cfg_q.kchs, 1'b1);
-      icol_n   = sfloor_add(icol_q, run, sit_t'(der_q.icols_unpadded) + sit_t'(cfg_q.rpad),
+    end else if (load_st) begin
+      ich_n    = floor_add(ich_q, max_ich, cfg.kchs, 1'b1);
+      icol_n   = sfloor_add(icol_q, run, sit_t'(der.icols_unpadded) + sit_t'(cfg.rpad),
                             lo_col, ich_n == '0);
       col_wrap = ich_n == '0 && icol_n == lo_col;
-      irow_n   = sfloor_add(irow_q, sit_t'(1) <<< cfg_q.downsample,
-                            sit_t'(der_q.irows_unpadded) + sit_t'(cfg_q.dpad), lo_row, col_wrap);
+      irow_n   = sfloor_add(irow_q, sit_t'(1) <<< cfg.downsample,
+                            sit_t'(der.irows_unpadded) + sit_t'(cfg.dpad), lo_row, col_wrap);
       row_wrap = col_wrap && irow_n == lo_row;
-      b_n      = floor_add(b_q, it_t'(1), cfg_q.batches, row_wrap);
+      b_n      = floor_add(b_q, it_t'(1), cfg.batches, row_wrap);
       ich_d    = ich_n;
       icol_d   = icol_n;
       irow_d   = irow_n;
@@ -153,47 +141,18 @@ module loop_conv_ld_input import systolic_pkg::*, loop_conv_pkg::*; #(
       last     = row_wrap && b_n == '0;
     end
   end
-  assign slot_d = req_fire ? req_slot_i : slot_q;
-  assign it_en  = req_fire || (state_q == Config && !skip_q) || (in_fire && state_q == Load);
 
-  always_comb begin
-    state_d = state_q;
-    if (req_fire)                          state_d = Config;
-    else if (state_q != Idle && skip_q)    state_d = Idle;
-    else if (in_fire && state_q == Config) state_d = Load;
-    else if (in_fire && last)              state_d = Idle;
-  end
-
-  loop_conv_pipe #(.LATENCY(LATENCY)) u_pipe (
+  // Idle, Config (First: the iterators take the padding's starts), Load (Step); a loop without
+  // an input address has nothing to load
+  loop_conv_seq #(.LATENCY(LATENCY), .ADDR_W(SP_AW), .ITS_W(2 * IT_W + 2 * $bits(sit_t)),
+                  .FIRST_ITS(1)) u_seq (
     .clk_i, .rst_ni,
-    .in_valid_i (in_valid), .in_ready_o (in_ready), .in_i (insn),
-    .out_valid_o (cmd_valid_o), .out_ready_i (cmd_ready_i), .out_o (cmd_o),
-    .busy_o (busy)
+    .req_valid_i, .req_ready_o, .req_slot_i, .req_addr_i,
+    .req_skip_i (cfgs_i[req_slot_i].input_addr == '0), .req_fire_o (req_fire),
+    .cfgs_i, .ders_i, .cfg_o (cfg), .der_o (der), .addr_o (start), .slot_o, .idle_o,
+    .first_o (config_st), .step_o (load_st),
+    .its_d_i ({b_d, irow_d, icol_d, ich_d}), .its_o ({b_q, irow_q, icol_q, ich_q}),
+    .last_i (last), .go_i (!wait_i), .insn_i (insn),
+    .cmd_valid_o, .cmd_ready_i, .cmd_o
   );
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      state_q <= Idle;
-      slot_q  <= 1'b0;
-    end else begin
-      state_q <= state_d;
-      slot_q  <= slot_d;
-    end
-  end
-
-  always_ff @(posedge clk_i) begin
-    if (req_fire) begin
-      // a loop without this sequencer's DRAM address has nothing for it (decoded once)
-      skip_q  <= cfgs_i[req_slot_i].input_addr == '0;
-      cfg_q   <= cfgs_i[req_slot_i];
-      der_q   <= ders_i[req_slot_i];
-      start_q <= req_addr_i;
-    end
-    if (it_en) begin
-      b_q    <= b_d;
-      irow_q <= irow_d;
-      icol_q <= icol_d;
-      ich_q  <= ich_d;
-    end
-  end
 endmodule

@@ -33,28 +33,19 @@ module loop_conv_ld_weight import systolic_pkg::*, loop_conv_pkg::*; #(
   input  logic           cmd_ready_i,
   output insn_t          cmd_o
 );
-  typedef enum logic [1:0] {Idle, Config, Load} state_e;
-
-  state_e         state_q, state_d;
   /* verilator lint_off UNUSEDSIGNAL */   // it reads some of its loop's fields
-  conv_cfg_t         cfg_q;
-  conv_der_t         der_q;
+  conv_cfg_t      cfg;
+  conv_der_t      der;
   /* verilator lint_on UNUSEDSIGNAL */
-  logic           slot_q, slot_d;
-  logic [SP_AW:0] end_q;
+  logic [SP_AW:0] end_row;
+  // its iterators (their registers are the shell's)
   it_t            och_q, och_d, krow_q, krow_d, kcol_q, kcol_d, kch_q, kch_d;
 
-  logic  skip_q, req_fire, in_valid, in_ready, in_fire, busy, it_en, last;
+  logic  req_fire, config_st, load_st, last;
   it_t   max_och;   // output channels per mvin2
   insn_t insn;
 
-  assign req_ready_o = state_q == Idle && !busy;
-  assign req_fire    = req_valid_i && req_ready_o;
-  assign in_valid    = state_q != Idle && !wait_i && !skip_q;
-  assign in_fire     = in_valid && in_ready;
-  assign idle_o      = req_ready_o;
-  assign slot_o      = slot_q;
-  assign max_och     = min_it(cfg_q.ochs, it_t'(MAX_BLOCK_LEN * DIM));
+  assign max_och = min_it(cfg.ochs, it_t'(MAX_BLOCK_LEN * DIM));
 
   // the instruction of this step (evaluated only while the loop runs)
   always_comb begin
@@ -64,84 +55,50 @@ module loop_conv_ld_weight import systolic_pkg::*, loop_conv_pkg::*; #(
     row    = '0;
     offset = '0;
     stride = '0;
-    if (state_q == Config) begin
-      stride = cfg_q.dw ? 64'd1 : 64'(cfg_q.weight_stride);
-      insn   = config_ld(2'd1, der_q.weight_spad_stride, 8'd1, stride);
-    end else if (state_q == Load) begin
-      row = 32'(end_q) - 32'(der_q.b_rows)
-            + 32'(och_q >> LOG_DIM) * 32'(der_q.weight_spad_stride)
-            + (32'(krow_q) * 32'(cfg_q.kcols) + 32'(kcol_q)) * 32'(cfg_q.kchs) + 32'(kch_q);
-      if (cfg_q.dw) begin
-        offset = 32'(krow_q) * 32'(cfg_q.kernel_dim) + 32'(kcol_q);
+    if (config_st) begin
+      stride = cfg.dw ? 64'd1 : 64'(cfg.weight_stride);
+      insn   = config_ld(2'd1, der.weight_spad_stride, 8'd1, stride);
+    end else if (load_st) begin
+      row = 32'(end_row) - 32'(der.b_rows)
+            + 32'(och_q >> LOG_DIM) * 32'(der.weight_spad_stride)
+            + (32'(krow_q) * 32'(cfg.kcols) + 32'(kcol_q)) * 32'(cfg.kchs) + 32'(kch_q);
+      if (cfg.dw) begin
+        offset = 32'(krow_q) * 32'(cfg.kernel_dim) + 32'(kcol_q);
       end else begin
-        offset = ((32'(krow_q) * 32'(cfg_q.kernel_dim) + 32'(kcol_q)) * 32'(cfg_q.in_channels)
-                  + 32'(kch_q)) * 32'(cfg_q.weight_stride) + 32'(och_q);
+        offset = ((32'(krow_q) * 32'(cfg.kernel_dim) + 32'(kcol_q)) * 32'(cfg.in_channels)
+                  + 32'(kch_q)) * 32'(cfg.weight_stride) + 32'(och_q);
       end
-      insn = '{funct: FunctMvin2, rs1: cfg_q.weights_addr + 64'(offset),
-               rs2: operand(min_it(cfg_q.kchs - kch_q, it_t'(DIM)),
-                            min_it(cfg_q.ochs - och_q, max_och), sp_local(row))};
+      insn = '{funct: FunctMvin2, rs1: cfg.weights_addr + 64'(offset),
+               rs2: operand(min_it(cfg.kchs - kch_q, it_t'(DIM)),
+                            min_it(cfg.ochs - och_q, max_och), sp_local(row))};
     end
   end
 
-  // next state: take a loop, or step through it. The iterators' next values read registers
-  // only; whether they are taken (in_fire, which waits on the arbiter and dispatch's queues)
-  // is decided apart in a few narrow signals, so that a simulation evaluates this logic only
-  // on the unit's own (gated) clock.
+  // the iterators' next values, and whether this step is the loop's last
   always_comb begin
     och_d  = '0;
     krow_d = '0;
     kcol_d = '0;
     kch_d  = '0;
     last   = 1'b0;
-    if (!req_fire && state_q == Load) begin
-      kch_d  = floor_add(kch_q, it_t'(DIM), cfg_q.kchs, 1'b1);
-      kcol_d = floor_add(kcol_q, it_t'(1), cfg_q.kcols, kch_d == '0);
-      krow_d = floor_add(krow_q, it_t'(1), cfg_q.krows, kch_d == '0 && kcol_d == '0);
-      och_d  = floor_add(och_q, max_och, cfg_q.ochs, kch_d == '0 && kcol_d == '0 && krow_d == '0);
+    if (!req_fire && load_st) begin
+      kch_d  = floor_add(kch_q, it_t'(DIM), cfg.kchs, 1'b1);
+      kcol_d = floor_add(kcol_q, it_t'(1), cfg.kcols, kch_d == '0);
+      krow_d = floor_add(krow_q, it_t'(1), cfg.krows, kch_d == '0 && kcol_d == '0);
+      och_d  = floor_add(och_q, max_och, cfg.ochs, kch_d == '0 && kcol_d == '0 && krow_d == '0);
       last   = och_d == '0 && krow_d == '0 && kcol_d == '0 && kch_d == '0;
     end
   end
-  assign slot_d = req_fire ? req_slot_i : slot_q;
-  assign it_en  = req_fire || (in_fire && state_q == Load);
 
-  always_comb begin
-    state_d = state_q;
-    if (req_fire)                          state_d = Config;
-    else if (state_q != Idle && skip_q)    state_d = Idle;
-    else if (in_fire && state_q == Config) state_d = Load;
-    else if (in_fire && last)              state_d = Idle;
-  end
-
-  loop_conv_pipe #(.LATENCY(LATENCY)) u_pipe (
+  // Idle, Config (First), Load (Step); a loop without a weight address has nothing to load
+  loop_conv_seq #(.LATENCY(LATENCY), .ADDR_W(SP_AW + 1), .ITS_W(4 * IT_W)) u_seq (
     .clk_i, .rst_ni,
-    .in_valid_i (in_valid), .in_ready_o (in_ready), .in_i (insn),
-    .out_valid_o (cmd_valid_o), .out_ready_i (cmd_ready_i), .out_o (cmd_o),
-    .busy_o (busy)
+    .req_valid_i, .req_ready_o, .req_slot_i, .req_addr_i,
+    .req_skip_i (cfgs_i[req_slot_i].weights_addr == '0), .req_fire_o (req_fire),
+    .cfgs_i, .ders_i, .cfg_o (cfg), .der_o (der), .addr_o (end_row), .slot_o, .idle_o,
+    .first_o (config_st), .step_o (load_st),
+    .its_d_i ({och_d, krow_d, kcol_d, kch_d}), .its_o ({och_q, krow_q, kcol_q, kch_q}),
+    .last_i (last), .go_i (!wait_i), .insn_i (insn),
+    .cmd_valid_o, .cmd_ready_i, .cmd_o
   );
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      state_q <= Idle;
-      slot_q  <= 1'b0;
-    end else begin
-      state_q <= state_d;
-      slot_q  <= slot_d;
-    end
-  end
-
-  always_ff @(posedge clk_i) begin
-    if (req_fire) begin
-      // a loop without this sequencer's DRAM address has nothing for it (decoded once)
-      skip_q  <= cfgs_i[req_slot_i].weights_addr == '0;
-      cfg_q <= cfgs_i[req_slot_i];
-      der_q <= ders_i[req_slot_i];
-      end_q <= req_addr_i;
-    end
-    if (it_en) begin
-      och_q  <= och_d;
-      krow_q <= krow_d;
-      kcol_q <= kcol_d;
-      kch_q  <= kch_d;
-    end
-  end
 endmodule

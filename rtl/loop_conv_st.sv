@@ -30,26 +30,19 @@ module loop_conv_st import systolic_pkg::*, loop_conv_pkg::*; #(
   input  logic              cmd_ready_i,
   output insn_t             cmd_o
 );
-  typedef enum logic {Idle, Store} state_e;
-
-  state_e            state_q, state_d;
   /* verilator lint_off UNUSEDSIGNAL */   // it reads some of its loop's fields
-  conv_cfg_t         cfg_q;
-  conv_der_t         der_q;
+  conv_cfg_t         cfg;
+  conv_der_t         der;
   /* verilator lint_on UNUSEDSIGNAL */
-  logic              slot_q, slot_d;
-  logic [ACC_AW-1:0] start_q;
+  logic [ACC_AW-1:0] start;
+  // its iterators (their registers are the shell's)
   it_t               b_q, b_d, orow_q, orow_d, ocol_q, ocol_d, och_q, och_d;
 
-  logic  skip_q, req_fire, in_valid, in_ready, in_fire, busy, it_en, last;
+  logic  req_fire, store_st, last;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic  no_first;   // it has no First state
+  /* verilator lint_on UNUSEDSIGNAL */
   insn_t insn;
-
-  assign req_ready_o = state_q == Idle && !busy;
-  assign req_fire    = req_valid_i && req_ready_o;
-  assign in_valid    = state_q != Idle && !skip_q && ex_done_i;
-  assign in_fire     = in_valid && in_ready;
-  assign idle_o      = req_ready_o;
-  assign slot_o      = slot_q;
 
   // the instruction of this step (evaluated only while the loop runs)
   always_comb begin
@@ -57,76 +50,44 @@ module loop_conv_st import systolic_pkg::*, loop_conv_pkg::*; #(
     insn   = '0;
     row    = '0;
     offset = '0;
-    if (state_q == Store) begin
-      row    = 32'(start_q) + 32'(och_q >> LOG_DIM) * 32'(der_q.bias_spad_stride)
-               + 32'(b_q) * 32'(der_q.opix) + 32'(orow_q) * 32'(cfg_q.ocols) + 32'(ocol_q);
-      offset = ((32'(b_q) * 32'(cfg_q.out_row_dim) + 32'(orow_q)) * 32'(cfg_q.out_col_dim)
-                + 32'(ocol_q)) * 32'(cfg_q.out_stride) + 32'(och_q);
-      insn   = '{funct: FunctMvout, rs1: cfg_q.output_addr + 64'(offset),
-                 rs2: operand(min_it(cfg_q.ocols - ocol_q, it_t'(DIM)),
-                              min_it(cfg_q.ochs - och_q, it_t'(DIM)), acc_local(row, 1'b0))};
+    if (store_st) begin
+      row    = 32'(start) + 32'(och_q >> LOG_DIM) * 32'(der.bias_spad_stride)
+               + 32'(b_q) * 32'(der.opix) + 32'(orow_q) * 32'(cfg.ocols) + 32'(ocol_q);
+      offset = ((32'(b_q) * 32'(cfg.out_row_dim) + 32'(orow_q)) * 32'(cfg.out_col_dim)
+                + 32'(ocol_q)) * 32'(cfg.out_stride) + 32'(och_q);
+      insn   = '{funct: FunctMvout, rs1: cfg.output_addr + 64'(offset),
+                 rs2: operand(min_it(cfg.ocols - ocol_q, it_t'(DIM)),
+                              min_it(cfg.ochs - och_q, it_t'(DIM)), acc_local(row, 1'b0))};
     end
   end
 
-  // next state: take a loop, or step through it. The iterators' next values read registers
-  // only; whether they are taken (in_fire, which waits on the arbiter and dispatch's queues)
-  // is decided apart in a few narrow signals, so that a simulation evaluates this logic only
-  // on the unit's own (gated) clock.
+  // the iterators' next values, and whether this step is the loop's last
   always_comb begin
     b_d    = '0;
     orow_d = '0;
     ocol_d = '0;
     och_d  = '0;
     last   = 1'b0;
-    if (!req_fire && state_q == Store) begin
-      och_d  = floor_add(och_q, it_t'(DIM), cfg_q.ochs, 1'b1);
-      ocol_d = floor_add(ocol_q, it_t'(DIM), cfg_q.ocols, och_d == '0);
-      orow_d = floor_add(orow_q, it_t'(1), cfg_q.orows, och_d == '0 && ocol_d == '0);
-      b_d    = floor_add(b_q, it_t'(1), cfg_q.batches,
+    if (!req_fire && store_st) begin
+      och_d  = floor_add(och_q, it_t'(DIM), cfg.ochs, 1'b1);
+      ocol_d = floor_add(ocol_q, it_t'(DIM), cfg.ocols, och_d == '0);
+      orow_d = floor_add(orow_q, it_t'(1), cfg.orows, och_d == '0 && ocol_d == '0);
+      b_d    = floor_add(b_q, it_t'(1), cfg.batches,
                          och_d == '0 && ocol_d == '0 && orow_d == '0);
       last   = b_d == '0 && orow_d == '0 && ocol_d == '0 && och_d == '0;
     end
   end
-  assign slot_d = req_fire ? req_slot_i : slot_q;
-  assign it_en  = req_fire || in_fire;
 
-  always_comb begin
-    state_d = state_q;
-    if (req_fire)                       state_d = Store;
-    else if (state_q != Idle && skip_q) state_d = Idle;
-    else if (in_fire && last)           state_d = Idle;
-  end
-
-  loop_conv_pipe #(.LATENCY(LATENCY)) u_pipe (
+  // Idle, Store (Step: no config, set before the loop); a loop without an output address has
+  // nothing to store
+  loop_conv_seq #(.LATENCY(LATENCY), .ADDR_W(ACC_AW), .ITS_W(4 * IT_W), .NO_FIRST(1)) u_seq (
     .clk_i, .rst_ni,
-    .in_valid_i (in_valid), .in_ready_o (in_ready), .in_i (insn),
-    .out_valid_o (cmd_valid_o), .out_ready_i (cmd_ready_i), .out_o (cmd_o),
-    .busy_o (busy)
+    .req_valid_i, .req_ready_o, .req_slot_i, .req_addr_i,
+    .req_skip_i (cfgs_i[req_slot_i].output_addr == '0), .req_fire_o (req_fire),
+    .cfgs_i, .ders_i, .cfg_o (cfg), .der_o (der), .addr_o (start), .slot_o, .idle_o,
+    .first_o (no_first), .step_o (store_st),
+    .its_d_i ({b_d, orow_d, ocol_d, och_d}), .its_o ({b_q, orow_q, ocol_q, och_q}),
+    .last_i (last), .go_i (ex_done_i), .insn_i (insn),
+    .cmd_valid_o, .cmd_ready_i, .cmd_o
   );
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      state_q <= Idle;
-      slot_q  <= 1'b0;
-    end else begin
-      state_q <= state_d;
-      slot_q  <= slot_d;
-    end
-  end
-
-  always_ff @(posedge clk_i) begin
-    if (req_fire) begin
-      // a loop without this sequencer's DRAM address has nothing for it (decoded once)
-      skip_q  <= cfgs_i[req_slot_i].output_addr == '0;
-      cfg_q   <= cfgs_i[req_slot_i];
-      der_q   <= ders_i[req_slot_i];
-      start_q <= req_addr_i;
-    end
-    if (it_en) begin
-      b_q    <= b_d;
-      orow_q <= orow_d;
-      ocol_q <= ocol_d;
-      och_q  <= och_d;
-    end
-  end
 endmodule

@@ -48,8 +48,9 @@ HARNESS_DIR = RTL_DIR / "harness"
 RTL_FILES = ("systolic_pkg.sv", "loop_mm_pkg.sv", "loop_conv_pkg.sv", "pe.sv", "mesh.sv", "ram_bank.sv",
              "local_mem.sv", "dispatch.sv", "load_unit.sv", "execute_unit.sv", "store_unit.sv",
              "loop_mm_xfer.sv", "loop_mm_ex.sv", "loop_mm_st.sv", "loop_matmul.sv",
-             "loop_conv_pipe.sv", "loop_conv_ld_bias.sv", "loop_conv_ld_input.sv", "loop_conv_ld_weight.sv",
-             "loop_conv_ex.sv", "loop_conv_st.sv", "loop_conv.sv", "clock_gate.sv", "accel_top.sv")
+             "loop_conv_pipe.sv", "loop_conv_seq.sv", "loop_conv_ld_bias.sv", "loop_conv_ld_input.sv",
+             "loop_conv_ld_weight.sv", "loop_conv_ex.sv", "loop_conv_st.sv", "loop_conv.sv", "clock_gate.sv",
+             "accel_top.sv")
 TOP = "accel_top"
 CFLAGS = "-O3 -march=native"
 # --assert: the design's assumptions (SystemVerilog assertions) are checked in every run

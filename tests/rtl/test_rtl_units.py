@@ -78,9 +78,9 @@ def test_store_unit(tmp_path_factory) -> None:
          {"DIM": 4, "SP_ROWS": 64, "ACC_ROWS": 16, "N": 10})
 
 
-LOOP_CONV_FILES = ["systolic_pkg.sv", "loop_conv_pkg.sv", "loop_conv_pipe.sv", "loop_conv_ld_bias.sv",
-                   "loop_conv_ld_input.sv", "loop_conv_ld_weight.sv", "loop_conv_ex.sv", "loop_conv_st.sv",
-                   "loop_conv.sv"]
+LOOP_CONV_FILES = ["systolic_pkg.sv", "loop_conv_pkg.sv", "loop_conv_pipe.sv", "loop_conv_seq.sv",
+                   "loop_conv_ld_bias.sv", "loop_conv_ld_input.sv", "loop_conv_ld_weight.sv", "loop_conv_ex.sv",
+                   "loop_conv_st.sv", "loop_conv.sv"]
 
 
 def test_loop_conv(tmp_path_factory) -> None:
