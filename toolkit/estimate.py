@@ -37,12 +37,13 @@ def tap_cycles(rows: int, last: int, dim: int) -> float:
 def pipeline_cycles(steps: "Sequence[tuple[float, float, float]] | np.ndarray", dim: int,
                     startup: float | None = None, step_overhead: float = STEP_OVERHEAD) -> float:
     """Cycles of a software pipeline (load_ahead, store_delay) over ``steps`` of (computes, loads,
-    stores[, load writes]) array, port or load-unit cycles: a step costs the larger of its computes and the DMA of the next
-    step's loads and the previous step's stores, issued among them (or, where larger, of the load
-    unit writing the next step's loads into local memory, a block a cycle). The first step's own loads
-    come first: all of them (``startup`` None), or, where they go in among its computes in the
-    order those need them, ``startup`` cycles before the first compute and then alongside the next
-    step's loads. The last step's stores follow; each step adds ``step_overhead`` dims."""
+    stores[, load writes]) array, port or load-unit cycles: a step costs the larger of its computes
+    and the DMA of the next step's loads and the previous step's stores, issued among them (or,
+    where larger, of the load unit writing the next step's loads into local memory, a block a
+    cycle). The first step's own loads come first: all of them (``startup`` None), or, where they
+    go in among its computes in the order those need them, ``startup`` cycles before the first
+    compute and then alongside the next step's loads. The last step's stores follow; each step adds
+    ``step_overhead`` dims."""
     table = np.asarray(steps, dtype=float)
     if not len(table):
         return 0.0

@@ -128,8 +128,9 @@ def need_ordered(loads: str, body: str, strides: Mapping[str, int], extras: str 
 
     The loads go in the order the body first touches what they write, each no later than just before
     that unit (loads that write the same rows keep their order), spread with ``extras`` evenly over
-    the body (so that dispatch, in order, never stalls behind a burst of them). A load's rows count, as dispatch tracks them for hazards, from its first row to its last:
-    a load after a compute that reads inside that range would wait for it. Program semantics are
+    the body (so that dispatch, in order, never stalls behind a burst of them). A load's rows count,
+    as dispatch tracks them for hazards, from its first row to its last: a load after a compute that
+    reads inside that range would wait for it. Program semantics are
     unchanged: no body unit before a load touches what it writes. Loads that compute (depthwise
     diagonals, which replace the weights in the array) keep the plain order. ``strides``: ``dim``
     and each mvin mnemonic's block stride (config_ld's)."""
