@@ -13,12 +13,12 @@ import time
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
 from isa import ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, HardwareConfig, Program, encode_all
-from isa.loop_words import CONFIG_LD, OPERAND
+from isa.loop_words import CONFIG_LD, OPERAND, Field
 from isa.opcodes import MVIN_FUNCTS, ConfigKind, Funct
 from simulators.stand_in import estimate
 from toolkit.kinds import KINDS, knob_domains, lower
@@ -68,35 +68,30 @@ def _latest(values: np.ndarray, is_cfg: np.ndarray) -> np.ndarray:
     return np.where(last >= 0, values[np.maximum(last, 0)], 0)
 
 
+# the layouts are written once, in isa/loop_words.py
 _OPERAND = {f.name: f for f in OPERAND}
 _CONFIG_LD_RS1 = {f.name: f for f in CONFIG_LD if f.word == "rs1"}
 
 
-def _operand_field(x: np.ndarray, name: str) -> np.ndarray:
-    """One field of operand words (isa.loop_words.OPERAND: the layout is written once, there)."""
-    f = _OPERAND[name]
+def _field(x: np.ndarray, layout: Mapping[str, Field], name: str) -> np.ndarray:
+    """Field ``name`` of words ``x`` under ``layout`` (operand words, or config_ld's rs1)."""
+    f = layout[name]
     return _bits(x, f.lo, f.mask)
-
-
-def _config_ld_field(rs1: np.ndarray, name: str) -> np.ndarray:
-    """One field of config_ld's rs1 (isa.loop_words.CONFIG_LD)."""
-    f = _CONFIG_LD_RS1[name]
-    return _bits(rs1, f.lo, f.mask)
 
 
 def lo32(x: np.ndarray) -> np.ndarray:
     """Operand address field."""
-    return _operand_field(x, "addr")
+    return _field(x, _OPERAND, "addr")
 
 
 def mid16(x: np.ndarray) -> np.ndarray:
     """Operand columns field."""
-    return _operand_field(x, "cols")
+    return _field(x, _OPERAND, "cols")
 
 
 def hi16(x: np.ndarray) -> np.ndarray:
     """Operand rows field."""
-    return _operand_field(x, "rows")
+    return _field(x, _OPERAND, "rows")
 
 
 class _Moves(NamedTuple):
@@ -146,7 +141,7 @@ class Stream:
     def config(self) -> np.ndarray:
         """The config kind (ConfigKind) of each CONFIG word, -1 elsewhere (every config word has
         config_ld's kind bits)."""
-        return np.where(self.funct == Funct.CONFIG, _config_ld_field(self.rs1, "kind"), -1)
+        return np.where(self.funct == Funct.CONFIG, _field(self.rs1, _CONFIG_LD_RS1, "kind"), -1)
 
     @cached_property
     def load_state(self) -> np.ndarray:
@@ -158,8 +153,8 @@ class Stream:
         """At each mvin (0 elsewhere), the block stride and the shrink flag of its load state's latest
         config_ld."""
         rs1, state = self.rs1, self.load_state
-        is_ld, ld_state = self.config == ConfigKind.LD, _config_ld_field(rs1, "state")
-        stride_of, shrink_of = _config_ld_field(rs1, "block_stride"), _config_ld_field(rs1, "shrink")
+        is_ld, ld_state = self.config == ConfigKind.LD, _field(rs1, _CONFIG_LD_RS1, "state")
+        stride_of, shrink_of = _field(rs1, _CONFIG_LD_RS1, "block_stride"), _field(rs1, _CONFIG_LD_RS1, "shrink")
         stride, shrink = np.zeros(self.n, dtype=np.int64), np.zeros(self.n, dtype=np.int64)
         for s in range(3):
             moves = state == s

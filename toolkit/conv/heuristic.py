@@ -185,6 +185,12 @@ def pipelined_conv_cycles(op: Conv2d, s: ConvSchedule, hw: HardwareConfig, limit
 
 
 # Over 40 lines: the docstring's rules; the code is two small closures and the loop over tiles.
+def _placements(hw: HardwareConfig) -> list[dict[str, int]]:
+    """Where the weights may go, preferred first: a bank of their own where the scratchpad has four
+    or more, else (or where that fits fewer channels) after the input."""
+    return [dict(w_bank=1), dict(w_bank=0)] if hw.sp_banks >= 4 else [dict(w_bank=0)]
+
+
 def _conv_candidates(op: Conv2d, hw: HardwareConfig, knobs: dict[str, Any]) -> list[ConvSchedule]:
     """Pipelined conv2d schedules to choose among: every balanced output tile (images, rows, columns,
     output-channel blocks) of at least 2*dim pixels (a short tap waits for a weight buffer) and rows
@@ -199,7 +205,7 @@ def _conv_candidates(op: Conv2d, hw: HardwareConfig, knobs: dict[str, Any]) -> l
     KH, KW = g.kernel
     least = min(op.batch * op.out_h * op.out_w, 2 * d)
     narrowest = min(op.out_w, d)   # narrower output rows make DRAM runs (mvins, mvouts) of a few pixels each
-    placements = [dict(w_bank=1), dict(w_bank=0)] if hw.sp_banks >= 4 else [dict(w_bank=0)]
+    placements = _placements(hw)
 
     def build(t: tuple[int, ...], c: int, placement: dict) -> ConvSchedule:
         b, oh, ow, k, kh, kw = t
@@ -240,7 +246,7 @@ def _default_conv2d(op: Conv2d, hw: HardwareConfig, pack_taps: bool) -> ConvSche
     :func:`pipelined_conv_cycles` finds fastest; None where none fits."""
     knobs: dict = dict(load_ahead=1, store_delay=1, split_buffers=True, pack_taps=pack_taps)
     candidates = _conv_candidates(op, hw, knobs)
-    for placement in [dict(w_bank=1), dict(w_bank=0)] if hw.sp_banks >= 4 else [dict(w_bank=0)]:
+    for placement in _placements(hw):
         try:   # tiled_conv_auto's sizing under the pipeline, as the default had it
             candidates.append(_sized(op, hw, {**knobs, **placement}))
             break
@@ -273,7 +279,7 @@ def default_conv_schedule(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, *, p
         if chosen is not None:
             return chosen
         pipelined["pack_taps"] = pack_taps
-    placements = [dict(w_bank=1), dict(w_bank=0)] if hw.sp_banks >= 4 else [dict(w_bank=0)]
+    placements = _placements(hw)
     for placement in placements:
         try:
             return _sized(op, hw, {**pipelined, **placement})
