@@ -200,6 +200,22 @@ def quantize(model, path: str | Path, fmt: str = "QDQ", samples: int = 4, seed: 
     return path
 
 
+def quant_forms() -> dict[str, tuple[str, dict]]:
+    """The forms onnxruntime's quantize_static writes, by name: (quant format, its keyword options). Weights stay
+    int8 symmetric (its default for QInt8); "defaults" is what a user gets without options."""
+    from onnxruntime.quantization import QuantType
+
+    symmetric = {"ActivationSymmetric": True}
+    return {
+        "qdq-defaults": ("QDQ", {"extra_options": {}}),
+        "qdq-uint8": ("QDQ", {"extra_options": {}, "activation_type": QuantType.QUInt8}),
+        "qdq-per-channel": ("QDQ", {"extra_options": symmetric, "per_channel": True}),
+        "qoperator-symmetric": ("QOperator", {"extra_options": symmetric}),
+        "qoperator-defaults": ("QOperator", {"extra_options": {}}),
+        "qdq-symmetric": ("QDQ", {"extra_options": symmetric}),
+    }
+
+
 MODELS: dict[str, Callable] = {
     "resnet18": lambda: resnet(18),
     "resnet50": lambda: resnet(50),
@@ -208,11 +224,21 @@ MODELS: dict[str, Callable] = {
 }
 
 
-def build(name: str, out: str | Path = "build/onnx", fmt: str = "QDQ") -> Path:
-    """The quantized model file, built on first use."""
-    path = Path(out) / f"{name}_{fmt.lower()}.onnx"
+def build(name: str, out: str | Path = "build/onnx", fmt: str = "QDQ", form: str | None = None) -> Path:
+    """The quantized model file, built on first use: the project's recipe in ``fmt`` (symmetric int8,
+    per-tensor), or one of :func:`quant_forms` by name."""
+    if form is None:
+        path = Path(out) / f"{name}_{fmt.lower()}.onnx"
+        if not path.exists():
+            quantize(MODELS[name](), path, fmt)
+        return path
+    forms = quant_forms()
+    if form not in forms:
+        raise ValueError(f"form={form!r} is not one of {', '.join(forms)}")
+    path = Path(out) / f"{name}_{form}.onnx"
     if not path.exists():
-        quantize(MODELS[name](), path, fmt)
+        fmt, options = forms[form]
+        quantize(MODELS[name](), path, fmt, **options)
     return path
 
 

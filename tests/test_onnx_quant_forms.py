@@ -9,21 +9,12 @@ import pytest
 
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
-from onnxruntime.quantization import QuantType  # noqa: E402
 
 import toolkit as tk  # noqa: E402
-from benchmarks.onnx_models import Builder, quantize  # noqa: E402
+from benchmarks.onnx_models import Builder, quant_forms, quantize  # noqa: E402
 from networks.network import AccelLayer  # noqa: E402
 
-_SYMMETRIC = {"ActivationSymmetric": True}
-FORMS = {   # quantize_static's options per form (weights int8 symmetric, its default for QInt8)
-    "qdq-defaults": ("QDQ", {"extra_options": {}}),
-    "qdq-uint8": ("QDQ", {"extra_options": {}, "activation_type": QuantType.QUInt8}),
-    "qdq-per-channel": ("QDQ", {"extra_options": _SYMMETRIC, "per_channel": True}),
-    "qoperator-symmetric": ("QOperator", {"extra_options": _SYMMETRIC}),
-    "qoperator-defaults": ("QOperator", {"extra_options": {}}),
-    "qdq-symmetric": ("QDQ", {"extra_options": _SYMMETRIC}),
-}
+FORMS = quant_forms()
 ROUNDING = ("conv2d", "depthwise", "matmul", "host:Requantize")
 
 

@@ -1,0 +1,85 @@
+"""Every model in every form onnxruntime's quantizer writes, on the accelerator, against onnxruntime.
+
+    python benchmarks/bench_quant_forms.py [--models resnet18 resnet50 mobilenetv2 bert] [--forms ...]
+                                           [--backend verilator] [--config gemmini] [--out build/onnx]
+
+Each model of benchmarks/onnx_models.py is quantized by ``quantize_static`` in each form of
+``quant_forms()`` (QDQ or QOperator; symmetric or asymmetric int8, uint8 activations, per-channel
+weights), imported with ``tk.from_onnx`` and run whole with ``tk.run_network``. One row per model and
+form:
+
+- ``off``: elements of the accelerator layers (conv, depthwise, matmul) and of the host requantize
+  epilogues that differ from onnxruntime on onnxruntime's own inputs, ``ties`` of those at a rounding
+  tie of the float32 requantization, ``max``: the largest difference, in the layer's integer units;
+- ``out dev``: the largest difference of the network's float outputs, in units of their scale;
+- ``cycles``: the accelerator's (None on the functional model);
+- ``host``: layers that ran on the host (numpy), their wall time, and their share of the run's wall time;
+  the host op kinds that ran most.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import toolkit as tk  # noqa: E402
+from benchmarks.onnx_models import MODELS, build, quant_forms  # noqa: E402
+from networks.network import NetworkResult  # noqa: E402
+from toolkit.cli.net import random_inputs  # noqa: E402
+
+ROUNDING = ("conv2d", "depthwise", "matmul", "host:Requantize")
+HEADER = (f"{'model':12s} {'form':20s} {'layers':>6s} {'off':>7s} {'ties':>6s} {'max':>4s} {'out dev':>8s} "
+          f"{'cycles':>13s} {'host':>5s} {'host_s':>7s} {'host%':>6s} {'wall_s':>7s}  host kinds")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    forms = list(quant_forms())
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    p.add_argument("--forms", nargs="+", default=forms, choices=forms)
+    p.add_argument("--backend", choices=("functional", "verilator"), default="verilator")
+    p.add_argument("--config", default="gemmini", help="a preset or a TOML file")
+    p.add_argument("--out", default="build/onnx", help="where the quantized models are cached")
+    return p.parse_args(argv)
+
+
+def row(model: str, form: str, net: tk.Network, res: NetworkResult, wall: float) -> str:
+    """One printed line: how far from onnxruntime, cycles, and what ran on the host."""
+    exact = [r for r in res.layers if r.kind in ROUNDING and r.mismatches is not None]
+    off = sum(r.mismatches for r in exact)
+    ties = sum(r.ties or 0 for r in exact)
+    worst = max((r.dev for r in exact if r.dev is not None), default=0.0)
+    out_dev = max((dev / net.tensors[name].scale if net.tensors[name].scale else dev
+                   for name, dev in res.output_dev.items()), default=0.0)
+    host = [r for r in res.layers if r.host_s is not None]
+    host_s = sum(r.host_s for r in host)
+    kinds = ", ".join(f"{k.removeprefix('host:')} x{n}" for k, n in Counter(r.kind for r in host).most_common(3))
+    cycles = f"{res.cycles:,}" if res.cycles else "-"
+    return (f"{model:12s} {form:20s} {len(net.layers):6d} {off:7d} {ties:6d} {worst:4.0f} {out_dev:8.2f} "
+            f"{cycles:>13s} {len(host):5d} {host_s:7.2f} {100 * host_s / max(res.wall_s, 1e-9):5.1f}% "
+            f"{wall:7.1f}  {kinds}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    hw = tk.HardwareConfig.resolve(args.config)
+    print(f"{args.backend} backend, {hw.name} preset; off / ties / max over conv, depthwise, matmul and host "
+          "requantize layers, on onnxruntime's inputs; out dev in units of the output's scale")
+    print(HEADER)
+    for model in args.models:
+        for form in args.forms:
+            net = tk.from_onnx(build(model, args.out, form=form))
+            t0 = time.perf_counter()
+            res = tk.run_network(net, random_inputs(net, 0), args.backend, hw=hw)
+            print(row(model, form, net, res, time.perf_counter() - t0), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
