@@ -253,6 +253,15 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)
 
 
+def local_pool(workers: int) -> cf.ProcessPoolExecutor:
+    """A local pool whose workers start now, forked from this process as it is (fork: they need
+    no importable main module, and their parent is this process, with whom they die)."""
+    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                                  initializer=_die_with_parent)
+    pool.submit(int).result()   # a fork pool starts all its workers with its first task
+    return pool
+
+
 class Measurer:
     """Runs candidates of one op on ``backend`` through an executor.
 
@@ -292,12 +301,7 @@ class Measurer:
         return self.workers
 
     def _new_pool(self) -> cf.Executor:
-        """A local pool whose workers start now, forked from this process as it is (fork: they need
-        no importable main module, and their parent is this process, with whom they die)."""
-        pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("fork"),
-                                      initializer=_die_with_parent)
-        pool.submit(int).result()   # a fork pool starts all its workers with its first task
-        return pool
+        return local_pool(self.workers)
 
     def _submit(self, op: Op, hw: HardwareConfig, schedules: Sequence[Schedule]) -> cf.Future:
         return self.executor.submit(run_candidates, op.to_dict(), hw.as_dict(), [s.to_dict() for s in schedules],
