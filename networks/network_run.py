@@ -56,10 +56,10 @@ def run_network(net: Network, inputs: Mapping[str, np.ndarray], backend: str = "
     schedule: None/"default", "gemmini" or "best" (with ``db``) for every accelerator layer.
     compare: also run the model on onnxruntime (CPU) with the same input, and report the largest
     deviation per layer and per output, and onnxruntime's latency.
-    workers / executor: run the accelerator layers side by side (:mod:`networks.network_parallel`)
-    in a local pool of ``workers`` processes (default: the CPU count on "verilator", 1 on
-    "functional") or in any concurrent.futures.Executor (a Dask client's executor, say); the
-    outputs, cycles and rows are those of the serial run (``workers=1``).
+    workers / executor: run the accelerator layers side by side (:mod:`networks.network_parallel`),
+    in ``workers`` groups (default: the CPU count on "verilator", 1 on "functional"), in a local
+    pool of that many processes or in ``executor``, any concurrent.futures.Executor (a Dask
+    client's executor, say); outputs, cycles and rows are those of the serial run (``workers=1``).
     """
     if not isinstance(net, Network):
         raise ValueError(f"net must be a Network from tk.from_onnx, got {type(net).__name__}")
@@ -90,7 +90,7 @@ def run_network(net: Network, inputs: Mapping[str, np.ndarray], backend: str = "
             rows = [run_host(layer) for layer in layers]
         else:
             rows = run_layers(layers, net, env, fetch, run_host, compiler, backend, executor,
-                              partial(_accel_row, hw=hw))
+                              workers, partial(_accel_row, hw=hw))
     wall = time.perf_counter() - start
     total = sum(r.cycles for r in rows if r.cycles is not None) if backend != "functional" else None
     for r in rows:

@@ -80,7 +80,7 @@ def _backend_fn(backend: str | Callable[..., Any]) -> Callable[..., Any]:
     return get_backend(backend)
 
 
-def _backend_many(backend: str | Callable[..., Any]) -> Callable[..., list[Any]] | None:
+def backend_many(backend: str | Callable[..., Any]) -> Callable[..., list[Any]] | None:
     """The backend's ``run_many(jobs, timeout=...)`` (many programs in one simulator process), if it has one."""
     if callable(backend):
         return None
@@ -194,7 +194,7 @@ def run_candidates(op: dict[str, Any], hw: dict[str, Any], knobs: Sequence[dict[
     """Candidates in turn, in one worker: through the backend's ``run_many`` where it has one
     (the verilator backend runs them all in one harness process), else one by one. Each is
     checked bit-exact on its own, and a bad one fails only itself."""
-    many = _backend_many(backend)
+    many = backend_many(backend)
     if many is None:
         return [run_candidate(op, hw, k, backend, timeout, seed) for k in knobs]
     results: list[MeasureResult | None] = [None] * len(knobs)
@@ -313,7 +313,7 @@ class Measurer:
         small share of a group's simulation (GROUP_CYCLES), interleaved, in a multiple of the
         workers so that none idles in the last round; programs that simulate long enough alone
         go one a task, as on every other backend, so that the pool balances the load."""
-        if _backend_many(self.backend) is None:
+        if backend_many(self.backend) is None:
             return [[i] for i in range(n)]
         per_group = -(-GROUP_CYCLES // max(1, roofline_cycles(op, hw)))
         groups = -(-n // per_group)
