@@ -1,6 +1,7 @@
-"""Lowering and functional-simulation speed on one matmul, beside the cpu backend.
+"""Lowering and functional-simulation speed on one matmul or conv, beside the cpu backend.
 
     .venv/bin/python benchmarks/bench_lowering.py                  # 512^3 on gemmini
+    .venv/bin/python benchmarks/bench_lowering.py --conv           # ResNet-50's 56x56 64->64 3x3 conv
     .venv/bin/python benchmarks/bench_lowering.py --size 256 --preset tiny --profile
 
 Lowering is split into plan (schedule, memory plan and tile walk), render (the
@@ -25,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 import toolkit as tk  # noqa: E402
+import toolkit.conv.lowering as conv_lowering  # noqa: E402
 import toolkit.gemm.lowering as lowering  # noqa: E402
 from isa.checker import check  # noqa: E402
 
@@ -65,7 +67,7 @@ def best_of(repeats: int, fn: Callable[[], Any]) -> tuple[float, Any]:
     return best, result
 
 
-def lower_stages(op: tk.Matmul, hw: tk.HardwareConfig, repeats: int, cold: bool
+def lower_stages(op: tk.Op, hw: tk.HardwareConfig, repeats: int, cold: bool
                  ) -> tuple[dict[str, float], tk.Program]:
     """Best-of-``repeats`` compile, with its render and parse parts; ``cold`` empties the
     rendered-section and parsed-line caches before each run (warm runs reuse them, as the tuner does)."""
@@ -74,7 +76,8 @@ def lower_stages(op: tk.Matmul, hw: tk.HardwareConfig, repeats: int, cold: bool
         if cold:
             lowering.clear_caches()
         parts: dict[str, float] = {}
-        with timed(lowering, "render", parts), timed(lowering, "parse_program", parts):
+        module = conv_lowering if op.KIND == "conv2d" else lowering
+        with timed(module, "render", parts), timed(module, "parse_program", parts):
             start = time.perf_counter()
             prog = tk.compile(op, hw)
             parts["total"] = time.perf_counter() - start
@@ -101,6 +104,7 @@ def profile(label: str, fn: Callable[[], Any], top: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=512, help="M = N = K")
+    ap.add_argument("--conv", action="store_true", help="ResNet-50's 56x56 64->64 3x3 conv instead of the matmul")
     ap.add_argument("--preset", default="gemmini")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--profile", action="store_true", help="also print cProfile hotspots of both stages")
@@ -108,22 +112,21 @@ def main() -> None:
     args = ap.parse_args()
 
     hw = tk.HardwareConfig.preset(args.preset)
-    op = tk.matmul(args.size, args.size, args.size)
+    op = tk.conv2d(1, 56, 56, 64, 64) if args.conv else tk.matmul(args.size, args.size, args.size)
     inputs = op.random_inputs(0)
-    expected = op.reference(inputs)["C"]
+    (out_name, expected), = op.reference(inputs).items()
 
     stages, prog = lower_stages(op, hw, args.repeats, cold=True)
     stages.update(lower_stages(op, hw, args.repeats, cold=False)[0])
     n = len(prog)
     stages["check (alone)"], _ = best_of(args.repeats, lambda: check(prog))
     stages["functional"], res = best_of(args.repeats, lambda: tk.run(prog, inputs))
-    assert np.array_equal(res.outputs["C"], expected), "functional result differs from the reference"
+    assert np.array_equal(res.outputs[out_name], expected), "functional result differs from the reference"
     cpu = tk.run(prog, inputs, backend="cpu")
-    assert np.array_equal(cpu.outputs["C"], expected), "cpu result differs"
+    assert np.array_equal(cpu.outputs[out_name], expected), "cpu result differs"
 
-    s = prog.meta["schedule"]
-    print(f"matmul {args.size}^3 on {hw.name}: {n} instructions, tiles {s['tile_i']}x{s['tile_j']}x{s['tile_k']}, "
-          f"best of {args.repeats}")
+    tiles = "x".join(str(v) for k, v in prog.meta["schedule"].items() if k.startswith("tile_"))
+    print(f"{op.key} on {hw.name}: {n} instructions, tiles {tiles}, best of {args.repeats}")
     print(f"{'stage':<18}{'wall s':>10}{'instr/s':>14}{'target s':>10}")
     for name, secs in stages.items():
         target = TARGETS.get(name)

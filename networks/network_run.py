@@ -2,22 +2,24 @@
 activations kept between layers, and onnxruntime's results beside them on request."""
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures import Executor
+from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from isa import HardwareConfig
+from simulators.base import positive_limit
 from simulators.base import run as run_program
-from toolkit.compiler import resolve_schedule
 from toolkit.kinds import dram_cycles, ideal_cycles
-from toolkit.ops import Op
-from toolkit.schedule import ScheduleError
 
-from .compiling import best_lookup, compile_op
-from .network import (AccelLayer, HostLayer, LayerRow, Network, NetworkResult, convert_layout, execute_accel,
-                      execute_host, task_op)
+from .compiling import LayerCompiler
+from .network import AccelLayer, HostLayer, LayerRow, Network, NetworkResult, convert_layout, execute_accel, execute_host
+from .network_parallel import run_layers
 from .ort_reference import compare_with_onnxruntime
 
 
@@ -44,45 +46,29 @@ def check_finite(what: str, arr: np.ndarray) -> None:
             raise ValueError(f"{what}: {bad} of {arr.size} values are NaN or infinite; give finite numbers")
 
 
-class _Compiler:
-    """Programs per op, compiled once per run; 'gemmini' and 'best' fall back to the default where missing."""
-
-    def __init__(self, hw: HardwareConfig, schedule: Any, db: str | Path | None) -> None:
-        self.hw, self.schedule, self.db = hw, schedule, db
-        self.programs: dict[Op, Any] = {}
-        self.notes: dict[Op, str] = {}
-
-    def __call__(self, op: Op) -> Any:
-        if op not in self.programs:
-            try:
-                schedule = self.schedule
-                if schedule == "best":   # records are kept per task: the op with its scales set to 1
-                    schedule = resolve_schedule(task_op(op), self.hw, "best", best_lookup(self.db))
-                self.programs[op] = compile_op(op, self.hw, schedule, db=self.db)
-            except ScheduleError as exc:
-                if self.schedule not in ("gemmini", "best"):
-                    raise
-                self.notes[op] = f"schedule {self.schedule!r} unavailable ({exc}); ran the default"
-                self.programs[op] = compile_op(op, self.hw, None)
-        return self.programs[op]
-
-
+# Over 40 lines: checks, the layers (serial or in a pool), the totals, the comparison, in order.
 def run_network(net: Network, inputs: Mapping[str, np.ndarray], backend: str = "functional", *,
                 hw: HardwareConfig | str = "gemmini", schedule: Any = None, db: str | Path | None = None,
-                compare: bool = True, progress: bool = False) -> NetworkResult:
+                compare: bool = True, progress: bool = False, workers: int | None = None,
+                executor: Executor | None = None) -> NetworkResult:
     """Run ``net`` whole on ``backend`` ("functional" or "verilator"); host ops run in numpy.
 
     schedule: None/"default", "gemmini" or "best" (with ``db``) for every accelerator layer.
     compare: also run the model on onnxruntime (CPU) with the same input, and report the largest
     deviation per layer and per output, and onnxruntime's latency.
+    workers / executor: run the accelerator layers side by side (:mod:`networks.network_parallel`),
+    in ``workers`` groups (default: the CPU count on "verilator", 1 on "functional"), in a local
+    pool of that many processes or in ``executor``, any concurrent.futures.Executor (a Dask
+    client's executor, say); outputs, cycles and rows are those of the serial run (``workers=1``).
     """
     if not isinstance(net, Network):
         raise ValueError(f"net must be a Network from tk.from_onnx, got {type(net).__name__}")
     if backend not in ("functional", "verilator"):
         raise ValueError(f"backend={backend!r} is not one of ('functional', 'verilator')")
     _check_inputs(net, inputs)
+    workers = positive_limit("workers", workers)
     hw = HardwareConfig.resolve(hw)
-    compiler = _Compiler(hw, schedule, db)
+    compiler = LayerCompiler(hw, schedule, db)
     env: dict[str, np.ndarray] = {name: np.asarray(inputs[name]) for name in net.inputs}
 
     def fetch(name: str, layout: str) -> np.ndarray:
@@ -93,7 +79,18 @@ def run_network(net: Network, inputs: Mapping[str, np.ndarray], backend: str = "
     if progress:
         from tqdm import tqdm
         layers = tqdm(layers, desc=f"{net.name} ({backend})", unit="layer", leave=False)
-    rows = [_run_layer(layer, net, env, fetch, compiler, backend) for layer in layers]
+    run_host = partial(_run_layer, net=net, env=env, fetch=fetch, compiler=compiler, backend=backend)
+    if workers is None:
+        workers = (os.cpu_count() or 1) if backend == "verilator" else 1
+    with ExitStack() as stack:
+        if executor is None and workers > 1:
+            from tuner.measure import local_pool   # the tuner's pool: forked workers that die with this process
+            executor = stack.enter_context(local_pool(workers))
+        if executor is None:
+            rows = [run_host(layer) for layer in layers]
+        else:
+            rows = run_layers(layers, net, env, fetch, run_host, compiler, backend, executor,
+                              workers, partial(_accel_row, hw=hw))
     wall = time.perf_counter() - start
     total = sum(r.cycles for r in rows if r.cycles is not None) if backend != "functional" else None
     for r in rows:
@@ -109,7 +106,7 @@ def run_network(net: Network, inputs: Mapping[str, np.ndarray], backend: str = "
 
 
 def _run_layer(layer: AccelLayer | HostLayer, net: Network, env: dict[str, np.ndarray],
-               fetch: Callable[[str, str], np.ndarray], compiler: _Compiler, backend: str) -> LayerRow:
+               fetch: Callable[[str, str], np.ndarray], compiler: LayerCompiler, backend: str) -> LayerRow:
     """Run one layer (in numpy on the host, or compiled on ``backend``), store its outputs in ``env``."""
     t0 = time.perf_counter()
     if isinstance(layer, HostLayer):
@@ -122,10 +119,10 @@ def _run_layer(layer: AccelLayer | HostLayer, net: Network, env: dict[str, np.nd
     prog = compiler(layer.op)
     out, cycles = execute_accel(layer, fetch, lambda op, op_inputs: run_program(prog, op_inputs, backend))
     env[layer.output] = out.reshape(net.tensors[layer.output].stored_shape)
-    return _accel_row(layer, compiler.hw, cycles, time.perf_counter() - t0, compiler.notes.get(layer.op, ""))
+    return _accel_row(layer, cycles, time.perf_counter() - t0, compiler.notes.get(layer.op, ""), hw=compiler.hw)
 
 
-def _accel_row(layer: AccelLayer, hw: HardwareConfig, cycles: int | None, wall_s: float, note: str) -> LayerRow:
+def _accel_row(layer: AccelLayer, cycles: int | None, wall_s: float, note: str, *, hw: HardwareConfig) -> LayerRow:
     op, n = layer.op, layer.repeat
     ideal = ideal_cycles(op, hw) * n
     dram = dram_cycles(op, hw) * n

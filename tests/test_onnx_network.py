@@ -106,7 +106,10 @@ def test_model_proto_and_path_import_alike(models):
 def test_verilator_network_cycles_and_report(models, tmp_path, verilator_ok):
     from networks.network_report import format_table, plot, write_csv
     net = tk.from_onnx(models["QDQ"])
-    res = tk.run_network(net, _input(net), backend="verilator", hw="tiny")
+    res = tk.run_network(net, _input(net), backend="verilator", hw="tiny", workers=2)
+    serial = tk.run_network(net, _input(net), backend="verilator", hw="tiny", workers=1, compare=False)
+    assert [(r.name, r.cycles) for r in res.layers] == [(r.name, r.cycles) for r in serial.layers]
+    assert all(np.array_equal(res.outputs[k], v) for k, v in serial.outputs.items())
     accel = [r for r in res.layers if r.bound != "host"]
     assert res.cycles == sum(r.cycles for r in accel) > 0
     assert sum(r.share for r in accel) == pytest.approx(1.0)
@@ -135,6 +138,30 @@ def test_resnet_blocks_and_bert_layer_run_whole(tmp_path):
     _gemms_match(res)
     (name,) = res.outputs
     assert res.outputs[name].shape == (1, 8, 16) and res.output_dev[name] < 0.5
+
+
+def test_parallel_layers_give_the_serial_run(tmp_path):
+    """Layers side by side (their inputs from the references) give the serial run's outputs and rows,
+    batched matmuls (a layer of several repeats) included."""
+    bert = tk.from_onnx(quantize(bert_layer(seq=8, hidden=16, heads=2, ffn=32), tmp_path / "bert.onnx"))
+    runs = [tk.run_network(bert, _input(bert), hw="tiny", workers=w, compare=False) for w in (1, 2)]
+    assert runs[0].outputs.keys() == runs[1].outputs.keys()
+    assert all(np.array_equal(runs[0].outputs[k], runs[1].outputs[k]) for k in runs[0].outputs)
+    assert [(r.name, r.op, r.macs) for r in runs[0].layers] == [(r.name, r.op, r.macs) for r in runs[1].layers]
+
+
+def test_parallel_layers_refuse_a_backend_that_differs_from_the_reference(models, monkeypatch):
+    import networks.network_parallel as parallel
+    from concurrent.futures import ThreadPoolExecutor
+    from dataclasses import replace
+
+    def off_by_one(prog, inputs, backend):
+        res = tk.run(prog, inputs, backend)
+        return replace(res, outputs={k: v ^ 1 for k, v in res.outputs.items()})
+    monkeypatch.setattr(parallel, "run_program", off_by_one)
+    net = tk.from_onnx(models["QDQ"])
+    with ThreadPoolExecutor(2) as pool, pytest.raises(tk.BackendError, match="layer .* differs from its op's reference"):
+        tk.run_network(net, _input(net), hw="tiny", executor=pool, compare=False)
 
 
 def test_allocate_shares_one_budget():

@@ -80,7 +80,7 @@ def _backend_fn(backend: str | Callable[..., Any]) -> Callable[..., Any]:
     return get_backend(backend)
 
 
-def _backend_many(backend: str | Callable[..., Any]) -> Callable[..., list[Any]] | None:
+def backend_many(backend: str | Callable[..., Any]) -> Callable[..., list[Any]] | None:
     """The backend's ``run_many(jobs, timeout=...)`` (many programs in one simulator process), if it has one."""
     if callable(backend):
         return None
@@ -194,7 +194,7 @@ def run_candidates(op: dict[str, Any], hw: dict[str, Any], knobs: Sequence[dict[
     """Candidates in turn, in one worker: through the backend's ``run_many`` where it has one
     (the verilator backend runs them all in one harness process), else one by one. Each is
     checked bit-exact on its own, and a bad one fails only itself."""
-    many = _backend_many(backend)
+    many = backend_many(backend)
     if many is None:
         return [run_candidate(op, hw, k, backend, timeout, seed) for k in knobs]
     results: list[MeasureResult | None] = [None] * len(knobs)
@@ -253,6 +253,15 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)
 
 
+def local_pool(workers: int) -> cf.ProcessPoolExecutor:
+    """A local pool whose workers start now, forked from this process as it is (fork: they need
+    no importable main module, and their parent is this process, with whom they die)."""
+    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                                  initializer=_die_with_parent)
+    pool.submit(int).result()   # a fork pool starts all its workers with its first task
+    return pool
+
+
 class Measurer:
     """Runs candidates of one op on ``backend`` through an executor.
 
@@ -292,12 +301,7 @@ class Measurer:
         return self.workers
 
     def _new_pool(self) -> cf.Executor:
-        """A local pool whose workers start now, forked from this process as it is (fork: they need
-        no importable main module, and their parent is this process, with whom they die)."""
-        pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("fork"),
-                                      initializer=_die_with_parent)
-        pool.submit(int).result()   # a fork pool starts all its workers with its first task
-        return pool
+        return local_pool(self.workers)
 
     def _submit(self, op: Op, hw: HardwareConfig, schedules: Sequence[Schedule]) -> cf.Future:
         return self.executor.submit(run_candidates, op.to_dict(), hw.as_dict(), [s.to_dict() for s in schedules],
@@ -309,7 +313,7 @@ class Measurer:
         small share of a group's simulation (GROUP_CYCLES), interleaved, in a multiple of the
         workers so that none idles in the last round; programs that simulate long enough alone
         go one a task, as on every other backend, so that the pool balances the load."""
-        if _backend_many(self.backend) is None:
+        if backend_many(self.backend) is None:
             return [[i] for i in range(n)]
         per_group = -(-GROUP_CYCLES // max(1, roofline_cycles(op, hw)))
         groups = -(-n // per_group)

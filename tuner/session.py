@@ -9,10 +9,12 @@ import math
 import sys
 import time
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from isa import HardwareConfig
+from toolkit.kinds import lower
 from toolkit.ops import Op
 from toolkit.schedule import Schedule, ScheduleError
 
@@ -26,6 +28,12 @@ from .search import Tuner, make_tuner
 from .space import Space
 
 _POLL_S = 0.2  # how often a run that waits on other runs' candidates looks at the database
+BATCH = 8  # candidates a batch by default, whatever the workers: the search must not depend on them
+# Instructions the search may featurize a batch (candidates x the default's length): a few seconds
+# of lowering, about what measuring a batch of large programs takes, so the search does not spend
+# most of the time choosing; small programs get the most candidates (FEATURE_BUDGET_MAX).
+FEATURE_INSTRUCTIONS = 2_500_000
+FEATURE_BUDGET_MIN, FEATURE_BUDGET_MAX = 16, 512
 
 
 class TuningSession:
@@ -34,6 +42,11 @@ class TuningSession:
     The session owns ``measurer`` (start it before the session opens the database, so that its
     forked processes hold none of it) and the database it opens from ``db`` (a Database passed in
     stays open). Leaving the ``with`` block releases this run's claims and closes what it owns.
+
+    Reproducible for a seed: the same seed, workload, hardware and database give the same candidates
+    and records whatever the machine's load or the workers (budgets are in candidates, never in
+    seconds; a batch's records are taken in the order it proposed them), unless a candidate runs
+    past ``timeout``, a wall-clock limit, or another run shares the database.
     """
 
     def __init__(self, op: Op, hw: HardwareConfig, space: Space, measurer: Measurer,
@@ -64,9 +77,9 @@ class TuningSession:
         except BaseException:
             self._exit.close()
             raise
-        self.batch = batch_size or max(8, measurer.parallelism)
-        # a search that looks at a budget of candidates per batch gets one sized to the measurements
-        self.adaptive = "feature_budget" not in options and hasattr(self.search, "feature_budget")
+        self.batch = batch_size or BATCH
+        if "feature_budget" not in options and hasattr(self.search, "feature_budget"):
+            self.search.feature_budget = feature_budget(op, hw, space)
 
     def __enter__(self) -> "TuningSession":
         return self
@@ -102,8 +115,6 @@ class TuningSession:
         (others' included), or the space runs out. ``callbacks`` see each trial this run commits."""
         self._bar = _progress_bar(n_trial, len(self.ledger.history), progress)
         try:
-            if self.adaptive and self.space.default is not None:
-                self._size_first_look()
             while len(self.ledger.history) < n_trial and self._round(n_trial, callbacks):
                 pass
         finally:
@@ -111,12 +122,6 @@ class TuningSession:
                 self._bar.close()
                 self._bar = None
         self.best = self.database.best(*self.scope)
-
-    def _size_first_look(self) -> None:
-        """Size the first batch's feature budget before anything is measured, from the default's features."""
-        self.feats([self.space.index_of(self.space.default)])
-        per_point = self.feats.seconds / len(self.feats.rows)
-        self.search.feature_budget = _feature_budget(self.batch * _first_measure_s(per_point), per_point)
 
     def _round(self, n_trial: int, callbacks: Sequence[Callable[[Trial], None]]) -> bool:
         """One batch: propose, claim, measure what was granted, take in others' records. False when
@@ -131,12 +136,8 @@ class TuningSession:
                 time.sleep(_POLL_S)
             self._sync()
             return True
-        start = time.perf_counter()
         self._measure(granted, callbacks)
         self._sync()
-        if self.adaptive and self.feats.rows:
-            self.search.feature_budget = _feature_budget(time.perf_counter() - start,
-                                                         self.feats.seconds / len(self.feats.rows))
         return True
 
     def _propose(self, free: int) -> list[int]:
@@ -153,21 +154,26 @@ class TuningSession:
         return [points[i] for i in granted], bool(taken)
 
     def _measure(self, points: list[int], callbacks: Sequence[Callable[[Trial], None]]) -> None:
-        """Measure ``points``, record each as it lands, and tell the search what they cost."""
+        """Measure ``points``, record each as it lands, and tell the search what they cost. The
+        history then takes the batch in the order it was proposed, not the order it landed in."""
         schedules = [self.space[p] for p in points]
         costs = [math.inf] * len(points)
         # the pool the features borrow: a crash renews it
         self.feats.executor = self.measurer.executor if self.feats.executor is not None else None
+        first, landed = len(self.ledger.history), []
         for i, res in self.measurer.measure(self.op, self.hw, schedules):
             self.measured_now += 1
             if res.ok:
                 costs[i] = float(res.cycles)
-            self._record(points[i], schedules[i], res, callbacks)
+            if self._record(points[i], schedules[i], res, callbacks):
+                landed.append(i)
+        self.ledger.reorder(first, landed)
         self.search.update(points, costs)
 
     def _record(self, point: int, schedule: Schedule, res: MeasureResult,
-                callbacks: Sequence[Callable[[Trial], None]]) -> None:
-        """Commit one measurement; the callbacks and the progress bar see its trial."""
+                callbacks: Sequence[Callable[[Trial], None]]) -> bool:
+        """Commit one measurement (False if the database already held it); the callbacks and the
+        progress bar see its trial."""
         workload, hw_hash, backend = self.scope
         rec = Record(workload, self.op.to_dict(), hw_hash, self.hw.as_dict(), backend, schedule.to_dict(), res.cycles,
                      res.status, res.counters, res.error, wall_s=res.wall_s, tuner=self.tuner)
@@ -176,6 +182,8 @@ class TuningSession:
             for callback in callbacks:
                 callback(trial)
             self._advance(trial)
+            return True
+        return False
 
     def _sync(self) -> None:
         for trial in self.ledger.sync():
@@ -200,25 +208,25 @@ class TuningSession:
                           self.feats.seconds)
 
 
-def _feature_budget(measure_s: float, feature_s: float, lo: int = 16, hi: int = 512) -> int:
-    """Candidates the search may featurize per batch: about as long as measuring a batch takes.
-    Small programs simulate in milliseconds and featurize in less, so the search looks far;
-    large ones (512^3: 80 ms to lower and featurize one) would otherwise spend most of
-    the time choosing instead of measuring."""
-    return int(min(hi, max(lo, measure_s / max(feature_s, 1e-6))))
+def feature_budget(op: Op, hw: HardwareConfig, space: Space) -> int:
+    """Candidates the search may featurize per batch, from the workload alone (never from wall
+    time, so that a seed searches the same on a busy machine): FEATURE_INSTRUCTIONS over the
+    default schedule's instruction count, within [FEATURE_BUDGET_MIN, FEATURE_BUDGET_MAX]. The
+    512^3 matmul's default is 68k instructions: 36 candidates a batch."""
+    if space.default is None:
+        return FEATURE_BUDGET_MAX
+    length = len(lower(op, space.default, hw).instructions)
+    return int(min(FEATURE_BUDGET_MAX, max(FEATURE_BUDGET_MIN, FEATURE_INSTRUCTIONS // max(1, length))))
 
 
-def _first_measure_s(feature_s: float) -> float:
-    """A guess at one candidate's measurement before any: it lowers the program again and simulates
-    it (at least as long as lowering), and starts a process (tens of milliseconds)."""
-    return max(2.0 * feature_s, 0.05)
+def _best_after(history: list[Trial], ok: bool, cycles: int | None) -> float:
+    """The best cycles so far once a trial of ``cycles`` (a success if ``ok``) follows ``history``."""
+    best = history[-1].best if history else math.inf
+    return min(best, float(cycles)) if ok and cycles is not None else best
 
 
 def _trial(n: int, rec: Record, history: list[Trial]) -> Trial:
-    best = history[-1].best if history else math.inf
-    if rec.ok:
-        best = min(best, float(rec.cycles))  # type: ignore[arg-type]
-    return Trial(n, rec.schedule, rec.status, rec.cycles, best, rec.error)
+    return Trial(n, rec.schedule, rec.status, rec.cycles, _best_after(history, rec.ok, rec.cycles), rec.error)
 
 
 class _Ledger:
@@ -230,6 +238,16 @@ class _Ledger:
         self.history: list[Trial] = []
         self._ours: set[int] = set()
         self._last_id = 0
+
+    def reorder(self, first: int, landed: list[int]) -> None:
+        """Put the trials from ``first`` on, which landed in the order of batch positions ``landed``,
+        in batch order (their numbers and best-so-far renewed), so the history does not depend on
+        which worker finished first."""
+        tail = [t for _, t in sorted(zip(landed, self.history[first:]), key=lambda pair: pair[0])]
+        del self.history[first:]
+        for t in tail:
+            self.history.append(replace(t, n=len(self.history) + 1,
+                                        best=_best_after(self.history, t.status == "ok", t.cycles)))
 
     def add(self, rec: Record) -> Trial:
         """A record this run measured and committed; its trial."""

@@ -34,7 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tune", type=positive_int, metavar="N", help="tune the network with a budget of N trials, then rerun it")
     p.add_argument("--tune-backend", choices=("verilator", "stand-in"), default="verilator",
                    help="cycle source while tuning (stand-in: the analytical model, NOT RTL)")
-    p.add_argument("--workers", type=positive_int, default=None, help="measuring processes while tuning")
+    p.add_argument("--workers", type=positive_int, default=None,
+                   help="processes that run the layers side by side and measure while tuning (default: the CPU "
+                        "count on verilator; 1 runs the layers one after another)")
     p.add_argument("--tile-policy", choices=("balanced", "pow2", "all"), default="pow2",
                    help="tile sizes in the tuner's spaces (default pow2: balanced spaces of large convs take "
                         "minutes each to enumerate)")
@@ -62,7 +64,7 @@ def _inputs(net: Network, args: argparse.Namespace) -> dict[str, np.ndarray]:
 def _run(net: Network, inputs: dict[str, np.ndarray], args: argparse.Namespace, schedule: str, **kw: Any
          ) -> NetworkResult:
     return run_network(net, inputs, args.backend, hw=hardware(args), schedule=schedule, db=args.db,
-                       compare=not args.no_compare, progress=not args.quiet, **kw)
+                       compare=not args.no_compare, progress=not args.quiet, workers=args.workers, **kw)
 
 
 def cmd_net(args: argparse.Namespace) -> int:

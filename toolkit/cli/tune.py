@@ -38,7 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="seconds per candidate before it counts as hung (default 600); a timeout is recorded and "
                         "counts against --trials, but a rerun with a longer --timeout measures it again")
     p.add_argument("--batch-size", type=positive_int, default=None,
-                   help="candidates per batch (default max(8, workers))")
+                   help="candidates per batch (default 8, whatever the workers, so that a seed searches alike "
+                        "with any; give at least the workers on a large cluster)")
     p.add_argument("--no-transfer", action="store_true", help="ignore records of other workloads")
     p.add_argument("--show-space", action="store_true", help="print the search space and exit")
     p.add_argument("--plot", metavar="CURVE.png", type=output_file, help="plot best cycles against trials")

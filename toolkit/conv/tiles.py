@@ -302,15 +302,15 @@ class _ConvWalk:
                     a_idx: np.ndarray, pieces: list[tuple[int, int]], overwrite: bool) -> list[Tap]:
         """One tap's weight blocks, each with the computes of ``pieces`` (runs of pixels) through it."""
         taps = []
+        a_at = a_idx.tolist()   # Python ints: indexing numpy per compute cost a tenth of a conv's lowering
         for ci, cb in enumerate(step.cbs):
             blk = self._block_offset(step, *tap, ci)
+            a_base, accumulate = in_base + ci * self.plan.in_plane, not (overwrite and (self.dw or ci == 0))
             for kb_rel, kb in enumerate(out.kbs):
                 if self.dw and kb != cb:
                     continue
-                comps = [Compute(in_base + ci * self.plan.in_plane + int(a_idx[p]),
-                                 out.acc_base + kb_rel * self.plan.acc_plane + p, n,
-                                 not (overwrite and (self.dw or ci == 0)))
-                         for p, n in pieces]
+                c_base = out.acc_base + kb_rel * self.plan.acc_plane
+                comps = [Compute(a_base + a_at[p], c_base + p, n, accumulate) for p, n in pieces]
                 if comps:
                     b = w_base + (0 if self.dw else kb_rel * self.plan.w_plane) + blk
                     taps.append(Tap(b, self._chans(cb, self.in_c), self._chans(kb, self.out_c), comps))

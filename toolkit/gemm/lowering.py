@@ -7,7 +7,7 @@ from typing import NamedTuple
 from isa import HardwareConfig, Program, layout, parse_program
 from isa.assembly import clear_parse_cache
 
-from ..lowering import blocks, render, units
+from ..lowering import blocks, clear_unit_caches, render
 from .op import Matmul
 from .schedule import MatmulSchedule
 
@@ -90,5 +90,5 @@ def lower_matmul(op: Matmul, s: MatmulSchedule, hw: HardwareConfig) -> Program:
 def clear_caches() -> None:
     """Forget rendered tile sections and parsed lines (for cold-start measurements)."""
     _matmul_computes.cache_clear()
-    units.cache_clear()
+    clear_unit_caches()
     clear_parse_cache()
