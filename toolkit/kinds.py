@@ -23,7 +23,7 @@ from .gemm import Matmul, MatmulSchedule, default_matmul_schedule, gemmini_matmu
 from .gemm.bounds import matmul_ideal_cycles
 from .gemm.knobs import MATMUL_FIT, matmul_domains
 from .knobs import Domains, perturbed_domains
-from .maxpool import MaxPool2d, MaxPoolSchedule, lower_maxpool
+from .maxpool import MaxPool2d, MaxPoolSchedule, default_maxpool, lower_maxpool
 from .ops import Op
 from .resadd import ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd
 from .schedule import Schedule, ScheduleError
@@ -64,7 +64,7 @@ KINDS: dict[str, Kind] = {
                       library=tiled_conv_dw_auto, flat=gemmini_conv_schedule, domains=conv_domains,
                       fit_knobs=CONV_FIT),
     "resadd": Kind(ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd, library=tiled_resadd_auto),
-    "maxpool": Kind(MaxPool2d, MaxPoolSchedule, lambda op, hw: MaxPoolSchedule(), lower_maxpool),
+    "maxpool": Kind(MaxPool2d, MaxPoolSchedule, default_maxpool, lower_maxpool),
 }
 
 
