@@ -286,8 +286,9 @@ module store_unit import systolic_pkg::*; #(
       if (rd_last) rd_active_d = 1'b0;
     end
     if (iss_fire && is_cfg) begin
-      cfg_d = '{stride: WORD_W'(st_rs2.dram_stride), relu: st_rs1.activation[0], scale: st_rs2.scale,
-                pool: st_rs1};
+      // a scale of all ones keeps the scale (as Gemmini's; LoopConvSt's pooling configs send it)
+      cfg_d = '{stride: WORD_W'(st_rs2.dram_stride), relu: st_rs1.activation[0],
+                scale: (st_rs2.scale == '1) ? cfg_q.scale : st_rs2.scale, pool: st_rs1};
     end
     if (iss_fire && !is_cfg) begin
       rd_active_d = 1'b1;
