@@ -123,3 +123,31 @@ def test_maxpool_on_the_rtl(tiny_model, case: tuple) -> None:
 def test_fused_conv_pool_on_the_rtl(tiny_model, case: tuple) -> None:
     """Through LOOP_CONV_WS: LoopConv's store sequencer sends the pooling config_st words and mvouts."""
     assert_exact(_fused(case), "tiny", backend="verilator")
+
+
+@pytest.mark.parametrize("fmt", ["QDQ", "QOperator"])
+def test_onnx_conv_relu_maxpool_fuses_into_the_conv(tmp_path, fmt: str) -> None:
+    """A ResNet stem (Conv -> Relu -> MaxPool 3/2/1) imports as one conv2d whose store unit pools, and runs as
+    onnxruntime does. (QOperator folds the Relu into an asymmetric output quantization, which the store unit
+    cannot write: its conv writes int32 for a host epilogue, and the pool stays a layer of its own.)"""
+    pytest.importorskip("onnxruntime")
+    import numpy as np
+    import onnxruntime as ort
+
+    from benchmarks.onnx_models import Builder, quantize
+    from networks.network import AccelLayer
+    b = Builder("stem", (1, 3, 16, 16), 0)
+    model = quantize(b.model(b.maxpool(b.conv("x", 8, 3, 2), 3, 2, 1)), tmp_path / "stem.onnx", fmt)
+    net = tk.from_onnx(model)
+    layers = [l.op for l in net.layers if isinstance(l, AccelLayer)]
+    if fmt == "QDQ":
+        assert [(op.KIND, op.pool, op.activation) for op in layers] == [("conv2d", (3, 2, 1), "relu")]
+    else:
+        assert all(op.pool is None for op in layers if op.KIND == "conv2d" and op.out_dtype != "int8")
+    x = {name: np.random.default_rng(1).standard_normal(info.shape).astype(np.float32)
+         for name, info in net.inputs.items()}
+    res = tk.run_network(net, x, backend="functional", hw="tiny")
+    sess = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    (ref,) = sess.run(None, x)
+    (out,) = res.outputs.values()
+    assert out.shape == ref.shape and np.abs(out - ref).max() <= 1e-6 + float(np.abs(ref).max()) / 50
