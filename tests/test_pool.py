@@ -151,3 +151,8 @@ def test_onnx_conv_relu_maxpool_fuses_into_the_conv(tmp_path, fmt: str) -> None:
     (ref,) = sess.run(None, x)
     (out,) = res.outputs.values()
     assert out.shape == ref.shape and np.abs(out - ref).max() <= 1e-6 + float(np.abs(ref).max()) / 50
+
+
+@pytest.mark.parametrize("case", FUSED[:2], ids=str)
+def test_fused_pool_on_the_cpu_backend(case: tuple) -> None:
+    assert_exact(_fused(case), "tiny", backend="cpu")
