@@ -25,8 +25,8 @@ import numpy as np
 from .buffers import Buffer
 from .config import ConfigError, HardwareConfig
 from .instructions import (
-    ACC_BIT, ACCUM_BIT, ACTIVATIONS, DATAFLOWS, FULL_BIT, GARBAGE, OPS, ROW_MASK, Instruction, ISAError,
-    Mvin, MVIN_OPS,
+    ACC_BIT, ACCUM_BIT, ACTIVATIONS, DATAFLOWS, FULL_BIT, GARBAGE, OPS, ROW_MASK, ConfigSt, Instruction,
+    ISAError, Mvin, MVIN_OPS,
 )
 from .loop_words import BY_FUNCT as LOOP_WORDS, LOOP_WORD_CLASSES, LoopWord, dram_fields
 from .opcodes import Funct
@@ -34,6 +34,9 @@ from .opcodes import Funct
 _LOCAL_FIELDS = {"local", "a", "b", "c", "d"}
 _ENUMS = {"activation": ACTIVATIONS, "dataflow": DATAFLOWS}
 _FLOATS = {"acc_scale", "scale"}
+# config_st's pooling fields, written out only when pooling is on (pool_stride > 0)
+_POOL_FIELDS = frozenset(("pool_stride", "pool_size", "pool_out_dim", "porows", "pocols", "orows", "ocols", "upad",
+                          "lpad"))
 
 
 # ---- local and DRAM addresses ---------------------------------------------
@@ -118,7 +121,10 @@ _PLANS = {cls: _field_plan(cls) for cls in set(MNEMONICS.values())}
 
 def format_instruction(ins: Instruction, dram: DramNames | None = None) -> str:
     parts = [ins.op]
+    quiet = _POOL_FIELDS if type(ins) is ConfigSt and not ins.pooling else ()
     for name, kind in _PLANS[type(ins)]:
+        if name in quiet:
+            continue
         value = getattr(ins, name)
         if kind == "dram":
             text = dram.format(value) if dram else str(value)

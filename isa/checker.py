@@ -180,6 +180,8 @@ class _Checker:
             repeats, half = cfg.pixel_repeats - 1, self.hw.sp_rows // 2   # repeats land in rows below, in the half
             return [(acc, max(lo - repeats, half if lo >= half else 0) if repeats else lo, hi)
                     for acc, lo, hi in spans]
+        if isinstance(ins, Mvout) and self.st is not None and self.st.pooling:
+            return [_span(ins.local, 0, self.st.orows * self.st.ocols, 1)]
         if isinstance(ins, Mvout):
             return [_span(ins.local, b * dim, ins.rows, 1) for b in range(-(-ins.cols // dim))]
         if isinstance(ins, Preload):
@@ -209,6 +211,8 @@ class _Checker:
         return None
 
     def config_st(self, ins: ConfigSt) -> str | None:
+        if ins.pooling and (reason := _pool_reason(ins)):
+            return reason
         self.st = ins
         return None
 
@@ -238,6 +242,8 @@ class _Checker:
     def mvout(self, ins: Mvout) -> str | None:
         if self.st is None:
             return "no config_st before this mvout"
+        if self.st.pooling:
+            return self._pooled_mvout(ins, self.st)
         full = bool(ins.local & ACC_BIT and ins.local & FULL_BIT)
         if reason := (self._dim("rows", ins.rows) or self._dim("cols", ins.cols,
                                                                None if full else self.hw.max_mvin_cols)):
@@ -249,6 +255,21 @@ class _Checker:
                 return reason
         return self._dram(ins.dram, ins.rows, self.st.dram_stride, ins.cols * (4 if full else 1), True,
                           ins.local)
+
+    def _pooled_mvout(self, ins: Mvout, st: ConfigSt) -> str | None:
+        """A pooling mvout reads config_st's orows x ocols image from its address (its rows field is unused, as
+        in Gemmini) and writes porows runs of pocols pixels, pool_out_dim pixels apart."""
+        if reason := self._dim("rows", ins.rows) or self._dim("cols", ins.cols):
+            return reason + " (a pooling mvout stores one block of at most dim channels)"
+        if ins.local == GARBAGE or ins.local & FULL_BIT:
+            return "a pooling mvout reads int8 rows: not the garbage address, not .full"
+        if reason := self._rows(ins.local, "local", 0, st.orows * st.ocols, 1, write=False):
+            return reason + " (config_st's pooled image)"
+        for porow in range(st.porows):
+            dram = ins.dram + porow * st.pool_out_dim * st.dram_stride
+            if reason := self._dram(dram, st.pocols, st.dram_stride, ins.cols, True, ins.local):
+                return reason
+        return None
 
     def preload(self, ins: Preload) -> str | None:
         if self.preloaded is not None:
@@ -286,6 +307,25 @@ class _Checker:
         self.preloaded = None
         self.weights = True
         return None
+
+
+def _pool_reason(st: ConfigSt) -> str | None:
+    """Why config_st's pooling fields describe no pooling the store unit can do (None when they do)."""
+    for name in ("pool_size", "porows", "pocols", "orows", "ocols"):
+        if getattr(st, name) < 1:
+            return f"pooling config_st {name}={getattr(st, name)} must be at least 1 when pool_stride > 0"
+    for name in ("upad", "lpad"):
+        if getattr(st, name) >= st.pool_size:
+            return (f"pooling config_st {name}={getattr(st, name)} must be less than pool_size={st.pool_size}: "
+                    "a window of padding alone has no max")
+    if st.pool_out_dim < st.pocols:
+        return f"pooling config_st pool_out_dim={st.pool_out_dim} is less than pocols={st.pocols}"
+    for out, image, pad in (("porows", "orows", st.upad), ("pocols", "ocols", st.lpad)):
+        first = (getattr(st, out) - 1) * st.pool_stride - pad   # the last window's first pixel
+        if first >= getattr(st, image):
+            return (f"pooling config_st {out}={getattr(st, out)}: the last window starts at pixel {first}, past "
+                    f"{image}={getattr(st, image)} (a window of padding alone has no max)")
+    return None
 
 
 def _nothing(_: Instruction) -> None:

@@ -9,14 +9,23 @@ from .instructions import (
     ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Fence, Flush,
     Instruction, ISAError, Mvin, Mvout, Preload, bits_f32, f32_bits,
 )
-from .loop_words import BY_FUNCT as LOOP_WORDS, CONFIG_LD, OPERAND, LoopWord
+from .loop_words import BY_FUNCT as LOOP_WORDS, CONFIG_LD, CONFIG_ST, OPERAND, Field, LoopWord
 from .opcodes import MVIN_FUNCTS, ConfigKind, Funct
 
 _M16 = 0xFFFF
-_M32 = 0xFFFFFFFF
 _ADDR, _COLS, _ROWS = OPERAND   # the layouts are loop_words' tables; these are hot, so unpacked once
 _LD = {f.name: f for f in CONFIG_LD}
-_LD_RS1_RESERVED = ~sum(f.mask << f.lo for f in CONFIG_LD if f.word == "rs1") & ((1 << 64) - 1)
+_ST = {f.name: f for f in CONFIG_ST}
+
+
+def _unused(layout: tuple[Field, ...], word: str) -> int:
+    return ~sum(f.mask << f.lo for f in layout if f.word == word) & ((1 << 64) - 1)
+
+
+_LD_RS1_RESERVED = _unused(CONFIG_LD, "rs1")
+_ST_RESERVED = {word: _unused(CONFIG_ST, word) for word in ("rs1", "rs2")}
+# config_st fields spelled as the instruction's own (the rest: kind, and the scale as float32 bits)
+_ST_PLAIN = tuple(f for f in CONFIG_ST if f.name not in ("kind", "scale"))
 
 
 def _operand(addr: int, rows: int, cols: int) -> int:
@@ -38,6 +47,20 @@ def _ld_field(rs1: int, name: str) -> int:
     return (rs1 >> _LD[name].lo) & _LD[name].mask
 
 
+def _config_st(ins: ConfigSt) -> tuple[int, int]:
+    rs = {"rs1": ConfigKind.ST << _ST["kind"].lo, "rs2": f32_bits(ins.acc_scale) << _ST["scale"].lo}
+    for f in _ST_PLAIN:
+        rs[f.word] |= getattr(ins, f.name) << f.lo
+    return rs["rs1"], rs["rs2"]
+
+
+def _decode_config_st(rs1: int, rs2: int) -> ConfigSt:
+    for word, value in (("rs1", rs1), ("rs2", rs2)):
+        _reserved("config_st", word, value, _ST_RESERVED[word])
+    fields = {f.name: ((rs1 if f.word == "rs1" else rs2) >> f.lo) & f.mask for f in _ST_PLAIN}
+    return ConfigSt(**fields, acc_scale=bits_f32((rs2 >> _ST["scale"].lo) & _ST["scale"].mask))
+
+
 def encode(ins: Instruction) -> tuple[int, int, int]:
     """One instruction -> (funct, rs1, rs2)."""
     t = type(ins)
@@ -56,8 +79,7 @@ def encode(ins: Instruction) -> tuple[int, int, int]:
     if t is ConfigLd:
         return (Funct.CONFIG, *_config_ld(ins))
     if t is ConfigSt:
-        rs2 = ins.dram_stride | (f32_bits(ins.acc_scale) << 32)
-        return Funct.CONFIG, ConfigKind.ST | (ins.activation << 2), rs2
+        return (Funct.CONFIG, *_config_st(ins))
     if t is Flush or t is Fence:
         return t.FUNCT, 0, 0
     if isinstance(ins, LoopWord):
@@ -109,8 +131,7 @@ def decode(funct: int, rs1: int, rs2: int) -> Instruction:
                             block_stride=_ld_field(rs1, "block_stride"), scale=bits_f32(_ld_field(rs1, "scale")),
                             pixel_repeats=max(1, _ld_field(rs1, "pixel_repeats")))   # Gemmini reads 0 as 1
         if kind == ConfigKind.ST:
-            _reserved("config_st", "rs1", rs1, ~0b1111 & ((1 << 64) - 1))
-            return ConfigSt(dram_stride=rs2 & _M32, activation=(rs1 >> 2) & 3, acc_scale=bits_f32(rs2 >> 32))
+            return _decode_config_st(rs1, rs2)
         raise ISAError("config: rs1[1:0]=3 selects no config (0 ex, 1 ld, 2 st)")
     if funct in (Funct.FLUSH, Funct.FENCE):
         cls = Flush if funct == Funct.FLUSH else Fence

@@ -143,13 +143,33 @@ class ConfigLd(Instruction):
 
 @dataclass(frozen=True, slots=True)
 class ConfigSt(Instruction):
-    dram_stride: int = 0       # bytes between consecutive DRAM rows
+    """Store config. With ``pool_stride`` > 0 an mvout max-pools (Gemmini's store-path pooling): its local
+    rows are an ``orows`` x ``ocols`` image of pixels (one row each, ``cols`` <= dim channels), and it writes
+    the ``porows`` x ``pocols`` maxima of ``pool_size``-square windows ``pool_stride`` apart, the image offset
+    by ``upad`` rows and ``lpad`` columns of padding (never the max), to DRAM pixel ``porow * pool_out_dim +
+    pocol`` (``dram_stride`` bytes apart)."""
+
+    dram_stride: int = 0       # bytes between consecutive DRAM rows (pixels, when pooling)
     activation: int = 0        # 0 none, 1 relu
     acc_scale: float = 1.0     # float32 scale of accumulator rows stored as int8
+    pool_stride: int = 0       # 0: no pooling
+    pool_size: int = 0
+    pool_out_dim: int = 0      # pixels of a pooled DRAM row
+    porows: int = 0
+    pocols: int = 0
+    orows: int = 0
+    ocols: int = 0
+    upad: int = 0
+    lpad: int = 0
 
     OP: ClassVar[str] = "config_st"
     FUNCT: ClassVar[int] = Funct.CONFIG
-    _UINTS = (("dram_stride", 32), ("activation", 1))
+    _UINTS = (("dram_stride", 32), ("activation", 1), ("pool_stride", 2), ("pool_size", 2), ("pool_out_dim", 8),
+              ("porows", 8), ("pocols", 8), ("orows", 8), ("ocols", 8), ("upad", 2), ("lpad", 2))
+
+    @property
+    def pooling(self) -> bool:
+        return self.pool_stride != 0
 
     def __post_init__(self) -> None:
         Instruction.__post_init__(self)

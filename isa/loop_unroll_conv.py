@@ -15,7 +15,9 @@ primitives, in a valid sequential order:
   compute per run of ``dim`` output pixels; the weights are preloaded for the first run only.
   The A stride (the conv stride) is the program's config_ex's, as with gemmini.h.
 * output (if output_addr): one mvout per run of output pixels and channel block, under the
-  program's config_st.
+  program's config_st. With pooling (no_pool = 0), as LoopConvSt: a config_st with the pooling
+  fields (the loop's activation, out_stride, the program's scale kept), one pooling mvout per
+  image and channel block, and a config_st that turns pooling off again.
 
 The A tile sits at the bottom of a scratchpad half (the loop's slot, or a_spad_id), the B
 tile ends at the top of one (b_spad_id), the accumulator half toggles after each loop whose
@@ -27,7 +29,8 @@ from types import SimpleNamespace
 
 from .config import HardwareConfig
 from .instructions import (
-    GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigLd, Instruction, Mvin, Mvout, Preload, acc_addr,
+    GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigLd, ConfigSt, Instruction, ISAError, Mvin, Mvout, Preload,
+    acc_addr,
 )
 from .loop_words import LoopConvWs, LoopError, LoopWord, dram_at
 
@@ -47,8 +50,6 @@ def _fields(words: dict[type, LoopWord], loop: LoopConvWs) -> SimpleNamespace:
 
 
 def _check(p: SimpleNamespace) -> None:
-    if not p.no_pool:
-        raise LoopError("loop_conv_ws.no_pool=0 (max pooling in the store) is not implemented")
     for name, what in _UNIMPLEMENTED.items():
         if getattr(p, name):
             raise LoopError(f"loop_conv_ws.{name}=1 ({what}) is not implemented")
@@ -63,9 +64,10 @@ def _check(p: SimpleNamespace) -> None:
 class ConvLoop:
     """One LOOP_CONV_WS with LoopConv's derived parameters; each phase is a method."""
 
-    def __init__(self, p: SimpleNamespace, hw: HardwareConfig, a_start: int, b_end: int, acc_start: int) -> None:
+    def __init__(self, p: SimpleNamespace, hw: HardwareConfig, a_start: int, b_end: int, acc_start: int,
+                 acc_scale: float = 1.0) -> None:
         _check(p)
-        self.p, self.dim, self.block_len = p, hw.dim, hw.max_block_len
+        self.p, self.dim, self.block_len, self.acc_scale = p, hw.dim, hw.max_block_len, acc_scale
         self.a_start, self.acc_start = a_start, acc_start
         self.pixels = p.max_pixels_per_row or 1   # Gemmini reads 0 as 1
         self.ds = p.downsample
@@ -185,8 +187,30 @@ class ConvLoop:
                                                                                          cols))
         return out
 
+    def _pool_config(self, pooling: bool) -> ConfigSt:
+        """LoopConvSt's config_st before (``pooling``) and after its pooling mvouts; the scale is kept."""
+        p = self.p
+        fields = dict(pool_stride=p.pool_stride, pool_size=p.pool_size, pool_out_dim=p.pool_out_col_dim,
+                      porows=p.porows, pocols=p.pocols, orows=p.orows, ocols=p.ocols, upad=p.pupad,
+                      lpad=p.plpad) if pooling else {}
+        try:
+            return ConfigSt(p.out_stride, activation=p.activation, acc_scale=self.acc_scale, **fields)
+        except ISAError as exc:
+            raise LoopError(f"loop_conv_ws pooling: {exc}") from None
+
+    def pooled_outputs(self) -> list[Instruction]:
+        p, d = self.p, self.dim
+        out: list[Instruction] = [self._pool_config(True)]
+        for b in range(p.batches):
+            for och in range(0, p.pochs, d):
+                dram = dram_at(p.output_addr, b * p.pool_out_col_dim * p.pool_out_row_dim * p.out_stride + och)
+                out.append(Mvout(dram, acc_addr(self._c_row(och, b, 0, 0)), 1, min(d, p.pochs - och)))
+        return out + [self._pool_config(False)]
+
     def outputs(self) -> list[Instruction]:
         p, d, out = self.p, self.dim, []
+        if not p.no_pool:
+            return self.pooled_outputs()
         for b, orow, ocol in self._pixel_runs():
             for och in range(0, p.pochs, d):
                 pixel = (b * p.out_row_dim + orow) * p.out_col_dim + ocol
@@ -197,10 +221,11 @@ class ConvLoop:
 
 
 def expand_conv(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfig, a_start: int, b_end: int,
-                acc_start: int) -> list[Instruction]:
-    """The primitives of one LOOP_CONV_WS; a zero DRAM address skips its phase (its config_ld too)."""
+                acc_start: int, acc_scale: float = 1.0) -> list[Instruction]:
+    """The primitives of one LOOP_CONV_WS; a zero DRAM address skips its phase (its config_ld too).
+    ``acc_scale``: the program's config_st scale, which a pooling loop's config_st words keep."""
     p = _fields(words, loop)
-    conv = ConvLoop(p, hw, a_start, b_end, acc_start)
+    conv = ConvLoop(p, hw, a_start, b_end, acc_start, acc_scale)
     out = conv.bias() if p.bias_addr else []
     if p.input_addr:
         out += conv.inputs()

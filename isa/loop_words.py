@@ -146,3 +146,10 @@ def dram_at(base: int, offset: int) -> int:
 # the same bits; the RTL's loop unrollers build the config_ld words they issue from this table.
 CONFIG_LD: tuple[Field, ...] = _f("rs1", "kind:0:2 shrink:2:1 state:3:2 pixel_repeats:8:8 block_stride:16:16 "
                                          "scale:32:32") + _f("rs2", "dram_stride:0:64")
+
+# config_st (funct 0, rs1[1:0] = 2), as Gemmini's ConfigMvoutRs1/Rs2 lay it out (gemmini.h's
+# gemmini_extended2_config_st): pooling is on when pool_stride is not 0. isa.encoding writes these bits;
+# the RTL's store unit and dispatch read them through the structs generated from this table.
+CONFIG_ST: tuple[Field, ...] = _f("rs1", "kind:0:2 activation:2:2 pool_stride:4:2 pool_size:6:2 upad:8:2 lpad:10:2 "
+                                         "pool_out_dim:24:8 porows:32:8 pocols:40:8 orows:48:8 ocols:56:8") \
+    + _f("rs2", "dram_stride:0:32 scale:32:32")

@@ -47,6 +47,7 @@ from toolkit.conv.ops import conv2d, depthwise_conv2d
 from toolkit.limits import MAX_DRAM_FOOTPRINT
 from toolkit.gemm import matmul
 from toolkit.maxpool import maxpool2d
+from toolkit.pool_tiles import store_can_pool
 from toolkit.resadd import resadd
 
 from . import host_ops
@@ -457,11 +458,11 @@ class _Importer:
     def on_MaxPool(self, node: Any) -> None:
         x = node.input[0]
         if x in self.views:
-            self.pending[node.output[0]] = _Pending("maxpool", node, dict(x=self.views[x]))
+            self.pending[node.output[0]] = _Pending("maxpool", node, dict(x=self.views[x], dq=x))
         elif x in self.tensors and self.tensors[x].dtype in ("int8", "uint8"):      # QOperator: on integers
             info = self.tensors[x]
             q = _Q(info.scale, info.zero_point, info.dtype)
-            self.maxpool(node, (x, q), node.output[0], q)
+            self.maxpool(node, (x, q), node.output[0], q, x)
         else:
             self.host(node, host_ops.FLOAT_OPS["MaxPool"])      # a float island
 
@@ -493,7 +494,7 @@ class _Importer:
         elif p.kind == "add":
             self.resadd(p.node, a["a"], a["b"], out, yq, p.relu)
         elif p.kind == "maxpool":
-            self.maxpool(p.node, a["x"], out, yq)
+            self.maxpool(p.node, a["x"], out, yq, a["dq"])
         else:
             self.relu(p.node, a["x"], a["dq"], out, yq)
 
@@ -746,15 +747,18 @@ class _Importer:
         self.layers.append(layer)
         self.add_tensor(TensorInfo(out, shape, yq.dtype, yq.scale, zero_point=yq.zero_point), layer)
 
-    def maxpool(self, node: Any, x: tuple[str, _Q], out: str, yq: _Q) -> None:
-        """int8 on the accelerator (the max commutes with any zero point; padding never wins); uint8 on the
-        host. Requantized on the host where the output's quantization differs."""
+    def maxpool(self, node: Any, x: tuple[str, _Q], out: str, yq: _Q, dq: str) -> None:
+        """int8 on the accelerator (the max commutes with any zero point; padding never wins), fused into the
+        conv that writes ``x`` where it can (Conv -> (Relu) -> MaxPool: the store unit pools, no DRAM round
+        trip); uint8 on the host. Requantized on the host where the output's quantization differs."""
         xname, xq = x
         n, c, h, w = self.nchw(node, xname)
         kernel = tuple(_attrs(node)["kernel_shape"])
         stride, pad = self._window(node)
         op = maxpool2d(n, h, w, c, kernel=kernel, stride=stride, padding=pad)
         shape = (n, c, op.out_h, op.out_w)
+        if yq == xq and self._fuse_pool(node, op, xname, dq, out, shape):
+            return
         mid = out if yq == xq else f"{out}__max"     # the max at the input's quantization
         if xq.dtype == "int8":
             self.accel(node, op, {"input": Feed(xname, "nhwc", (n, h, w, c))}, {}, mid, xq, "nhwc", shape)
@@ -765,15 +769,33 @@ class _Importer:
             self.host_layer(HostLayer(f"{node.name}_requantize", "Requantize", (mid,), {}, {}, (out,),
                                       host_ops.requantize((xq.scale, xq.zero_point), yq.host())), shape, yq)
 
+    def _sole_output(self, xname: str, dq: str) -> AccelLayer | None:
+        """The accelerator layer that writes ``xname`` where one node alone reads it (through ``dq``)."""
+        prod = self.producer.get(xname)
+        if isinstance(prod, AccelLayer) and self.uses.get(xname, 0) == 1 and self.uses.get(dq, 0) == 1 \
+                and xname not in self.graph_outputs:
+            return prod
+        return None
+
+    def _fuse_pool(self, node: Any, pool: Any, xname: str, dq: str, out: str, shape: tuple[int, ...]) -> bool:
+        """Fold the max pool into the conv2d that writes ``xname`` alone (its store unit pools), if it can."""
+        prod = self._sole_output(xname, dq)
+        if prod is None or prod.op.KIND != "conv2d" or prod.op.pool or prod.op.out_dtype != "int8" \
+                or not store_can_pool(pool.kernel, pool.stride, pool.padding):
+            return False
+        fused = replace(prod, op=replace(prod.op, pool=(pool.kernel[0], pool.stride, pool.padding)), output=out,
+                        nodes=(*prod.nodes, node.name))
+        self.layers[self.layers.index(prod)] = fused
+        self.add_tensor(replace(self.tensors.pop(xname), name=out, shape=shape), fused)
+        return True
+
     def relu(self, node: Any, x: tuple[str, _Q], dq: str, out: str, yq: _Q) -> None:
         """DequantizeLinear -> Relu -> QuantizeLinear: the producer's ReLU when nothing else reads its output
         and the quantization stays symmetric int8 at one scale, else a requantizing ReLU on the host."""
         xname, xq = x
-        prod = self.producer.get(xname)
-        fusable = (isinstance(prod, AccelLayer) and yq == xq and xq.plain
-                   and getattr(prod.op, "activation", "") == "none"
-                   and self.uses.get(xname, 0) == 1 and self.uses.get(dq, 0) == 1 and xname not in self.graph_outputs
-                   and prod.op.KIND != "maxpool")
+        prod = self._sole_output(xname, dq)
+        fusable = (prod is not None and yq == xq and xq.plain and getattr(prod.op, "activation", "") == "none"
+                   and prod.op.KIND != "maxpool" and not getattr(prod.op, "pool", None))
         if fusable:
             fused = replace(prod, op=replace(prod.op, activation="relu"), output=out, nodes=(*prod.nodes, node.name))
             self.layers[self.layers.index(prod)] = fused

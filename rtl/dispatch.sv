@@ -145,6 +145,11 @@ module dispatch import systolic_pkg::*; #(
   logic [2:0][15:0]  ld_bstride_q, ld_bstride_d;   // shadows of config_ld / config_ex for ranges
   logic [2:0][7:0]   ld_rep_q, ld_rep_d;           // config_ld pixel repeats - 1
   logic [15:0]       a_stride_q, a_stride_d, c_stride_q, c_stride_d;
+  logic [15:0]       pool_rows_q, pool_rows_d;     // config_st: rows a pooling mvout reads (0: no pooling)
+  /* verilator lint_off UNUSEDSIGNAL */              // it reads the pooling fields
+  config_st_rs1_t    st_rs1;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign st_rs1 = cmd_i.rs1;
 
   // ---- decode ----------------------------------------------------------------
   typedef enum logic [1:0] {KindEnq, KindPreload, KindNop, KindFence} kind_e;
@@ -199,10 +204,12 @@ module dispatch import systolic_pkg::*; #(
       FunctMvout: begin
         kind = KindEnq;
         tq   = QST;
-        // a block mvout reads block b from the DIM rows after block b - 1's
+        // a block mvout reads block b from the DIM rows after block b - 1's; a pooling mvout
+        // reads config_st's orows x ocols image
         n_acc.rdv[0]   = 1'b1;
         n_acc.rd[0]    = span(cmd_i.rs2, 16'd1);
-        n_acc.rd[0].hi = n_acc.rd[0].hi + RW'(blocks - 16'd1) * RW'(DIM);
+        n_acc.rd[0].hi = (pool_rows_q != '0) ? n_acc.rd[0].lo + RW'(pool_rows_q - 16'd1)
+                                             : n_acc.rd[0].hi + RW'(blocks - 16'd1) * RW'(DIM);
       end
       FunctComputePreloaded, FunctComputeAccumulated: begin
         kind = KindEnq;
@@ -333,6 +340,7 @@ module dispatch import systolic_pkg::*; #(
     ld_rep_d     = ld_rep_q;
     a_stride_d   = a_stride_q;
     c_stride_d   = c_stride_q;
+    pool_rows_d  = pool_rows_q;
     if (fire && kind == KindPreload) pend_d = '{b: cmd_i.rs1, c: cmd_i.rs2};
     if (fire && is_cfg && cmd_i.rs1[1:0] == ConfigLd) begin
       ld_bstride_d[cmd_i.rs1[4:3]] = cmd_i.rs1[31:16];
@@ -341,6 +349,9 @@ module dispatch import systolic_pkg::*; #(
     if (fire && is_cfg && cmd_i.rs1[1:0] == ConfigEx) begin
       a_stride_d = cmd_i.rs1[31:16];
       c_stride_d = cmd_i.rs2[63:48];
+    end
+    if (fire && is_cfg && cmd_i.rs1[1:0] == ConfigSt) begin
+      pool_rows_d = (st_rs1.pool_stride == '0) ? '0 : 16'(st_rs1.orows) * 16'(st_rs1.ocols);
     end
   end
 
@@ -362,6 +373,7 @@ module dispatch import systolic_pkg::*; #(
       ld_rep_q     <= '0;
       a_stride_q   <= 16'd1;
       c_stride_q   <= 16'd1;
+      pool_rows_q  <= '0;
     end else begin
       valid_q      <= valid_d;
       issued_q     <= issued_d;
@@ -378,6 +390,7 @@ module dispatch import systolic_pkg::*; #(
       ld_rep_q     <= ld_rep_d;
       a_stride_q   <= a_stride_d;
       c_stride_q   <= c_stride_d;
+      pool_rows_q  <= pool_rows_d;
     end
   end
 

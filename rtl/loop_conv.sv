@@ -18,8 +18,8 @@
 // with an output address.
 //
 // Other instructions pass straight through, and wait while a loop is configured or runs.
-// Not implemented (an assertion stops the run): pooling (no_pool = 0), wrot180, the trans_*
-// flags and input_dilated.
+// Not implemented (an assertion stops the run): wrot180, the trans_* flags and input_dilated.
+// Pooling (no_pool = 0) is the store sequencer's: config_st's pooling fields and the store unit.
 module loop_conv import systolic_pkg::*, loop_conv_pkg::*; #(
   parameter int  DIM               = 4,
   parameter int  SP_ROWS           = 256,
@@ -342,8 +342,6 @@ module loop_conv import systolic_pkg::*, loop_conv_pkg::*; #(
                     : "refused");
     end
     if (rst_ni && run_fire) begin
-      assert (run_rs2.no_pool)
-        else $error("loop_conv: LOOP_CONV_WS with pooling (no_pool = 0) is not implemented");
       assert (!run_rs1.wrot180 && !run_rs2.input_dilated)
         else $error("loop_conv: LOOP_CONV_WS wrot180 / input_dilated is not implemented");
       assert (!run_rs1.trans_output_1203 && !run_rs1.trans_weight_1203

@@ -60,6 +60,17 @@ package loop_conv_pkg;
     logic [7:0]  max_pixels;      // max_pixels_per_row, 0 read as 1
     logic [1:0]  a_spad_id;
     logic [1:0]  b_spad_id;
+    // max pooling in the store (LoopConvSt): its config_st fields
+    logic        no_pool;
+    logic [1:0]  activation;
+    logic [1:0]  pool_size;
+    logic [1:0]  pool_stride;
+    logic [1:0]  pupad;
+    logic [1:0]  plpad;
+    logic [7:0]  porows;
+    logic [7:0]  pocols;
+    it_t         pool_out_row_dim;
+    it_t         pool_out_col_dim;
   } conv_cfg_t;
 
   // What LoopConv derives from a loop's fields (its LoopConvDerivedParams and B_rows).
@@ -82,7 +93,8 @@ package loop_conv_pkg;
   // configs), each {rs1, rs2}.
   typedef logic [6:0][1:0][WORD_W-1:0] conv_words_t;
 
-  // (the words also hold what this unroller does not implement: pooling, transposes)
+  // (the words also hold what this unroller does not implement: transposes; and pooling fields
+  // wider than config_st's, which the checker keeps in its range)
   /* verilator lint_off UNUSEDSIGNAL */
   function automatic conv_cfg_t conv_decode(input conv_words_t w);
     loop_conv_ws_config1_rs1_t c1a = w[1][0];
@@ -129,6 +141,16 @@ package loop_conv_pkg;
     c.max_pixels      = (lw.max_pixels_per_row == '0) ? 8'd1 : lw.max_pixels_per_row;
     c.a_spad_id       = lw.a_spad_id;
     c.b_spad_id       = lw.b_spad_id;
+    c.no_pool          = lw2.no_pool;
+    c.activation       = lw2.activation;
+    c.pool_size        = 2'(c2a.pool_size);
+    c.pool_stride      = 2'(c2a.pool_stride);
+    c.pupad            = 2'(c4a.pupad);
+    c.plpad            = 2'(c3b.plpad);
+    c.porows           = 8'(c2b.porows);
+    c.pocols           = 8'(c2b.pocols);
+    c.pool_out_row_dim = c1b.pool_out_row_dim;
+    c.pool_out_col_dim = c2a.pool_out_col_dim;
     return c;
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
@@ -195,6 +217,32 @@ package loop_conv_pkg;
   endfunction
   function automatic logic [31:0] acc_local(input logic [31:0] row, input logic accumulate);
     return {1'b1, accumulate, 1'b0, row[28:0]};
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  // LoopConvSt's config_st around its pooling mvouts: the loop's activation, out_stride and,
+  // before them (pool), its pooling fields; the scale word all ones keeps the store unit's scale.
+  /* verilator lint_off UNUSEDSIGNAL */   // it reads the pooling fields only
+  function automatic insn_t config_st_pool(input conv_cfg_t c, input logic pool);
+    config_st_rs1_t r;
+    config_st_rs2_t r2;
+    r = '0;
+    r.kind       = 2'(ConfigSt);
+    r.activation = c.activation;
+    if (pool) begin
+      r.pool_stride  = c.pool_stride;
+      r.pool_size    = c.pool_size;
+      r.upad         = c.pupad;
+      r.lpad         = c.plpad;
+      r.pool_out_dim = 8'(c.pool_out_col_dim);
+      r.porows       = c.porows;
+      r.pocols       = c.pocols;
+      r.orows        = 8'(c.orows);
+      r.ocols        = 8'(c.ocols);
+    end
+    r2.scale       = '1;
+    r2.dram_stride = 32'(c.out_stride);
+    return '{funct: FunctConfig, rs1: r, rs2: r2};
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
 

@@ -1,10 +1,13 @@
-// LoopConv's store sequencer (St, without pooling): one mvout per block of up to DIM output
-// pixels of one row and DIM channels, through config_st's scale and activation (set before
-// the loop). It waits, step by step, until the execute sequencer has sent this loop's
-// computes (ex_done_i). A loop whose output address is 0 stores nothing (its sums stay in
-// the accumulator for the next loop).
+// LoopConv's store sequencer (St): one mvout per block of up to DIM output pixels of one row
+// and DIM channels, through config_st's scale and activation (set before the loop). It waits,
+// step by step, until the execute sequencer has sent this loop's computes (ex_done_i). A loop
+// whose output address is 0 stores nothing (its sums stay in the accumulator for the next loop).
 //
 // Order, innermost first: channels (DIM a time), pixel columns (DIM a time), rows, images.
+//
+// With pooling (no_pool = 0), as LoopConvSt: a config_st with the pooling fields, one pooling
+// mvout per image and block of DIM channels (channels innermost), and a config_st without them.
+// Then the row iterator counts these phases (PhasePre, PhasePool, PhasePost).
 module loop_conv_st import systolic_pkg::*, loop_conv_pkg::*; #(
   parameter int  DIM      = 4,
   parameter int  ACC_ROWS = 64,
@@ -38,6 +41,8 @@ module loop_conv_st import systolic_pkg::*, loop_conv_pkg::*; #(
   // its iterators (their registers are the shell's)
   it_t               b_q, b_d, orow_q, orow_d, ocol_q, ocol_d, och_q, och_d;
 
+  localparam it_t PhasePre = it_t'(0), PhasePool = it_t'(1), PhasePost = it_t'(2);
+
   logic  req_fire, store_st, last;
   /* verilator lint_off UNUSEDSIGNAL */
   logic  no_first;   // it has no First state
@@ -50,7 +55,15 @@ module loop_conv_st import systolic_pkg::*, loop_conv_pkg::*; #(
     insn   = '0;
     row    = '0;
     offset = '0;
-    if (store_st) begin
+    if (store_st && !cfg.no_pool) begin
+      row    = 32'(start) + 32'(och_q >> LOG_DIM) * 32'(der.bias_spad_stride) + 32'(b_q) * 32'(der.opix);
+      offset = 32'(b_q) * 32'(cfg.pool_out_col_dim) * 32'(cfg.pool_out_row_dim) * 32'(cfg.out_stride)
+               + 32'(och_q);
+      insn   = (orow_q == PhasePool)
+             ? '{funct: FunctMvout, rs1: cfg.output_addr + 64'(offset),
+                 rs2: operand(it_t'(1), min_it(cfg.ochs - och_q, it_t'(DIM)), acc_local(row, 1'b0))}
+             : config_st_pool(cfg, orow_q == PhasePre);
+    end else if (store_st) begin
       row    = 32'(start) + 32'(och_q >> LOG_DIM) * 32'(der.bias_spad_stride)
                + 32'(b_q) * 32'(der.opix) + 32'(orow_q) * 32'(cfg.ocols) + 32'(ocol_q);
       offset = ((32'(b_q) * 32'(cfg.out_row_dim) + 32'(orow_q)) * 32'(cfg.out_col_dim)
@@ -68,7 +81,12 @@ module loop_conv_st import systolic_pkg::*, loop_conv_pkg::*; #(
     ocol_d = '0;
     och_d  = '0;
     last   = 1'b0;
-    if (!req_fire && store_st) begin
+    if (!req_fire && store_st && !cfg.no_pool) begin
+      och_d  = floor_add(och_q, it_t'(DIM), cfg.ochs, orow_q == PhasePool);
+      b_d    = floor_add(b_q, it_t'(1), cfg.batches, orow_q == PhasePool && och_d == '0);
+      orow_d = (orow_q == PhasePre || b_d != '0 || och_d != '0) ? PhasePool : PhasePost;
+      last   = orow_q == PhasePost;
+    end else if (!req_fire && store_st) begin
       och_d  = floor_add(och_q, it_t'(DIM), cfg.ochs, 1'b1);
       ocol_d = floor_add(ocol_q, it_t'(DIM), cfg.ocols, och_d == '0);
       orow_d = floor_add(orow_q, it_t'(1), cfg.orows, och_d == '0 && ocol_d == '0);

@@ -8,6 +8,13 @@
 // An mvout wider than DIM columns (not .full) reads block b of its columns from the
 // local rows DIM * b after its address: row r is block by block DMA writes of up to DIM
 // bytes at dram + r * stride + b * DIM (Gemmini's block mvout).
+//
+// Max pooling (config_st's pool_stride > 0, as Gemmini's StoreController): an mvout's local
+// rows are an orows x ocols image, one pixel a row. For each pooled pixel (porow, pocol), row by
+// row, the unit walks its pool_size x pool_size window, reading one pixel a cycle; a position
+// in the padding (upad rows above, lpad columns left of the image, or past its end) takes a
+// cycle but no read, and never wins. The max, after scale and activation, of the pixels it read
+// is one DMA write at dram + (porow * pool_out_dim + pocol) * stride.
 module store_unit import systolic_pkg::*; #(
   parameter int DIM      = 4,
   parameter int SP_ROWS  = 256,
@@ -65,8 +72,9 @@ module store_unit import systolic_pkg::*; #(
   // config_st
   typedef struct packed {
     logic [WORD_W-1:0] stride;
-    logic              relu;
-    logic [31:0]       scale;
+    logic           relu;
+    logic [31:0]    scale;
+    config_st_rs1_t pool;   // the pooling fields (pool.pool_stride == 0: no pooling)
   } st_cfg_t;
 
   // what the epilogue and the DMA write need of one row
@@ -75,6 +83,9 @@ module store_unit import systolic_pkg::*; #(
     logic              full;   // raw int32 accumulator row
     logic              relu;
     logic [31:0]       scale;
+    logic              pool;   // a row of a pooling mvout
+    logic              tap;    // pooling: the window position is in the image (read and compared)
+    logic              wlast;  // pooling: the window's last position (its max goes out)
     logic [15:0]       cols;
     logic [WORD_W-1:0] addr;   // DRAM address of the row
     logic [SLOT_W-1:0] slot;
@@ -86,7 +97,9 @@ module store_unit import systolic_pkg::*; #(
     logic [ROW_W-1:0] data;
   } pending_t;
 
+  /* verilator lint_off UNUSEDSIGNAL */   // config_st's kind, and its activation's high bit
   st_cfg_t cfg_q, cfg_d;
+  /* verilator lint_on UNUSEDSIGNAL */
 
   // the mvout being read
   logic              rd_active_q, rd_active_d;
@@ -98,6 +111,12 @@ module store_unit import systolic_pkg::*; #(
   logic [15:0]       rd_blk_q, rd_blk_d, rd_nblk_q, rd_nblk_d, rd_cols_q, rd_cols_d;
   logic [28:0]       rd_row0_q, rd_row0_d;
   logic [WORD_W-1:0] rd_addr0_q, rd_addr0_d;
+  // pooling: the pooled pixel and window position being read; the running max of the window
+  // whose rows arrive, and whether it has any yet
+  logic [7:0]        porow_q, porow_d, pocol_q, pocol_d;
+  logic [1:0]        wrow_q, wrow_d, wcol_q, wcol_d;
+  logic [DIM*8-1:0]  max_q, max_d;
+  logic              have_q, have_d;
   // the row whose data arrives this cycle
   logic              ar_valid_q, ar_valid_d, ar_last_q, ar_last_d;
   row_t              ar_q, ar_d;
@@ -108,23 +127,49 @@ module store_unit import systolic_pkg::*; #(
   logic [CNT_W-1:0]  outstanding_q, outstanding_d, inflight_q, inflight_d;
 
   logic iss_fire, is_cfg, rd_fire, rd_gnt, rd_step, rd_last, blk_last, pop, push, mvout_done, busy;
+  logic rd_req, tap, win_last, pool_last;
   logic [ROW_W-1:0] row_data;
+  logic [DIM*8-1:0] merged;   // the running max with the arriving row
+  logic [28:0]       pool_row;
+  logic [WORD_W-1:0] pool_addr;
   insn_t insn;   // the instruction offered for issue
+  config_st_rs1_t st_rs1;
+  config_st_rs2_t st_rs2;
 
   assign insn        = iss_i.insn;
+  assign st_rs1      = insn.rs1;
+  assign st_rs2      = insn.rs2;
   assign is_cfg      = insn.funct == FunctConfig;
   assign iss_ready_o = !rd_active_q;
   assign iss_fire    = iss_valid_i && iss_ready_o;
 
+  // pooling: where the window position lies in the image, and the pooled pixel's DRAM address
+  always_comb begin
+    logic [9:0] prow, pcol;   // the position in the padded image
+    prow      = 10'(porow_q) * 10'(cfg_q.pool.pool_stride) + 10'(wrow_q);
+    pcol      = 10'(pocol_q) * 10'(cfg_q.pool.pool_stride) + 10'(wcol_q);
+    tap       = prow >= 10'(cfg_q.pool.upad) && prow - 10'(cfg_q.pool.upad) < 10'(cfg_q.pool.orows)
+             && pcol >= 10'(cfg_q.pool.lpad) && pcol - 10'(cfg_q.pool.lpad) < 10'(cfg_q.pool.ocols);
+    pool_row  = rd_row0_q + 29'(prow - 10'(cfg_q.pool.upad)) * 29'(cfg_q.pool.ocols)
+              + 29'(pcol - 10'(cfg_q.pool.lpad));
+    pool_addr = rd_addr0_q + WORD_W'(16'(porow_q) * 16'(cfg_q.pool.pool_out_dim) + 16'(pocol_q))
+                           * cfg_q.stride;
+    win_last  = wrow_q == cfg_q.pool.pool_size - 2'd1 && wcol_q == cfg_q.pool.pool_size - 2'd1;
+    pool_last = win_last && porow_q == cfg_q.pool.porows - 8'd1 && pocol_q == cfg_q.pool.pocols - 8'd1;
+  end
+
   // read a row when the FIFO has room for it and the row before it (reads: we and the
-  // write fields are 0)
+  // write fields are 0); a pooling position in the padding steps without a read
   assign rd_fire   = rd_active_q && (32'(f_cnt_q) + 32'(ar_valid_q) < FIFO);
-  assign sp_o      = '{req: rd_fire && !rd_q.acc, row: SP_AW'(rd_row_q), default: '0};
-  assign acc_o     = '{req: rd_fire && rd_q.acc, row: ACC_AW'(rd_row_q), default: '0};
+  assign rd_req    = rd_fire && (!rd_q.pool || tap);
+  assign sp_o      = '{req: rd_req && !rd_q.acc, row: SP_AW'(rd_q.pool ? pool_row : rd_row_q),
+                       default: '0};
+  assign acc_o     = '{req: rd_req && rd_q.acc, row: ACC_AW'(rd_q.pool ? pool_row : rd_row_q),
+                       default: '0};
   assign rd_gnt    = rd_q.acc ? acc_gnt_i : sp_gnt_i;
-  assign rd_step   = rd_fire && rd_gnt;
+  assign rd_step   = rd_fire && (rd_gnt || !rd_req);
   assign blk_last  = rd_blk_q == rd_nblk_q - 16'd1;
-  assign rd_last   = rd_idx_q == rd_rows_q - 16'd1 && blk_last;
+  assign rd_last   = rd_q.pool ? pool_last : rd_idx_q == rd_rows_q - 16'd1 && blk_last;
 
   // the columns of block b of an mvout of cols columns
   function automatic logic [15:0] blk_cols(input logic [15:0] cols, input logic [15:0] b);
@@ -153,7 +198,23 @@ module store_unit import systolic_pkg::*; #(
     end
   end
 
-  assign push = ar_valid_q;
+  // pooling: the max of int8 lanes; the first row a window reads starts it
+  always_comb begin
+    for (int i = 0; i < DIM; i++) begin
+      logic signed [7:0] x, m;
+      x = row_data[i*8 +: 8];
+      m = max_q[i*8 +: 8];
+      merged[i*8 +: 8] = !ar_q.tap ? m : (!have_q || x > m) ? x : m;
+    end
+    max_d  = max_q;
+    have_d = have_q;
+    if (ar_valid_q && ar_q.pool) begin
+      max_d  = merged;
+      have_d = !ar_q.wlast && (have_q || ar_q.tap);
+    end
+  end
+
+  assign push = ar_valid_q && (!ar_q.pool || ar_q.wlast);
   assign wr_req_valid_o = f_cnt_q != '0;
   assign wr_req_o       = fifo_q[f_rd_q].req;
   assign wr_req_data_o  = fifo_q[f_rd_q].data;
@@ -191,7 +252,22 @@ module store_unit import systolic_pkg::*; #(
     rd_cols_d   = rd_cols_q;
     rd_row0_d   = rd_row0_q;
     rd_addr0_d  = rd_addr0_q;
-    if (rd_step) begin
+    porow_d     = porow_q;
+    pocol_d     = pocol_q;
+    wrow_d      = wrow_q;
+    wcol_d      = wcol_q;
+    if (rd_step && rd_q.pool) begin   // the next window position: columns, rows, pooled pixels
+      ar_d       = rd_q;
+      ar_d.tap   = tap;
+      ar_d.wlast = win_last;
+      ar_d.addr  = pool_addr;
+      ar_last_d  = rd_last;
+      wcol_d     = (wcol_q == cfg_q.pool.pool_size - 2'd1) ? '0 : wcol_q + 2'd1;
+      if (wcol_d == '0) wrow_d = (wrow_q == cfg_q.pool.pool_size - 2'd1) ? '0 : wrow_q + 2'd1;
+      if (win_last) pocol_d = (pocol_q == cfg_q.pool.pocols - 8'd1) ? '0 : pocol_q + 8'd1;
+      if (win_last && pocol_d == '0) porow_d = porow_q + 8'd1;
+      if (rd_last) rd_active_d = 1'b0;
+    end else if (rd_step) begin
       ar_d      = rd_q;
       ar_last_d = rd_last;
       if (blk_last) begin   // the next row, from its first block
@@ -210,12 +286,19 @@ module store_unit import systolic_pkg::*; #(
       if (rd_last) rd_active_d = 1'b0;
     end
     if (iss_fire && is_cfg) begin
-      cfg_d = '{stride: {32'h0, insn.rs2[31:0]}, relu: insn.rs1[2], scale: insn.rs2[63:32]};
+      // a scale of all ones keeps the scale (as Gemmini's; LoopConvSt's pooling configs send it)
+      cfg_d = '{stride: WORD_W'(st_rs2.dram_stride), relu: st_rs1.activation[0],
+                scale: (st_rs2.scale == '1) ? cfg_q.scale : st_rs2.scale, pool: st_rs1};
     end
     if (iss_fire && !is_cfg) begin
       rd_active_d = 1'b1;
       rd_d = '{acc: insn.rs2[31], full: insn.rs2[31] && insn.rs2[29], relu: cfg_q.relu,
-               scale: cfg_q.scale, cols: op_cols(insn.rs2), addr: insn.rs1, slot: iss_i.slot};
+               scale: cfg_q.scale, pool: cfg_q.pool.pool_stride != '0, tap: 1'b0, wlast: 1'b0,
+               cols: op_cols(insn.rs2), addr: insn.rs1, slot: iss_i.slot};
+      porow_d     = '0;
+      pocol_d     = '0;
+      wrow_d      = '0;
+      wcol_d      = '0;
       rd_row_d    = insn.rs2[28:0];
       rd_idx_d    = '0;
       rd_rows_d   = op_rows(insn.rs2);
@@ -234,7 +317,7 @@ module store_unit import systolic_pkg::*; #(
     f_rd_d = f_rd_q;
     fifo_new = '{req: '{addr: ar_q.addr, len: ar_q.full ? ar_q.cols << 2 : ar_q.cols,
                         tag: '{slot: DMA_SLOT_W'(ar_q.slot), last: ar_last_q, row: '0}},
-                 data: row_data};
+                 data: ar_q.pool ? ROW_W'(merged) : row_data};
     if (push) f_wr_d = (f_wr_q == FW'(FIFO - 1)) ? '0 : f_wr_q + 1'b1;
     if (pop) f_rd_d = (f_rd_q == FW'(FIFO - 1)) ? '0 : f_rd_q + 1'b1;
     f_cnt_d       = f_cnt_q + FW'(push) - FW'(pop);
@@ -252,7 +335,8 @@ module store_unit import systolic_pkg::*; #(
       f_wr_q        <= '0;
       outstanding_q <= '0;
       inflight_q    <= '0;
-      cfg_q         <= '{stride: '0, relu: 1'b0, scale: F32_ONE};
+      cfg_q         <= '{stride: '0, relu: 1'b0, scale: F32_ONE, pool: '0};
+      have_q        <= 1'b0;
     end else begin
       rd_active_q   <= rd_active_d;
       ar_valid_q    <= ar_valid_d;
@@ -262,6 +346,7 @@ module store_unit import systolic_pkg::*; #(
       outstanding_q <= outstanding_d;
       inflight_q    <= inflight_d;
       cfg_q         <= cfg_d;
+      have_q        <= have_d;
     end
   end
 
@@ -278,6 +363,11 @@ module store_unit import systolic_pkg::*; #(
     rd_addr0_q  <= rd_addr0_d;
     ar_q        <= ar_d;
     ar_last_q   <= ar_last_d;
+    porow_q     <= porow_d;
+    pocol_q     <= pocol_d;
+    wrow_q      <= wrow_d;
+    wcol_q      <= wcol_d;
+    max_q       <= max_d;
     if (push) fifo_q[f_wr_q] <= fifo_new;
   end
 

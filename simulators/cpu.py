@@ -114,8 +114,11 @@ def conv2d(p: Params, x: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray
     n, h, w, _ = inp.shape
     kh, kw, sh, sw, ph, pw, oh, ow = geo = conv_geometry(p, h, w)
     prod, info = gemm(im2col(inp, *geo), weight.reshape(-1, weight.shape[-1]))
-    out = epilogue(accumulate(prod, x["bias"] if p["bias"] else None), p)
-    return {"output": out.reshape(n, oh, ow, -1)}, {**info, "path": "im2col+" + info["path"]}
+    out = epilogue(accumulate(prod, x["bias"] if p["bias"] else None), p).reshape(n, oh, ow, -1)
+    if p.get("pool"):   # a fused max pool (kernel, stride, padding)
+        k, stride, padding = p["pool"]
+        out = window_max(out, conv_geometry(dict(kernel=k, stride=stride, padding=padding), oh, ow))
+    return {"output": out}, {**info, "path": "im2col+" + info["path"]}
 
 
 def depthwise(p: Params, x: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], Info]:
@@ -140,17 +143,21 @@ def resadd(p: Params, x: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray
     return {"C": epilogue(acc, p)}, {"path": "int32-elementwise", "macs": 0}
 
 
-def maxpool(p: Params, x: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], Info]:
-    """Running maximum over strided tap views; padding holds a value below int8 so it never wins."""
-    inp = x["input"]
-    n, h, w, c = inp.shape
-    kh, kw, sh, sw, ph, pw, oh, ow = conv_geometry(p, h, w)
+def window_max(inp: np.ndarray, geometry: tuple[int, ...]) -> np.ndarray:
+    """Running maximum of NHWC int8 over strided tap views; padding holds a value below int8 so it never wins."""
+    n, _, _, c = inp.shape
+    kh, kw, sh, sw, ph, pw, oh, ow = geometry
     xp = np.pad(inp.astype(np.int16), ((0, 0), (ph, ph), (pw, pw), (0, 0)), constant_values=INT8_MIN - 1)
     out = np.full((n, oh, ow, c), INT8_MIN - 1, np.int16)
     for i in range(kh):
         for j in range(kw):
             np.maximum(out, xp[:, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw], out=out)
-    return {"output": out.astype(np.int8)}, {"path": "int16-taps", "macs": 0}
+    return out.astype(np.int8)
+
+
+def maxpool(p: Params, x: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], Info]:
+    inp = x["input"]
+    return {"output": window_max(inp, conv_geometry(p, *inp.shape[1:3]))}, {"path": "int16-taps", "macs": 0}
 
 
 KERNELS: dict[str, Kernel] = {"matmul": matmul, "conv2d": conv2d, "depthwise": depthwise, "resadd": resadd,

@@ -19,6 +19,8 @@ Semantics, shared with the RTL:
   ReLU; with ``.full`` the raw int32 rows (ReLU still applies). From the
   scratchpad: the int8 rows as they are. A wider mvout reads block b of its
   columns from local rows base + b * dim (Gemmini's block mvout; not with ``.full``).
+  With config_st's pooling on, an mvout writes the max of each window of its local image after
+  scale and activation; padded positions never win (ONNX MaxPool).
 * LOOP_WS / LOOP_CONV_WS run as the primitives isa.loop_unroll expands them to.
 """
 from __future__ import annotations
@@ -35,7 +37,7 @@ from isa import (
 )
 from isa.checker import check
 from isa.loop_unroll import primitives
-from isa.numerics import acc_to_int8, acc_to_int32, mvin_scale
+from isa.numerics import INT8_MIN, acc_to_int8, acc_to_int32, mvin_scale
 
 from .base import RunResult
 
@@ -141,6 +143,9 @@ class FunctionalModel:
     def mvout(self, ins: Mvout) -> None:
         row = ins.local & ROW_MASK
         relu = self.st.activation == 1
+        if self.st.pooling:
+            self._pooled_mvout(ins, relu)
+            return
         if ins.local & ACC_BIT and ins.local & FULL_BIT:
             data = acc_to_int32(self.acc[row:row + ins.rows, :ins.cols], relu).astype("<i4")
         else:
@@ -151,6 +156,25 @@ class FunctionalModel:
             if ins.local & ACC_BIT:
                 data = acc_to_int8(data, self.st.acc_scale, relu)
         self._dram_write(ins.dram, self.st.dram_stride, data)
+
+    def _pooled_mvout(self, ins: Mvout, relu: bool) -> None:
+        """Max over each window of config_st's image, after scale and activation; padding never wins."""
+        st, row = self.st, ins.local & ROW_MASK
+        image = (self.acc if ins.local & ACC_BIT else self.sp)[row:row + st.orows * st.ocols, :ins.cols]
+        if ins.local & ACC_BIT:
+            image = acc_to_int8(image, st.acc_scale, relu)
+        span_r, span_c = (st.porows - 1) * st.pool_stride + 1, (st.pocols - 1) * st.pool_stride + 1
+        # the image in its padding, as int16 below any int8, so that padding never wins
+        padded = np.full((max(st.upad + st.orows, span_r + st.pool_size - 1),
+                          max(st.lpad + st.ocols, span_c + st.pool_size - 1), ins.cols), INT8_MIN - 1, dtype=np.int16)
+        padded[st.upad:st.upad + st.orows, st.lpad:st.lpad + st.ocols] = image.reshape(st.orows, st.ocols, -1)
+        out = np.full((st.porows, st.pocols, ins.cols), INT8_MIN - 1, dtype=np.int16)
+        for wr in range(st.pool_size):
+            for wc in range(st.pool_size):
+                np.maximum(out, padded[wr:wr + span_r:st.pool_stride, wc:wc + span_c:st.pool_stride], out=out)
+        for porow in range(st.porows):
+            self._dram_write(ins.dram + porow * st.pool_out_dim * st.dram_stride, st.dram_stride,
+                             out[porow].astype(np.int8))
 
     def preload(self, ins: Preload) -> None:
         self.pending = ins

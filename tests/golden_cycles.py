@@ -49,6 +49,12 @@ CASES: dict[str, tuple[str, str, tuple, dict, str | dict]] = {
     "tiny/conv_1x8x8x6x9_s2_library": ("tiny", "conv2d", (1, 8, 8, 6, 9), dict(stride=2, bias="channel",
                                                                                scale=0.02), "gemmini"),
     "gemmini/matmul_256x256x256_library": ("gemmini", "matmul", (256, 256, 256), dict(scale=0.001), "gemmini"),
+    # max pooling in the store unit: alone, and fused into a conv's LOOP_CONV_WS
+    "tiny/maxpool_1x7x7x5_k3s2p1_default": ("tiny", "maxpool2d", (1, 7, 7, 5), dict(kernel=3, stride=2, padding=1),
+                                            "default"),
+    "tiny/conv_1x8x8x3x5_pool_library": ("tiny", "conv2d", (1, 8, 8, 3, 5),
+                                         dict(bias="channel", activation="relu", scale=0.05, pool=(3, 2, 1)),
+                                         "gemmini"),
 }
 
 

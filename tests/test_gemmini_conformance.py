@@ -43,6 +43,11 @@ CONFORMING = {
         ((0, 0x2, 0x3F800000_00000040), ConfigSt(dram_stride=64, activation=0, acc_scale=1.0)),
     "gemmini_extended_config_st(32, RELU, 0.125)":
         ((0, 0x6, 0x3E000000_00000020), ConfigSt(dram_stride=32, activation=1, acc_scale=0.125)),
+    # with pooling: rs1 = ocols << 56 | orows << 48 | pocols << 40 | porows << 32 | pool_out_dim << 24 | lpad << 10
+    #   | upad << 8 | pool_size << 6 | pool_stride << 4 | act << 2 | CONFIG_ST
+    "gemmini_extended2_config_st(16, NO_ACTIVATION, 1.0, 2, 2, 8, 4, 4, 8, 8, 0, 0)":
+        ((0, 0x0808_0404_0800_00A2, 0x3F800000_00000010),
+         ConfigSt(16, 0, 1.0, pool_stride=2, pool_size=2, pool_out_dim=8, porows=4, pocols=4, orows=8, ocols=8)),
     # moves: rs1 = DRAM address, rs2 = rows << 48 | cols << 32 | local address
     "gemmini_mvin(0x1000, 0x20)":
         ((2, 0x1000, 0x0010_0010_0000_0020), Mvin(0x1000, 0x20, rows=16, cols=16, state=0)),
@@ -72,8 +77,6 @@ CONFORMING = {
 
 # gemmini.h call -> ((funct, rs1, rs2), what our decoder says)
 LEFT_OUT = {
-    "gemmini_extended2_config_st(16, NO_ACTIVATION, 1.0, 2, 2, 8, 4, 4, 8, 8, 0, 0)":   # pooling fields
-        ((0, 0x0808_0404_0800_00A2, 0x3F800000_00000010), r"config_st: reserved bits .* set in rs1"),
     "gemmini_config_norm(0, 0, 0, 0, 0, 0, 0)": ((0, 0x3, 0x0), r"rs1\[1:0\]=3 selects no config"),
     "gemmini_counter_access(...) (k_COUNTER)": ((126, 0x0, 0x0), "unknown funct 126"),
 }

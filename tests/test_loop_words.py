@@ -314,7 +314,6 @@ def test_checker_refuses_racing_loops() -> None:
 
 
 @pytest.mark.parametrize("field, reason", [
-    ("no_pool", "loop_conv_ws.no_pool=0 .*max pooling.* is not implemented"),
     ("wrot180", "loop_conv_ws.wrot180=1 .* is not implemented"),
     ("input_dilated", "loop_conv_ws.input_dilated=1 .* is not implemented"),
 ])
@@ -324,6 +323,20 @@ def test_checker_refuses_loop_conv_fields(field: str, reason: str) -> None:
                       ("bias", "input", "int32", (4,)), ("out", "output", "int8", x.shape)])
     words = conv_words(x, x, kernel=1, stride=1, pad=0, chs=(4, 4), addrs={b: buffers[b].addr for b in buffers},
                        in_stride=4, weight_stride=4, out_stride=4)
-    words[-1] = dataclasses.replace(words[-1], **{field: int(field != "no_pool")})
+    words[-1] = dataclasses.replace(words[-1], **{field: 1})
     with pytest.raises(ProgramError, match=r"instruction 8 `loop_conv_ws .*`: " + reason):
+        check(Program(TINY, [ConfigEx(), ConfigSt(4), *words], buffers))
+
+
+def test_checker_refuses_a_loop_conv_pool_config_st_cannot_hold() -> None:
+    """A 4x4 pooling window is past config_st's 2-bit pool_size."""
+    x = np.zeros((1, 4, 4, 4), np.int8)
+    buffers = layout([("x", "input", "int8", x.shape), ("w", "input", "int8", (4, 4)),
+                      ("bias", "input", "int32", (4,)), ("out", "output", "int8", (1, 1, 1, 4))])
+    words = conv_words(x, x, kernel=1, stride=1, pad=0, chs=(4, 4), addrs={b: buffers[b].addr for b in buffers},
+                       in_stride=4, weight_stride=4, out_stride=4)
+    words = [dataclasses.replace(w, pool_size=4, pool_stride=1, porows=1, pocols=1, pool_out_col_dim=1)
+             if isinstance(w, LoopConvWsConfig2) else w for w in words]
+    words[-1] = dataclasses.replace(words[-1], no_pool=0)
+    with pytest.raises(ProgramError, match=r"loop_conv_ws pooling: ConfigSt.pool_size=4 out of range"):
         check(Program(TINY, [ConfigEx(), ConfigSt(4), *words], buffers))

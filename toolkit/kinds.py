@@ -23,7 +23,7 @@ from .gemm import Matmul, MatmulSchedule, default_matmul_schedule, gemmini_matmu
 from .gemm.bounds import matmul_ideal_cycles
 from .gemm.knobs import MATMUL_FIT, matmul_domains
 from .knobs import Domains, perturbed_domains
-from .maxpool import MaxPool2d, MaxPoolSchedule, lower_maxpool
+from .maxpool import MaxPool2d, MaxPoolSchedule, default_maxpool, lower_maxpool
 from .ops import Op
 from .resadd import ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd
 from .schedule import Schedule, ScheduleError
@@ -52,19 +52,25 @@ class Kind:
         return self.domains(op, hw, tile_policy)
 
 
+def default_conv2d(op: Conv2d, hw: HardwareConfig) -> Schedule:
+    """The toolkit's conv heuristic, or for a conv with a fused pool Gemmini's tiled_conv_auto, whose tiles are
+    pooled outputs (the toolkit's own conv tiles do not fuse a pool)."""
+    return tiled_conv_auto(op, hw) if op.pool else default_conv_schedule(op, hw)
+
+
 KINDS: dict[str, Kind] = {
     "matmul": Kind(Matmul, MatmulSchedule,
                    lambda op, hw: default_matmul_schedule(op.M, op.N, op.K, hw, 4 if op.out_dtype == "int32" else 1),
                    lower_matmul, library=tiled_matmul_auto,
                    flat=lambda op, hw: gemmini_matmul_schedule(op.M, op.N, op.K, hw),
                    domains=matmul_domains, fit_knobs=MATMUL_FIT, ideal=matmul_ideal_cycles),
-    "conv2d": Kind(Conv2d, ConvSchedule, default_conv_schedule, lower_conv, library=tiled_conv_auto,
+    "conv2d": Kind(Conv2d, ConvSchedule, default_conv2d, lower_conv, library=tiled_conv_auto,
                    flat=gemmini_conv_schedule, domains=conv_domains, fit_knobs=CONV_FIT, ideal=conv_ideal_cycles),
     "depthwise": Kind(DepthwiseConv2d, DepthwiseSchedule, default_conv_schedule, lower_conv,
                       library=tiled_conv_dw_auto, flat=gemmini_conv_schedule, domains=conv_domains,
                       fit_knobs=CONV_FIT),
     "resadd": Kind(ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd, library=tiled_resadd_auto),
-    "maxpool": Kind(MaxPool2d, MaxPoolSchedule, lambda op, hw: MaxPoolSchedule(), lower_maxpool),
+    "maxpool": Kind(MaxPool2d, MaxPoolSchedule, default_maxpool, lower_maxpool),
 }
 
 

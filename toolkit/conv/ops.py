@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import math
-from dataclasses import KW_ONLY, dataclass
-from typing import ClassVar, Mapping
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
+from isa.numerics import INT8_MIN
+
 from ..ops import EpilogueOp, Spec, check_choice, check_epilogue, positive_int, wrap_int32
-from ..window import Window, check_window, taps
+from ..window import Window, check_window, out_size, taps
 
 
 @dataclass(frozen=True)
@@ -62,12 +64,29 @@ class ConvOp(Window, EpilogueOp):
         return self.batch * self.out_h * self.out_w * math.prod(self.weight_shape)
 
 
+def check_pool(pool: Any, out_h: int, out_w: int) -> tuple[int, int, int] | None:
+    """A fused max pool as (kernel, stride, padding), ONNX MaxPool's rules: padding at most half the kernel."""
+    if pool is None:
+        return None
+    if not isinstance(pool, (tuple, list)) or len(pool) != 3:
+        raise ValueError(f"pool must be None or (kernel, stride, padding), got {pool!r}")
+    kernel, stride = positive_int("pool kernel", pool[0]), positive_int("pool stride", pool[1])
+    padding = pool[2]
+    if isinstance(padding, bool) or not isinstance(padding, (int, np.integer)) or not 0 <= padding <= kernel // 2:
+        raise ValueError(f"pool padding={padding!r} must be an integer from 0 to half the pool kernel ({kernel})")
+    if kernel > min(out_h, out_w) + 2 * padding:
+        raise ValueError(f"pool kernel={kernel} is larger than the padded {out_h}x{out_w} conv output")
+    return kernel, stride, int(padding)
+
+
 @dataclass(frozen=True)
 class Conv2d(ConvOp):
-    """output = epilogue(conv(input, weight) + bias); input NHWC int8, weight HWIO int8, bias K int32."""
+    """output = maxpool(epilogue(conv(input, weight) + bias)); input NHWC int8, weight HWIO int8, bias K int32;
+    the max pool (kernel, stride, padding) only with ``pool`` (ONNX MaxPool: padding is never the max)."""
 
     in_c: int
     out_c: int
+    pool: tuple[int, int, int] | None = field(default=None, kw_only=True)
 
     KIND: ClassVar[str] = "conv2d"
     CHANNELS: ClassVar[str] = "in_c"
@@ -75,6 +94,37 @@ class Conv2d(ConvOp):
     def __post_init__(self) -> None:
         super().__post_init__()
         object.__setattr__(self, "out_c", positive_int("out_c", self.out_c))
+        object.__setattr__(self, "pool", check_pool(self.pool, self.out_h, self.out_w))
+        if self.pool and self.out_dtype != "int8":
+            raise ValueError(f"pool: a fused max pool stores int8, not out_dtype={self.out_dtype!r}")
+
+    def params(self) -> dict[str, Any]:
+        """As every op's, without ``pool`` when there is none (the keys of unpooled convs stay as they were)."""
+        params = super().params()
+        if self.pool is None:
+            del params["pool"]
+        return params
+
+    @property
+    def pooled_hw(self) -> tuple[int, int]:
+        """The output's rows and columns: the conv's, or with ``pool`` the pooled conv's."""
+        if self.pool is None:
+            return self.out_h, self.out_w
+        k, s, p = self.pool
+        return out_size(self.out_h, k, s, p), out_size(self.out_w, k, s, p)
+
+    def output_specs(self) -> Spec:
+        return {"output": ((self.batch, *self.pooled_hw, self.out_c), self.out_dtype)}
+
+    def reference(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        out = super().reference(inputs)
+        if self.pool is None:
+            return out
+        k, s, p = self.pool
+        pooled = np.full((self.batch, *self.pooled_hw, self.out_c), INT8_MIN - 1, dtype=np.int16)
+        for _, _, view in taps(out["output"].astype(np.int16), (k, k), s, p, fill=INT8_MIN - 1):
+            np.maximum(pooled, view, out=pooled)
+        return {"output": pooled.astype(np.int8)}
 
     @property
     def out_channels(self) -> int:
@@ -120,10 +170,11 @@ class DepthwiseConv2d(ConvOp):
 
 def conv2d(batch: int, in_h: int, in_w: int, in_c: int, out_c: int, *, kernel: int | tuple[int, int] = (3, 3),
            stride: int = 1, padding: int = 1, bias: str | None = None, activation: str = "none",
-           scale: float = 1.0, out_dtype: str = "int8") -> Conv2d:
-    """A conv2d op (NHWC input, HWIO weight): ``output = epilogue(conv + bias)``."""
+           scale: float = 1.0, out_dtype: str = "int8", pool: tuple[int, int, int] | None = None) -> Conv2d:
+    """A conv2d op (NHWC input, HWIO weight): ``output = epilogue(conv + bias)``, max-pooled in the store path
+    with ``pool=(kernel, stride, padding)``."""
     return Conv2d(batch, in_h, in_w, in_c, out_c, kernel=kernel, stride=stride, padding=padding, bias=bias,
-                  activation=activation, scale=scale, out_dtype=out_dtype)
+                  activation=activation, scale=scale, out_dtype=out_dtype, pool=pool)
 
 
 def depthwise_conv2d(batch: int, in_h: int, in_w: int, channels: int, *, kernel: int | tuple[int, int] = (3, 3),

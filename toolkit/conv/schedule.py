@@ -79,6 +79,9 @@ class ConvScheduleBase(Pipelined):
         check_int("acc_bank", self.acc_bank, 0, hw.acc_banks - 1)
         t, d, split = self.tiles(), hw.dim, self.split_buffers
         strides: tuple[int | None, int | None] = (None, None)
+        if getattr(op, "pool", None):
+            raise ScheduleError(f"{op.key}: the toolkit's conv tiles do not fuse a max pool; its default schedule, "
+                                "or schedule='gemmini', pools in the store unit through LOOP_CONV_WS")
         if op is not None:
             g = self.geometry(op)
             strides = g.stride

@@ -4,7 +4,8 @@ and the words tiled_conv (~2168) issues: config_st, config_ex, then per tile gem
 
 The call this ports is ``tiled_conv_auto(batch, in_h, in_w, in_c, out_c, out_h, out_w, stride,
 1, 1, padding, kernel_dim, false x5, input, weight, bias, output, act, scale, 0, 0, 0, WS)``:
-in_stride = in_c, weight_stride = out_stride = out_c, no pooling. The tile sizes are pixels and
+in_stride = in_c, weight_stride = out_stride = out_c; a conv2d's fused ``pool`` is its pool_size,
+pool_stride and pool_padding (else no pooling: gemmini.h's size 1, stride 1). The tile sizes are pixels and
 channels, not blocks, and the sizing moves channels by one, so its tiles split channels
 unevenly (256 input channels as 144 + 112, say). HAS_FIRST_LAYER_OPTIMIZATIONS is defined, as in
 Gemmini's default configuration: a tile of at most dim / 2 input channels packs
@@ -34,18 +35,34 @@ def check_conv(op: ConvOp, call: str) -> int:
     return op.kernel[0]
 
 
+def pool_args(op: ConvOp) -> tuple[int, int, int]:
+    """tiled_conv's (pool_size, pool_stride, pool_padding): the fused pool's, or (1, 1, 0) without one."""
+    return getattr(op, "pool", None) or (1, 1, 0)
+
+
+def pooled_dims(op: ConvOp) -> tuple[int, int]:
+    """tiled_conv's pool_out_row_dim and pool_out_col_dim."""
+    size, stride, padding = pool_args(op)
+    return ((op.out_h + 2 * padding - size) // stride + 1, (op.out_w + 2 * padding - size) // stride + 1)
+
+
 def downsample(op: ConvOp) -> bool:
-    """tiled_conv's downsample: a 1x1 kernel at stride 2 over even sizes, unpadded, reads every other pixel."""
-    return op.stride == 2 and op.kernel == (1, 1) and op.in_h % 2 == 0 and op.in_w % 2 == 0 and op.padding == 0
+    """tiled_conv's downsample: a 1x1 kernel at stride 2 over even sizes, unpadded and unpooled, reads every other
+    pixel."""
+    return op.stride == 2 and op.kernel == (1, 1) and op.in_h % 2 == 0 and op.in_w % 2 == 0 and op.padding == 0 \
+        and getattr(op, "pool", None) is None
 
 
-def spad_rows(t: dict[str, int], stride: int, ds: bool, dim: int) -> tuple[int, int]:
-    """tiled_conv_total_spad_rows without pooling, dilation or transposes: (scratchpad, accumulator) rows."""
-    irows, icols = t["porows"] * stride + t["krows"] - 1, t["pocols"] * stride + t["kcols"] - 1
+def spad_rows(t: dict[str, int], op: ConvOp, dim: int) -> tuple[int, int]:
+    """tiled_conv_total_spad_rows without dilation or transposes: (scratchpad, accumulator) rows."""
+    size, pool_stride, _ = pool_args(op)
+    stride, ds = op.stride, downsample(op)
+    orows, ocols = t["porows"] * pool_stride + size - 1, t["pocols"] * pool_stride + size - 1
+    irows, icols = orows * stride + t["krows"] - 1, ocols * stride + t["kcols"] - 1
     ich_banks, och_banks = ceil_div(t["kchs"], dim), ceil_div(t["pochs"], dim)
     a = ich_banks * t["batches"] * (irows >> ds) * (icols >> ds)
     b = och_banks * t["kcols"] * t["krows"] * t["kchs"]
-    return a + b, och_banks * t["batches"] * t["porows"] * t["pocols"]
+    return a + b, och_banks * t["batches"] * orows * ocols
 
 
 def auto_tiles(op: ConvOp, maxes: dict[str, int], channels: tuple[str, ...], hw: HardwareConfig) -> dict[str, int]:
@@ -53,10 +70,8 @@ def auto_tiles(op: ConvOp, maxes: dict[str, int], channels: tuple[str, ...], hw:
     argument until the tiles fit half of each memory (channels by a block, or down to a multiple of
     one; output columns kept while at most dim wide and more than one row is left), then grow the
     output columns, then every argument round-robin, one at a time."""
-    ds = downsample(op)
-
     def fits(t: dict[str, int]) -> bool:
-        return fits_half(*spad_rows(t, op.stride, ds, hw.dim), hw)
+        return fits_half(*spad_rows(t, op, hw.dim), hw)
 
     t = dict(maxes)
     while not fits(t):
@@ -73,9 +88,10 @@ def auto_tiles(op: ConvOp, maxes: dict[str, int], channels: tuple[str, ...], hw:
 
 
 def conv_maxes(op: Conv2d) -> dict[str, int]:
-    """tiled_conv_stride_auto's max_args: the whole conv."""
+    """tiled_conv_stride_auto's max_args: the whole (pooled) conv."""
     kd = check_conv(op, "tiled_conv_auto")
-    return dict(batches=op.batch, porows=op.out_h, pocols=op.out_w, pochs=op.out_c, krows=kd, kcols=kd, kchs=op.in_c)
+    porows, pocols = pooled_dims(op)
+    return dict(batches=op.batch, porows=porows, pocols=pocols, pochs=op.out_c, krows=kd, kcols=kd, kchs=op.in_c)
 
 
 def tiled_conv_auto(op: Conv2d, hw: HardwareConfig) -> LibraryConv:
@@ -96,10 +112,22 @@ def window(o: int, tile_o: int, k: int, tile_k: int, op: ConvOp, extent: int) ->
     return Window(start, max(0, -start), max(0, end - extent))
 
 
+def pool_window(po: int, tile_po: int, op: ConvOp, extent: int) -> tuple[int, Window]:
+    """tiled_conv's conv output rows (or columns) of a tile of ``tile_po`` pooled ones from ``po``: their count
+    without the pool's padding, and where they start with that padding on each side (pupad, pdpad)."""
+    size, stride, padding = pool_args(op)
+    start, count = po * stride - padding, tile_po * stride + size - 1
+    w = Window(start, max(0, -start), max(0, start + count - extent))
+    return count - w.lo - w.hi, w
+
+
 def loop_fields(op: ConvOp, weight_stride: int, dw: bool) -> dict[str, Any]:
     """gemmini_loop_conv_ws's fields that every tile of ``op`` shares."""
     in_c = getattr(op, op.CHANNELS)
-    return dict(batch_size=op.batch, in_row_dim=op.in_h, in_col_dim=op.in_w, in_channels=in_c,
+    size, pool_stride, pool_padding = pool_args(op)
+    pool_h, pool_w = pooled_dims(op)
+    return dict(pool_size=size, pool_stride=pool_stride, pool_padding=pool_padding, pool_out_row_dim=pool_h,
+                pool_out_col_dim=pool_w, no_pool=int(getattr(op, "pool", None) is None), batch_size=op.batch, in_row_dim=op.in_h, in_col_dim=op.in_w, in_channels=in_c,
                 out_channels=op.out_channels, out_row_dim=op.out_h, out_col_dim=op.out_w, stride=op.stride,
                 padding=op.padding, kernel_dim=op.kernel[0], in_stride=in_c, weight_stride=weight_stride,
                 out_stride=op.out_channels, no_bias=int(not op.bias), dw=int(dw), downsample=int(downsample(op)),
@@ -111,19 +139,23 @@ def tile_fields(op: ConvOp, hw: HardwareConfig, corner: tuple[int, int, int, int
     """sp_tiled_conv's fields of the tile at (b, porow, pocol, krow, kcol) with sizes ``t``: its input
     window's padding, input and output addresses (channel ``ich`` / ``och``) and pixels per row."""
     b, porow, pocol, krow, kcol = corner
-    rows = window(porow, t["porows"], krow, t["krows"], op, op.in_h)
-    cols = window(pocol, t["pocols"], kcol, t["kcols"], op, op.in_w)
+    orows, prows = pool_window(porow, t["porows"], op, op.out_h)
+    ocols, pcols = pool_window(pocol, t["pocols"], op, op.out_w)
+    rows = window(prows.start + prows.lo, orows, krow, t["krows"], op, op.in_h)
+    cols = window(pcols.start + pcols.lo, ocols, kcol, t["kcols"], op, op.in_w)
     pixel = (b * op.in_h + rows.start + rows.lo) * op.in_w + cols.start + cols.lo
     wide = downsample(op) or t["kchs"] > hw.dim   # HAS_FIRST_LAYER_OPTIMIZATIONS packs narrow tiles
-    return dict(t, upad=rows.lo, dpad=rows.hi, lpad=cols.lo, rpad=cols.hi,
+    pool_h, pool_w = pooled_dims(op)
+    return dict(t, upad=rows.lo, dpad=rows.hi, lpad=cols.lo, rpad=cols.hi, orows=orows, ocols=ocols,
+                pupad=prows.lo, pdpad=prows.hi, plpad=pcols.lo, prpad=pcols.hi,
                 input=at("input", pixel * getattr(op, op.CHANNELS) + ich),
-                output=at("output", ((b * op.out_h + porow) * op.out_w + pocol) * op.out_channels + och),
+                output=at("output", ((b * pool_h + porow) * pool_w + pocol) * op.out_channels + och),
                 max_pixels_per_row=1 if wide else min(hw.dim // t["kchs"], t["kcols"]))
 
 
 def check_tiles(op: ConvOp, s: LibrarySchedule, t: dict[str, int], hw: HardwareConfig) -> None:
     """tiled_conv's (and tiled_conv_dw's) assertions on tiles ``t``: they fit half of each memory."""
-    check_fits(s.describe(), *spad_rows(t, op.stride, downsample(op), hw.dim), hw)
+    check_fits(s.describe(), *spad_rows(t, op, hw.dim), hw)
 
 
 def clipped(s: LibrarySchedule, maxes: dict[str, int], starts: dict[str, int]) -> dict[str, int]:

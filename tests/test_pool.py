@@ -1,0 +1,158 @@
+"""Max pooling in the store unit: config_st's pooling fields, maxpool2d, conv2d(pool=...) and LOOP_CONV_WS's
+pooling, bit-exact against numpy on the functional model and the RTL."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import toolkit as tk
+from helpers import assert_exact
+from isa import ConfigSt, ISAError, Mvout, decode, encode
+from isa.checker import ProgramError, check
+from isa.loop_words import LoopConvWs
+
+# (batch, h, w, channels, kernel, stride, padding): padding, overlapping windows, stride > kernel, 1x1 outputs,
+# a channel count past one block, a window of the whole image
+POOLS = [(1, 7, 7, 5, 3, 2, 1), (1, 6, 6, 8, 2, 2, 0), (2, 9, 11, 6, 3, 1, 1), (1, 8, 8, 4, 2, 3, 1),
+         (1, 1, 1, 3, 1, 1, 0), (1, 3, 3, 4, 3, 2, 1), (1, 5, 5, 9, 3, 3, 0), (1, 3, 3, 2, 3, 1, 0)]
+# (batch, h, w, in_c, out_c, kernel, stride, padding, pool, activation, bias)
+FUSED = [(1, 8, 8, 3, 5, 3, 1, 1, (3, 2, 1), "relu", "channel"), (1, 9, 7, 4, 6, 3, 1, 1, (2, 2, 0), "none", None),
+         (2, 6, 6, 5, 4, 1, 1, 0, (2, 3, 1), "relu", "channel"), (1, 5, 5, 8, 8, 3, 2, 1, (3, 1, 1), "none", "channel"),
+         (1, 4, 4, 3, 4, 3, 1, 0, (2, 1, 0), "relu", None), (1, 16, 16, 3, 8, 3, 2, 1, (3, 2, 1), "relu", "channel")]
+
+
+def _pool(case: tuple) -> tk.Op:
+    b, h, w, c, k, s, p = case
+    return tk.maxpool2d(b, h, w, c, kernel=k, stride=s, padding=p)
+
+
+def _fused(case: tuple) -> tk.Op:
+    b, h, w, ci, co, k, s, p, pool, act, bias = case
+    return tk.conv2d(b, h, w, ci, co, kernel=k, stride=s, padding=p, pool=pool, activation=act, bias=bias,
+                     scale=0.05)
+
+
+def test_config_st_words_are_gemmini_h_s() -> None:
+    """gemmini_extended2_config_st(16, RELU, 0.5, 2, 3, 56, 3, 56, 8, 112, 1, 1)'s words, and back."""
+    ins = ConfigSt(16, 1, 0.5, pool_stride=2, pool_size=3, pool_out_dim=56, porows=3, pocols=56, orows=8, ocols=112,
+                   upad=1, lpad=1)
+    rs1 = (112 << 56) | (8 << 48) | (56 << 40) | (3 << 32) | (56 << 24) | (1 << 10) | (1 << 8) | (3 << 6) | (2 << 4) \
+        | (1 << 2) | 2
+    assert encode(ins) == (0, rs1, (0x3F000000 << 32) | 16)
+    assert decode(*encode(ins)) == ins
+    with pytest.raises(ISAError, match="reserved bits"):
+        decode(0, rs1 | (1 << 12), 16)
+    with pytest.raises(ISAError, match=r"ConfigSt.pool_size=4 out of range"):
+        ConfigSt(pool_stride=1, pool_size=4)
+
+
+@pytest.mark.parametrize("case", POOLS, ids=str)
+def test_maxpool_in_the_store_unit(case: tuple) -> None:
+    ran = assert_exact(_pool(case), "tiny")
+    assert any(isinstance(i, ConfigSt) and i.pooling for i in ran.program.instructions)
+    assert not any(i.op == "fence" for i in ran.program.instructions)   # no DRAM round trips
+
+
+def test_windows_config_st_cannot_hold_keep_the_relu_lowering() -> None:
+    """A 4x4 window is past config_st's 2-bit pool_size: it still runs, through the accumulator's ReLU."""
+    ran = assert_exact(tk.maxpool2d(1, 8, 8, 4, kernel=4, stride=4), "tiny")
+    assert not any(isinstance(i, ConfigSt) and i.pooling for i in ran.program.instructions)
+
+
+@pytest.mark.parametrize("case", FUSED, ids=str)
+@pytest.mark.parametrize("schedule", [None, "gemmini"])
+def test_conv_with_a_fused_pool(case: tuple, schedule: str | None) -> None:
+    ran = assert_exact(_fused(case), "tiny", schedule)
+    loops = [i for i in ran.program.instructions if isinstance(i, LoopConvWs)]
+    assert loops and all(not loop.no_pool for loop in loops)
+
+
+def test_the_toolkit_s_conv_tiles_refuse_a_pool(tiny) -> None:
+    op = _fused(FUSED[0])
+    plain = tk.default_schedule(dataclasses.replace(op, pool=None), tiny)
+    with pytest.raises(tk.ScheduleError, match="do not fuse a max pool"):
+        tk.compile(op, tiny, plain)
+
+
+@pytest.mark.parametrize("pool, match", [((3, 2, 2), "pool padding=2"), ((3, 0, 1), "pool stride"),
+                                         ((9, 1, 0), "larger than the padded"), ((3, 2), "pool must be")])
+def test_bad_pools_are_refused(pool: tuple, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        tk.conv2d(1, 6, 6, 4, 4, pool=pool)
+
+
+def _pooling_program(tiny):
+    prog = tk.compile(_pool(POOLS[0]), tiny)
+    index = next(n for n, i in enumerate(prog.instructions) if isinstance(i, ConfigSt) and i.pooling)
+    return prog, index
+
+
+@pytest.mark.parametrize("change, match", [
+    (dict(upad=3), "upad=3 must be less than pool_size=3"),
+    (dict(porows=0), "porows=0 must be at least 1"),
+    (dict(porows=9), "porows=9: the last window starts at pixel 15, past orows="),
+    (dict(pool_out_dim=1), "pool_out_dim=1 is less than pocols"),
+    (dict(orows=200), "past the scratchpad"),
+])
+def test_bad_pooling_fields_are_checker_errors(tiny, change: dict, match: str) -> None:
+    prog, index = _pooling_program(tiny)
+    prog.instructions[index] = dataclasses.replace(prog.instructions[index], **change)
+    with pytest.raises(ProgramError, match=match):
+        check(prog)
+
+
+def test_a_pooling_mvout_stores_one_block_of_int8(tiny) -> None:
+    prog, index = _pooling_program(tiny)
+    mvout = prog.instructions[index + 1]
+    prog.instructions[index + 1] = dataclasses.replace(mvout, cols=tiny.dim + 1)
+    with pytest.raises(ProgramError, match="one block of at most dim channels"):
+        check(prog)
+    prog.instructions[index + 1] = dataclasses.replace(mvout, local=mvout.local | (7 << 29))
+    with pytest.raises(ProgramError, match="not .full"):
+        check(prog)
+    assert isinstance(mvout, Mvout)
+
+
+@pytest.mark.parametrize("case", POOLS, ids=str)
+def test_maxpool_on_the_rtl(tiny_model, case: tuple) -> None:
+    assert_exact(_pool(case), "tiny", backend="verilator")
+
+
+@pytest.mark.parametrize("case", FUSED[:3] + FUSED[5:], ids=str)
+def test_fused_conv_pool_on_the_rtl(tiny_model, case: tuple) -> None:
+    """Through LOOP_CONV_WS: LoopConv's store sequencer sends the pooling config_st words and mvouts."""
+    assert_exact(_fused(case), "tiny", backend="verilator")
+
+
+@pytest.mark.parametrize("fmt", ["QDQ", "QOperator"])
+def test_onnx_conv_relu_maxpool_fuses_into_the_conv(tmp_path, fmt: str) -> None:
+    """A ResNet stem (Conv -> Relu -> MaxPool 3/2/1) imports as one conv2d whose store unit pools, and runs as
+    onnxruntime does. (QOperator folds the Relu into an asymmetric output quantization, which the store unit
+    cannot write: its conv writes int32 for a host epilogue, and the pool stays a layer of its own.)"""
+    pytest.importorskip("onnxruntime")
+    import numpy as np
+    import onnxruntime as ort
+
+    from benchmarks.onnx_models import Builder, quantize
+    from networks.network import AccelLayer
+    b = Builder("stem", (1, 3, 16, 16), 0)
+    model = quantize(b.model(b.maxpool(b.conv("x", 8, 3, 2), 3, 2, 1)), tmp_path / "stem.onnx", fmt)
+    net = tk.from_onnx(model)
+    layers = [l.op for l in net.layers if isinstance(l, AccelLayer)]
+    if fmt == "QDQ":
+        assert [(op.KIND, op.pool, op.activation) for op in layers] == [("conv2d", (3, 2, 1), "relu")]
+    else:
+        assert all(op.pool is None for op in layers if op.KIND == "conv2d" and op.out_dtype != "int8")
+    x = {name: np.random.default_rng(1).standard_normal(info.shape).astype(np.float32)
+         for name, info in net.inputs.items()}
+    res = tk.run_network(net, x, backend="functional", hw="tiny")
+    sess = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    (ref,) = sess.run(None, x)
+    (out,) = res.outputs.values()
+    assert out.shape == ref.shape and np.abs(out - ref).max() <= 1e-6 + float(np.abs(ref).max()) / 50
+
+
+@pytest.mark.parametrize("case", FUSED[:2], ids=str)
+def test_fused_pool_on_the_cpu_backend(case: tuple) -> None:
+    assert_exact(_fused(case), "tiny", backend="cpu")
