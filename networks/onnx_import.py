@@ -58,10 +58,17 @@ _ACTIVATED = ("Conv", "MatMul", "Gemm", "Add")      # QDQ ops whose ReLU the sto
 _TINY = float(np.finfo(np.float32).tiny)             # the smallest normal float32
 
 
-def from_onnx(model: Any) -> Network:
-    """A network from a quantized ONNX model: a path or an ``onnx.ModelProto``."""
+def from_onnx(model: Any, *, fuse_pool: bool = False) -> Network:
+    """A network from a quantized ONNX model: a path or an ``onnx.ModelProto``.
+
+    ``fuse_pool=True`` folds each Conv -> (Relu) -> MaxPool into the conv's store unit (no DRAM round trip).
+    It is off by default because it is slower today: a pooled conv runs under Gemmini's library tiling (the
+    toolkit's own conv tiles do not pool), and ResNet-50's stem measured 1,814,643 cycles fused against
+    848,043 for conv1 and the store-unit pool apart (benchmarks/bench_pool.py, gemmini preset, RTL)."""
+    if not isinstance(fuse_pool, bool):
+        raise ValueError(f"fuse_pool={fuse_pool!r} must be true or false")
     proto, name = _load(model)
-    return _Importer(proto, name).build()
+    return _Importer(proto, name, fuse_pool).build()
 
 
 def _load(model: Any) -> tuple[Any, str]:
@@ -145,6 +152,7 @@ class _Q:
 class _Importer:
     proto: Any
     name: str
+    fuse_pool: bool
     tensors: dict[str, TensorInfo] = field(default_factory=dict)
     layers: list = field(default_factory=list)
     consts: dict[str, np.ndarray] = field(default_factory=dict)           # value (float once dequantized)
@@ -757,7 +765,7 @@ class _Importer:
         stride, pad = self._window(node)
         op = maxpool2d(n, h, w, c, kernel=kernel, stride=stride, padding=pad)
         shape = (n, c, op.out_h, op.out_w)
-        if yq == xq and self._fuse_pool(node, op, xname, dq, out, shape):
+        if self.fuse_pool and yq == xq and self._fuse_pool(node, op, xname, dq, out, shape):
             return
         mid = out if yq == xq else f"{out}__max"     # the max at the input's quantization
         if xq.dtype == "int8":

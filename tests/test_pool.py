@@ -138,7 +138,8 @@ def test_onnx_conv_relu_maxpool_fuses_into_the_conv(tmp_path, fmt: str) -> None:
     from networks.network import AccelLayer
     b = Builder("stem", (1, 3, 16, 16), 0)
     model = quantize(b.model(b.maxpool(b.conv("x", 8, 3, 2), 3, 2, 1)), tmp_path / "stem.onnx", fmt)
-    net = tk.from_onnx(model)
+    assert all(getattr(l.op, "pool", None) is None for l in tk.from_onnx(model).layers if isinstance(l, AccelLayer))
+    net = tk.from_onnx(model, fuse_pool=True)
     layers = [l.op for l in net.layers if isinstance(l, AccelLayer)]
     if fmt == "QDQ":
         assert [(op.KIND, op.pool, op.activation) for op in layers] == [("conv2d", (3, 2, 1), "relu")]

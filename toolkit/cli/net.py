@@ -28,6 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("model", help="a .onnx file")
     add_layers_run_args(p)
     p.add_argument("--db", default="tuning.db", type=output_file, help="tuning database (for --schedule best and --tune)")
+    p.add_argument("--fuse-pool", action="store_true",
+                   help="fold Conv -> (Relu) -> MaxPool into the conv's store unit (no DRAM round trip; slower today: "
+                        "a pooled conv runs under Gemmini's library tiling)")
     p.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                    help="an input array (default: seeded standard-normal float32 for each graph input)")
     add_report_args(p, "net", "bar chart of time per layer")
@@ -68,7 +71,7 @@ def _run(net: Network, inputs: dict[str, np.ndarray], args: argparse.Namespace, 
 
 
 def cmd_net(args: argparse.Namespace) -> int:
-    net = from_onnx(args.model)
+    net = from_onnx(args.model, fuse_pool=args.fuse_pool)
     print(net.summary())
     inputs = _inputs(net, args)
     res = _run(net, inputs, args, args.schedule)
