@@ -142,6 +142,18 @@ class HardwareConfig:
         return tuple(DATAFLOW_SETS[self.dataflows] if f.name == "dataflows" else getattr(self, f.name)
                      for f in fields(self) if f.name != "name")
 
+    @classmethod
+    def from_hardware_fields(cls, name: str, values: tuple[int, ...]) -> "HardwareConfig":
+        """The inverse of :meth:`hardware_fields` (a program file's numbers)."""
+        keys = [f.name for f in fields(cls) if f.name != "name"]
+        data: dict[str, Any] = dict(zip(keys, values, strict=True))
+        by_number = {v: k for k, v in DATAFLOW_SETS.items()}
+        if data["dataflows"] not in by_number:
+            raise ConfigError(f"HardwareConfig.dataflows={data['dataflows']} must be one of {sorted(by_number)} "
+                              f"({', '.join(f'{v} {k}' for k, v in DATAFLOW_SETS.items())})")
+        data["dataflows"] = by_number[data["dataflows"]]
+        return cls(name=name, **data)
+
     def config_hash(self) -> str:
         """Stable hex digest of the hardware fields (the name does not matter). dataflows="both", the
         default, stays out: WS programs run on it cycle for cycle as they did before OS existed, so
