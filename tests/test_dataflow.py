@@ -18,7 +18,15 @@ from toolkit.kinds import KINDS
 from toolkit.schedule import ScheduleError
 
 TINY = PRESETS["tiny"]
-BACKENDS = ["functional", pytest.param("verilator", marks=pytest.mark.usefixtures("tiny_model"))]
+BACKENDS = ["functional", pytest.param("verilator", marks=pytest.mark.rtl)]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> str:
+    """Each backend; the RTL's tests need the tiny model built (or found in the build cache)."""
+    if request.param == "verilator":
+        request.getfixturevalue("tiny_model")
+    return request.param
 
 
 def with_dataflow(op: tk.Op, hw: HardwareConfig, dataflow: str):
@@ -43,13 +51,11 @@ OS_MATMULS = [
 ]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("op", OS_MATMULS, ids=lambda op: op.key)
 def test_os_matmul_is_exact(op: tk.Op, backend: str) -> None:
     assert_exact(op, TINY, with_dataflow(op, TINY, "os"), backend=backend, seed=3)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("op", [tk.conv2d(1, 6, 6, 3, 5, bias="channel", activation="relu", scale=0.02),
                                 tk.conv2d(1, 7, 5, 6, 9, stride=2, padding=0, out_dtype="int32"),
                                 tk.depthwise_conv2d(1, 7, 7, 6, scale=0.05)], ids=lambda op: op.key)
@@ -69,7 +75,6 @@ LEGAL = [("ws", False, False), ("ws", True, False), ("ws", False, True),
          ("os", False, False), ("os", True, False), ("os", True, True)]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("dataflow, ta, tb", LEGAL)
 def test_each_legal_transpose_combination_is_exact(dataflow: str, ta: bool, tb: bool, backend: str) -> None:
     op = tk.matmul(9, 11, 13, bias="row", scale=0.1, transpose_a=ta, transpose_b=tb)
