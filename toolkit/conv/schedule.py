@@ -39,13 +39,12 @@ class ConvPlan(MemoryPlan):
     acc_plane: int
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True)
 class ConvScheduleBase(Pipelined):
     """Shared knob checks and memory plan of the conv schedules (pipeline knobs: :class:`Pipelined`).
-    dataflow: "ws" (weight-stationary) or "os" (output-stationary: each compute's block of
-    outputs is made in the array and leaves into the accumulator)."""
-
-    dataflow: str = "ws"
+    Each declares, last (the tuner's features give every field a slot in order), dataflow: "ws"
+    (weight-stationary) or "os" (output-stationary: each compute's block of outputs is made in the
+    array and leaves into the accumulator)."""
 
     ORDER: ClassVar[str] = ""
 
@@ -140,6 +139,7 @@ class ConvSchedule(ConvScheduleBase):
     w_bank: int = 0
     acc_bank: int = 0
     pack_taps: bool = False
+    dataflow: str = "ws"
 
     OP: ClassVar[str] = "conv2d"
     ORDER: ClassVar[str] = "bhwk"
@@ -168,6 +168,7 @@ class DepthwiseSchedule(ConvScheduleBase):
     in_bank: int = 0
     w_bank: int = 0
     acc_bank: int = 0
+    dataflow: str = "ws"
 
     OP: ClassVar[str] = "depthwise"
     ORDER: ClassVar[str] = "bhwc"
