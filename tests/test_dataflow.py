@@ -108,6 +108,12 @@ def test_gemmini_library_refuses_transposes() -> None:
         tk.compile(tk.matmul(8, 8, 8, transpose_b=True), TINY, "gemmini")
 
 
+def test_workload_keys_of_untransposed_matmuls_are_unchanged() -> None:
+    """Records keyed before the transposes existed keep their keys; a transposed matmul has its own."""
+    assert tk.matmul(4, 5, 6).key == "matmul(M=4,N=5,K=6,bias=None,activation=none,scale=1.0,out_dtype=int8)"
+    assert tk.matmul(4, 5, 6, transpose_b=True).key.endswith(",out_dtype=int8,transpose_b=True)")
+
+
 def test_bad_transpose_argument_is_named() -> None:
     with pytest.raises(ValueError, match="transpose_a"):
         tk.matmul(4, 4, 4, transpose_a="yes")

@@ -25,6 +25,7 @@ class Matmul(EpilogueOp):
     transpose_b: bool = False
 
     KIND: ClassVar[str] = "matmul"
+    UNKEYED_DEFAULTS: ClassVar[dict] = {"transpose_a": False, "transpose_b": False}
 
     def __post_init__(self) -> None:
         for name in ("M", "N", "K"):
