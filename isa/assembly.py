@@ -207,7 +207,7 @@ def _parse_hardware(items: list[str], lineno: int) -> HardwareConfig:
         if not eq:
             raise ISAError(f"line {lineno}: .hardware expects key=value, got {item!r}")
         try:
-            data[key] = text if key == "name" else int(text, 0)
+            data[key] = text if key in ("name", "dataflows") else int(text, 0)
         except ValueError:
             raise ISAError(f"line {lineno}: .hardware: {key} must be an integer, got {text!r}") from None
     try:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from .assembly import DramNames, format_instruction
 from .instructions import (
     ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd,
-    ConfigSt, Fence, Flush, Instruction, ISAError, Mvin, Mvout, Preload,
+    DATAFLOWS, ConfigSt, Fence, Flush, Instruction, ISAError, Mvin, Mvout, Preload,
 )
 from .buffers import MAX_DRAM_BYTES, BufferTableError, check_buffer_table
 from .dram_hazards import DramAccesses
@@ -80,6 +80,7 @@ class _Checker:
         self.ex: ConfigEx | None = None
         self.preloaded: Preload | None = None   # a preload waits for its compute
         self.weights = False        # the array holds weights
+        self.held = False           # the array holds output-stationary results (or the zeros after them)
         self.in_loop = False        # checking a loop's expansion: its DRAM ranges must lie inside buffers
         self.accesses = DramAccesses(prog.dram_size)
         self.at = (0, -1)           # the instruction being checked: (index, position in its loop's expansion)
@@ -194,10 +195,11 @@ class _Checker:
 
     # ---- instructions ----------------------------------------------------------
     def config_ex(self, ins: ConfigEx) -> str | None:
-        if ins.dataflow != 1:
-            return "output-stationary dataflow is not implemented (use dataflow=ws)"
-        if ins.a_transpose or ins.b_transpose:
-            return "transposed operands are not implemented"
+        dataflow = DATAFLOWS[ins.dataflow]
+        if not self.hw.has_dataflow(dataflow):
+            return f"dataflow={dataflow}: this hardware has only dataflows={self.hw.dataflows}"
+        if reason := transpose_error(dataflow, ins.a_transpose, ins.b_transpose):
+            return reason
         if ins.a_stride < 1 or ins.c_stride < 1:
             return "a_stride and c_stride must be at least 1 (rows of A and C are distinct)"
         self.ex = ins
@@ -291,8 +293,10 @@ class _Checker:
             return "no config_ex before this compute"
         if self.preloaded is None:
             return "compute without a preload before it (the preload names C)"
-        if isinstance(ins, ComputeAccumulated) and not self.weights:
-            return "compute_accumulated with no weights in the array (use compute_preloaded first)"
+        os = self.ex.dataflow == 0
+        if isinstance(ins, ComputeAccumulated) and not (self.held if os else self.weights):
+            return (f"compute_accumulated with no {'results' if os else 'weights'} in the array "
+                    "(use compute_preloaded first)")
         for what in ("a_rows", "a_cols", "d_rows", "d_cols"):
             if reason := self._dim(what, getattr(ins, what)):
                 return reason
@@ -305,7 +309,8 @@ class _Checker:
                       or self._rows(c.c, "c (of the preload)", 0, c.c_rows, self.ex.c_stride, write=True)):
             return reason
         self.preloaded = None
-        self.weights = True
+        self.held = os and (self.held or isinstance(ins, ComputePreloaded))   # a WS row overwrites the results
+        self.weights = self.weights or not os
         return None
 
 
@@ -325,6 +330,18 @@ def _pool_reason(st: ConfigSt) -> str | None:
         if first >= getattr(st, image):
             return (f"pooling config_st {out}={getattr(st, out)}: the last window starts at pixel {first}, past "
                     f"{image}={getattr(st, image)} (a window of padding alone has no max)")
+    return None
+
+
+def transpose_error(dataflow: str, a_transpose: int, b_transpose: int) -> str | None:
+    """Gemmini's one transposer takes one operand: A when it is transposed (WS) or not (OS), the weights
+    or B when b_transpose is set. None when the combination is legal, else why not."""
+    if dataflow == "ws" and a_transpose and b_transpose:
+        return ("a_transpose=1 with b_transpose=1: in the weight-stationary dataflow both A and the weights "
+                "would need the one transposer (Gemmini refuses it too; use dataflow=os)")
+    if dataflow == "os" and b_transpose and not a_transpose:
+        return ("b_transpose=1 with a_transpose=0: in the output-stationary dataflow A already takes the one "
+                "transposer (Gemmini refuses it too; use dataflow=ws)")
     return None
 
 

@@ -33,6 +33,11 @@ LIMITS: dict[str, int] = {
 }
 
 
+# Which dataflows the execute unit has (Gemmini's `dataflow` parameter: OS, WS or BOTH), and the
+# number each set travels as in a program file and the RTL's DATAFLOWS parameter (bit 0 OS, bit 1 WS).
+DATAFLOW_SETS: dict[str, int] = {"os": 1, "ws": 2, "both": 3}
+
+
 def _is_pow2(x: int) -> bool:
     return x > 0 and (x & (x - 1)) == 0
 
@@ -60,6 +65,8 @@ class HardwareConfig:
     # DMA reads (and, apart, writes) in flight: Gemmini's max_in_flight_mem_reqs (16 in its
     # default config, ucb-bar/gemmini 641fefb src/main/scala/gemmini/Configs.scala).
     dma_inflight: int = 16
+    # the dataflows config_ex may choose at run time; Gemmini's default config has both
+    dataflows: str = "both"
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -68,6 +75,10 @@ class HardwareConfig:
                 if not isinstance(value, str) or not _NAME.fullmatch(value):
                     raise ConfigError(f"HardwareConfig.name={value!r} must match [A-Za-z0-9_.-]+ "
                                       "(it is written unquoted in assembly)")
+                continue
+            if f.name == "dataflows":
+                if value not in DATAFLOW_SETS:
+                    raise ConfigError(f"HardwareConfig.dataflows={value!r} must be one of {list(DATAFLOW_SETS)}")
                 continue
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"HardwareConfig.{f.name} must be a positive integer, got {value!r}")
@@ -122,13 +133,33 @@ class HardwareConfig:
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def has_dataflow(self, dataflow: str) -> bool:
+        """Whether config_ex may choose ``dataflow`` ("ws" or "os") on this hardware."""
+        return self.dataflows in (dataflow, "both")
+
     def hardware_fields(self) -> tuple[int, ...]:
-        """The sizes that shape hardware, in declaration order (name excluded)."""
-        return tuple(getattr(self, f.name) for f in fields(self) if f.name != "name")
+        """The fields that shape hardware, in declaration order (name excluded), as numbers."""
+        return tuple(DATAFLOW_SETS[self.dataflows] if f.name == "dataflows" else getattr(self, f.name)
+                     for f in fields(self) if f.name != "name")
+
+    @classmethod
+    def from_hardware_fields(cls, name: str, values: tuple[int, ...]) -> "HardwareConfig":
+        """The inverse of :meth:`hardware_fields` (a program file's numbers)."""
+        keys = [f.name for f in fields(cls) if f.name != "name"]
+        data: dict[str, Any] = dict(zip(keys, values, strict=True))
+        by_number = {v: k for k, v in DATAFLOW_SETS.items()}
+        if data["dataflows"] not in by_number:
+            raise ConfigError(f"HardwareConfig.dataflows={data['dataflows']} must be one of {sorted(by_number)} "
+                              f"({', '.join(f'{v} {k}' for k, v in DATAFLOW_SETS.items())})")
+        data["dataflows"] = by_number[data["dataflows"]]
+        return cls(name=name, **data)
 
     def config_hash(self) -> str:
-        """Stable hex digest of the hardware fields (the name does not matter)."""
-        text = ",".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self) if f.name != "name")
+        """Stable hex digest of the hardware fields (the name does not matter). dataflows="both", the
+        default, stays out: WS programs run on it cycle for cycle as they did before OS existed, so
+        tuning records keyed before the field keep their keys."""
+        text = ",".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self)
+                        if f.name != "name" and not (f.name == "dataflows" and self.dataflows == "both"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     # ---- presets and files ---------------------------------------------

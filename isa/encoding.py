@@ -75,7 +75,7 @@ def encode(ins: Instruction) -> tuple[int, int, int]:
     if t is ConfigEx:
         rs1 = (ins.dataflow << 2) | (ins.activation << 3) | (ins.a_transpose << 8) | (ins.b_transpose << 9) \
             | (ins.a_stride << 16) | (f32_bits(ins.acc_scale) << 32)
-        return Funct.CONFIG, rs1, ins.c_stride << 48
+        return Funct.CONFIG, rs1, (ins.c_stride << 48) | ins.in_shift
     if t is ConfigLd:
         return (Funct.CONFIG, *_config_ld(ins))
     if t is ConfigSt:
@@ -121,10 +121,10 @@ def decode(funct: int, rs1: int, rs2: int) -> Instruction:
         kind = rs1 & 3
         if kind == ConfigKind.EX:
             _reserved("config_ex", "rs1", rs1, 0xFCE0)
-            _reserved("config_ex", "rs2", rs2, (1 << 48) - 1)
+            _reserved("config_ex", "rs2", rs2, ((1 << 48) - 1) & ~_M32)
             return ConfigEx(dataflow=(rs1 >> 2) & 1, activation=(rs1 >> 3) & 3, a_transpose=(rs1 >> 8) & 1,
                             b_transpose=(rs1 >> 9) & 1, a_stride=(rs1 >> 16) & _M16,
-                            acc_scale=bits_f32(rs1 >> 32), c_stride=rs2 >> 48)
+                            acc_scale=bits_f32(rs1 >> 32), c_stride=rs2 >> 48, in_shift=rs2 & _M32)
         if kind == ConfigKind.LD:
             _reserved("config_ld", "rs1", rs1, _LD_RS1_RESERVED)
             return ConfigLd(dram_stride=rs2, state=_ld_field(rs1, "state"), shrink=_ld_field(rs1, "shrink"),

@@ -108,11 +108,13 @@ class ConfigEx(Instruction):
     a_stride: int = 1          # scratchpad rows between consecutive A rows
     acc_scale: float = 1.0     # scale of results written to the scratchpad
     c_stride: int = 1          # local rows between consecutive C rows
+    in_shift: int = 0          # output-stationary: results leave the array rounding-shifted right by this
 
     OP: ClassVar[str] = "config_ex"
     FUNCT: ClassVar[int] = Funct.CONFIG
+    # in_shift travels in rs2[31:0]; Gemmini's register holds log2(32) = 5 bits of it
     _UINTS = (("dataflow", 1), ("activation", 1), ("a_transpose", 1), ("b_transpose", 1),
-              ("a_stride", 16), ("c_stride", 16))
+              ("a_stride", 16), ("c_stride", 16), ("in_shift", 5))
 
     def __post_init__(self) -> None:
         Instruction.__post_init__(self)

@@ -172,7 +172,8 @@ def _check_ws(words: dict[type, LoopWord], loop: LoopWs, dim: int) -> None:
         raise LoopError(f"loop_ws.act={loop.act} names no activation")
     for name in ("a_transpose", "b_transpose"):
         if getattr(loop, name):
-            raise LoopError(f"loop_ws.{name}=1 is not implemented (this accelerator has no transposer yet)")
+            raise LoopError(f"loop_ws.{name}=1 is not implemented (LoopMatmul does not unroll transposed "
+                            "operands; issue the computes with config_ex's transpose bits instead)")
 
 
 def _check_fit(b: LoopWsConfigBounds, loop: LoopWs, hw: HardwareConfig, a_start: int, b_end: int,

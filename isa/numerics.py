@@ -31,6 +31,17 @@ def acc_to_int32(acc: np.ndarray, relu: bool) -> np.ndarray:
     return np.maximum(acc, 0) if relu else acc
 
 
+def rshift_rne(values: np.ndarray, shift: int) -> np.ndarray:
+    """Arithmetic right shift by ``shift`` bits, rounding half to even (int64 in, int64 out)."""
+    values = np.asarray(values, dtype=np.int64)
+    if shift == 0:
+        return values
+    floor = values >> shift
+    rem = values - (floor << shift)
+    half = 1 << (shift - 1)
+    return floor + ((rem > half) | ((rem == half) & (floor & 1 == 1)))
+
+
 def mvin_scale(values: np.ndarray, scale: float, to_int8: bool) -> np.ndarray:
     """The load scale: identity at 1.0, else rne(float32 product) saturated to the destination type."""
     if scale == 1.0:

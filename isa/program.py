@@ -163,7 +163,7 @@ class Program:
         if n_hw != len(keys):
             raise ISAError(f"program file has {n_hw} hardware fields, expected {len(keys)}")
         try:
-            hw = HardwareConfig(name=name or "custom", **dict(zip(keys, hwf)))
+            hw = HardwareConfig.from_hardware_fields(name or "custom", hwf)
         except ConfigError as exc:
             raise ISAError(f"program file hardware config: {exc}") from None
         (n_buf,) = r.unpack("<I")

@@ -18,6 +18,7 @@ module accel_top import systolic_pkg::*; #(
   parameter int LD_QUEUE       = 4,
   parameter int EX_QUEUE       = 4,
   parameter int ST_QUEUE       = 2,
+  parameter int DATAFLOWS      = 3,   // bit 0 output-stationary, bit 1 weight-stationary
   localparam int N             = LD_QUEUE + EX_QUEUE + ST_QUEUE,
   localparam int SLOT_W        = $clog2(N),
   localparam int RESP_W        = DIM * MAX_BLOCK_LEN * 32,
@@ -183,7 +184,7 @@ module accel_top import systolic_pkg::*; #(
   );
 
   execute_unit #(
-    .DIM(DIM), .SP_ROWS(SP_ROWS), .ACC_ROWS(ACC_ROWS), .N(N)
+    .DIM(DIM), .SP_ROWS(SP_ROWS), .ACC_ROWS(ACC_ROWS), .N(N), .DATAFLOWS(DATAFLOWS)
   ) u_execute (
     .clk_i, .rst_ni,
     .iss_valid_i (iss_valid[EX]), .iss_ready_o (iss_ready[EX]), .iss_i (iss[EX]),

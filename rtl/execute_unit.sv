@@ -1,25 +1,36 @@
-// Execute unit: config_ex and the (preload-merged) computes, weight-stationary.
+// Execute unit: config_ex and the (preload-merged) computes, weight- or
+// output-stationary as config_ex chooses (DATAFLOWS says which the hardware has).
 //
 // Two stages in front of the mesh:
-//  * W takes the next entry from the execute queue. For compute_preloaded it
-//    reads the DIM weight rows (B; rows past b_rows and columns past b_cols are
-//    zero) one per cycle from the scratchpad into the next of NBUF weight
-//    buffers, after the rows that last used that buffer have left the mesh.
-//    compute_accumulated keeps the current buffer. config_ex takes effect here;
+//  * W takes the next entry from the execute queue. For a weight-stationary
+//    compute_preloaded it reads the DIM weight rows (B; rows past b_rows and
+//    columns past b_cols are zero) one per cycle from the scratchpad into the
+//    next of NBUF weight buffers, after the rows that last used that buffer have
+//    left the mesh (with b_transpose, stored row n is weight column n).
+//    compute_accumulated keeps the current buffer. Output-stationary, it reads
+//    the operand that goes through the transposer (A, or B when both are
+//    transposed) into the transposer's free block. config_ex takes effect here;
 //    each compute keeps a copy of the config it saw.
 //  * S streams the c_rows rows of A (a_stride apart) and D, one row a cycle
 //    when the banks allow (A and D in one bank take two cycles), into the mesh.
-//    W loads the next weights while S streams, so back-to-back computes keep
-//    the mesh full.
-// Rows leave the mesh 2*DIM-1 cycles later and are written, column-masked, to
-// the accumulator (overwrite or accumulate) or through the scale unit and ReLU to
-// the scratchpad. A compute is done when its last row is written.
+//    Output-stationary, a compute_preloaded first shifts D into the PEs (DIM
+//    shift rows, D's last row first), which shifts the results of the compute
+//    before out; then every compute streams its K steps (a column of A and a
+//    row of B each). W loads the next block while S streams, so back-to-back
+//    computes keep the mesh full.
+// Weight-stationary rows leave the mesh 2*DIM-1 cycles later and are written,
+// column-masked, to the accumulator (overwrite or accumulate) or through the scale
+// unit and ReLU to the scratchpad. A compute is done when its last row is written.
+// Output-stationary results wait in the PEs (pend_*) until the next compute_preloaded
+// shifts them out, or a flush when no such compute follows; they are rounding-shifted
+// right by config_ex's in_shift on their way to the same writes.
 module execute_unit import systolic_pkg::*; #(
   parameter int DIM      = 4,
   parameter int SP_ROWS  = 256,
   parameter int ACC_ROWS = 64,
   parameter int N        = 10,
   parameter int NBUF     = 3,    // weight buffers in every PE
+  parameter int DATAFLOWS = 3,   // bit 0 output-stationary, bit 1 weight-stationary
   localparam int SLOT_W  = $clog2(N),
   localparam int SP_AW   = $clog2(SP_ROWS),
   localparam int ACC_AW  = $clog2(ACC_ROWS),
@@ -49,6 +60,9 @@ module execute_unit import systolic_pkg::*; #(
   localparam int BUF_W  = 2;                       // weight buffer index (the mesh's sel)
   localparam int HOLD   = 2 * DIM + 1;             // cycles a buffer is in use after its last row
   localparam int HOLD_W = $clog2(HOLD + 1);
+  localparam int TIW    = (DIM > 1) ? $clog2(DIM) : 1;   // a transposer row or column
+  localparam logic HAS_OS = DATAFLOWS[0];
+  localparam logic HAS_WS = DATAFLOWS[1];
 
   // ---- parameter assumptions ------------------------------------------------------
   // the mesh's buffer select is BUF_W = 2 bits
@@ -68,6 +82,9 @@ module execute_unit import systolic_pkg::*; #(
     logic [15:0] c_stride;
     logic [31:0] scale;
     logic        relu;
+    logic        os;       // output-stationary
+    logic        a_t, b_t; // A, B (WS: the weights) stored transposed
+    logic [4:0]  rsh;      // OS: the rounding right shift of results
   } ex_cfg_t;
 
   // a compute and its merged preload
@@ -89,6 +106,8 @@ module execute_unit import systolic_pkg::*; #(
     logic [15:0]       cols;
     logic [31:0]       scale;
     logic              relu;
+    logic              shift;   // an output-stationary shift row
+    logic [4:0]        rsh;
   } res_tag_t;
   localparam int TAG_W = $bits(res_tag_t);
 
@@ -98,11 +117,16 @@ module execute_unit import systolic_pkg::*; #(
   logic              w_valid_q, w_valid_d, w_pre_q, w_pre_d, w_started_q, w_started_d;
   job_t              w_q, w_d;
   logic [KW-1:0]     w_k_q, w_k_d;
+  logic [31:0]       w_off_q, w_off_d;    // row offset of the next row W reads
+  logic              w_ph_q, w_ph_d;      // W's phase: 0 the weights, 1 the transposer's block
+  logic              w_os, w_tr_a, w_tr, w_load, w_ph_done;
+  logic [WORD_W-1:0] w_src;               // the operand W reads
   logic [BUF_W-1:0]  cur_buf_q, cur_buf_d, nbuf;
   logic [HOLD_W-1:0] hold_q [NBUF];
   logic [HOLD_W-1:0] hold_d [NBUF];
   // weight-row write, one cycle after the read
   logic              wwr_valid_q, wwr_valid_d, wwr_zero_q, wwr_zero_d;
+  logic              wwr_tr_q, wwr_tr_d, wwr_col_q, wwr_col_d;   // into the transposer; a weight column
   logic [KW-1:0]     wwr_row_q, wwr_row_d;
   logic [BUF_W-1:0]  wwr_buf_q, wwr_buf_d;
   logic [15:0]       wwr_cols_q, wwr_cols_d;
@@ -113,10 +137,25 @@ module execute_unit import systolic_pkg::*; #(
   logic [15:0]       s_row_q, s_row_d;
   logic [31:0]       s_a_row_q, s_a_row_d, s_c_row_q, s_c_row_d;
   logic [BUF_W-1:0]  s_buf_q, s_buf_d;
+  logic              s_shift_q, s_shift_d, s_flush_q, s_flush_d, s_tblk_q, s_tblk_d;
+  logic              s_os, s_tr_a, s_tr_b, s_row_last, s_k_done;
+  logic [15:0]       s_rows;
+  // ---- output-stationary ------------------------------------------------------------
+  logic              mode_q, mode_d;      // the mesh's dataflow (1: OS)
+  logic              tr_cur_q, tr_cur_d;  // the transposer block S reads
+  logic [KW-1:0]     gap_q, gap_d;        // cycles until the last OS step's sums are complete
+  // results waiting in the PEs for their shift out
+  logic              pend_valid_q, pend_valid_d, pend_set, pend_block, mode_ok, flush_go;
+  res_tag_t          pend_q, pend_d;
+  logic [15:0]       pend_rows_q, pend_rows_d, pend_stride_q, pend_stride_d;
+  logic [DIM*8-1:0]  tr_col;
 
   // ---- injection ------------------------------------------------------------------
   typedef struct packed {
     logic             a_need, a_arr, d_need, d_arr;   // arr: the row arrives from the bank now
+    logic             a_tr, b_tr, shift;              // A / B from the transposer column; a shift row
+    logic             tblk;                           // the transposer column: read as the row enters,
+    logic [TIW-1:0]   tcol;                           // after W's last write to the block
     logic [15:0]      a_cols, d_cols;
     logic [BUF_W-1:0] buf_sel;
     res_tag_t         tag;
@@ -133,41 +172,72 @@ module execute_unit import systolic_pkg::*; #(
   logic [DIM*8-1:0]  in_a;
   logic [DIM*32-1:0] in_d;
   logic [DIM*8-1:0]  w_data;
-  logic              out_valid, mesh_active;
-  res_tag_t          out_tag;
-  logic [DIM*32-1:0] out_c;
+  logic              out_valid, os_out_valid, mesh_active, res_valid;
+  res_tag_t          out_tag, os_out_tag;
+  /* verilator lint_off UNUSEDSIGNAL */
+  res_tag_t          res_tag;   // the tag of the row written (slot and last go to done_o from the others)
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic [DIM*32-1:0] out_c, res_c;
 
   assign insn   = iss_i.insn;
   assign nbuf   = (cur_buf_q == BUF_W'(NBUF - 1)) ? '0 : cur_buf_q + 1'b1;
   assign is_cfg = insn.funct == FunctConfig;
 
-  // W: weight rows (requests depend on state only, grants come back)
-  assign w_go    = w_valid_q && w_pre_q && (w_k_q != KW'(DIM))
-                   && (w_started_q || hold_q[nbuf] == '0);
-  assign w_bneed = (32'(w_k_q) < 32'(op_rows(w_q.b))) && (op_addr(w_q.b) != GARBAGE_ADDR);
-  // S: rows of A and D
-  assign s_need_a = s_valid_q && (s_row_q < op_rows(s_q.a)) && (op_addr(s_q.a) != GARBAGE_ADDR);
-  assign s_need_d = s_valid_q && (s_row_q < op_rows(s_q.d)) && (op_addr(s_q.d) != GARBAGE_ADDR);
+  // W: weight rows (WS compute_preloaded), then the rows of the operand that goes through
+  // the transposer: A when transposed (WS) or not (OS), else B when both are (OS)
+  // (requests depend on state only, grants come back)
+  assign w_os    = w_q.cfg.os;
+  assign w_tr_a  = w_os ^ w_q.cfg.a_t;
+  assign w_tr    = w_tr_a || (w_os && w_q.cfg.b_t);
+  assign w_load  = !w_ph_q || w_tr;
+  assign w_src   = !w_ph_q ? w_q.b : w_tr_a ? w_q.a : w_q.d;
+  assign w_go    = w_valid_q && w_load && (w_k_q != KW'(DIM))
+                   && (w_ph_q || w_started_q || hold_q[nbuf] == '0);
+  assign w_bneed = (32'(w_k_q) < 32'(op_rows(w_src))) && (op_addr(w_src) != GARBAGE_ADDR);
+  // S: rows of A and D (OS: of A and B, or D while shifting; none from the transposer)
+  assign s_os     = s_q.cfg.os;
+  assign s_tr_a   = s_os ^ s_q.cfg.a_t;
+  assign s_tr_b   = s_os && s_q.cfg.a_t && s_q.cfg.b_t;
+  assign s_rows   = !s_os ? op_rows(s_q.c) : s_shift_q ? 16'(DIM)
+                    : s_q.cfg.a_t ? op_rows(s_q.a) : op_cols(s_q.a);
+  assign s_row_last = s_row_q == s_rows - 16'd1;
+  assign s_need_a = s_valid_q && !s_shift_q && !s_tr_a && (s_row_q < op_rows(s_q.a))
+                    && (op_addr(s_q.a) != GARBAGE_ADDR);
+  assign s_need_d = s_valid_q && (s_shift_q
+                    ? !s_flush_q && (16'(DIM - 1) - s_row_q < op_rows(s_q.b)) && (op_addr(s_q.b) != GARBAGE_ADDR)
+                    : !s_tr_b && (s_row_q < op_rows(s_q.d)) && (op_addr(s_q.d) != GARBAGE_ADDR));
 
   assign rd_req[RA]  = s_need_a && !s_a_got_q;
   assign rd_req[RD]  = s_need_d && !s_d_got_q;
   assign rd_req[RB]  = w_go && w_bneed;
   assign sp_rd_o[RA] = '{req: rd_req[RA], row: SP_AW'(s_a_row_q), default: '0};
-  assign sp_rd_o[RD] = '{req: rd_req[RD], row: SP_AW'(32'(op_addr(s_q.d)) + 32'(s_row_q)),
+  assign sp_rd_o[RD] = '{req: rd_req[RD], row: s_shift_q
+                           ? SP_AW'(32'(op_addr(s_q.b)) + 32'(DIM - 1) - 32'(s_row_q))
+                           : SP_AW'(32'(op_addr(s_q.d)) + 32'(s_row_q)),
                          default: '0};
-  assign sp_rd_o[RB] = '{req: rd_req[RB], row: SP_AW'(32'(op_addr(w_q.b)) + 32'(w_k_q)),
+  assign sp_rd_o[RB] = '{req: rd_req[RB], row: SP_AW'(32'(op_addr(w_src)) + w_off_q),
                          default: '0};
   assign a_gnt = rd_req[RA] && sp_rd_gnt_i[RA];
   assign d_gnt = rd_req[RD] && sp_rd_gnt_i[RD];
 
   assign w_step   = w_go && (!w_bneed || sp_rd_gnt_i[RB]);
-  assign w_loaded = !w_pre_q || (w_k_q == KW'(DIM)) || (w_step && w_k_q == KW'(DIM - 1));
+  assign w_ph_done = !w_load || (w_k_q == KW'(DIM)) || (w_step && w_k_q == KW'(DIM - 1));
+  assign w_loaded  = w_ph_done && (w_ph_q || !w_tr);
   assign s_a_ok   = !s_need_a || s_a_got_q || sp_rd_gnt_i[RA];
   assign s_d_ok   = !s_need_d || s_d_got_q || sp_rd_gnt_i[RD];
-  assign s_row_done  = s_valid_q && s_a_ok && s_d_ok;
-  assign s_last      = s_row_done && (s_row_q == op_rows(s_q.c) - 16'd1);
+  // a shift row waits until the sums of the last step are complete
+  assign s_row_done  = s_valid_q && s_a_ok && s_d_ok && (!s_shift_q || gap_q <= KW'(1));
+  assign s_k_done    = s_row_done && s_row_last;
+  assign s_last      = s_k_done && !(s_shift_q && !s_flush_q);   // a shift phase goes on to the steps
   assign s_free      = !s_valid_q || s_last;
-  assign hand        = w_valid_q && w_loaded && s_free;
+  // OS: the results of an S compute that names C wait in the PEs from its last step on; only a
+  // compute_preloaded (whose shift takes them out) may follow them into the mesh, else a flush first
+  assign pend_set    = s_last && s_os && !s_flush_q && op_addr(s_q.c) != GARBAGE_ADDR;
+  assign pend_block  = (pend_valid_q || pend_set) && !(w_os && w_pre_q);
+  // the mesh changes dataflow only while empty
+  assign mode_ok     = w_os == mode_q || (!s_valid_q && !inj_valid_q && !mesh_active && !pend_valid_q);
+  assign hand        = w_valid_q && w_loaded && s_free && mode_ok && !pend_block;
+  assign flush_go    = pend_valid_q && !s_valid_q && !(w_valid_q && w_os && w_pre_q);
   assign iss_ready_o = !w_valid_q || hand;
   assign iss_fire    = iss_valid_i && iss_ready_o;
 
@@ -184,6 +254,8 @@ module execute_unit import systolic_pkg::*; #(
         if (inj_q.d_need && 16'(i) < inj_q.d_cols) begin
           in_d[i*32 +: 32] = {{24{dr[i*8+7]}}, dr[i*8 +: 8]};
         end
+        if (inj_q.a_tr) in_a[i*8 +: 8] = tr_col[i*8 +: 8];
+        if (inj_q.b_tr) in_d[i*32 +: 32] = {{24{tr_col[i*8+7]}}, tr_col[i*8 +: 8]};
       end
     end
     w_data = '0;
@@ -194,54 +266,81 @@ module execute_unit import systolic_pkg::*; #(
     end
   end
 
+  transposer #(.DIM(DIM)) u_transposer (
+    .clk_i,
+    .wr_en_i   (wwr_valid_q && wwr_tr_q),
+    .wr_blk_i  (wwr_buf_q[0]),
+    .wr_row_i  (TIW'(wwr_row_q)),
+    .wr_data_i (w_data),
+    .rd_blk_i  (inj_q.tblk),
+    .rd_col_i  (inj_q.tcol),
+    .rd_data_o (tr_col)
+  );
+
   mesh #(.DIM(DIM), .NBUF(NBUF), .TAG_W(TAG_W)) u_mesh (
     .clk_i,
     .rst_ni,
+    .os_i        (mode_q),
     .in_valid_i  (inj_valid_q),
+    .in_shift_i  (inj_q.shift),
     .in_sel_i    (inj_q.buf_sel),
     .in_a_i      (in_a),
     .in_d_i      (in_d),
     .in_tag_i    (inj_q.tag),
-    .w_we_i      (wwr_valid_q),
+    .w_we_i      (wwr_valid_q && !wwr_tr_q),
     .w_row_i     (wwr_row_q),
+    .w_col_i     (wwr_col_q),
     .w_buf_i     (wwr_buf_q),
     .w_data_i    (w_data),
     .out_valid_o (out_valid),
     .out_tag_o   (out_tag),
     .out_c_o     (out_c),
+    .os_out_valid_o (os_out_valid),
+    .os_out_tag_o   (os_out_tag),
     .active_o    (mesh_active)
   );
 
-  // results
+  // results: WS rows as they leave the mesh, OS results as a shift brings them out
+  // (an OS row that leaves the mesh only retires)
+  always_comb begin
+    res_valid = os_out_valid || (out_valid && !out_tag.shift);
+    res_tag   = os_out_valid ? os_out_tag : out_tag;
+    for (int i = 0; i < DIM; i++) begin
+      res_c[i*32 +: 32] = os_out_valid ? rshift_rne(out_c[i*32 +: 32], os_out_tag.rsh) : out_c[i*32 +: 32];
+    end
+  end
+
   always_comb begin
     sp_wr_o        = '0;
     acc_wr_o       = '0;
     sp_wr_o.we     = 1'b1;
     acc_wr_o.we    = 1'b1;
-    sp_wr_o.req    = out_valid && out_tag.dest == DestSp;
-    acc_wr_o.req   = out_valid && (out_tag.dest == DestAcc || out_tag.dest == DestAccum);
-    acc_wr_o.accum = out_tag.dest == DestAccum;
-    sp_wr_o.row    = SP_AW'(out_tag.row);
-    acc_wr_o.row   = ACC_AW'(out_tag.row);
-    acc_wr_o.wdata = out_c;
+    sp_wr_o.req    = res_valid && res_tag.dest == DestSp;
+    acc_wr_o.req   = res_valid && (res_tag.dest == DestAcc || res_tag.dest == DestAccum);
+    acc_wr_o.accum = res_tag.dest == DestAccum;
+    sp_wr_o.row    = SP_AW'(res_tag.row);
+    acc_wr_o.row   = ACC_AW'(res_tag.row);
+    acc_wr_o.wdata = res_c;
     for (int i = 0; i < DIM; i++) begin
-      sp_wr_o.wmask[i]  = 16'(i) < out_tag.cols;
-      acc_wr_o.wmask[i] = 16'(i) < out_tag.cols;
+      sp_wr_o.wmask[i]  = 16'(i) < res_tag.cols;
+      acc_wr_o.wmask[i] = 16'(i) < res_tag.cols;
     end
     if (sp_wr_o.req) begin
       for (int i = 0; i < DIM; i++) begin
         // saturated to int8: the low byte is the value
-        sp_wr_o.wdata[i*8 +: 8] = 8'(scale_sat(out_c[i*32 +: 32], out_tag.scale, 1'b1,
-                                               out_tag.relu));
+        sp_wr_o.wdata[i*8 +: 8] = 8'(scale_sat(res_c[i*32 +: 32], res_tag.scale, 1'b1,
+                                               res_tag.relu));
       end
     end
   end
 
-  // a config_ex is done when it issues, a compute when its last row leaves the mesh (one-hot)
-  assign done_o = (N'(out_valid && out_tag.last) << out_tag.slot)
+  // a config_ex is done when it issues, a compute when its last row leaves the mesh or, OS
+  // with a C, when its last result row is shifted out
+  assign done_o = (N'(out_valid && out_tag.last && !out_tag.shift) << out_tag.slot)
+                  | (N'(os_out_valid && os_out_tag.last) << os_out_tag.slot)
                   | (N'(iss_fire && is_cfg) << iss_i.slot);
 
-  assign busy        = w_valid_q || s_valid_q || inj_valid_q || mesh_active;
+  assign busy        = w_valid_q || s_valid_q || inj_valid_q || mesh_active || pend_valid_q;
   assign mesh_busy_o = inj_valid_q;
   // a read of A, D or B waiting for its bank; the execute unit never waits on the DMA
   assign stack_o     = '{bank: (rd_req & ~sp_rd_gnt_i) != '0, dma: 1'b0, busy: busy};
@@ -254,12 +353,17 @@ module execute_unit import systolic_pkg::*; #(
     w_valid_d   = w_valid_q;
     w_pre_d     = w_pre_q;
     w_started_d = w_started_q;
+    w_ph_d      = w_ph_q;
     w_d         = w_q;
     w_k_d       = w_k_q;
+    w_off_d     = w_off_q;
     cur_buf_d   = cur_buf_q;
+    tr_cur_d    = tr_cur_q;
     wwr_valid_d = w_step;
     wwr_row_d   = wwr_row_q;
     wwr_zero_d  = wwr_zero_q;
+    wwr_tr_d    = wwr_tr_q;
+    wwr_col_d   = wwr_col_q;
     wwr_buf_d   = wwr_buf_q;
     wwr_cols_d  = wwr_cols_q;
     // weight buffers in use by rows in the mesh
@@ -270,25 +374,39 @@ module execute_unit import systolic_pkg::*; #(
     end
     if (w_step) begin
       w_k_d       = w_k_q + 1'b1;
+      w_off_d     = w_off_q + ((w_ph_q && w_tr_a) ? 32'(w_q.cfg.a_stride) : 32'd1);
       w_started_d = 1'b1;
       wwr_row_d   = w_k_q;
       wwr_zero_d  = !w_bneed;
-      wwr_buf_d   = nbuf;
-      wwr_cols_d  = op_cols(w_q.b);
+      wwr_buf_d   = w_ph_q ? BUF_W'(!tr_cur_q) : nbuf;
+      wwr_cols_d  = op_cols(w_src);
+      wwr_tr_d    = w_ph_q;
+      wwr_col_d   = !w_ph_q && w_q.cfg.b_t;
+      if (!w_ph_q && w_ph_done && w_tr) begin   // the weights are in: on to the transposer's block
+        w_ph_d  = 1'b1;
+        w_k_d   = '0;
+        w_off_d = '0;
+      end
     end
     if (hand) begin
       w_valid_d = 1'b0;
-      if (w_pre_q) cur_buf_d = nbuf;
+      if (!w_os && w_pre_q) cur_buf_d = nbuf;
+      if (w_tr) tr_cur_d = !tr_cur_q;
     end
     if (iss_fire && is_cfg) begin
+      // rs1[2] dataflow (0 OS), [3] ReLU, [8]/[9] transposes, [31:16] A stride, [63:32] scale;
+      // rs2[4:0] in_shift, [63:48] C stride
       cfg_d = '{a_stride: insn.rs1[31:16], c_stride: insn.rs2[63:48], scale: insn.rs1[63:32],
-                relu: insn.rs1[3]};
+                relu: insn.rs1[3], os: HAS_OS && (!HAS_WS || !insn.rs1[2]),
+                a_t: insn.rs1[8], b_t: insn.rs1[9], rsh: insn.rs2[4:0]};
     end
     if (iss_fire && !is_cfg) begin
       w_valid_d   = 1'b1;
       w_pre_d     = insn.funct == FunctComputePreloaded;
       w_started_d = 1'b0;
+      w_ph_d      = cfg_q.os || insn.funct != FunctComputePreloaded;
       w_k_d       = '0;
+      w_off_d     = '0;
       w_d         = '{slot: iss_i.slot, a: insn.rs1, d: insn.rs2, b: iss_pre_i.b, c: iss_pre_i.c,
                       cfg: cfg_q};
     end
@@ -303,6 +421,15 @@ module execute_unit import systolic_pkg::*; #(
     s_a_row_d   = s_a_row_q;
     s_c_row_d   = s_c_row_q;
     s_buf_d     = s_buf_q;
+    s_shift_d   = s_shift_q;
+    s_flush_d   = s_flush_q;
+    s_tblk_d    = s_tblk_q;
+    mode_d      = mode_q;
+    pend_valid_d  = pend_valid_q;
+    pend_d        = pend_q;
+    pend_rows_d   = pend_rows_q;
+    pend_stride_d = pend_stride_q;
+    gap_d       = (gap_q != '0) ? gap_q - 1'b1 : '0;
     s_a_got_d   = s_a_got_q;
     s_d_got_d   = s_d_got_q;
     cap_a_d     = a_gnt;
@@ -316,22 +443,60 @@ module execute_unit import systolic_pkg::*; #(
     if (s_row_done) begin
       inj_d = '{a_need: s_need_a, a_arr: s_need_a && !s_a_got_q,
                 d_need: s_need_d, d_arr: s_need_d && !s_d_got_q,
-                a_cols: op_cols(s_q.a), d_cols: op_cols(s_q.d), buf_sel: s_buf_q,
-                tag: '{slot: s_q.slot, last: s_last, dest: dest, row: s_c_row_q[28:0],
-                       cols: op_cols(s_q.c), scale: s_q.cfg.scale, relu: s_q.cfg.relu}};
+                a_tr: s_tr_a && !s_shift_q, b_tr: s_tr_b && !s_shift_q, shift: s_shift_q,
+                tblk: s_tblk_q, tcol: TIW'(s_row_q), a_cols: op_cols(s_q.a),
+                d_cols: s_shift_q ? op_cols(s_q.b) : op_cols(s_q.d), buf_sel: s_buf_q,
+                tag: '{slot: s_q.slot, last: s_last && !pend_set, dest: s_os ? DestNone : dest,
+                       row: s_c_row_q[28:0], cols: op_cols(s_q.c), scale: s_q.cfg.scale,
+                       relu: s_q.cfg.relu, shift: 1'b0, rsh: '0}};
+      if (s_shift_q) begin
+        // result row DIM-1-s_row of the waiting results leaves; the last one completes them
+        inj_d.tag = pend_q;
+        inj_d.tag.shift = 1'b1;
+        inj_d.tag.last  = pend_valid_q && s_row_last;
+        if (!pend_valid_q || 16'(DIM - 1) - s_row_q >= pend_rows_q) inj_d.tag.dest = DestNone;
+        pend_d.row = pend_q.row - 29'(pend_stride_q);
+        if (s_row_last) pend_valid_d = 1'b0;
+      end else begin
+        s_a_row_d = s_a_row_q + 32'(s_q.cfg.a_stride);
+        s_c_row_d = s_c_row_q + 32'(s_q.cfg.c_stride);
+        if (s_os) gap_d = KW'(DIM);
+      end
       s_row_d   = s_row_q + 16'd1;
-      s_a_row_d = s_a_row_q + 32'(s_q.cfg.a_stride);
-      s_c_row_d = s_c_row_q + 32'(s_q.cfg.c_stride);
       s_a_got_d = 1'b0;
       s_d_got_d = 1'b0;
+      if (s_k_done && s_shift_q && !s_flush_q) begin
+        s_shift_d = 1'b0;
+        s_row_d   = '0;
+      end
       if (s_last) s_valid_d = 1'b0;
+      if (pend_set) begin
+        pend_valid_d  = 1'b1;
+        pend_d        = '{slot: s_q.slot, last: 1'b1, dest: dest,
+                          row: 29'(32'(op_addr(s_q.c)) + 32'(DIM - 1) * 32'(s_q.cfg.c_stride)),
+                          cols: op_cols(s_q.c), scale: s_q.cfg.scale, relu: s_q.cfg.relu,
+                          shift: 1'b1, rsh: s_q.cfg.rsh};
+        pend_rows_d   = op_rows(s_q.c);
+        pend_stride_d = s_q.cfg.c_stride;
+      end
     end else begin
       if (a_gnt) s_a_got_d = 1'b1;
       if (d_gnt) s_d_got_d = 1'b1;
     end
+    if (flush_go) begin
+      s_valid_d     = 1'b1;
+      s_d.cfg.os    = 1'b1;
+      s_shift_d     = 1'b1;
+      s_flush_d     = 1'b1;
+      s_row_d       = '0;
+    end
     if (hand) begin
       s_valid_d = 1'b1;
       s_d       = w_q;
+      s_shift_d = w_os && w_pre_q;
+      s_flush_d = 1'b0;
+      s_tblk_d  = w_tr ? !tr_cur_q : tr_cur_q;
+      mode_d    = w_os;
       s_buf_d   = w_pre_q ? nbuf : cur_buf_q;
       s_row_d   = '0;
       s_a_row_d = 32'(op_addr(w_q.a));
@@ -351,8 +516,13 @@ module execute_unit import systolic_pkg::*; #(
       cap_a_q     <= 1'b0;
       cap_d_q     <= 1'b0;
       cur_buf_q   <= '0;
-      cfg_q       <= '{a_stride: 16'd1, c_stride: 16'd1, scale: F32_ONE, relu: 1'b0};
+      cfg_q       <= '{a_stride: 16'd1, c_stride: 16'd1, scale: F32_ONE, relu: 1'b0,
+                       os: !HAS_WS, a_t: 1'b0, b_t: 1'b0, rsh: '0};
       hold_q      <= '{default: '0};
+      mode_q      <= 1'b0;
+      tr_cur_q    <= 1'b0;
+      gap_q       <= '0;
+      pend_valid_q <= 1'b0;
     end else begin
       w_valid_q   <= w_valid_d;
       s_valid_q   <= s_valid_d;
@@ -363,14 +533,28 @@ module execute_unit import systolic_pkg::*; #(
       cur_buf_q   <= cur_buf_d;
       cfg_q       <= cfg_d;
       hold_q      <= hold_d;
+      mode_q      <= mode_d;
+      tr_cur_q    <= tr_cur_d;
+      gap_q       <= gap_d;
+      pend_valid_q <= pend_valid_d;
     end
   end
 
   always_ff @(posedge clk_i) begin
     w_pre_q     <= w_pre_d;
     w_started_q <= w_started_d;
+    w_ph_q      <= w_ph_d;
     w_q         <= w_d;
     w_k_q       <= w_k_d;
+    w_off_q     <= w_off_d;
+    wwr_tr_q    <= wwr_tr_d;
+    wwr_col_q   <= wwr_col_d;
+    s_shift_q   <= s_shift_d;
+    s_flush_q   <= s_flush_d;
+    s_tblk_q    <= s_tblk_d;
+    pend_q      <= pend_d;
+    pend_rows_q <= pend_rows_d;
+    pend_stride_q <= pend_stride_d;
     wwr_row_q   <= wwr_row_d;
     wwr_zero_q  <= wwr_zero_d;
     wwr_buf_q   <= wwr_buf_d;
@@ -393,7 +577,7 @@ module execute_unit import systolic_pkg::*; #(
   always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
     if (rst_ni) begin
       // the weights being written are used by no row in the mesh or entering it
-      if (wwr_valid_q) begin
+      if (wwr_valid_q && !wwr_tr_q) begin
         assert (hold_q[wwr_buf_q] == '0 && !(inj_valid_q && inj_q.buf_sel == wwr_buf_q))
           else $error("execute_unit: weights written into buffer %0d while it is in use",
                       wwr_buf_q);

@@ -205,4 +205,15 @@ package systolic_pkg;
     return v;
   endfunction
 
+  // Arithmetic right shift by sh bits, rounding half to even (output-stationary results).
+  function automatic logic [31:0] rshift_rne(input logic [31:0] x, input logic [4:0] sh);
+    logic signed [31:0] q;
+    logic [31:0]        rem, half;
+    if (sh == '0) return x;
+    q    = $signed(x) >>> sh;
+    rem  = x & ((32'd1 << sh) - 32'd1);
+    half = 32'd1 << (sh - 5'd1);
+    return q + 32'((rem > half || (rem == half && q[0])) ? 1 : 0);
+  endfunction
+
 endpackage

@@ -105,7 +105,8 @@ def im2col(x: np.ndarray, kh: int, kw: int, sh: int, sw: int, ph: int, pw: int, 
 
 # ---- kernels --------------------------------------------------------------------------------
 def matmul(p: Params, x: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], Info]:
-    prod, info = gemm(x["A"], x["B"])
+    a, b = x["A"], x["B"]   # given K x M / N x K when transposed
+    prod, info = gemm(a.T if p.get("transpose_a") else a, b.T if p.get("transpose_b") else b)
     return {"C": epilogue(accumulate(prod, x["bias"] if p["bias"] else None), p)}, info
 
 

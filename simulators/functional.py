@@ -1,4 +1,4 @@
-"""Bit-exact numpy model of the ISA (weight-stationary dataflow).
+"""Bit-exact numpy model of the ISA (weight- and output-stationary dataflows).
 
 Semantics, shared with the RTL:
 
@@ -15,6 +15,15 @@ Semantics, shared with the RTL:
   their rows/cols (garbage reads zeros). To the accumulator C overwrites or, with
   ``.accum``, adds (int32, wrapping); to the scratchpad it goes through
   config_ex's scale and activation to int8.
+* Output-stationary (config_ex dataflow=os): preload names D (zero beyond its
+  rows/cols) and C; compute names A and B (zero beyond theirs). compute_preloaded
+  sets the array's results to D + A @ B, compute_accumulated adds A @ B to them.
+  When C is not garbage the results leave the array rounding-shifted right by
+  config_ex's in_shift (half to even) and are written to C as above; zeros shift
+  in behind them, so a compute_accumulated after it starts from zero.
+* config_ex's transposes: an operand with its bit set is stored transposed (its
+  rows/cols fields count the stored rows/cols); b_transpose applies to the
+  weights (WS) or to B (OS).
 * mvout from the accumulator: config_st's float32 scale, rne, int8 saturation,
   ReLU; with ``.full`` the raw int32 rows (ReLU still applies). From the
   scratchpad: the int8 rows as they are. A wider mvout reads block b of its
@@ -37,7 +46,7 @@ from isa import (
 )
 from isa.checker import check
 from isa.loop_unroll import primitives
-from isa.numerics import INT8_MIN, acc_to_int8, acc_to_int32, mvin_scale
+from isa.numerics import INT8_MIN, acc_to_int8, acc_to_int32, mvin_scale, rshift_rne
 
 from .base import RunResult
 
@@ -52,6 +61,7 @@ class FunctionalModel:
         self.sp = np.zeros((hw.sp_rows, hw.dim), dtype=np.int8)
         self.acc = np.zeros((hw.acc_rows, hw.dim), dtype=np.int32)
         self.weights = np.zeros((hw.dim, hw.dim), dtype=np.float64)
+        self.held = np.zeros((hw.dim, hw.dim), dtype=np.float64)   # the output-stationary results in the array
         self.ld: dict[int, ConfigLd] = {}
         self.st = ConfigSt()
         self.ex = ConfigEx()
@@ -179,18 +189,37 @@ class FunctionalModel:
     def preload(self, ins: Preload) -> None:
         self.pending = ins
 
+    def _operand(self, addr: int, rows: int, cols: int, transpose: int, stride: int = 1) -> np.ndarray:
+        """A stored operand as the array sees it (dim x dim, zero-padded)."""
+        block = self._read_sp(addr, rows, cols, stride)
+        return block.T if transpose else block
+
     def compute(self, ins: ComputePreloaded) -> None:
-        pre = self.pending
+        pre, ex = self.pending, self.ex
         self.pending = None
+        a = self._operand(ins.a, ins.a_rows, ins.a_cols, ex.a_transpose, ex.a_stride)
+        self.macs += ins.a_rows * ins.a_cols * pre.c_cols
+        if ex.dataflow == 0:
+            self._compute_os(ins, pre, a)
+            return
         if type(ins) is ComputePreloaded:
-            self.weights = self._read_sp(pre.b, pre.b_rows, pre.b_cols)
-        a = self._read_sp(ins.a, ins.a_rows, ins.a_cols, self.ex.a_stride)
+            self.weights = self._operand(pre.b, pre.b_rows, pre.b_cols, ex.b_transpose)
         out = a @ self.weights   # float64 is exact: |sum| <= dim * 2^14 << 2^53
         if ins.d != GARBAGE:
             out += self._read_sp(ins.d, ins.d_rows, ins.d_cols)
-        self.macs += ins.a_rows * ins.a_cols * pre.c_cols
-        self._write_local(pre.c, out[:pre.c_rows, :pre.c_cols].astype(np.int32), self.ex.c_stride,
-                          self.ex.acc_scale, self.ex.activation == 1)
+        self._write_local(pre.c, out[:pre.c_rows, :pre.c_cols].astype(np.int32), ex.c_stride,
+                          ex.acc_scale, ex.activation == 1)
+
+    def _compute_os(self, ins: ComputePreloaded, pre: Preload, a: np.ndarray) -> None:
+        ex = self.ex
+        if type(ins) is ComputePreloaded:
+            self.held = self._read_sp(pre.b, pre.b_rows, pre.b_cols)
+        self.held = self.held + a @ self._operand(ins.d, ins.d_rows, ins.d_cols, ex.b_transpose)
+        if pre.c == GARBAGE:
+            return
+        out = rshift_rne(self.held[:pre.c_rows, :pre.c_cols].astype(np.int64), ex.in_shift)
+        self._write_local(pre.c, out.astype(np.int32), ex.c_stride, ex.acc_scale, ex.activation == 1)
+        self.held = np.zeros_like(self.held)
 
     def step(self, ins) -> None:
         _DISPATCH[type(ins)](self, ins)

@@ -83,7 +83,9 @@ class Engine:
 
 
 def matmul(e: Engine, p: Mapping[str, Any], x: Mapping[str, Tensor]) -> dict[str, Tensor]:
-    return {"C": e.epilogue(e.accumulate(e.gemm(x["A"], x["B"]), x["bias"] if p["bias"] else None), p)}
+    a, b = x["A"], x["B"]   # given K x M / N x K when transposed
+    a, b = (a.t().contiguous() if p.get("transpose_a") else a), (b.t().contiguous() if p.get("transpose_b") else b)
+    return {"C": e.epilogue(e.accumulate(e.gemm(a, b), x["bias"] if p["bias"] else None), p)}
 
 
 def conv2d(e: Engine, p: Mapping[str, Any], x: Mapping[str, Tensor]) -> dict[str, Tensor]:

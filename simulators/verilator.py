@@ -35,6 +35,7 @@ import numpy as np
 
 from isa import HardwareConfig, Preload, Program
 from isa.checker import check
+from isa.config import DATAFLOW_SETS
 from isa.opcodes import COUNTERS  # noqa: F401  (the counter names every run reports)
 
 from . import rtl_codegen
@@ -45,7 +46,8 @@ ROOT = Path(__file__).resolve().parent.parent
 RTL_DIR = ROOT / "rtl"
 HARNESS_DIR = RTL_DIR / "harness"
 # package first, then the modules (any order), the top last
-RTL_FILES = ("systolic_pkg.sv", "loop_mm_pkg.sv", "loop_conv_pkg.sv", "pe.sv", "mesh.sv", "ram_bank.sv",
+RTL_FILES = ("systolic_pkg.sv", "loop_mm_pkg.sv", "loop_conv_pkg.sv", "pe.sv", "mesh.sv", "transposer.sv",
+             "ram_bank.sv",
              "local_mem.sv", "dispatch.sv", "load_unit.sv", "execute_unit.sv", "store_unit.sv",
              "loop_mm_xfer.sv", "loop_mm_ex.sv", "loop_mm_st.sv", "loop_matmul.sv",
              "loop_conv_pipe.sv", "loop_conv_seq.sv", "loop_conv_ld_bias.sv", "loop_conv_ld_input.sv",
@@ -135,7 +137,8 @@ def build_key(hw: HardwareConfig, trace: str | None = None) -> str:
 def _params(hw: HardwareConfig) -> dict[str, int]:
     return {"DIM": hw.dim, "SP_ROWS": hw.sp_rows, "SP_BANKS": hw.sp_banks, "ACC_ROWS": hw.acc_rows,
             "ACC_BANKS": hw.acc_banks, "MAX_BLOCK_LEN": hw.max_block_len,
-            "LD_QUEUE": hw.ld_queue, "EX_QUEUE": hw.ex_queue, "ST_QUEUE": hw.st_queue}
+            "LD_QUEUE": hw.ld_queue, "EX_QUEUE": hw.ex_queue, "ST_QUEUE": hw.st_queue,
+            "DATAFLOWS": DATAFLOW_SETS[hw.dataflows]}
 
 
 # Over 40 lines: the build cache's protocol (look, lock, look again, build aside, seal, rename) kept whole.

@@ -283,7 +283,8 @@ def test_compute_to_scratchpad_scales_saturates_and_relus(relu: bool, scale: flo
       "preload b=sp[0] b_rows=4 b_cols=4 c=acc[0] c_rows=4 c_cols=4"], "still waits for its compute"),
     (["preload b=acc[0] b_rows=4 b_cols=4 c=acc[0] c_rows=4 c_cols=4"], "weights come from the scratchpad"),
     ([ex(), "preload b=sp[0] b_rows=4 b_cols=4 c=acc[0].full c_rows=4 c_cols=4"], ".full flag applies to reads"),
-    ([ex().replace("dataflow=ws", "dataflow=os")], "output-stationary dataflow is not implemented"),
+    ([ex().replace("b_transpose=0", "b_transpose=1").replace("a_transpose=0", "a_transpose=1") + " in_shift=0"],
+     "both A and the weights would need the one transposer"),
     ([st_(), "mvout dram=A local=acc[0].full rows=1 cols=8"], "cols=8 must be between 1 and 4 (int32 rows"),
     ([ld() + " pixel_repeats=2", "mvin dram=A local=acc[0] rows=1 cols=4"], "pixel_repeats=2 of state 0 applies"),
 ])

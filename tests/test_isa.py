@@ -111,7 +111,7 @@ DRAM = st.one_of(uint(64), st.integers(0, 600))   # the small ones land in the t
 
 FIELDS: dict[type, dict[str, st.SearchStrategy]] = {
     ConfigEx: dict(dataflow=BIT, activation=BIT, a_transpose=BIT, b_transpose=BIT, a_stride=U16, acc_scale=F32,
-                   c_stride=U16),
+                   c_stride=U16, in_shift=st.integers(0, 31)),
     ConfigLd: dict(dram_stride=uint(64), state=STATE, shrink=BIT, block_stride=U16, scale=F32,
                    pixel_repeats=st.integers(1, 255)),
     ConfigSt: dict(dram_stride=uint(32), activation=BIT, acc_scale=F32, pool_stride=uint(2), pool_size=uint(2),
@@ -233,7 +233,7 @@ def test_malformed_directives(text: str, message: str) -> None:
 
 # ---- reserved bits and bad binary words -----------------------------------------------------------
 _RESERVED = {  # config kind -> (rs1 reserved bits, rs2 reserved bits), per the field map in isa/encoding.py
-    ConfigEx: ([5, 6, 7, *range(10, 16)], list(range(48))),
+    ConfigEx: ([5, 6, 7, *range(10, 16)], list(range(32, 48))),   # rs2[31:0] is in_shift
     ConfigLd: ([5, 6, 7], []),   # rs1[15:8] is pixel_repeats
     ConfigSt: (list(range(12, 24)), []),   # between lpad and pool_out_dim
 }

@@ -233,12 +233,13 @@ def test_cli_tune_says_at_the_start_when_trials_exceed_the_space(tmp_path: Path,
                                                                   ) -> None:
     from toolkit.cli import main
     assert main(["tune", "matmul", "--m", "1", "--n", "1", "--k", "1", "--config", "tiny", "--backend", "stand-in",
-                 "--tuner", "random", "--trials", "500", "--db", str(tmp_path / "t.db"), "--workers", "1",
+                 "--tuner", "random", "--trials", "900", "--db", str(tmp_path / "t.db"), "--workers", "1",
                  "--quiet"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[1] == ("note: --trials 500 is more than the 432 candidates of the space: tuning stops when it "
+    # 432 schedules in each dataflow
+    assert lines[1] == ("note: --trials 900 is more than the 864 candidates of the space: tuning stops when it "
                         "has measured them all")
-    assert "432 trials in the db" in lines[2]
+    assert "864 trials in the db" in lines[2]
 
 
 def test_cli_tune_help_says_what_a_timeout_costs(capsys: pytest.CaptureFixture) -> None:

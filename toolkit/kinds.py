@@ -20,6 +20,7 @@ from .conv.schedule import ConvSchedule, DepthwiseSchedule
 from .library import (LibrarySchedule, library_class, lower_library, tiled_conv_auto, tiled_conv_dw_auto,
                       tiled_matmul_auto, tiled_resadd_auto)
 from .gemm import Matmul, MatmulSchedule, default_matmul_schedule, gemmini_matmul_schedule, lower_matmul
+from .gemm.heuristic import default_dataflow
 from .gemm.bounds import matmul_ideal_cycles
 from .gemm.knobs import MATMUL_FIT, matmul_domains
 from .knobs import Domains, perturbed_domains
@@ -60,7 +61,8 @@ def default_conv2d(op: Conv2d, hw: HardwareConfig) -> Schedule:
 
 KINDS: dict[str, Kind] = {
     "matmul": Kind(Matmul, MatmulSchedule,
-                   lambda op, hw: default_matmul_schedule(op.M, op.N, op.K, hw, 4 if op.out_dtype == "int32" else 1),
+                   lambda op, hw: default_matmul_schedule(op.M, op.N, op.K, hw, 4 if op.out_dtype == "int32" else 1)
+                   .replace(dataflow=default_dataflow(op, hw)),
                    lower_matmul, library=tiled_matmul_auto,
                    flat=lambda op, hw: gemmini_matmul_schedule(op.M, op.N, op.K, hw),
                    domains=matmul_domains, fit_knobs=MATMUL_FIT, ideal=matmul_ideal_cycles),

@@ -6,7 +6,10 @@ A kind without a domain function gets :func:`perturbed_domains` of its default s
 """
 from __future__ import annotations
 
-from .schedule import Schedule
+from isa import HardwareConfig
+from isa.checker import transpose_error
+
+from .schedule import DATAFLOWS, Schedule
 
 Domains = dict[str, list]
 
@@ -33,6 +36,11 @@ def pipeline_domains() -> Domains:
     pipeline, and with the pipeline double buffering won on every workload we measured."""
     return {"double_buffer": [True], "load_ahead": [0, 1], "store_delay": [0, 1], "spread": [0.25, 0.5, 1.0],
             "split_buffers": [False, True]}
+
+
+def legal_dataflows(hw: HardwareConfig, transposes: tuple[bool, bool] = (False, False)) -> list[str]:
+    """The dataflows the hardware has and the op's transposed operands (A, B) allow."""
+    return [d for d in DATAFLOWS if hw.has_dataflow(d) and not transpose_error(d, *transposes)]
 
 
 def perturbed_domains(default: Schedule) -> Domains:

@@ -66,6 +66,9 @@ class Op:
     """Base of every op. Subclasses are frozen dataclasses of their parameters."""
 
     KIND: ClassVar[str] = ""
+    # parameters added after records were keyed: left out of the key while at these values, so that
+    # the records of the workloads that existed before keep their keys
+    UNKEYED_DEFAULTS: ClassVar[dict[str, Any]] = {}
 
     # ---- description ------------------------------------------------------------
     def params(self) -> dict[str, Any]:
@@ -77,8 +80,9 @@ class Op:
 
     @property
     def key(self) -> str:
-        """Workload key for records: kind and every parameter."""
-        return f"{self.KIND}(" + ",".join(f"{k}={v}" for k, v in self.params().items()) + ")"
+        """Workload key for records: kind and every parameter (but those at their UNKEYED_DEFAULTS)."""
+        return f"{self.KIND}(" + ",".join(f"{k}={v}" for k, v in self.params().items()
+                                          if k not in self.UNKEYED_DEFAULTS or v != self.UNKEYED_DEFAULTS[k]) + ")"
 
     def input_specs(self) -> Spec:
         raise NotImplementedError

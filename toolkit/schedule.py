@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 from isa import HardwareConfig
+from isa.checker import transpose_error
 
 
 class ScheduleError(ValueError):
@@ -92,6 +93,21 @@ class Schedule:
 
     def replace(self, **changes: Any) -> "Schedule":
         return replace(self, **changes)
+
+
+DATAFLOWS = ("ws", "os")
+
+
+def check_dataflow(s: Schedule, hw: HardwareConfig, transposes: tuple[bool, bool] = (False, False)) -> None:
+    """ScheduleError unless ``s.dataflow`` is one the hardware has and, with the op's transposed operands
+    (A, B), one Gemmini's single transposer allows (isa.checker.transpose_error)."""
+    if s.dataflow not in DATAFLOWS:
+        raise ScheduleError(f"dataflow={s.dataflow!r} is not one of {DATAFLOWS}")
+    if not hw.has_dataflow(s.dataflow):
+        raise ScheduleError(f"dataflow={s.dataflow!r}: hardware {hw.name} has only dataflows={hw.dataflows!r}")
+    if reason := transpose_error(s.dataflow, *transposes):
+        raise ScheduleError(f"dataflow={s.dataflow!r} with transpose_a={transposes[0]}, "
+                            f"transpose_b={transposes[1]}: {reason}")
 
 
 def check_int(name: str, value: Any, lo: int, hi: int | None = None) -> None:

@@ -5,13 +5,13 @@ from itertools import permutations
 
 from isa import HardwareConfig
 
-from ..knobs import Domains, pipeline_domains, tile_values
+from ..knobs import Domains, legal_dataflows, pipeline_domains, tile_values
 from .heuristic import packing_saves_blocks
 from .ops import Conv2d, DepthwiseConv2d
 
 # the knobs ConvSchedule.memory_plan and DepthwiseSchedule.memory_plan read
 CONV_FIT = frozenset({"tile_b", "tile_oh", "tile_ow", "tile_k", "tile_kh", "tile_kw", "tile_c", "double_buffer",
-                      "split_buffers", "in_bank", "w_bank", "acc_bank", "pack_taps"})
+                      "split_buffers", "in_bank", "w_bank", "acc_bank", "pack_taps", "dataflow"})
 
 
 def conv_domains(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, policy: str) -> Domains:
@@ -38,6 +38,7 @@ def conv_domains(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, policy: str) 
         "in_bank": list(range(hw.sp_banks)),
         "w_bank": list(range(hw.sp_banks)),
         "acc_bank": list(range(hw.acc_banks)),
+        "dataflow": legal_dataflows(hw),
     }
     if not depthwise:
         out["tile_k"] = tile_values(-(-op.out_c // hw.dim), policy)

@@ -6,7 +6,7 @@ from typing import Any, ClassVar, NamedTuple
 
 from isa import HardwareConfig
 
-from ..schedule import MemoryPlan, Pipelined, ScheduleError, check_int, check_plan, place
+from ..schedule import DATAFLOWS, MemoryPlan, Pipelined, ScheduleError, check_dataflow, check_int, check_plan, place
 from .geometry import ConvGeometry, conv_geometry
 
 
@@ -41,7 +41,10 @@ class ConvPlan(MemoryPlan):
 
 @dataclass(frozen=True)
 class ConvScheduleBase(Pipelined):
-    """Shared knob checks and memory plan of the conv schedules (pipeline knobs: :class:`Pipelined`)."""
+    """Shared knob checks and memory plan of the conv schedules (pipeline knobs: :class:`Pipelined`).
+    Each declares, last (the tuner's features give every field a slot in order), dataflow: "ws"
+    (weight-stationary) or "os" (output-stationary: each compute's block of outputs is made in the
+    array and leaves into the accumulator)."""
 
     ORDER: ClassVar[str] = ""
 
@@ -63,6 +66,8 @@ class ConvScheduleBase(Pipelined):
                 check_int(name, value, 1)
             elif name.endswith("_bank"):
                 check_int(name, value, 0)
+        if self.dataflow not in DATAFLOWS:
+            raise ScheduleError(f"dataflow={self.dataflow!r} is not one of {DATAFLOWS}")
         if sorted(self.loop_order) != sorted(self.ORDER):
             raise ScheduleError(f"loop_order={self.loop_order!r} must be a permutation of {self.ORDER!r}")
 
@@ -74,6 +79,7 @@ class ConvScheduleBase(Pipelined):
         reduction tiles beyond its kernel or channel blocks (as :meth:`geometry` sees them) are errors.
         """
         check_int("mvin_blocks", self.mvin_blocks, 1, hw.max_block_len)
+        check_dataflow(self, hw)
         check_int("in_bank", self.in_bank, 0, hw.sp_banks - 1)
         check_int("w_bank", self.w_bank, 0, hw.sp_banks - 1)
         check_int("acc_bank", self.acc_bank, 0, hw.acc_banks - 1)
@@ -136,6 +142,7 @@ class ConvSchedule(ConvScheduleBase):
     w_bank: int = 0
     acc_bank: int = 0
     pack_taps: bool = False
+    dataflow: str = "ws"
 
     OP: ClassVar[str] = "conv2d"
     ORDER: ClassVar[str] = "bhwk"
@@ -164,6 +171,7 @@ class DepthwiseSchedule(ConvScheduleBase):
     in_bank: int = 0
     w_bank: int = 0
     acc_bank: int = 0
+    dataflow: str = "ws"
 
     OP: ClassVar[str] = "depthwise"
     ORDER: ClassVar[str] = "bhwc"

@@ -9,6 +9,7 @@ from isa import HardwareConfig
 from ..estimate import STEP_OVERHEAD, dma_row_cycles, pipeline_cycles, tap_cycles
 from ..knobs import tile_values
 from ..schedule import ScheduleError, grow_tiles
+from .op import Matmul
 from .schedule import MatmulSchedule, matmul_blocks
 
 
@@ -100,6 +101,15 @@ def pipelined_matmul_cycles(M: int, N: int, K: int, s: MatmulSchedule, hw: Hardw
             steps.append((compute(i, j, k), load, store))
     first_k = min(mb, len(Kt[0])) / len(Kt[0])
     return pipeline_cycles(steps, d, startup=steps[0][1] * first_k + hw.dram_latency)
+
+
+def default_dataflow(op: Matmul, hw: HardwareConfig) -> str:
+    """Weight-stationary, measured the faster on the RTL for every GEMM of
+    benchmarks/bench_dataflow.py; output-stationary where the op needs it (A and B both
+    transposed: WS would need the one transposer twice) or the hardware has only it."""
+    if not hw.has_dataflow("ws") or (op.transpose_a and op.transpose_b):
+        return "os"
+    return "ws"
 
 
 @functools.lru_cache(maxsize=1024)

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from isa import HardwareConfig
 
-from ..knobs import Domains, pipeline_domains, tile_values
+from ..knobs import Domains, legal_dataflows, pipeline_domains, tile_values
 from .op import Matmul
 
 # the knobs MatmulSchedule.memory_plan reads
-MATMUL_FIT = frozenset({"tile_i", "tile_j", "tile_k", "double_buffer", "split_buffers", "a_bank", "b_bank", "c_bank"})
+MATMUL_FIT = frozenset({"tile_i", "tile_j", "tile_k", "double_buffer", "split_buffers", "a_bank", "b_bank", "c_bank",
+                        "dataflow"})
 
 
 def matmul_domains(op: Matmul, hw: HardwareConfig, policy: str) -> Domains:
@@ -23,4 +24,5 @@ def matmul_domains(op: Matmul, hw: HardwareConfig, policy: str) -> Domains:
         "a_bank": list(range(hw.sp_banks)),
         "b_bank": list(range(hw.sp_banks)),
         "c_bank": list(range(hw.acc_banks)),
+        "dataflow": legal_dataflows(hw, (op.transpose_a, op.transpose_b)),
     }

@@ -30,7 +30,7 @@ class Tile(NamedTuple):
 
 
 def matmul_tiles(op: Matmul, s: MatmulSchedule, hw: HardwareConfig) -> list[Tile]:
-    plan = s.memory_plan(hw)
+    plan = s.memory_plan(hw, op)   # also: the dataflow suits the hardware and the op's transposes
     d = hw.dim
     nI = -(-op.M // (d * s.tile_i))
     nJ = -(-op.N // (d * s.tile_j))
@@ -62,16 +62,25 @@ def matmul_tiles(op: Matmul, s: MatmulSchedule, hw: HardwareConfig) -> list[Tile
     return tiles
 
 
+class Flow(NamedTuple):
+    """How the array runs: its dataflow and which operands are stored transposed (0/1, as config_ex)."""
+    dataflow: str
+    ta: int
+    tb: int
+
+
 @functools.lru_cache(maxsize=4096)
 def _matmul_computes(dim: int, TJ: int, TK: int, a: int, b: int, c: int, accumulate: bool,
-                     i_sizes: tuple[int, ...], j_sizes: tuple[int, ...], k_sizes: tuple[int, ...]) -> str:
+                     i_sizes: tuple[int, ...], j_sizes: tuple[int, ...], k_sizes: tuple[int, ...],
+                     flow: Flow) -> str:
     """One tile's preloads and computes. They name local addresses only, so tiles of equal
     shape and bases share this text, within a program and across the tuner's candidates."""
     return render("matmul_ws_computes.s.j2", dim=dim, TJ=TJ, TK=TK, a=a, b=b, c=c, accumulate=accumulate,
-                  i_sizes=i_sizes, j_sizes=j_sizes, k_sizes=k_sizes)
+                  i_sizes=i_sizes, j_sizes=j_sizes, k_sizes=k_sizes, **flow._asdict())
 
 
 def lower_matmul(op: Matmul, s: MatmulSchedule, hw: HardwareConfig) -> Program:
+    flow = Flow(s.dataflow, int(op.transpose_a), int(op.transpose_b))
     specs = [(name, "input", dtype, shape) for name, (shape, dtype) in op.input_specs().items()]
     specs += [(name, "output", dtype, shape) for name, (shape, dtype) in op.output_specs().items()]
     buffers = layout(specs)
@@ -79,11 +88,11 @@ def lower_matmul(op: Matmul, s: MatmulSchedule, hw: HardwareConfig) -> Program:
     text = render(
         "matmul_ws.s.j2", M=op.M, N=op.N, K=op.K, bias=op.bias, activation=op.activation, scale=op.scale,
         out_dtype=op.out_dtype, out_bytes=out_bytes, schedule=s.to_dict(), pipe=s, dim=hw.dim,
-        TJ=s.tile_j, TK=s.tile_k, bias_stride=op.N * 4 if op.bias == "full" else 0, bias_row_bytes=op.N * 4,
+        TJ=s.tile_j, TK=s.tile_k, **flow._asdict(), bias_stride=op.N * 4 if op.bias == "full" else 0, bias_row_bytes=op.N * 4,
         tiles=matmul_tiles(op, s, hw),
         computes=lambda t: _matmul_computes(
             hw.dim, s.tile_j, s.tile_k, t.a, t.b, t.c, t.accumulate, tuple(b.size for b in t.i_blocks),
-            tuple(b.size for b in t.j_blocks), tuple(b.size for b in t.k_blocks)))
+            tuple(b.size for b in t.j_blocks), tuple(b.size for b in t.k_blocks), flow))
     return parse_program(text, hw, buffers)
 
 

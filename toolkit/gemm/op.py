@@ -1,4 +1,4 @@
-"""The matmul op: C = epilogue(A @ B + bias), A M×K and B K×N int8."""
+"""The matmul op: C = epilogue(A @ B + bias), A M×K and B K×N int8 (given K×M, N×K when transposed)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,7 +11,8 @@ from ..ops import EpilogueOp, Spec, check_choice, check_epilogue, positive_int, 
 
 @dataclass(frozen=True)
 class Matmul(EpilogueOp):
-    """C = epilogue(A @ B + bias): A is M x K int8, B is K x N int8."""
+    """C = epilogue(A @ B + bias): A is M x K int8 (given K x M with transpose_a), B is K x N int8
+    (given N x K with transpose_b)."""
 
     M: int
     N: int
@@ -20,17 +21,23 @@ class Matmul(EpilogueOp):
     activation: str = "none"
     scale: float = 1.0
     out_dtype: str = "int8"
+    transpose_a: bool = False
+    transpose_b: bool = False
 
     KIND: ClassVar[str] = "matmul"
+    UNKEYED_DEFAULTS: ClassVar[dict] = {"transpose_a": False, "transpose_b": False}
 
     def __post_init__(self) -> None:
         for name in ("M", "N", "K"):
             object.__setattr__(self, name, positive_int(name, getattr(self, name)))
         check_choice("bias", self.bias, (None, "row", "full"))
+        for name in ("transpose_a", "transpose_b"):
+            object.__setattr__(self, name, bool(check_choice(name, getattr(self, name), (False, True))))
         object.__setattr__(self, "scale", check_epilogue(self.activation, self.scale, self.out_dtype))
 
     def input_specs(self) -> Spec:
-        specs = {"A": ((self.M, self.K), "int8"), "B": ((self.K, self.N), "int8")}
+        specs = {"A": ((self.K, self.M) if self.transpose_a else (self.M, self.K), "int8"),
+                 "B": ((self.N, self.K) if self.transpose_b else (self.K, self.N), "int8")}
         if self.bias == "row":
             specs["bias"] = ((self.N,), "int32")
         elif self.bias == "full":
@@ -46,11 +53,13 @@ class Matmul(EpilogueOp):
 
     def accumulate(self, inputs: Mapping[str, np.ndarray]) -> np.ndarray:
         """int32 A @ B + bias. float64 BLAS is exact here: every sum stays below 2^53."""
-        acc = inputs["A"].astype(np.float64) @ inputs["B"].astype(np.float64)
+        a, b = inputs["A"].astype(np.float64), inputs["B"].astype(np.float64)
+        acc = (a.T if self.transpose_a else a) @ (b.T if self.transpose_b else b)
         return wrap_int32(acc, inputs["bias"] if self.bias else None)
 
 
 def matmul(M: int, N: int, K: int, *, bias: str | None = None, activation: str = "none", scale: float = 1.0,
-           out_dtype: str = "int8") -> Matmul:
-    """A matmul op: ``C = epilogue(A @ B + bias)``; see the numeric semantics."""
-    return Matmul(M, N, K, bias, activation, scale, out_dtype)
+           out_dtype: str = "int8", transpose_a: bool = False, transpose_b: bool = False) -> Matmul:
+    """A matmul op: ``C = epilogue(A @ B + bias)``; see the numeric semantics. With transpose_a, A is
+    given K x M; with transpose_b, B is given N x K."""
+    return Matmul(M, N, K, bias, activation, scale, out_dtype, transpose_a, transpose_b)

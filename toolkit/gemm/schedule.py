@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from isa import HardwareConfig
 
-from ..schedule import MemoryPlan, Pipelined, ScheduleError, check_int, check_plan, place
+from ..schedule import DATAFLOWS, MemoryPlan, Pipelined, ScheduleError, check_dataflow, check_int, check_plan, place
 
 
 LOOP_ORDERS = ("ijk", "jik")
@@ -24,8 +24,9 @@ class MatmulSchedule(Pipelined):
     bias_strategy: "before" loads the bias into the accumulator ahead of the
     computes; "after" adds it with an accumulating mvin before the store.
     a_bank / b_bank / c_bank: the bank where each region starts; B packs right
-    after A when both name one bank. The double buffering and software-pipeline
-    knobs are :class:`Pipelined`'s.
+    after A when both name one bank. dataflow: "ws" (weight-stationary) or "os"
+    (output-stationary: each C block stays in the array over its k blocks). The
+    double buffering and software-pipeline knobs are :class:`Pipelined`'s.
     """
 
     tile_i: int
@@ -37,6 +38,7 @@ class MatmulSchedule(Pipelined):
     a_bank: int = 0
     b_bank: int = 0
     c_bank: int = 0
+    dataflow: str = "ws"
 
     OP: ClassVar[str] = "matmul"
 
@@ -50,10 +52,14 @@ class MatmulSchedule(Pipelined):
             raise ScheduleError(f"loop_order={self.loop_order!r} is not one of {LOOP_ORDERS}")
         if self.bias_strategy not in BIAS_STRATEGIES:
             raise ScheduleError(f"bias_strategy={self.bias_strategy!r} is not one of {BIAS_STRATEGIES}")
+        if self.dataflow not in DATAFLOWS:
+            raise ScheduleError(f"dataflow={self.dataflow!r} is not one of {DATAFLOWS}")
 
     def memory_plan(self, hw: HardwareConfig, op: Any = None) -> MemoryPlan:
-        """Place A, B (scratchpad) and C (accumulator); ScheduleError if they do not fit.
-        ``op`` is unused: matmul regions depend on the tiles alone (conv's depend on the stride)."""
+        """Place A, B (scratchpad) and C (accumulator); ScheduleError if they do not fit, or if the
+        dataflow is not one the hardware has (with ``op``: one its transposed operands allow).
+        Matmul regions depend on the tiles alone (conv's depend on the stride)."""
+        check_dataflow(self, hw, (op.transpose_a, op.transpose_b) if op is not None else (False, False))
         check_int("mvin_blocks", self.mvin_blocks, 1, hw.max_block_len)
         check_int("a_bank", self.a_bank, 0, hw.sp_banks - 1)
         check_int("b_bank", self.b_bank, 0, hw.sp_banks - 1)
