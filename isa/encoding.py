@@ -13,6 +13,7 @@ from .loop_words import BY_FUNCT as LOOP_WORDS, CONFIG_LD, CONFIG_ST, OPERAND, F
 from .opcodes import MVIN_FUNCTS, ConfigKind, Funct
 
 _M16 = 0xFFFF
+_M32 = 0xFFFFFFFF
 _ADDR, _COLS, _ROWS = OPERAND   # the layouts are loop_words' tables; these are hot, so unpacked once
 _LD = {f.name: f for f in CONFIG_LD}
 _ST = {f.name: f for f in CONFIG_ST}
