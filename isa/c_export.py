@@ -10,7 +10,7 @@ skipped) by the array's address.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import Any, Mapping
 
 import jinja2
 import numpy as np
@@ -19,9 +19,6 @@ from .encoding import encode
 from .instructions import Instruction, Mvin, Mvout
 from .loop_words import LAYOUTS, LoopWord
 from .opcodes import Funct
-
-if TYPE_CHECKING:
-    from .program import Program
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "program.c.j2"
 BYTES_PER_LINE = 24
@@ -42,7 +39,7 @@ def _lines(data: np.ndarray) -> list[str]:
             for i in range(0, len(raw), BYTES_PER_LINE)]
 
 
-def _checks(program: "Program", check: Mapping[str, np.ndarray]) -> list[dict]:
+def _checks(program: Any, check: Mapping[str, np.ndarray]) -> list[dict]:
     outputs = {b.name: b for b in program.buffers.values() if b.role == "output"}
     unknown = sorted(set(check) - set(outputs))
     if unknown:
@@ -60,9 +57,10 @@ def _checks(program: "Program", check: Mapping[str, np.ndarray]) -> list[dict]:
     return checks
 
 
-def to_c(program: "Program", inputs: Mapping[str, np.ndarray],
+def to_c(program: Any, inputs: Mapping[str, np.ndarray],
          check: Mapping[str, np.ndarray] | None = None, title: str = "a Systolic Toolkit program") -> str:
-    """The C source; ``check`` (output name -> expected array) adds the comparison."""
+    """The C source of ``program`` (an ``isa.Program``, which calls this; not imported here, as it
+    imports this module); ``check`` (output name -> expected array) adds the comparison."""
     dram = program.dram_image(inputs)   # validates the inputs
     checks = _checks(program, check or {})
     words = [(*encode(ins), _relocations(ins)) for ins in program.instructions]

@@ -68,10 +68,11 @@ def _python() -> dict[str, str]:
 def build_runtime(engine: str, hw: HardwareConfig) -> Path:
     """The runtime library of ``engine`` (for ``hw``, on verilator), built on first use and cached."""
     if engine == "verilator":
-        env = verilator.verilator_env()
-        key = _key(["cosim-verilator", verilator.build_key(hw), CFLAGS])
+        model = _build_model(hw)
+        flags = (model.parent / "cxxflags").read_text().split()
+        key = _key(["cosim-verilator", model.parent.name, *flags])
         what = f"the C runtime over the verilator model of hardware config {hw.name} (dim {hw.dim})"
-        return verilator.cached_build(key, what, LIBRARY, lambda tmp: _build_verilator(tmp, hw, env))
+        return verilator.cached_build(key, what, LIBRARY, lambda tmp: _build_verilator(tmp, model, flags))
     if engine == "functional":
         py = _python()
         key = _key(["cosim-functional", CFLAGS, *py.values(), rtl_codegen.isa_header(), verilator.machine_key()])
@@ -84,20 +85,50 @@ def _includes(tmp: Path) -> list[str]:
     return [f"-I{tmp}", f"-I{verilator.HARNESS_DIR}", f"-I{RUNTIME_DIR}", f"-I{INCLUDE_DIR}"]
 
 
-def _build_verilator(tmp: Path, hw: HardwareConfig, env: dict[str, str]) -> None:
-    """The Verilated model's archives and the runtime's objects, compiled by Verilator's makefile
-    (so with its flags), merged into one library."""
+# What the model's build adds to Verilator's makefile: the model's objects without a main, and the
+# flags it compiles C++ with (the runtime is compiled with the same).
+_MODEL_MK = """cosim-model: $(VK_GLOBAL_OBJS) $(VM_PREFIX)__ALL.a
+cosim-flags:
+\t@echo $(OPT_FAST) $(CXXFLAGS) $(CPPFLAGS)
+"""
+
+
+def _build_model(hw: HardwareConfig) -> Path:
+    """The Verilated model of ``hw`` and Verilator's runtime as one library (``libmodel.a``), its headers
+    (``obj/``) and compile flags (``cxxflags``): cached apart from the C runtime, which is quick to rebuild."""
+    env = verilator.verilator_env()
+    key = "cosim-model-" + verilator.build_key(hw)   # the RTL, the harness and the flags, not the runtime
+    what = f"the verilator model of hardware config {hw.name} (dim {hw.dim}) for C programs"
+    return verilator.cached_build(key, what, "libmodel.a", lambda tmp: _make_model(tmp, hw, env))
+
+
+def _make_model(tmp: Path, hw: HardwareConfig, env: dict[str, str]) -> None:
     rtl_codegen.write_sources(tmp, rtl_codegen.build_sources(hw))
-    sources = [RUNTIME_DIR / "runtime.cpp", RUNTIME_DIR / "engine_verilator.cpp"]
     _tool(["verilator", "--cc", "--exe", "--top-module", verilator.TOP, "--Mdir", "obj",
-           *verilator.VERILATOR_FLAGS, "-CFLAGS", f"{CFLAGS} {' '.join(_includes(tmp))}", f"-I{verilator.RTL_DIR}",
+           *verilator.VERILATOR_FLAGS, "-CFLAGS", f"{verilator.CFLAGS} -I{tmp}", f"-I{verilator.RTL_DIR}",
            *[f"-G{k}={v}" for k, v in verilator.params(hw).items()],
-           *[str(verilator.RTL_DIR / f) for f in verilator.RTL_FILES], *map(str, sources)], tmp, env, "verilator")
+           *[str(verilator.RTL_DIR / f) for f in verilator.RTL_FILES]], tmp, env, "verilator")
+    (tmp / "model.mk").write_text(_MODEL_MK)
     top = f"V{verilator.TOP}"
-    objects = [f"{s.stem}.o" for s in sources]
-    _tool(["make", "-C", "obj", "-f", f"{top}.mk", "-j", str(max(1, os.cpu_count() or 1)),
-           f"{top}__ALL.a", "libverilated.a", *objects], tmp, env, "make")
-    _merge(tmp, [f"obj/{top}__ALL.a", "obj/libverilated.a"], [f"obj/{o}" for o in objects])
+    make = ["make", "-C", "obj", "-f", f"{top}.mk", "-f", "../model.mk"]
+    _tool([*make, "-j", str(max(1, os.cpu_count() or 1)), "cosim-model"], tmp, env, "make")
+    flags = subprocess.run([*make, "-s", "cosim-flags"], cwd=tmp, env=env, capture_output=True, text=True)
+    (tmp / "cxxflags").write_text(flags.stdout.strip() + "\n")
+    _merge(tmp, "libmodel.a", [f"obj/{top}__ALL.a"], sorted(f"obj/{o.name}" for o in (tmp / "obj").glob("verilated*.o")))
+    for f in (tmp / "obj").iterdir():
+        if f.suffix != ".h":
+            f.unlink()
+
+
+def _build_verilator(tmp: Path, model: Path, flags: list[str]) -> None:
+    """The runtime's objects, compiled with the model's flags, and the model, as one library."""
+    hw_sources = model.parent
+    objects = []
+    for src in (RUNTIME_DIR / "runtime.cpp", RUNTIME_DIR / "engine_verilator.cpp"):
+        objects.append(f"{src.stem}.o")
+        _tool(["g++", *flags, *_includes(hw_sources), f"-I{hw_sources / 'obj'}", "-c", str(src), "-o", objects[-1]],
+              tmp, None, "g++")
+    _merge(tmp, LIBRARY, [str(model)], objects)
 
 
 def _build_functional(tmp: Path, py: dict[str, str]) -> None:
@@ -107,12 +138,12 @@ def _build_functional(tmp: Path, py: dict[str, str]) -> None:
         objects.append(f"{src.stem}.o")
         _tool(["g++", "-std=c++17", *CFLAGS.split(), *_includes(tmp), f"-I{py['include']}", "-c", str(src),
                "-o", objects[-1]], tmp, None, "g++")
-    _merge(tmp, [], objects)
+    _merge(tmp, LIBRARY, [], objects)
 
 
-def _merge(tmp: Path, archives: list[str], objects: list[str]) -> None:
-    """One static library of archives and objects (an ar MRI script; paths relative to tmp)."""
-    script = "\n".join([f"CREATE {LIBRARY}", *[f"ADDLIB {a}" for a in archives],
+def _merge(tmp: Path, library: str, archives: list[str], objects: list[str]) -> None:
+    """One static library of archives and objects (an ar MRI script; paths absolute or relative to tmp)."""
+    script = "\n".join([f"CREATE {library}", *[f"ADDLIB {a}" for a in archives],
                         *[f"ADDMOD {o}" for o in objects], "SAVE", "END"]) + "\n"
     _tool(["ar", "-M"], tmp, None, "ar", stdin=script)
 

@@ -27,6 +27,7 @@ class Engine {
     virtual void finish() = 0;         // at exit: until the accelerator is idle
     virtual uint64_t cycles() const = 0;
     virtual uint64_t counter(int index) const = 0;   // the counter COUNTER_NAMES[index]
+    virtual double clock_seconds() const = 0;         // wall time spent clocking the accelerator
 };
 
 std::unique_ptr<Engine> make_engine(ProcessMemory& memory);

@@ -71,6 +71,7 @@ class FunctionalEngine : public Engine {
     void finish() override {}
     uint64_t cycles() const override { return 0; }
     uint64_t counter(int) const override { return 0; }
+    double clock_seconds() const override { return 0; }
 
   private:
     PyObject* model_ = nullptr;   // lives as long as the process: the interpreter is never finalized

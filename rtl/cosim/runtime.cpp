@@ -45,7 +45,8 @@ void report() {
         std::fprintf(stderr, "systolic: %s engine (no timing)\n", rt->engine->name());
         return;
     }
-    std::fprintf(stderr, "systolic: cycles %" PRIu64 "\nsystolic: counters", rt->engine->cycles());
+    std::fprintf(stderr, "systolic: cycles %" PRIu64 "\nsystolic: clock loop %.6f s\nsystolic: counters",
+                 rt->engine->cycles(), rt->engine->clock_seconds());
     for (int i = 0; i < N_COUNTERS; ++i)
         std::fprintf(stderr, " %s=%" PRIu64, COUNTER_NAMES[i], rt->engine->counter(i));
     std::fprintf(stderr, "\n");
@@ -146,14 +147,14 @@ __asm__(R"(
     .type systolic_fence_trampoline, @function
 systolic_fence_trampoline:
     systolic_save
-    call systolic_fence
+    call systolic_fence@PLT
     systolic_restore
     ret
     .globl systolic_rdcycle_trampoline
     .type systolic_rdcycle_trampoline, @function
 systolic_rdcycle_trampoline:
     systolic_save
-    call systolic_rdcycle
+    call systolic_rdcycle@PLT
     mov %rax, 96(%rbp)
     systolic_restore
     ret
