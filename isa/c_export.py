@@ -68,4 +68,5 @@ def to_c(program: Any, inputs: Mapping[str, np.ndarray],
     return env.from_string(TEMPLATE.read_text()).render(
         title=title, hw_name=program.hw.name, n_words=len(words), words=words,
         dram_size=max(1, len(dram)), dram_lines=_lines(dram), checks=checks,
-        functs=sorted({w[0] for w in words}), fence_funct=int(Funct.FENCE))
+        functs=sorted({w[0] for w in words}), fence_funct=int(Funct.FENCE),
+        ends_with_fence=bool(words) and words[-1][0] == Funct.FENCE)

@@ -40,7 +40,7 @@ def _cycles(stderr: str) -> int:
 
 
 @pytest.mark.parametrize("name, optimize", [("mvin_mvout", False), ("matmul", False), ("matmul", True),
-                                            ("stack_dma", False)])
+                                            ("stack_dma", False), ("loop_ws", False), ("loop_conv_ws", True)])
 def test_c_programs_pass_their_own_checks(tmp_path: Path, engine: str, name: str, optimize: bool) -> None:
     ran = _run(tmp_path, C_DIR / f"{name}.c", engine, optimize=optimize)
     assert ran.returncode == 0, ran.stdout + ran.stderr

@@ -24,9 +24,9 @@ static inline uint64_t operand(uint32_t local, uint64_t rows, uint64_t cols) {
 }
 static inline uint32_t f32_bits(float x) { uint32_t b; memcpy(&b, &x, 4); return b; }
 
-/* config_ld of load state `state`: DRAM row stride in bytes, load scale 1.0 */
+/* config_ld of load state `state`: DRAM row stride in bytes, load scale 1.0, block stride DIM */
 static inline void config_ld(uint64_t stride, unsigned state) {
-  ROCC(0, ((uint64_t)f32_bits(1.0f) << 32) | ((uint64_t)DIM << 16) | (state << 3) | 1, stride);
+  ROCC(0, ((uint64_t)f32_bits(1.0f) << 32) | ((uint64_t)DIM << 16) | (1u << 8) | (state << 3) | 1, stride);
 }
 /* config_st: DRAM row stride in bytes, float32 scale of accumulator rows, ReLU or not */
 static inline void config_st(uint64_t stride, float scale, int relu) {
