@@ -31,6 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_hardware_args(p)
     p.add_argument("-o", dest="output", type=output_file, metavar="BIN", help="keep the program here")
     p.add_argument("--keep", action="store_true", help="keep the objects and the generated link config (says where)")
+    p.add_argument("--quiet", action="store_true", help="no notes on stderr while the runtime is built")
     p.set_defaults(func=cmd_cc)
 
 
