@@ -37,6 +37,11 @@ class Funct(IntEnum):
     FENCE = 127   # a pseudo-instruction of the program file (Gemmini's fence is the RISC-V fence)
 
 
+# Gemmini's COUNTER_OP: not an instruction of the accelerator but of its counter controller, which
+# the C runtime (rtl/cosim) models over the counters below.
+COUNTER_OP = 126
+
+
 class ConfigKind(IntEnum):
     """rs1[1:0] of a config instruction."""
 
@@ -74,3 +79,16 @@ def stack_counter(unit: str, category: str) -> str:
 COUNTERS = ("cycles", "load_busy", "exec_busy", "store_busy", "mesh_busy", "dma_bytes_read",
             "dma_bytes_written", "stall_hazard", "stall_bank_conflict", "stall_queue_full", "stall_dma_wait",
             *(stack_counter(u, c) for u in STACK_UNITS for c in STACK))
+
+# Gemmini's performance-counter events (gemmini_counter.h's numbering; external counters are
+# 44 + their code) that one of our counters measures, for COUNTER_OP in the C runtime.
+GEMMINI_COUNTER_EVENTS = {
+    8: stack_counter("load", "dma"),      # LOAD_DMA_WAIT_CYCLE
+    9: "load_busy",                       # LOAD_ACTIVE_CYCLE
+    11: stack_counter("store", "dma"),    # STORE_DMA_WAIT_CYCLE
+    12: "store_busy",                     # STORE_ACTIVE_CYCLE
+    24: "exec_busy",                      # EXE_ACTIVE_CYCLE
+    41: "stall_queue_full",               # RESERVATION_STATION_FULL_CYCLES
+    44 + 4: "dma_bytes_read",             # RDMA_BYTES_REC
+    44 + 5: "dma_bytes_written",          # WDMA_BYTES_SENT
+}

@@ -26,6 +26,7 @@ import numpy as np
 
 from .assembly import format_program, parse_assembly
 from .buffers import DTYPES, ROLES, Buffer, check_buffer_table
+from .c_export import to_c
 from .config import ConfigError, HardwareConfig
 from .encoding import decode_all, encode_all
 from .instructions import Instruction, ISAError
@@ -106,6 +107,12 @@ class Program:
         return out
 
     # ---- text and binary forms --------------------------------------------
+    def to_c(self, inputs: Mapping[str, np.ndarray], check: Mapping[str, np.ndarray] | None = None) -> str:
+        """A self-contained C program that issues these words on ``inputs`` through Gemmini's
+        xcustom.h macros and, with ``check`` (output name -> expected array), exits 0 only when the
+        outputs match (see ``isa/c_export.py``)."""
+        return to_c(self, inputs, check)
+
     def to_asm(self) -> str:
         return format_program(self.hw, self.buffers, self.instructions)
 

@@ -42,7 +42,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from isa import (
     ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd,
-    ConfigSt, Fence, Flush, Mvin, Mvout, Preload, Program,
+    ConfigSt, Fence, Flush, HardwareConfig, Mvin, Mvout, Preload, Program,
 )
 from isa.checker import check
 from isa.loop_unroll import primitives
@@ -54,8 +54,7 @@ from .base import RunResult
 class FunctionalModel:
     """Architectural state and one method per instruction."""
 
-    def __init__(self, program: Program, dram: np.ndarray) -> None:
-        hw = program.hw
+    def __init__(self, hw: HardwareConfig, dram: np.ndarray | None) -> None:
         self.dim = hw.dim
         self.dram = dram
         self.sp = np.zeros((hw.sp_rows, hw.dim), dtype=np.int8)
@@ -238,7 +237,7 @@ def run(program: Program, inputs: Mapping[str, np.ndarray]) -> RunResult:
     start = time.perf_counter()
     check(program)
     dram = program.dram_image(inputs)
-    model = FunctionalModel(program, dram)
+    model = FunctionalModel(program.hw, dram)
     dispatch = _DISPATCH
     for ins in primitives(program.instructions, program.hw):
         dispatch[type(ins)](model, ins)

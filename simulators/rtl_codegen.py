@@ -14,7 +14,8 @@ from pathlib import Path
 from isa import HardwareConfig
 from isa.assembly import funct_mnemonic
 from isa.loop_words import BY_FUNCT as LOOP_WORDS, CONFIG_LD, CONFIG_ST, LAYOUTS, OPERAND, Field
-from isa.opcodes import COUNTERS, STACK, STACK_UNITS, ConfigKind, Funct, stack_counter
+from isa.opcodes import (COUNTER_OP, COUNTERS, GEMMINI_COUNTER_EVENTS, STACK, STACK_UNITS, ConfigKind, Funct,
+                         stack_counter)
 
 
 def _generated(source: str) -> str:
@@ -105,7 +106,8 @@ def isa_svh() -> str:
 
 
 def isa_header() -> str:
-    """Opcode and counter names for the harness."""
+    """Opcode and counter names for the harness; for the C runtime (rtl/cosim), Gemmini's counter
+    events by the index of the counter that measures each."""
     functs = ", ".join(f'{{{f.value}, "{funct_mnemonic(f)}"}}' for f in Funct if f != Funct.CONFIG)
     kinds = ", ".join(f'"config_{k.name.lower()}"' for k in ConfigKind)
     counters = ", ".join(f'"{c}"' for c in COUNTERS)
@@ -118,6 +120,11 @@ def isa_header() -> str:
         f"constexpr const char* COUNTER_NAMES[] = {{{counters}}};   // the RTL's ctr_o order",
         f"constexpr int N_COUNTERS = {len(COUNTERS)};",
         f"constexpr int CTR_CYCLES = {COUNTERS.index('cycles')};",
+        f"constexpr uint64_t FUNCT_FENCE = {Funct.FENCE.value};",
+        f"constexpr uint64_t FUNCT_COUNTER_OP = {COUNTER_OP};",
+        "struct GemminiEvent { uint64_t event; int counter; };",
+        "constexpr GemminiEvent GEMMINI_EVENTS[] = {"
+        + ", ".join(f"{{{e}, {COUNTERS.index(c)}}}" for e, c in GEMMINI_COUNTER_EVENTS.items()) + "};",
     ]) + "\n"
 
 

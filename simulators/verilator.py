@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -134,14 +134,13 @@ def build_key(hw: HardwareConfig, trace: str | None = None) -> str:
     return h.hexdigest()[:20]
 
 
-def _params(hw: HardwareConfig) -> dict[str, int]:
+def params(hw: HardwareConfig) -> dict[str, int]:
     return {"DIM": hw.dim, "SP_ROWS": hw.sp_rows, "SP_BANKS": hw.sp_banks, "ACC_ROWS": hw.acc_rows,
             "ACC_BANKS": hw.acc_banks, "MAX_BLOCK_LEN": hw.max_block_len,
             "LD_QUEUE": hw.ld_queue, "EX_QUEUE": hw.ex_queue, "ST_QUEUE": hw.st_queue,
             "DATAFLOWS": DATAFLOW_SETS[hw.dataflows]}
 
 
-# Over 40 lines: the build cache's protocol (look, lock, look again, build aside, seal, rename) kept whole.
 def build(hw: HardwareConfig, *, trace: str | None = None, verbose: bool = False) -> Path:
     """The harness binary for ``hw``, built on first use and cached; trace: None, "fst" or "vcd".
 
@@ -152,11 +151,21 @@ def build(hw: HardwareConfig, *, trace: str | None = None, verbose: bool = False
     env = verilator_env()
     if trace == "fst" and not has_lz4():
         raise ToolchainError(_LZ4_MSG)
-    key = build_key(hw, trace)
+    what = f"the verilator model of hardware config {hw.name} (dim {hw.dim}" + (f", {trace} tracing)" if trace else ")")
+    return cached_build(build_key(hw, trace), what, "Vsim", lambda tmp: _build_in(tmp, hw, trace, env, verbose))
+
+
+# Over 40 lines: the build cache's protocol (look, lock, look again, build aside, seal, rename) kept whole.
+def cached_build(key: str, what: str, product: str, make: Callable[[Path], None]) -> Path:
+    """``product`` of the build ``key`` in the cache, made on first use by ``make(directory)``.
+
+    Two processes building the same key serialize on a file lock; ``make`` works in a temporary
+    directory that is renamed into place once sealed with a checksum of ``product``. A build whose
+    product no longer matches its seal is rebuilt, with a line on stderr that says why."""
     root = cache_root()
     final = root / key
-    binary = final / "Vsim"
-    if _damage(final) is None:
+    binary = final / product
+    if _damage(final, product) is None:
         return binary
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -164,13 +173,12 @@ def build(hw: HardwareConfig, *, trace: str | None = None, verbose: bool = False
     except OSError as exc:
         raise ToolchainError(f"cannot use the build cache {str(root)!r} (set by SYSTOLIC_CACHE or the default "
                              f"~/.cache/systolic/verilator): {exc.strerror or exc}") from None
-    what = f"the verilator model of hardware config {hw.name} (dim {hw.dim}" + (f", {trace} tracing)" if trace else ")")
     with lock:
         if not _try_lock(lock):
             _announce(f"waiting for another process building {what}")
             fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            damage = _damage(final)
+            damage = _damage(final, product)
             if damage is None:   # another process built it while we waited
                 return binary
             if damage:
@@ -181,8 +189,8 @@ def build(hw: HardwareConfig, *, trace: str | None = None, verbose: bool = False
             start = time.perf_counter()
             tmp = Path(tempfile.mkdtemp(prefix=f"{key}{_TMP}", dir=root))
             try:
-                _build_in(tmp, hw, trace, env, verbose)
-                (tmp / _SEAL).write_text(_digest(tmp / "Vsim"))   # last: a build without it is incomplete
+                make(tmp)
+                (tmp / _seal(product)).write_text(_digest(tmp / product))   # last: a build without it is incomplete
                 os.rename(tmp, final)
             finally:
                 if tmp.exists():
@@ -194,28 +202,32 @@ def build(hw: HardwareConfig, *, trace: str | None = None, verbose: bool = False
 
 
 _TMP = ".tmp-"  # a build happens in KEY.tmp-XXXX under the cache root, holding KEY.lock
-_SEAL = "Vsim.sha256"  # a build's checksum of its Vsim, written when the build is complete
+
+
+def _seal(product: str) -> str:
+    """A build's checksum of its product, written when the build is complete."""
+    return f"{product}.sha256"
 
 
 def _digest(binary: Path) -> str:
     return hashlib.sha256(binary.read_bytes()).hexdigest()
 
 
-def _damage(final: Path) -> str | None:
+def _damage(final: Path, product: str) -> str | None:
     """None when the build in ``final`` is complete and intact; "" when there is none; else what is
     wrong with it (a cache outlives crashes, full disks and hands that truncate or delete files)."""
     if not os.path.lexists(final):
         return ""
     try:
-        actual = _digest(final / "Vsim")
-        sealed = (final / _SEAL).read_text().strip()
+        actual = _digest(final / product)
+        sealed = (final / _seal(product)).read_text().strip()
     except NotADirectoryError:
         return "it is not a directory"
     except FileNotFoundError as exc:
         return f"{Path(exc.filename).name} is missing"
     except OSError as exc:
         return f"cannot read {Path(exc.filename or final).name}: {exc.strerror or exc}"
-    return None if actual == sealed else "its Vsim does not match its checksum"
+    return None if actual == sealed else f"its {product} does not match its checksum"
 
 
 def _remove(path: Path) -> None:
@@ -282,7 +294,7 @@ def _build_in(tmp: Path, hw: HardwareConfig, trace: str | None, env: dict[str, s
            *VERILATOR_FLAGS, "-CFLAGS", f"{CFLAGS} -I{tmp}", f"-I{RTL_DIR}", f"-I{tmp}"]
     if trace:
         cmd.append("--trace-fst" if trace == "fst" else "--trace")
-    cmd += [f"-G{k}={v}" for k, v in _params(hw).items()]
+    cmd += [f"-G{k}={v}" for k, v in params(hw).items()]
     cmd += [str(p) for p in compiled_sources()]
     start = time.perf_counter()
     try:

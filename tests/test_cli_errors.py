@@ -103,6 +103,11 @@ BAD = [
     (["net", "m.onnx", "--db", "{d}/missing/t.db"], "directory '{d}/missing' does not exist"),
     (["net", "m.onnx", "--tune", "0"], "argument --tune: must be a positive integer"),
     (["net", "m.onnx", "--workers", "-1"], "argument --workers: must be a positive integer"),
+    (["cc", "{d}/missing.c"], "FILE.c: '{d}/missing.c' is not a file"),
+    (["cc", "{d}/mm.s", "-I", "{d}/missing"], "-I '{d}/missing' is not a directory"),
+    (["cc", "{d}/mm.s", "--backend", "gpu"], "argument --backend: invalid choice: 'gpu'"),
+    (["cc", "{d}/mm.s", "-o", "{d}/missing/prog"], "directory '{d}/missing' does not exist"),
+    (["asm", "matmul", "--c", "{d}/missing/x.c"], "directory '{d}/missing' does not exist"),
     # the command itself
     (["frobnicate"], "invalid choice: 'frobnicate'"),
     ([], "the following arguments are required: COMMAND"),
@@ -151,7 +156,7 @@ def test_bad_arguments_fail_in_one_line(workdir: Path, argv: list[str], message:
     assert status not in (0, None), out
     assert err.count("\n") == 1 and err.endswith("\n"), err
     assert err.startswith(f"systolic {argv[0]}: error: " if argv and argv[0] in
-                          ("run", "asm", "exec", "tune", "bench", "profile", "net") else "systolic: error: "), err
+                          ("run", "asm", "exec", "tune", "bench", "profile", "net", "cc") else "systolic: error: "), err
     assert message.replace("{d}", str(workdir)) in err
     assert "Traceback" not in err
     assert _snapshot(workdir) == before     # nothing written, nothing overwritten

@@ -58,7 +58,7 @@ DAMAGE = {
     "zero bytes": (lambda d: (d / "Vsim").write_bytes(b""), MISMATCH),
     "random bytes": (lambda d: (d / "Vsim").write_bytes(os.urandom(6)), MISMATCH),
     "Vsim deleted": (lambda d: (d / "Vsim").unlink(), "Vsim is missing"),
-    "unsealed": (lambda d: (d / V._SEAL).unlink(), f"{V._SEAL} is missing"),
+    "unsealed": (lambda d: (d / V._seal("Vsim")).unlink(), f"{V._seal('Vsim')} is missing"),
     "key path a file": (_replace_with_file, "it is not a directory"),
 }
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from simulators import verilator
+from simulators import cosim, verilator
 from toolkit.lowering import TEMPLATE_DIR
 from networks.suite import SUITE_DIR
 
@@ -39,7 +39,7 @@ def _relative(paths) -> set[str]:
 
 
 def test_wheel_has_the_runtime_data(wheel_names: set[str]) -> None:
-    needed = (_relative(verilator.sources())
+    needed = (_relative(verilator.sources()) | _relative(cosim.runtime_sources())
               | _relative(TEMPLATE_DIR.glob("*.j2"))
               | _relative(SUITE_DIR.glob("*.yaml")))
     assert any(n.startswith("networks/suites/") for n in needed)

@@ -2,6 +2,9 @@
 // one memory port that moves CFG_DMA_BEAT_BYTES a cycle. Each cycle drive() sets the
 // ready, response and acknowledgement inputs; sample() reads the handshakes before the
 // clock edge, commit() applies them after it and moves one beat.
+// Where the bytes live is the Memory's business: check(addr, len, what) refuses a transfer
+// (it throws) and at(addr) is its first byte. ImageMemory is the program file's DRAM image;
+// the co-simulation runtime's ProcessMemory is the C program's own address space.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -17,12 +20,26 @@
 
 namespace harness {
 
-class Dram {
+// The program file's DRAM image: addresses are offsets into it.
+class ImageMemory {
+  public:
+    explicit ImageMemory(std::vector<uint8_t>& image) : image_(image) {}
+    void check(uint64_t addr, uint32_t len, const char* what) const {
+        if (addr + len > image_.size() - DRAM_SLACK)
+            fail(2, std::string("DMA ") + what + " past the end of DRAM");
+    }
+    uint8_t* at(uint64_t addr) { return image_.data() + addr; }
+
+  private:
+    std::vector<uint8_t>& image_;
+};
+
+template <class Memory> class Dram {
   public:
     static constexpr uint32_t MAX_READS = CFG_DMA_INFLIGHT;    // accepted, not yet answered
     static constexpr uint32_t MAX_WRITES = CFG_DMA_INFLIGHT;   // accepted, not yet acknowledged
 
-    Dram(std::vector<uint8_t>& mem, bool drop_responses) : mem_(mem), drop_(drop_responses) {}
+    Dram(Memory& mem, bool drop_responses) : mem_(mem), drop_(drop_responses) {}
 
     void drive(Vaccel_top& top, uint64_t cycle) {
         top.dma_rd_req_ready_i = reads_ < MAX_READS;
@@ -33,7 +50,7 @@ class Dram {
             // the row is read from DRAM when its response is first presented
             const Resp& r = resps_.front();
             top.dma_rd_resp_tag_i = r.tag;
-            set_bytes(top.dma_rd_resp_data_i, mem_.data() + r.addr, r.len);
+            set_bytes(top.dma_rd_resp_data_i, mem_.at(r.addr), r.len);
             presented_ = resp_id_;
         }
         ack_valid_ = !acks_.empty() && acks_.front().avail <= cycle;
@@ -70,7 +87,7 @@ class Dram {
         }
         if (wr_fire_) {
             accept(wr_, "write");
-            std::memcpy(mem_.data() + wr_.addr, wdata_.data(), wr_.len);   // visible at once
+            std::memcpy(mem_.at(wr_.addr), wdata_.data(), wr_.len);   // visible at once
             ++writes_;
         }
         return move_beat(cycle);
@@ -91,8 +108,7 @@ class Dram {
         return uint32_t((addr + len + b - 1) / b - addr / b);
     }
     void accept(Xfer& x, const char* what) {
-        if (x.addr + x.len > mem_.size() - DRAM_SLACK)
-            fail(2, std::string("DMA ") + what + " past the end of DRAM");
+        mem_.check(x.addr, x.len, what);
         x.beats = beats_of(x.addr, x.len);   // the beat-aligned span of its bytes
         xfers_.push_back(x);
     }
@@ -110,7 +126,7 @@ class Dram {
         return false;
     }
 
-    std::vector<uint8_t>& mem_;
+    Memory& mem_;
     const bool drop_;
     std::deque<Xfer> xfers_;   // accepted, moving through the port in order
     std::deque<Resp> resps_;   // read rows waiting to go back, in order

@@ -17,8 +17,9 @@
 //
 // The parts, one header each: args.h (the arguments), program.h (the program file),
 // dram.h (the DRAM model, documented in the README, "The DRAM model"), model.h (the
-// Verilated model and its waveform), instr_log.h (--log), stall_report.h (the
-// watchdog's message), results.h (the results file) and run.h (the clock loop).
+// Verilated model and its waveform), machine.h (the model, its DRAM and the clock loop),
+// instr_log.h (--log), stall_report.h (the watchdog's message), results.h (the results
+// file) and run.h (one program file to its results).
 //
 // Exit status: 0 done, 2 bad arguments or program file, 3 watchdog (no progress),
 // 4 cycle limit reached, 5 the RTL's cycle counter disagrees with the harness's count.

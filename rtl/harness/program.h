@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "failure.h"
+#include "instr.h"
 #include "systolic_cfg.h"
 #include "systolic_isa.h"
 
@@ -16,7 +17,6 @@ namespace harness {
 
 constexpr uint64_t DRAM_SLACK = 64;   // zero bytes past the end, for beat-aligned reads
 
-struct Instr { uint64_t funct, rs1, rs2; };
 struct Segment { uint64_t addr, len; };
 
 struct Program {

@@ -3,32 +3,33 @@
 #include <cstdint>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "Vaccel_top.h"
-#include "dram.h"
 #include "ports.h"
 #include "program.h"
 #include "systolic_cfg.h"
 
 namespace harness {
 
-inline void report_dispatch(std::ostringstream& m, const Vaccel_top& top, const Program& prog,
-                            uint64_t pc) {
-    if (pc >= prog.instrs.size()) {
+inline void report_dispatch(std::ostringstream& m, const Vaccel_top& top,
+                            const std::vector<Instr>& instrs, uint64_t pc) {
+    if (pc >= instrs.size()) {
         m << "all instructions dispatched; ";
         return;
     }
-    m << "dispatch holds instr #" << pc << " (" << op_name(prog.instrs[pc]) << ")"
+    m << "dispatch holds instr #" << pc << " (" << op_name(instrs[pc]) << ")"
       << (top.dbg_fence_o ? ", a fence waiting for all earlier instructions"
                           : ", its queue is full")
       << "; ";
 }
 
 // Queue q's candidate for issue and the hazards that hold it.
-inline void report_unit(std::ostringstream& m, const Vaccel_top& top, const Program& prog, int q) {
+inline void report_unit(std::ostringstream& m, const Vaccel_top& top, const std::vector<Instr>& instrs,
+                        int q) {
     static const char* const names[3] = {"load", "execute", "store"};
     auto name = [&](uint32_t seq) {
-        return seq < prog.instrs.size() ? op_name(prog.instrs[seq]) : "?";
+        return seq < instrs.size() ? op_name(instrs[seq]) : "?";
     };
     const uint32_t waiting = getbits(top.dbg_waiting_o, q * (CFG_SLOT_W + 1), CFG_SLOT_W + 1);
     m << names[q] << " unit: ";
@@ -51,11 +52,13 @@ inline void report_unit(std::ostringstream& m, const Vaccel_top& top, const Prog
     m << "; ";
 }
 
-inline std::string stall_report(const Vaccel_top& top, const Program& prog, uint64_t pc,
-                                const Dram& dram) {
+// (a template over the DRAM, whose memory may be the program file's or the process's)
+template <class Dram>
+std::string stall_report(const Vaccel_top& top, const std::vector<Instr>& instrs, uint64_t pc,
+                         const Dram& dram) {
     std::ostringstream m;
-    report_dispatch(m, top, prog, pc);
-    for (int q = 0; q < 3; ++q) report_unit(m, top, prog, q);
+    report_dispatch(m, top, instrs, pc);
+    for (int q = 0; q < 3; ++q) report_unit(m, top, instrs, q);
     m << "load unit has " << top.dbg_ld_outstanding_o << " DMA reads outstanding"
       << (dram.dropping() ? " (responses are being dropped: --drop-dma-responses)" : "")
       << "; store unit has " << top.dbg_st_outstanding_o << " DMA writes unacknowledged"

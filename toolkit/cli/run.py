@@ -42,6 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_schedule_args(p)
     p.add_argument("-o", "--output", metavar="FILE", type=program_file,
                    help="write here (.s or .asm: assembly, .bin: binary program file); default: assembly to stdout")
+    p.add_argument("--c", metavar="OUT.c", type=output_file,
+                   help="also write a self-contained C program: the words on random inputs (--seed) and a check "
+                        "against the numpy reference (run it with systolic cc OUT.c)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the C program's random inputs")
     p.set_defaults(func=cmd_asm)
 
     p = sub.add_parser("exec", help="run an assembly or binary program file on .npy inputs",
@@ -119,11 +123,16 @@ def program_file(text: str) -> str:
 
 
 def cmd_asm(args: argparse.Namespace) -> int:
-    prog = compile_op(op_from_args(args), hardware(args), args.schedule, db=args.db, allow_large=args.allow_large)
+    op = op_from_args(args)
+    prog = compile_op(op, hardware(args), args.schedule, db=args.db, allow_large=args.allow_large)
+    if args.c:
+        inputs = op.random_inputs(args.seed)
+        Path(args.c).write_text(prog.to_c(inputs, check=op.reference(inputs)))
+        print(f"wrote a C program of {len(prog)} instructions to {args.c}")
     if args.output:
         prog.save(args.output)
         print(f"wrote {len(prog)} instructions to {args.output}")
-    else:
+    elif not args.c:
         print(prog.to_asm(), end="")
     return 0
 

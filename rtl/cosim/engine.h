@@ -1,0 +1,35 @@
+// What the runtime drives: the accelerator behind the words of one C program. An engine is the
+// Verilated RTL (engine_verilator.cpp) or the functional model (engine_functional.cpp); a
+// runtime library holds one of them, and make_engine() builds it.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "instr.h"
+#include "process_memory.h"
+
+namespace cosim {
+
+// What `systolic cc` writes into each program it links (its hardware and where the toolkit is).
+extern "C" const char systolic_cosim_hw_toml[];      // HardwareConfig.to_toml()
+extern "C" const char systolic_cosim_pythonpath[];   // the functional engine's sys.path, ':'-separated
+extern "C" const uint64_t systolic_cosim_watchdog;   // cycles without progress before a run stops
+
+class Engine {
+  public:
+    virtual ~Engine() = default;
+    virtual const char* name() const = 0;
+    virtual bool timed() const = 0;   // whether cycles() and counter() count anything
+    // Throw harness::Failure when the accelerator cannot go on.
+    virtual void issue(const harness::Instr& in) = 0;
+    virtual void dispatch_all() = 0;   // until every issued word has entered the accelerator
+    virtual void fence() = 0;          // until every issued word is done
+    virtual void finish() = 0;         // at exit: until the accelerator is idle
+    virtual uint64_t cycles() const = 0;
+    virtual uint64_t counter(int index) const = 0;   // the counter COUNTER_NAMES[index]
+    virtual double clock_seconds() const = 0;         // wall time spent clocking the accelerator
+};
+
+std::unique_ptr<Engine> make_engine(ProcessMemory& memory);
+
+}  // namespace cosim

@@ -1,0 +1,161 @@
+// The co-simulation runtime (include/systolic_cosim.h): the C API a program calls, its
+// engine, Gemmini's counters, and the report at exit (cycles and counters on stderr). A
+// failure of the simulation (a refused DMA address, a watchdog, a bad word) is one line on
+// stderr, "systolic: error: ...", and exit status EXIT_SIMULATION.
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "engine.h"
+#include "failure.h"
+#include "gemmini_counters.h"
+#include "systolic_cosim.h"
+#include "systolic_isa.h"
+
+namespace cosim {
+namespace {
+
+constexpr int EXIT_SIMULATION = 70;
+
+struct Runtime {
+    ProcessMemory memory;
+    std::unique_ptr<Engine> engine;
+    GemminiCounters counters;
+};
+
+Runtime* the_runtime = nullptr;   // started on first use, never freed: atexit runs after main
+
+[[noreturn]] void die(const harness::Failure& f) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "systolic: error: %s\n", f.msg.c_str());
+    std::_Exit(EXIT_SIMULATION);
+}
+
+void report() {
+    Runtime* rt = the_runtime;
+    try {
+        rt->engine->finish();
+    } catch (const harness::Failure& f) {
+        die(f);
+    }
+    std::fflush(stdout);
+    if (!rt->engine->timed()) {
+        std::fprintf(stderr, "systolic: %s engine (no timing)\n", rt->engine->name());
+        return;
+    }
+    std::fprintf(stderr, "systolic: cycles %" PRIu64 "\nsystolic: clock loop %.6f s\nsystolic: counters",
+                 rt->engine->cycles(), rt->engine->clock_seconds());
+    for (int i = 0; i < N_COUNTERS; ++i)
+        std::fprintf(stderr, " %s=%" PRIu64, COUNTER_NAMES[i], rt->engine->counter(i));
+    std::fprintf(stderr, "\n");
+}
+
+// The runtime, started on first use; its report runs at exit.
+Runtime& runtime() {
+    if (!the_runtime) {
+        the_runtime = new Runtime();
+        try {
+            the_runtime->engine = make_engine(the_runtime->memory);
+        } catch (const harness::Failure& f) {
+            die(f);
+        }
+        std::atexit(report);
+    }
+    return *the_runtime;
+}
+
+template <class F> auto guarded(F f) -> decltype(f(runtime())) {
+    Runtime& rt = runtime();
+    try {
+        return f(rt);
+    } catch (const harness::Failure& f) {
+        die(f);
+    }
+}
+
+}  // namespace
+}  // namespace cosim
+
+using cosim::Runtime;
+
+extern "C" uint64_t systolic_rocc(uint64_t funct, uint64_t rs1, uint64_t rs2) {
+    return cosim::guarded([&](Runtime& rt) -> uint64_t {
+        if (funct != FUNCT_COUNTER_OP) {
+            rt.engine->issue({funct, rs1, rs2});
+            return 0;
+        }
+        rt.engine->dispatch_all();   // as on Gemmini, the counter op follows the words before it
+        return rt.counters.op(*rt.engine, rs1);
+    });
+}
+
+extern "C" void systolic_fence(void) {
+    cosim::guarded([](Runtime& rt) { rt.engine->fence(); });
+}
+
+extern "C" uint64_t systolic_rdcycle(void) {
+    return cosim::guarded([](Runtime& rt) { return rt.engine->cycles(); });
+}
+
+// For the functional engine's Python side: why a DMA may not touch these bytes, or NULL.
+extern "C" const char* systolic_cosim_refusal(uint64_t addr, uint64_t len, int write) {
+    static std::string why;
+    why = cosim::runtime().memory.refusal(addr, len, write != 0);
+    return why.empty() ? nullptr : why.c_str();
+}
+
+// The trampolines of include/systolic_riscv.h's `fence` and `rdcycle` macros: they keep every
+// register the C code may hold (the caller-saved ones, the flags, the x87/SSE state), align the
+// stack for the call, and rdcycle leaves its result in the slot above its return address.
+__asm__(R"(
+    .text
+    .macro systolic_save
+    pushfq
+    push %rax
+    push %rcx
+    push %rdx
+    push %rsi
+    push %rdi
+    push %r8
+    push %r9
+    push %r10
+    push %r11
+    push %rbp
+    mov %rsp, %rbp
+    sub $512, %rsp
+    and $-64, %rsp
+    fxsave64 (%rsp)
+    .endm
+    .macro systolic_restore
+    fxrstor64 (%rsp)
+    mov %rbp, %rsp
+    pop %rbp
+    pop %r11
+    pop %r10
+    pop %r9
+    pop %r8
+    pop %rdi
+    pop %rsi
+    pop %rdx
+    pop %rcx
+    pop %rax
+    popfq
+    .endm
+    .globl systolic_fence_trampoline
+    .type systolic_fence_trampoline, @function
+systolic_fence_trampoline:
+    systolic_save
+    call systolic_fence@PLT
+    systolic_restore
+    ret
+    .globl systolic_rdcycle_trampoline
+    .type systolic_rdcycle_trampoline, @function
+systolic_rdcycle_trampoline:
+    systolic_save
+    call systolic_rdcycle@PLT
+    mov %rax, 96(%rbp)
+    systolic_restore
+    ret
+)");

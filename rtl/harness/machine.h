@@ -1,0 +1,122 @@
+// The accelerator and its DRAM, clocked: instructions go in at the command port in order,
+// and run_until() clocks the model until a condition holds, a limit is reached or the
+// watchdog sees no progress. The harness (run.h) gives it a program file's instructions
+// and DRAM image; the co-simulation runtime (rtl/cosim) the words a C program issues and
+// that program's own memory.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "Vaccel_top.h"
+#include "dram.h"
+#include "failure.h"
+#include "instr_log.h"
+#include "model.h"
+#include "ports.h"
+#include "program.h"
+#include "stall_report.h"
+#include "systolic_isa.h"
+
+namespace harness {
+
+struct Limits {
+    uint64_t cycle_limit = 0, watchdog = 100000;   // cycle_limit 0: none
+    bool drop_responses = false;
+};
+
+inline bool any_done(const Vaccel_top& top) {
+    for (int s = 0; s < N_SLOTS; ++s) {
+        if (getbit(top.ev_done_o, s)) return true;
+    }
+    return false;
+}
+
+template <class Memory> class Machine {
+  public:
+    Machine(Memory& mem, const std::string& wave, const Limits& limits)
+        : limits_(limits), model_(wave), top_(model_.top()), dram_(mem, limits.drop_responses) {
+        model_.reset();
+    }
+
+    std::vector<Instr>& instrs() { return instrs_; }
+    const Vaccel_top& top() const { return top_; }
+    uint64_t cycles() const { return cycles_; }
+    uint64_t dispatched() const { return pc_; }
+    void keep_log(InstrLog* log) { log_ = log; }
+
+    // Every instruction taken and the machine and its DRAM port idle.
+    bool done() const { return pc_ == instrs_.size() && top_.idle_o && dram_.idle(); }
+
+    // Clock at least one cycle, then until until() holds; throws Failure at a limit or on
+    // the watchdog.
+    template <class Until> void run_until(Until until) {
+        for (;;) {
+            if (step()) last_progress_ = cycles_;
+            if (until()) return;
+            check_limits();
+        }
+    }
+
+    // the RTL counts its own cycles: a counter that disagrees with the clock is a bug
+    void check_cycle_counter() const {
+        const uint64_t rtl_cycles = get64(top_.ctr_o, CTR_CYCLES);
+        if (rtl_cycles != cycles_) {
+            fail(5, "the RTL's cycle counter reads " + std::to_string(rtl_cycles) +
+                        " but the harness ran " + std::to_string(cycles_) + " cycles");
+        }
+    }
+
+  private:
+    // One clock cycle; returns whether anything moved (an instruction taken or completed,
+    // a DMA handshake or beat), which is what the watchdog waits for.
+    bool step() {
+        const bool cmd_valid = offer();
+        dram_.drive(top_, cycles_);
+        model_.falling();
+        const bool cmd_fire = cmd_valid && top_.cmd_ready_o;
+        bool progress = dram_.sample(top_, cycles_) | cmd_fire | any_done(top_);
+        if (log_) log_->record(top_, cycles_);
+        model_.rising();
+        ++cycles_;
+        if (cmd_fire) ++pc_;
+        progress |= dram_.commit(cycles_);
+        return progress;
+    }
+
+    // The next instruction on the command port, until all are dispatched.
+    bool offer() {
+        const bool valid = pc_ < instrs_.size();
+        top_.cmd_valid_i = valid;
+        if (valid) {
+            top_.cmd_funct_i = uint8_t(instrs_[pc_].funct);
+            top_.cmd_rs1_i = instrs_[pc_].rs1;
+            top_.cmd_rs2_i = instrs_[pc_].rs2;
+        }
+        return valid;
+    }
+
+    void check_limits() const {
+        const uint64_t n_instr = instrs_.size();
+        if (limits_.cycle_limit && cycles_ >= limits_.cycle_limit) {
+            fail(4, "cycle limit of " + std::to_string(limits_.cycle_limit) + " cycles reached with " +
+                        std::to_string(n_instr - pc_) + " of " + std::to_string(n_instr) +
+                        " instructions not yet dispatched");
+        }
+        if (cycles_ - last_progress_ > limits_.watchdog) {
+            fail(3, "watchdog: no progress for " + std::to_string(limits_.watchdog) +
+                        " cycles (at cycle " + std::to_string(cycles_) + "); " +
+                        stall_report(top_, instrs_, pc_, dram_));
+        }
+    }
+
+    const Limits limits_;
+    Model model_;
+    Vaccel_top& top_;
+    Dram<Memory> dram_;
+    std::vector<Instr> instrs_;
+    InstrLog* log_ = nullptr;
+    uint64_t pc_ = 0, cycles_ = 0, last_progress_ = 0;
+};
+
+}  // namespace harness

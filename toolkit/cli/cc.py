@@ -1,0 +1,59 @@
+"""``systolic cc``: compile C programs written for Gemmini's header and run them on our simulators."""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from simulators import cosim
+
+from .common import add_hardware_args, hardware
+from .errors import output_file
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "cc", help="compile C programs that drive the accelerator as gemmini.h does, and run them",
+        description="Compile C sources natively against the compatibility include directory (rocc-software's "
+                    "xcustom.h mapped to the simulator; the RISC-V fence and rdcycle of gemmini.h work as they "
+                    "are) and run the program with the accelerator simulated in its process. The program's "
+                    "stdout comes first, then cycles and counters on stderr; the exit status is the "
+                    "program's (70: the simulation failed, said on stderr).",
+        epilog="example: systolic cc bareMetalC/mvin_mvout.c -I gemmini-rocc-tests -I gemmini-rocc-tests/include "
+               "--backend verilator")
+    p.add_argument("sources", nargs="+", metavar="FILE.c", help="C sources")
+    p.add_argument("-I", dest="include", action="append", default=[], metavar="DIR", help="include directory")
+    p.add_argument("-D", dest="define", action="append", default=[], metavar="NAME[=VALUE]", help="define a macro")
+    p.add_argument("-O2", dest="optimize", action="store_true", help="compile with -O2 (default -O0)")
+    p.add_argument("--backend", choices=cosim.ENGINES, default="functional",
+                   help="functional (the functional model, no timing) or verilator (the RTL: cycles and counters)")
+    add_hardware_args(p)
+    p.add_argument("-o", dest="output", type=output_file, metavar="BIN", help="keep the program here")
+    p.add_argument("--keep", action="store_true", help="keep the objects and the generated link config (says where)")
+    p.add_argument("--quiet", action="store_true", help="no notes on stderr while the runtime is built")
+    p.set_defaults(func=cmd_cc)
+
+
+def cmd_cc(args: argparse.Namespace) -> int:
+    for src in args.sources:
+        if not Path(src).is_file():
+            raise ValueError(f"FILE.c: {src!r} is not a file")
+    for directory in args.include:
+        if not Path(directory).is_dir():
+            raise ValueError(f"-I {directory!r} is not a directory")
+    hw = hardware(args)
+    work = Path(tempfile.mkdtemp(prefix="systolic-cc-"))
+    try:
+        binary = cosim.compile_c(args.sources, args.output or work / "program", hw=hw, engine=args.backend,
+                                 include_dirs=args.include, defines=args.define, optimize=args.optimize,
+                                 workdir=work)
+        sys.stdout.flush()
+        return cosim.run_c(binary).returncode
+    finally:
+        if args.keep:
+            print(f"systolic cc: kept the build in {work}", file=sys.stderr)
+        else:
+            for f in work.iterdir():
+                f.unlink()
+            work.rmdir()
