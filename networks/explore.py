@@ -113,8 +113,7 @@ def workload_tasks(workload: Op | Sequence[Op] | Network) -> tuple[str, list[Tas
     return name, [(o, n) for o, n in counts.values()]
 
 
-def hardware_points(space: Mapping[str, Sequence[int]], base: HardwareConfig
-                    ) -> tuple[dict[str, tuple[int, ...]], list[dict[str, int]]]:
+def hardware_points(space: Mapping[str, Sequence[int]]) -> tuple[dict[str, tuple[int, ...]], list[dict[str, int]]]:
     """The space checked (fields of HardwareConfig, non-empty lists of integers) and its points."""
     if not isinstance(space, Mapping) or not space:
         raise ValueError(f"space must be a non-empty dict of HardwareConfig field -> values, got {space!r:.80}")
@@ -203,7 +202,7 @@ def explore(workload: Op | Sequence[Op] | Network, space: Mapping[str, Sequence[
         raise ValueError(f"backend must be 'verilator' or 'stand-in', got {backend!r}")
     base_hw = HardwareConfig.resolve(base)
     name, tasks = workload_tasks(workload)
-    checked, values = hardware_points(space, base_hw)
+    checked, values = hardware_points(space)
     options = dict(workers=workers, scheduler=scheduler, seed=seed, tile_policy=tile_policy, timeout=timeout)
     points = []
     for vals in _progress(values, progress):
