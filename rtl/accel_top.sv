@@ -308,6 +308,7 @@ module accel_top import systolic_pkg::*; #(
   // would read it synchronously). Immediate assertions at the clock edge read the values the
   // registers take their next state from, as concurrent ones would, without a simulation
   // keeping a sampled copy of every signal they name.
+`ifndef SYNTHESIS  // checks for simulation; synthesis (Yosys) elaborates none
   always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
     if (rst_ni) begin
       // result writes have the highest priority: the execute unit cannot wait for a bank
@@ -320,4 +321,5 @@ module accel_top import systolic_pkg::*; #(
         else $error("accel_top: two units completed the same slot");
     end
   end
+`endif
 endmodule

@@ -334,6 +334,7 @@ module loop_conv import systolic_pkg::*, loop_conv_pkg::*; #(
 
   // ---- assumptions ------------------------------------------------------------------
 
+`ifndef SYNTHESIS  // checks for simulation; synthesis (Yosys) elaborates none
   always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
     // a granted command is taken, and only then
     if (rst_ni && loop_busy && out_valid_o) begin
@@ -355,4 +356,5 @@ module loop_conv import systolic_pkg::*, loop_conv_pkg::*; #(
                     run_cfg(words_q[cfg_slot], cmd_i).kchs, DIM);
     end
   end
+`endif
 endmodule

@@ -544,6 +544,7 @@ module loop_matmul import systolic_pkg::*, loop_mm_pkg::*; #(
   // asynchronous reset: rst_ni stays an asynchronous reset only). Immediate assertions at the
   // clock edge: they read the values the registers take their next state from, as concurrent
   // ones would, and a simulation evaluates each only when its condition holds.
+`ifndef SYNTHESIS  // checks for simulation; synthesis (Yosys) elaborates none
   always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
     if (rst_ni) begin
       // an unrolled command goes to a queue with room: it never waits at dispatch's door
@@ -562,4 +563,5 @@ module loop_matmul import systolic_pkg::*, loop_mm_pkg::*; #(
       end
     end
   end
+`endif
 endmodule

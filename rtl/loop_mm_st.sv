@@ -69,6 +69,7 @@ module loop_mm_st import systolic_pkg::*, loop_mm_pkg::*; #(
 
   // Checked at every clock edge out of reset (enabled from an always_ff with the registers'
   // asynchronous reset: rst_ni stays an asynchronous reset only).
+`ifndef SYNTHESIS  // checks for simulation; synthesis (Yosys) elaborates none
   always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
     if (rst_ni) begin
       if (req_valid_i && req_ready_o) begin
@@ -76,4 +77,5 @@ module loop_mm_st import systolic_pkg::*, loop_mm_pkg::*; #(
       end
     end
   end
+`endif
 endmodule

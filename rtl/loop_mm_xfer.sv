@@ -145,6 +145,7 @@ module loop_mm_xfer import systolic_pkg::*, loop_mm_pkg::*; #(
   // ---- assumptions ----------------------------------------------------------------
   // Checked at every clock edge out of reset (enabled from an always_ff with the registers'
   // asynchronous reset: rst_ni stays an asynchronous reset only).
+`ifndef SYNTHESIS  // checks for simulation; synthesis (Yosys) elaborates none
   always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
     if (rst_ni) begin
       // a tile to walk has blocks, and pads shorter than a block
@@ -156,4 +157,5 @@ module loop_mm_xfer import systolic_pkg::*, loop_mm_pkg::*; #(
       end
     end
   end
+`endif
 endmodule

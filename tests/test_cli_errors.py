@@ -21,6 +21,10 @@ BIG = ["matmul", "--m", "30000", "--n", "30000", "--k", "30000"]
 
 BAD = [
     # run: numbers, hardware, databases, output paths, limits, sizes
+    # explore: the space and the workload
+    (["explore", *MM], "name at least one hardware field to explore"),
+    (["explore", "nosuch", "--dim", "4"], "the workload 'nosuch' is no op kind"),
+    (["explore", *MM, "--dim", "0"], "argument --dim: must be a positive integer"),
     (["run", "matmul", "--clock-ghz", "0"], "argument --clock-ghz: must be a positive number, got '0'"),
     (["run", "matmul", "--clock-ghz", "-2"], "argument --clock-ghz: must be a positive number"),
     (["run", "matmul", "--m", "0"], "M must be a positive integer"),
@@ -156,7 +160,8 @@ def test_bad_arguments_fail_in_one_line(workdir: Path, argv: list[str], message:
     assert status not in (0, None), out
     assert err.count("\n") == 1 and err.endswith("\n"), err
     assert err.startswith(f"systolic {argv[0]}: error: " if argv and argv[0] in
-                          ("run", "asm", "exec", "tune", "bench", "profile", "net", "cc") else "systolic: error: "), err
+                          ("run", "asm", "exec", "tune", "bench", "profile", "net", "cc", "explore")
+                          else "systolic: error: "), err
     assert message.replace("{d}", str(workdir)) in err
     assert "Traceback" not in err
     assert _snapshot(workdir) == before     # nothing written, nothing overwritten

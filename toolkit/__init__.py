@@ -57,8 +57,19 @@ def tune(op: Op, hw: HardwareConfig | str = "gemmini", trials: int = 200, **opti
     return _tune(op, HardwareConfig.resolve(hw), trials=trials, **options)
 
 
+def explore(workload: Any, space: Mapping[str, Any], trials: int = 20, backend: str = "verilator",
+            workers: int | None = None, scheduler: str | None = None, db: str | Path = "explore.db",
+            **options: Any) -> Any:
+    """Tune ``workload`` (an op, a list of ops or a Network) on every hardware point of ``space``
+    (HardwareConfig field -> values): cycles from the RTL, area from synthesis, and the Pareto front;
+    see :func:`networks.explore.explore` for the options."""
+    from networks.explore import explore as _explore  # on first use, as tune: it reaches the tuner
+    return _explore(workload, space, trials=trials, backend=backend, workers=workers, scheduler=scheduler, db=db,
+                    **options)
+
+
 __all__ = [
-    "HardwareConfig", "ISAError", "Program", "BackendError", "RunResult", "compile", "run", "tune",
+    "HardwareConfig", "ISAError", "Program", "BackendError", "RunResult", "compile", "run", "tune", "explore",
     "Matmul", "Op", "from_dict", "matmul", "MatmulSchedule", "Schedule", "ScheduleError", "default_schedule",
     "gemmini_schedule",
     "conv2d", "depthwise_conv2d", "maxpool2d", "resadd", "__version__",

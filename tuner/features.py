@@ -3,8 +3,9 @@
 One fixed-length float32 vector for every op and shape (see :data:`FEATURE_NAMES`):
 the stream statistics (numpy over the encoded (funct, rs1, rs2) words, in named groups:
 :data:`STREAM_PARTS`), the knobs of the schedule (slot per dataclass field, padded), and
-the log-shape of the workload (slot per numeric op parameter, padded). Counts go in as log2(1 + x) so
-that one model serves small and large workloads.
+the log-shape of the workload (slot per numeric op parameter, padded), and the hardware's sizes (so
+that records transfer across hardware points: tk.explore). Counts go in as log2(1 + x) so that one
+model serves small and large workloads.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from toolkit.schedule import Schedule
 if TYPE_CHECKING:
     from .space import Space
 
-FEATURE_VERSION = 3   # 2: pipeline features, 20 knob slots; 3: the stand-in's cycles
+FEATURE_VERSION = 4   # 2: pipeline features, 20 knob slots; 3: the stand-in's cycles; 4: the hardware's sizes
 OPCODES = ("config_ex", "config_ld", "config_st", "mvin", "mvin2", "mvin3", "mvout", "preload",
            "compute_preloaded", "compute_accumulated", "flush", "fence")
 # The tuner's schedules never emit Gemmini's CISC loop words (only the library baseline does),
@@ -381,7 +382,10 @@ def _stand_in(s: Stream) -> Iterable[float]:
 STREAM_PARTS: tuple[Part, ...] = (_opcode_counts, _dma_traffic, _execute, _reuse, _bank_shares, _bank_conflicts,
                                   _first_use, _dma_runs, _bounds, _stand_in)
 STREAM_NAMES = [name for part in STREAM_PARTS for name in part.names]
-FEATURE_NAMES: tuple[str, ...] = tuple(STREAM_NAMES + KNOB_NAMES + SHAPE_NAMES)
+# the hardware fields that shape a schedule's cost (queue depths and DMA slots are left to the stream)
+HW_FIELDS = ("dim", "sp_kib", "sp_banks", "acc_kib", "acc_banks", "dma_beat_bytes", "max_block_len", "dram_latency")
+HW_NAMES = [f"log_hw_{f}" for f in HW_FIELDS]
+FEATURE_NAMES: tuple[str, ...] = tuple(STREAM_NAMES + KNOB_NAMES + SHAPE_NAMES + HW_NAMES)
 N_FEATURES = len(FEATURE_NAMES)
 IDEAL = FEATURE_NAMES.index("log_ideal_cycles")
 DMA_CYCLES = FEATURE_NAMES.index("log_dma_cycles")
@@ -435,15 +439,20 @@ def shape_features(op: Op) -> np.ndarray:
     return np.concatenate([kind, params, fl, _log([op.macs, in_bytes, out_bytes])])
 
 
+def hardware_features(hw: HardwareConfig) -> np.ndarray:
+    """log2(1 + x) of each of :data:`HW_FIELDS`: which hardware point a record was measured on."""
+    return _log([getattr(hw, f) for f in HW_FIELDS])
+
+
 def features(prog: Program, op: Op, schedule: Schedule, domains: dict[str, list] | None = None) -> np.ndarray:
-    """The full vector of one candidate: stream + knobs + shape, length :data:`N_FEATURES`.
+    """The full vector of one candidate: stream + knobs + shape + hardware, length :data:`N_FEATURES`.
 
     ``domains`` (knob -> values) encodes string knobs; by default the op kind's registered domains.
     """
     if domains is None:
         domains = knob_domains(op, prog.hw)
     return np.concatenate([stream_features(prog), knob_features(schedule, domains),
-                           shape_features(op)]).astype(np.float32)
+                           shape_features(op), hardware_features(prog.hw)]).astype(np.float32)
 
 
 def featurize(op: Op, hw: HardwareConfig, schedules: Sequence[Schedule],

@@ -8,6 +8,9 @@
   (distance over log-shape) and adapts them to the new space: each becomes the
   nearest valid point (knobs compared in log2), so a tile that no longer fits
   shrinks to one that does.
+* Across hardware (``tk.explore``): the same workload's records on the nearest other hardware
+  points (distance over the log2 hardware sizes) join both, the warm start (the features name
+  each record's hardware) and the seeds (their best schedules, adapted the same way).
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from isa import HardwareConfig
 from toolkit.ops import Op
 from toolkit.kinds import from_dict as op_from_dict
 
-from .database import Database
+from .database import Database, Record
 from .features import FEATURE_VERSION, featurize
 from .space import Space
 
@@ -49,36 +52,63 @@ def similar_workloads(db: Database, op: Op, hw: HardwareConfig, backend: str, k:
     return sorted((t for t in found if math.isfinite(t[2])), key=lambda t: (t[2], t[0]))[:k]
 
 
+def hardware_distance(a: HardwareConfig, b: HardwareConfig) -> float:
+    """L1 distance of the log2 hardware sizes."""
+    return sum(abs(math.log2(x) - math.log2(y)) for x, y in zip(a.hardware_fields(), b.hardware_fields()))
+
+
+def other_hardware(db: Database, op: Op, hw: HardwareConfig, backend: str, k: int = 3
+                   ) -> list[tuple[HardwareConfig, list[Record]]]:
+    """The ok records of ``op`` on the ``k`` nearest other hardware points, fastest first, nearest point first."""
+    by_hw: dict[str, list[Record]] = {}
+    for r in db.records(workload=op.key, backend=backend, status="ok"):
+        if r.hw_hash != hw.config_hash() and r.cycles is not None:
+            by_hw.setdefault(r.hw_hash, []).append(r)
+    found = [(HardwareConfig.from_dict(recs[0].hw), sorted(recs, key=lambda r: r.cycles)) for recs in by_hw.values()]
+    return sorted(found, key=lambda t: (hardware_distance(hw, t[0]), t[0].config_hash()))[:k]
+
+
+def _featurized(db: Database, op_dict: dict[str, Any], hw: HardwareConfig, recs: list[Record]) -> list[np.ndarray]:
+    """The records' feature rows, cached in the db."""
+    cached = db.features([r.id for r in recs], FEATURE_VERSION)
+    todo = [r for r in recs if r.id not in cached]
+    if todo:
+        rows = featurize(op_from_dict(op_dict), hw, [r.make_schedule() for r in todo])
+        for r, row in zip(todo, rows):
+            db.put_features(r.id, FEATURE_VERSION, row)
+            cached[r.id] = row
+    return [cached[r.id] for r in recs]
+
+
 def warm_start(db: Database, op: Op, hw: HardwareConfig, backend: str, *, workloads: int = 8,
-               per_workload: int = 256) -> tuple[np.ndarray, np.ndarray]:
-    """(features, cycles) of ok records of the nearest other workloads; features cached in the db."""
+               per_workload: int = 256, hardware: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """(features, cycles) of ok records of the nearest other workloads on ``hw`` and of ``op`` on the
+    nearest other hardware points; features cached in the db."""
     X: list[np.ndarray] = []
     y: list[float] = []
-    for key, op_dict, _ in similar_workloads(db, op, hw, backend, workloads):
-        recs = [r for r in db.records(workload=key, hw_hash=hw.config_hash(), backend=backend, status="ok")
-                if r.cycles is not None]
+    sources = [(o, hw, [r for r in db.records(workload=key, hw_hash=hw.config_hash(), backend=backend, status="ok")
+                        if r.cycles is not None]) for key, o, _ in similar_workloads(db, op, hw, backend, workloads)]
+    sources += [(op.to_dict(), other, recs) for other, recs in other_hardware(db, op, hw, backend, hardware)]
+    for op_dict, rec_hw, recs in sources:
         recs = sorted(recs, key=lambda r: r.cycles)[:per_workload]
-        cached = db.features([r.id for r in recs], FEATURE_VERSION)
-        todo = [r for r in recs if r.id not in cached]
-        if todo:
-            rows = featurize(op_from_dict(op_dict), hw, [r.make_schedule() for r in todo])
-            for r, row in zip(todo, rows):
-                db.put_features(r.id, FEATURE_VERSION, row)
-                cached[r.id] = row
-        X += [cached[r.id] for r in recs]
+        X += _featurized(db, op_dict, rec_hw, recs)
         y += [float(r.cycles) for r in recs]
     if not X:
         return np.zeros((0, 0), dtype=np.float32), np.zeros(0)
     return np.stack(X), np.array(y)
 
 
-def seed_points(db: Database, space: Space, backend: str, *, workloads: int = 3, per_workload: int = 2) -> list[int]:
-    """Points of ``space`` adapted from the best schedules of the most similar workloads."""
+def seed_points(db: Database, space: Space, backend: str, *, workloads: int = 3, per_workload: int = 2,
+                hardware: int = 3) -> list[int]:
+    """Points of ``space`` adapted from the best schedules of the most similar workloads on its hardware,
+    then of its workload on the nearest other hardware points."""
     out: list[int] = []
     hw_hash = space.hw.config_hash()
-    for key, _, _ in similar_workloads(db, space.op, space.hw, backend, workloads):
-        recs = sorted((r for r in db.records(workload=key, hw_hash=hw_hash, backend=backend, status="ok")
-                       if r.cycles is not None), key=lambda r: r.cycles)
+    ranked = [sorted((r for r in db.records(workload=key, hw_hash=hw_hash, backend=backend, status="ok")
+                      if r.cycles is not None), key=lambda r: r.cycles)
+              for key, _, _ in similar_workloads(db, space.op, space.hw, backend, workloads)]
+    ranked += [recs for _, recs in other_hardware(db, space.op, space.hw, backend, hardware)]
+    for recs in ranked:
         for rec in recs[:per_workload]:
             p = space.nearest(rec.schedule)
             if p not in out:

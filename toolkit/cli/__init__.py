@@ -10,7 +10,7 @@ from typing import Iterator
 from .errors import Parser, run_command
 
 COMMANDS = ("toolkit.cli.run", "toolkit.cli.profile", "toolkit.cli.bench",
-            "toolkit.cli.tune", "toolkit.cli.net", "toolkit.cli.cc")
+            "toolkit.cli.tune", "toolkit.cli.net", "toolkit.cli.cc", "toolkit.cli.explore")
 
 
 def build_parser() -> argparse.ArgumentParser:

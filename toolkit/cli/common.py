@@ -17,9 +17,13 @@ def add_hardware_args(p: argparse.ArgumentParser) -> None:
                    help="hardware: a preset (gemmini, tiny) or a TOML file (default: gemmini)")
 
 
-def add_op_args(p: argparse.ArgumentParser) -> None:
-    """The op as a positional kind plus its sizes; unused sizes are ignored."""
-    p.add_argument("op", choices=OP_KINDS, help="the tensor op")
+def add_op_args(p: argparse.ArgumentParser, kinds: tuple[str, ...] = OP_KINDS) -> None:
+    """The op as a positional kind plus its sizes; unused sizes are ignored. ``kinds`` other than
+    OP_KINDS name what else the command takes there (explore: a model file), checked by the command."""
+    if kinds == OP_KINDS:
+        p.add_argument("op", choices=OP_KINDS, help="the tensor op")
+    else:
+        p.add_argument("op", metavar="|".join(kinds), help="the tensor op, or " + ", ".join(kinds[len(OP_KINDS):]))
     g = p.add_argument_group("matmul sizes (C[M,N] = A[M,K] @ B[K,N])")
     g.add_argument("--m", type=int, default=64, help="rows of A and C (default 64)")
     g.add_argument("--n", type=int, default=64, help="columns of B and C (default 64)")

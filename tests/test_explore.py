@@ -1,0 +1,114 @@
+"""tk.explore: tuned points, the Pareto front, misfits with their reason, resumption, transfer across
+hardware, bad arguments; the area from Yosys and the CLI (slow: one synthesis of the tiny preset)."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import toolkit as tk
+from networks.area import PERIPHERY_OVERHEAD, TRANSISTORS_PER_BIT, area, sram_transistors
+from networks.explore import ExploreResult, explore, misfit
+from networks.synthesis import PE, module_transistors, synthesize
+from tuner.database import Database
+from tuner.transfer import other_hardware, seed_points
+from tuner.space import Space
+
+OP = tk.matmul(24, 20, 40, bias="row", activation="relu", scale=0.05)
+SPACE = {"dim": [4, 8], "sp_banks": [2, 3]}   # sp_banks=3 is no hardware: reported, not dropped
+
+
+def fake_area(hw: tk.HardwareConfig) -> dict[str, int]:
+    """A stand-in for synthesis (which test_synthesis_and_cli covers): more PEs, more transistors."""
+    return {"transistors": 10_000 * hw.dim ** 2 + sram_transistors(hw.sp_kib), "mesh": 10_000 * hw.dim ** 2}
+
+
+def _explore(db: str) -> ExploreResult:
+    return explore(OP, SPACE, trials=3, backend="stand-in", workers=1, db=db, base="tiny", progress=False,
+                   area_model=fake_area)
+
+
+def test_points_front_and_misfits(tmp_path) -> None:
+    res = _explore(str(tmp_path / "e.db"))
+    assert len(res.points) == 4
+    bad = [p for p in res.points if not p.fits]
+    assert len(bad) == 2 and all("sp_banks" in p.reason and p.cycles is None for p in bad)
+    good = [p for p in res.points if p.fits]
+    assert sorted(p.hw.dim for p in good) == [4, 8]
+    for p in good:
+        # the reported cycles are the stand-in's for the reported schedule, again
+        rerun = tk.run(tk.compile(OP, p.hw, schedule=p.schedule), OP.random_inputs(0), backend="stand-in")
+        assert rerun.cycles == p.cycles <= p.default_cycles
+        assert p.area == fake_area(p.hw) and p.bound in ("compute", "dram") and 0 < p.utilization <= 1
+    front = res.pareto
+    assert front and all(p.fits for p in front)
+    for p in good:   # every point off the front is beaten on both axes by one on it
+        if p not in front:
+            assert any(q.cycles <= p.cycles and q.transistors <= p.transistors for q in front)
+    assert [p for p in res.points if res.is_preset(p)] == [p for p in good if p.hw.dim == 4]
+
+
+def test_resumes_from_its_database(tmp_path) -> None:
+    db = str(tmp_path / "e.db")
+    first = _explore(db)
+    n = len(Database(db).records())
+    again = _explore(db)
+    assert len(Database(db).records()) == n   # nothing measured twice
+    assert [p.cycles for p in again.points] == [p.cycles for p in first.points]
+
+
+def test_records_transfer_across_hardware(tmp_path) -> None:
+    db = str(tmp_path / "e.db")
+    explore(OP, {"dim": [4]}, trials=3, backend="stand-in", workers=1, db=db, base="tiny", progress=False,
+            area_model=fake_area)
+    wide = dataclasses.replace(tk.HardwareConfig.preset("tiny"), dim=8)
+    found = other_hardware(Database(db), OP, wide, "stand-in")
+    assert [hw.dim for hw, _ in found] == [4] and len(found[0][1]) == 3
+    space = Space(OP, wide)
+    best = found[0][1][0].schedule
+    assert space.nearest(best) in seed_points(Database(db), space, "stand-in")
+
+
+def test_misfit_names_the_op(tiny) -> None:
+    huge = tk.matmul(1 << 16, 1 << 16, 1)   # more DRAM than a program can address
+    assert misfit([(OP, 1)], tiny) == ""
+    assert misfit([(huge, 1)], tiny).startswith(huge.key)
+
+
+@pytest.mark.parametrize("kwargs, word", [
+    (dict(space={"dims": [4]}), "dims"), (dict(space={"dim": []}), "dim"), (dict(space={"dim": [4.0]}), "dim"),
+    (dict(space={}), "space"), (dict(trials=0), "trials"), (dict(backend="gpu"), "backend"),
+    (dict(workload=[]), "workload"), (dict(workload="matmul"), "workload")])
+def test_bad_arguments_name_themselves(kwargs: dict, word: str, tmp_path) -> None:
+    args = dict(workload=OP, space={"dim": [4]}, trials=1, backend="stand-in", db=str(tmp_path / "e.db"),
+                base="tiny", progress=False, area_model=fake_area)
+    with pytest.raises(ValueError, match=word):
+        explore(**{**args, **kwargs})
+
+
+def test_sram_model() -> None:
+    assert sram_transistors(64) == round(64 * 1024 * 8 * TRANSISTORS_PER_BIT * (1 + PERIPHERY_OVERHEAD))
+
+
+@pytest.mark.slow
+def test_synthesis_and_cli(tiny, tmp_path, capsys) -> None:
+    """The tiny preset through Yosys (minutes on a loaded machine; cached after), then the CLI over it."""
+    syn = synthesize(tiny)
+    assert syn.mesh_transistors > tiny.dim ** 2 * 1000 and syn.control_transistors > syn.mesh_transistors
+    assert syn.logic_depth > 10 and synthesize(tiny).cached
+    parts = area(tiny, syn)
+    assert parts["transistors"] == sum(parts[k] for k in ("mesh", "scratchpad", "accumulator", "control"))
+    from toolkit.cli import main
+    csv, png = tmp_path / "p.csv", tmp_path / "p.png"
+    assert main(["explore", "matmul", "--m", "16", "--n", "16", "--k", "16", "--config", "tiny", "--dim", "4",
+                 "--trials", "2", "--backend", "stand-in", "--workers", "1", "--db", str(tmp_path / "e.db"),
+                 "--quiet", "--csv", str(csv), "--plot", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "tuned/default" in out and f"{parts['transistors'] / 1e6:.2f}M" in out
+    assert csv.read_text().splitlines()[0].startswith("name,cycles") and png.stat().st_size > 1000
+
+
+def test_module_transistors_counts_instances() -> None:
+    stat = {"modules": {"\\top": {"estimated_num_transistors": "10", "num_cells_by_type": {"\\pe$top.a": 2}},
+                        "\\pe$top.a": {"estimated_num_transistors": "7+", "num_cells_by_type": {}}}}
+    assert module_transistors(stat, "top") == 24 and module_transistors(stat, PE) == 7
