@@ -175,7 +175,7 @@ def main() -> int:
                                                             args.repeats)]
         return 0 if print_comparison(args.baseline, rows) else 1
     print(f"matmul {args.size}^3, default schedule, gemmini preset with dim changed; "
-          f"machine {V.machine_key()}, CFLAGS {V.CFLAGS}")
+          f"machine {V.machine_key()}, CFLAGS {V.CFLAGS}, {' '.join(V.MAKE_VARS)}")
     print(f"{'dim':>4} {'build s':>8} {'tiles':>9} {'cycles':>10} {'ideal':>10} {'util':>6} "
           f"{'sim s':>7} {'cycles/s':>11} {'bank stall':>10} {'dma wait':>9}")
     for dim in args.dims:

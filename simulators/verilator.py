@@ -54,7 +54,14 @@ RTL_FILES = ("systolic_pkg.sv", "loop_mm_pkg.sv", "loop_conv_pkg.sv", "pe.sv", "
              "loop_conv_ld_weight.sv", "loop_conv_ex.sv", "loop_conv_st.sv", "loop_conv.sv", "clock_gate.sv",
              "accel_top.sv")
 TOP = "accel_top"
-CFLAGS = "-O3 -march=native"
+CFLAGS = "-march=native"
+# Optimization by kind of code, in the variables of Verilator's makefile (an -O in CFLAGS would
+# not do: the makefile puts OPT_FAST after CFLAGS on the harness's files, which left the clock
+# loop at OPT_FAST's default -Os). OPT_FAST: the per-cycle code, the model's and the harness's.
+# OPT_SLOW: the model's cold code (constructor, initial settle), run once a program, left
+# unoptimized as Verilator's default has it: compiling it at -O3 was most of a build.
+# OPT_GLOBAL: Verilator's run-time library.
+MAKE_VARS = ("OPT_FAST=-O3", "OPT_SLOW=-O0", "OPT_GLOBAL=-O2")
 # --assert: the design's assumptions (SystemVerilog assertions) are checked in every run
 # -Wall with warnings fatal: the RTL is lint-clean (lowRISC's rule), so a new warning stops the build.
 # UNOPTFLAT is Verilator's note on a combinational signal whose bits feed each other across
@@ -125,7 +132,8 @@ def cache_root() -> Path:
 
 def build_key(hw: HardwareConfig, trace: str | None = None) -> str:
     h = hashlib.sha256()
-    for part in (hw.config_hash(), CFLAGS, *VERILATOR_FLAGS, machine_key(), verilator_version(), f"trace={trace}"):
+    for part in (hw.config_hash(), CFLAGS, *MAKE_VARS, *VERILATOR_FLAGS, machine_key(), verilator_version(),
+                 f"trace={trace}"):
         h.update(part.encode() + b"\0")
     for src in sources():
         h.update(src.name.encode() + b"\0" + src.read_bytes())
@@ -292,6 +300,8 @@ def _build_in(tmp: Path, hw: HardwareConfig, trace: str | None, env: dict[str, s
     cmd = ["verilator", "--cc", "--exe", "--build", "-j", str(max(1, os.cpu_count() or 1)),
            "--top-module", TOP, "--Mdir", str(obj), "-o", str(tmp / "Vsim"),
            *VERILATOR_FLAGS, "-CFLAGS", f"{CFLAGS} -I{tmp}", f"-I{RTL_DIR}", f"-I{tmp}"]
+    for var in MAKE_VARS:
+        cmd += ["-MAKEFLAGS", var]
     if trace:
         cmd.append("--trace-fst" if trace == "fst" else "--trace")
     cmd += [f"-G{k}={v}" for k, v in params(hw).items()]

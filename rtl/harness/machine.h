@@ -25,9 +25,10 @@ struct Limits {
     bool drop_responses = false;
 };
 
+// a word at a time: the bits past N_SLOTS are zero
 inline bool any_done(const Vaccel_top& top) {
-    for (int s = 0; s < N_SLOTS; ++s) {
-        if (getbit(top.ev_done_o, s)) return true;
+    for (int w = 0; w < (N_SLOTS + 31) / 32; ++w) {
+        if (get32(top.ev_done_o, w)) return true;
     }
     return false;
 }
