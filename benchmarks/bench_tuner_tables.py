@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from toolkit.kinds import lower  # noqa: E402
-from tuner.features import FEATURE_VERSION, NOT_ESTIMATED, STAND_IN, features  # noqa: E402
+from tuner.features import FEATURE_VERSION, NOT_ESTIMATED, PRIOR, features  # noqa: E402
 from tuner.model import CostModel, spearman  # noqa: E402
 from tuner.search import make_tuner  # noqa: E402
 from simulators.stand_in import estimate  # noqa: E402
@@ -56,17 +56,17 @@ def tables() -> list[Table]:
 def _chunk(table_path: str, points: list[int]) -> tuple[np.ndarray, np.ndarray]:
     space = load(table_path).space
     rows, stand_in = [], []
-    for p in points:   # lowered once for both; the features hold the stand-in's cycles of short streams
+    for p in points:   # lowered once for both
         prog = lower(space.op, space[p], space.hw)
         rows.append(features(prog, space.op, space[p], space.domains))
-        logged = float(rows[-1][STAND_IN])   # log2(1 + cycles) in float32: exact after rounding up to ~1e6
-        stand_in.append(round(2.0 ** logged - 1) if logged != NOT_ESTIMATED else estimate(prog)[0])
+        stand_in.append(estimate(prog)[0])
     return np.stack(rows), np.array(stand_in, dtype=float)
 
 
 def point_data(table: Table, workers: int) -> tuple[np.ndarray, np.ndarray]:
     """(features, stand-in cycles) of every point of ``table``, cached per table and feature code."""
-    code = b"".join((ROOT / "tuner" / f).read_bytes() for f in ("features.py", "stand_in.py"))
+    code = b"".join((ROOT / f).read_bytes() for f in ("tuner/features.py", "simulators/stand_in.py", "toolkit/estimate.py",
+                                                       "toolkit/gemm/heuristic.py", "toolkit/conv/heuristic.py"))
     key = hashlib.sha256(repr((table.name, sorted(table.hashes.items()), len(table.cycles), FEATURE_VERSION)).encode()
                          + code).hexdigest()[:16]
     path = CACHE / f"{table.name}-{key}.npz"
@@ -255,19 +255,24 @@ def part_model(all_tables: list[Table], data: dict[str, tuple], seeds: int) -> N
 
 
 def part_stand_in(all_tables: list[Table], data: dict[str, tuple]) -> None:
-    print("\n(stand-in) the stand-in analytical model against the RTL tables")
+    print("\n(stand-in) the analytical models against the RTL tables: the stand-in (simulates the stream,"
+          " 15 us an instruction) and the features' prior (log_prior_cycles: the closed-form estimate of"
+          " toolkit.kinds.estimate_cycles where the kind has one, else the stand-in)")
     rows = []
     for table in all_tables:
-        _, est = data[table.name]
+        X, stand_in = data[table.name]
+        logged = X[:, PRIOR].astype(np.float64)
+        prior = np.where(logged == NOT_ESTIMATED, np.nan, np.exp2(logged) - 1)
         ok = np.isfinite(table.cost())
-        err = np.abs(est[ok] - table.cycles[ok]) / table.cycles[ok]
-        top = table.cycles[ok] <= np.quantile(table.cycles[ok], 0.1)
-        rows.append([table.name, f"{spearman(est[ok], table.cycles[ok]):.3f}",
-                     f"{spearman(est[ok][top], table.cycles[ok][top]):.3f}", f"{100 * np.median(err):.1f}%",
-                     f"{100 * np.quantile(err, 0.9):.1f}%",
-                     f"{table.cycles[ok][np.argmin(est[ok])] / table.best:.3f}"])
-    print(_table(["table", "spearman", "spearman top 10%", "median error", "p90 error",
-                  "RTL of stand-in's pick / best"], rows))
+        cells = []
+        for est in (stand_in, prior):
+            err = np.abs(est[ok] - table.cycles[ok]) / table.cycles[ok]
+            top = table.cycles[ok] <= np.quantile(table.cycles[ok], 0.1)
+            cells += [f"{spearman(est[ok], table.cycles[ok]):.3f}", f"{spearman(est[ok][top], table.cycles[ok][top]):.3f}",
+                      f"{100 * np.median(err):.1f}%", f"{table.cycles[ok][np.argmin(est[ok])] / table.best:.3f}"]
+        rows.append([table.name, *cells])
+    heads = ["spearman", "top 10%", "median error", "pick / best"]
+    print(_table(["table", *(f"{w} {h}" for w in ("stand-in", "prior") for h in heads)], rows))
 
 
 def main(argv: list[str] | None = None) -> int:
