@@ -1,7 +1,7 @@
 """Featurizing candidates: from the instruction census (no rendering) vs rendering, side by side; and
 the closed-form prior against the RTL on real layers.
 
-(rate)   candidates a second of a ResNet-50 3x3 conv (56x56x64->64, gemmini preset): random points of
+(rate)   candidates a CPU second (process time: the machine is shared) of a ResNet-50 3x3 conv (56x56x64->64, gemmini preset): random points of
          the tuner's space, then neighbours of them (what the annealing asks for: a class's words are
          shared by candidates of one tiling), from the census; and the same random points rendered and
          featurized (capped in time), with how many of those came out equal.
@@ -44,23 +44,23 @@ def part_rate(points: int, rendered: int, budget_s: float) -> None:
     space = Space(RESNET_3X3, GEMMINI)
     rng = np.random.default_rng(0)
     pts = space.sample(rng, points)
-    start = time.perf_counter()
+    start = time.process_time()
     counted = {p: candidate_features(RESNET_3X3, GEMMINI, space[p], space.domains) for p in pts}
-    census_rate = len(pts) / (time.perf_counter() - start)
+    census_rate = len(pts) / (time.process_time() - start)
     near = [space.neighbor(p, rng) for p in pts for _ in range(4)]
-    start = time.perf_counter()
+    start = time.process_time()
     for p in near:
         candidate_features(RESNET_3X3, GEMMINI, space[p], space.domains)
-    near_rate = len(near) / (time.perf_counter() - start)
-    start, equal, done = time.perf_counter(), 0, 0
+    near_rate = len(near) / (time.process_time() - start)
+    start, equal, done = time.process_time(), 0, 0
     for p in pts[:rendered]:
-        if time.perf_counter() - start > budget_s:
+        if time.process_time() - start > budget_s:
             break
         row = features(lower(RESNET_3X3, space[p], GEMMINI), RESNET_3X3, space[p], space.domains)
         equal += bool(np.array_equal(row, counted[p]))
         done += 1
-    render_rate = done / (time.perf_counter() - start)
-    print(f"featurizing {RESNET_3X3.key} on gemmini ({len(space):,} points), candidates a second:")
+    render_rate = done / (time.process_time() - start)
+    print(f"featurizing {RESNET_3X3.key} on gemmini ({len(space):,} points), candidates a CPU second:")
     print(f"  census, {len(pts)} random points      {census_rate:10.1f}/s")
     print(f"  census, {len(near)} neighbours of them {near_rate:10.1f}/s")
     print(f"  rendered, first {done} random points  {render_rate:10.2f}/s   ({equal} of {done} equal to the census's)")
@@ -78,11 +78,11 @@ def part_layers(points: int) -> None:
         progs = [lower(op, s, GEMMINI) for s in scheds]
         inputs = op.random_inputs(0)
         rtl = np.array([tk.run(p, inputs, backend="verilator").cycles for p in progs], dtype=float)
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         prior = np.array([estimate_cycles(op, s, GEMMINI) for s in scheds])
-        t1 = time.perf_counter()
+        t1 = time.process_time()
         stand_in = np.array([estimate(p)[0] for p in progs], dtype=float)
-        t2 = time.perf_counter()
+        t2 = time.process_time()
         pick = [rtl[np.argmin(e)] / rtl.min() for e in (prior, stand_in)]
         print(f"{name:<36} {spearman(prior, rtl):>9.3f} {spearman(stand_in, rtl):>12.3f} {pick[0]:>15.3f} "
               f"{pick[1]:>18.3f} {(t1 - t0) / len(scheds):>8.3f} {(t2 - t1) / len(scheds):>10.3f}", flush=True)
