@@ -1,15 +1,15 @@
 """Featurizing candidates: from the instruction census (no rendering) vs rendering, side by side; and
 the closed-form prior against the RTL on real layers.
 
-(rate)   candidates a CPU second (process time: the machine is shared) of a ResNet-50 3x3 conv (56x56x64->64, gemmini preset): random points of
-         the tuner's space, then neighbours of them (what the annealing asks for: a class's words are
+(rate)   candidates a CPU second (process time: the machine is shared) of a ResNet-50 3x3 conv
+         (56x56x64->64, gemmini preset): random points of the tuner's space, then neighbours of them (what the annealing asks for: a class's words are
          shared by candidates of one tiling), from the census; and the same random points rendered and
          featurized (capped in time), with how many of those came out equal.
 (layers) the prior (toolkit.kinds.estimate_cycles) and the stand-in against the RTL (verilator) on
          random points of a few real layers: Spearman, and the RTL cycles of each one's pick over the
          best measured.
 
-    .venv/bin/python benchmarks/bench_features.py [--part rate|layers] [--points 200] [--rendered 6]
+    .venv/bin/python benchmarks/bench_features.py [--part rate|layers] [--points 200]
 """
 from __future__ import annotations
 

@@ -67,8 +67,9 @@ def _chunk(table_path: str, points: list[int], stand_in: bool) -> tuple[np.ndarr
 
 def point_data(table: Table, workers: int, stand_in: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(features, stand-in cycles or nan) of every point of ``table``, cached per table and feature code."""
-    code = b"".join((ROOT / f).read_bytes() for f in ("tuner/features.py", "simulators/stand_in.py", "toolkit/estimate.py",
-                                                       "toolkit/gemm/heuristic.py", "toolkit/conv/heuristic.py"))
+    code = b"".join((ROOT / f).read_bytes() for f in ("tuner/features.py", "simulators/stand_in.py",
+                                                       "toolkit/estimate.py", "toolkit/gemm/heuristic.py",
+                                                       "toolkit/conv/heuristic.py"))
     key = hashlib.sha256(repr((table.name, sorted(table.hashes.items()), len(table.cycles), FEATURE_VERSION,
                                stand_in)).encode() + code).hexdigest()[:16]
     path = CACHE / f"{table.name}-{key}.npz"
@@ -273,7 +274,8 @@ def part_stand_in(all_tables: list[Table], data: dict[str, tuple]) -> None:
                 continue
             err = np.abs(est[ok] - table.cycles[ok]) / table.cycles[ok]
             top = table.cycles[ok] <= np.quantile(table.cycles[ok], 0.1)
-            cells += [f"{spearman(est[ok], table.cycles[ok]):.3f}", f"{spearman(est[ok][top], table.cycles[ok][top]):.3f}",
+            cells += [f"{spearman(est[ok], table.cycles[ok]):.3f}",
+                      f"{spearman(est[ok][top], table.cycles[ok][top]):.3f}",
                       f"{100 * np.median(err):.1f}%", f"{table.cycles[ok][np.argmin(est[ok])] / table.best:.3f}"]
         rows.append([table.name, *cells])
     heads = ["spearman", "top 10%", "median error", "pick / best"]

@@ -36,7 +36,8 @@ POINTS = 4
 def _mismatch(op: tk.Op, hw: tk.HardwareConfig, schedule: object, domains: dict) -> list[str]:
     rendered = features(lower(op, schedule, hw), op, schedule, domains)
     counted = candidate_features(op, hw, schedule, domains)
-    return [f"{FEATURE_NAMES[i]}: rendered {rendered[i]} census {counted[i]}" for i in np.flatnonzero(rendered != counted)]
+    return [f"{FEATURE_NAMES[i]}: rendered {rendered[i]} census {counted[i]}"
+            for i in np.flatnonzero(rendered != counted)]
 
 
 @pytest.mark.parametrize("hw, op", COVERED)

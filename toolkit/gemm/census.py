@@ -33,7 +33,8 @@ def _grid(outer: list[Block], inner: list[Block]) -> tuple[np.ndarray, ...]:
     """(outer idx, outer start, outer size, inner idx, inner start, inner size) over every pair."""
     o, n = np.meshgrid(np.arange(len(outer)), np.arange(len(inner)), indexing="ij")
     col = lambda bl, at, f: np.array([getattr(b, f) for b in bl], dtype=np.int64)[at.ravel()]   # noqa: E731
-    return (*(col(outer, o, f) for f in ("idx", "start", "size")), *(col(inner, n, f) for f in ("idx", "start", "size")))
+    fields = ("idx", "start", "size")
+    return (*(col(outer, o, f) for f in fields), *(col(inner, n, f) for f in fields))
 
 
 class _MatmulCensus:
