@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import toolkit as tk
-from toolkit.kinds import lower
+from toolkit.kinds import estimate_cycles, lower
 from toolkit.knobs import tile_values
 from tuner.api import tune
-from tuner.features import (DMA_CYCLES, FEATURE_NAMES, IDEAL, N_FEATURES, NOT_ESTIMATED, STAND_IN, FeatureCache,
+from tuner.features import (DMA_CYCLES, FEATURE_NAMES, IDEAL, N_FEATURES, NOT_ESTIMATED, PRIOR, FeatureCache,
                             features)
 from tuner.model import CostModel, prior, spearman, target
 from tuner.search import TUNERS, make_tuner
@@ -146,12 +146,13 @@ def test_unfitted_model_ranks_by_the_analytical_prior(small_space: tuple[Space, 
     assert with_prior > 0.8 and with_prior >= without - 0.02, (with_prior, without)
 
 
-def test_prior_falls_back_to_the_roofline_where_the_stream_was_too_long_for_the_stand_in(
+def test_prior_falls_back_to_the_roofline_where_there_is_no_estimate(
         small_space: tuple[Space, FeatureCache, np.ndarray]) -> None:
     space, feats, cycles = small_space
     X = feats(range(len(space))).copy()
-    np.testing.assert_allclose(np.exp2(X[:, STAND_IN]) - 1, cycles, rtol=1e-4)  # short streams: the stand-in
-    X[:, STAND_IN] = NOT_ESTIMATED   # what a stream past STAND_IN_MAX_INSTRUCTIONS gets
+    closed_form = [estimate_cycles(space.op, s, TINY) for s in space]   # a matmul: the kind's estimate
+    np.testing.assert_allclose(np.exp2(X[:, PRIOR]) - 1, closed_form, rtol=1e-4)
+    X[:, PRIOR] = NOT_ESTIMATED   # what a kind without one gets for a stream past STAND_IN_MAX_INSTRUCTIONS
     roofline = np.exp2(X[:, DMA_CYCLES]) + np.exp2(X[:, IDEAL]) - 2
     np.testing.assert_allclose(prior(X), np.log2(roofline) + target(X, np.ones(len(X))), rtol=1e-6)  # target(X, 1) = -log2(MACs)
     model = CostModel(0).fit(X[:64], cycles[:64])   # a constant column fits (nan would break the binning)

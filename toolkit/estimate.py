@@ -35,7 +35,8 @@ def tap_cycles(rows: int, last: int, dim: int) -> float:
 
 
 def pipeline_cycles(steps: "Sequence[tuple[float, float, float]] | np.ndarray", dim: int,
-                    startup: float | None = None, step_overhead: float = STEP_OVERHEAD) -> float:
+                    startup: float | None = None, step_overhead: float = STEP_OVERHEAD, *,
+                    load_ahead: bool = True, store_delay: bool = True) -> float:
     """Cycles of a software pipeline (load_ahead, store_delay) over ``steps`` of (computes, loads,
     stores[, load writes]) array, port or load-unit cycles: a step costs the larger of its computes
     and the DMA of the next step's loads and the previous step's stores, issued among them (or,
@@ -43,19 +44,29 @@ def pipeline_cycles(steps: "Sequence[tuple[float, float, float]] | np.ndarray", 
     cycle). The first step's own loads come first: all of them (``startup`` None), or, where they
     go in among its computes in the order those need them, ``startup`` cycles before the first
     compute and then alongside the next step's loads. The last step's stores follow; each step adds
-    ``step_overhead`` dims."""
+    ``step_overhead`` dims. Without ``load_ahead`` (``store_delay``) a step's own loads (stores) come
+    in program order before (after) its computes, and the port's time for them adds to the step's."""
     table = np.asarray(steps, dtype=float)
     if not len(table):
         return 0.0
     compute, load, store = table.T[:3]
     dma = np.zeros(len(table))
-    dma[:-1] += load[1:]      # the next step's loads
-    dma[1:] += store[:-1]     # the previous step's stores
-    if startup is not None:
-        dma[0] += load[0]
-    if table.shape[1] > 3:    # the load unit's writes into local memory, a block a cycle
+    serial = 0.0
+    if load_ahead:
+        dma[:-1] += load[1:]      # the next step's loads
+        if startup is not None:
+            dma[0] += load[0]
+    else:
+        serial += load[1:].sum()
+        startup = None
+    if store_delay:
+        dma[1:] += store[:-1]     # the previous step's stores
+    else:
+        serial += store[:-1].sum()
+    if table.shape[1] > 3 and load_ahead:    # the load unit's writes into local memory, a block a cycle
         writes = np.zeros(len(table))
         writes[:-1] = table[1:, 3]
         dma = np.maximum(dma, writes)
     first = load[0] if startup is None else startup
-    return float(first + store[-1] + 2 * dim + np.maximum(compute, dma).sum() + len(table) * step_overhead * dim)
+    return float(first + store[-1] + 2 * dim + serial + np.maximum(compute, dma).sum()
+                 + len(table) * step_overhead * dim)

@@ -11,6 +11,9 @@ from typing import Any, Callable, Mapping
 from isa import HardwareConfig, Program
 
 from .bounds import dense_cycles
+from .census import Census
+from .conv.census import conv_census
+from .conv.heuristic import pipelined_conv_cycles
 from .conv.bounds import conv_ideal_cycles
 from .conv.heuristic import default_conv_schedule, gemmini_conv_schedule
 from .conv.knobs import CONV_FIT, conv_domains
@@ -22,6 +25,8 @@ from .library import (LibrarySchedule, library_class, lower_library, tiled_conv_
 from .gemm import Matmul, MatmulSchedule, default_matmul_schedule, gemmini_matmul_schedule, lower_matmul
 from .gemm.heuristic import default_dataflow
 from .gemm.bounds import matmul_ideal_cycles
+from .gemm.census import matmul_census
+from .gemm.heuristic import pipelined_matmul_cycles
 from .gemm.knobs import MATMUL_FIT, matmul_domains
 from .knobs import Domains, perturbed_domains
 from .maxpool import MaxPool2d, MaxPoolSchedule, default_maxpool, lower_maxpool
@@ -46,6 +51,10 @@ class Kind:
     fit_knobs: frozenset[str] | None = None   # the knobs memory_plan reads; None: all of them
     # cycles of a perfectly fed array (the ideal of utilization = ideal / cycles)
     ideal: Callable[[Any, HardwareConfig], int] = dense_cycles
+    # the instruction census of the lowering without rendering it (toolkit/census.py; None: render)
+    census: Callable[[Any, Any, HardwareConfig], tuple[Census, dict]] | None = None
+    # an analytical cycle estimate of a schedule, in closed form (None: none)
+    estimate: Callable[[Any, Any, HardwareConfig], float] | None = None
 
     def knob_domains(self, op: Op, hw: HardwareConfig, tile_policy: str) -> Domains:
         if self.domains is None:
@@ -65,9 +74,12 @@ KINDS: dict[str, Kind] = {
                    .replace(dataflow=default_dataflow(op, hw)),
                    lower_matmul, library=tiled_matmul_auto,
                    flat=lambda op, hw: gemmini_matmul_schedule(op.M, op.N, op.K, hw),
-                   domains=matmul_domains, fit_knobs=MATMUL_FIT, ideal=matmul_ideal_cycles),
+                   domains=matmul_domains, fit_knobs=MATMUL_FIT, ideal=matmul_ideal_cycles, census=matmul_census,
+                   estimate=lambda op, s, hw: pipelined_matmul_cycles(op.M, op.N, op.K, s, hw,
+                                                                      4 if op.out_dtype == "int32" else 1)),
     "conv2d": Kind(Conv2d, ConvSchedule, default_conv2d, lower_conv, library=tiled_conv_auto,
-                   flat=gemmini_conv_schedule, domains=conv_domains, fit_knobs=CONV_FIT, ideal=conv_ideal_cycles),
+                   flat=gemmini_conv_schedule, domains=conv_domains, fit_knobs=CONV_FIT, ideal=conv_ideal_cycles,
+                   census=conv_census, estimate=pipelined_conv_cycles),
     "depthwise": Kind(DepthwiseConv2d, DepthwiseSchedule, default_conv_schedule, lower_conv,
                       library=tiled_conv_dw_auto, flat=gemmini_conv_schedule, domains=conv_domains,
                       fit_knobs=CONV_FIT),
@@ -142,6 +154,32 @@ def schedule_class(op: Op, spec: Any) -> type[Schedule]:
     if isinstance(spec, Mapping) and "call" in spec:
         return library_class(spec["call"])
     return KINDS[op.KIND].schedule
+
+
+def _closed_form(op: Op, schedule: Schedule, what: str) -> Callable | None:
+    """The kind's closed form ``what`` ("census" or "estimate") where it covers ``schedule``: the kind's
+    own tunable schedules in the weight-stationary dataflow (the one the census and the estimate
+    model) of ops without transposed operands or a fused pool; None for Gemmini's library words, another
+    dataflow, those ops, or a kind without one."""
+    kind = KINDS.get(op.KIND)
+    if kind is None or not isinstance(schedule, kind.schedule) or getattr(schedule, "dataflow", "ws") != "ws":
+        return None
+    if getattr(op, "transpose_a", False) or getattr(op, "transpose_b", False) or getattr(op, "pool", None):
+        return None
+    return getattr(kind, what)
+
+
+def census(op: Op, schedule: Schedule, hw: HardwareConfig) -> tuple[Census, dict] | None:
+    """The instruction census of ``lower(op, schedule, hw)`` and its buffers, without rendering; None
+    where no census covers the schedule (then render it). ScheduleError if it does not fit."""
+    build = _closed_form(op, schedule, "census")
+    return None if build is None else build(op, schedule, hw)
+
+
+def estimate_cycles(op: Op, schedule: Schedule, hw: HardwareConfig) -> float | None:
+    """The kind's analytical cycle estimate of ``schedule`` (closed form, any size); None where it has none."""
+    est = _closed_form(op, schedule, "estimate")
+    return None if est is None else float(est(op, schedule, hw))
 
 
 def lower(op: Op, schedule: Schedule, hw: HardwareConfig) -> Program:

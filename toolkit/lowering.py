@@ -11,10 +11,15 @@ import functools
 import itertools
 import re
 from pathlib import Path
-from typing import Mapping, NamedTuple
+from typing import TYPE_CHECKING, Mapping, NamedTuple
 
 import jinja2
 import numpy as np
+
+from isa import Buffer, layout
+
+if TYPE_CHECKING:
+    from .ops import Op
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "templates"
 
@@ -180,6 +185,14 @@ def clear_unit_caches() -> None:
     """Forget split and weighed instruction units (for cold-start measurements)."""
     units.cache_clear()
     _weight.cache_clear()
+
+
+def op_buffers(op: "Op", scratch: tuple[tuple[str, str, tuple[int, ...]], ...] = ()) -> dict[str, Buffer]:
+    """The DRAM buffers of ``op``'s program: its inputs, its outputs, then (name, dtype, shape) scratch."""
+    specs = [(name, "input", dtype, shape) for name, (shape, dtype) in op.input_specs().items()]
+    specs += [(name, "output", dtype, shape) for name, (shape, dtype) in op.output_specs().items()]
+    specs += [(name, "scratch", dtype, shape) for name, dtype, shape in scratch]
+    return layout(specs)
 
 
 @functools.cache

@@ -1,11 +1,17 @@
-"""Features of a candidate, computed from its rendered instruction stream without simulating it.
+"""Features of a candidate, computed from its instruction stream without simulating it.
 
 One fixed-length float32 vector for every op and shape (see :data:`FEATURE_NAMES`):
 the stream statistics (numpy over the encoded (funct, rs1, rs2) words, in named groups:
-:data:`STREAM_PARTS`), the knobs of the schedule (slot per dataclass field, padded), and
-the log-shape of the workload (slot per numeric op parameter, padded), and the hardware's sizes (so
-that records transfer across hardware points: tk.explore). Counts go in as log2(1 + x) so that one
-model serves small and large workloads.
+:data:`STREAM_PARTS`), the analytical prior's cycles, the knobs of the schedule (slot per dataclass
+field, padded), and the log-shape of the workload (slot per numeric op parameter, padded), and the hardware's sizes (so that
+records transfer across hardware points: tk.explore). Counts go in as log2(1 + x) so that one model
+serves small and large workloads.
+
+Every stream statistic is a sum over the stream's words, blind to their order, so it is computed over a
+:class:`~toolkit.census.Census` (each distinct word with its count). A rendered program gives one
+(:func:`program_census`); the kinds with a census (``toolkit.kinds.census``: matmul and conv2d in the
+weight-stationary dataflow) give the same one from their tile walk without rendering, which is how
+:func:`candidate_features` featurizes the tuner's candidates; the rest are rendered.
 """
 from __future__ import annotations
 
@@ -22,7 +28,8 @@ from isa import ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, HardwareConfig,
 from isa.loop_words import CONFIG_LD, OPERAND, Field
 from isa.opcodes import MVIN_FUNCTS, ConfigKind, Funct
 from simulators.stand_in import estimate
-from toolkit.kinds import KINDS, knob_domains, lower
+from toolkit.census import Census
+from toolkit.kinds import KINDS, census, estimate_cycles, knob_domains, lower
 from toolkit.kinds import from_dict as op_from_dict
 from toolkit.ops import Op
 from toolkit.schedule import Schedule
@@ -30,7 +37,8 @@ from toolkit.schedule import Schedule
 if TYPE_CHECKING:
     from .space import Space
 
-FEATURE_VERSION = 4   # 2: pipeline features, 20 knob slots; 3: the stand-in's cycles; 4: the hardware's sizes
+FEATURE_VERSION = 5   # 2: pipeline features, 20 knob slots; 3: the stand-in's cycles; 4: order-free, closed-form
+# prior; 5: the hardware's sizes
 OPCODES = ("config_ex", "config_ld", "config_st", "mvin", "mvin2", "mvin3", "mvout", "preload",
            "compute_preloaded", "compute_accumulated", "flush", "fence")
 # The tuner's schedules never emit Gemmini's CISC loop words (only the library baseline does),
@@ -47,10 +55,10 @@ MAX_FLAGS = 4
 KNOB_NAMES = [f"knob{i}" for i in range(MAX_KNOBS)]
 SHAPE_NAMES = ([f"kind_{k}" for k in OP_KINDS] + ["kind_other"] + [f"log_param{i}" for i in range(MAX_PARAMS)]
                + [f"flag{i}" for i in range(MAX_FLAGS)] + ["log_macs", "log_input_bytes", "log_output_bytes"])
-# The stand-in simulates one instruction at a time in Python (~15 us each, 4x lowering's cost), so
-# it joins the features only for streams up to this length; longer ones get NOT_ESTIMATED (not nan:
-# scikit-learn's binning fails on a column that is all nan) and the prior falls back to the stream's
-# roofline.
+# The prior is the kind's closed-form estimate where it has one. Elsewhere it is the stand-in, which
+# simulates one instruction at a time in Python (~15 us each, 4x lowering's cost), so only for streams
+# up to this length; longer ones get NOT_ESTIMATED (not nan: scikit-learn's binning fails on a column
+# that is all nan) and the cost model's prior falls back to the stream's roofline.
 STAND_IN_MAX_INSTRUCTIONS = 8192
 NOT_ESTIMATED = -1.0
 
@@ -95,48 +103,82 @@ def hi16(x: np.ndarray) -> np.ndarray:
     return _field(x, _OPERAND, "rows")
 
 
+def ld_configs(funct: np.ndarray, rs1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """At each mvin of a stream in program order (0 elsewhere), the block stride and the shrink flag of
+    its load state's latest config_ld."""
+    state = np.select([funct == f for f in MVIN_FUNCTS], [0, 1, 2], -1)
+    is_ld = (funct == Funct.CONFIG) & (_field(rs1, _CONFIG_LD_RS1, "kind") == ConfigKind.LD)
+    ld_state = _field(rs1, _CONFIG_LD_RS1, "state")
+    stride_of, shrink_of = _field(rs1, _CONFIG_LD_RS1, "block_stride"), _field(rs1, _CONFIG_LD_RS1, "shrink")
+    stride, shrink = np.zeros(len(funct), dtype=np.int64), np.zeros(len(funct), dtype=np.int64)
+    for s in range(3):
+        moves = state == s
+        if moves.any():
+            stride[moves] = _latest(stride_of, is_ld & (ld_state == s))[moves]
+            shrink[moves] = _latest(shrink_of, is_ld & (ld_state == s))[moves]
+    return stride, shrink
+
+
+def program_census(prog: Program) -> Census:
+    """The census of a rendered program: each instruction once, in order."""
+    w = encode_all(prog.instructions)
+    f = w[:, 0].astype(np.int64)
+    if ((f >= Funct.LOOP_WS) & (f <= Funct.LOOP_CONV_WS_CONFIG_6) & (f != Funct.MVIN3)).any():
+        raise ValueError("stream_features: the stream holds CISC loop words, which the features do not model")
+    return Census(w, np.ones(len(w), dtype=np.int64), *ld_configs(f, w[:, 1]))
+
+
 class _Moves(NamedTuple):
     """The DMA moves of one direction, by their local (scratchpad or accumulator) operand."""
-    mask: np.ndarray      # which instructions of the stream
+    mask: np.ndarray      # which words of the census
+    count: np.ndarray     # how many times each occurs
     local: np.ndarray
     cols: np.ndarray
     rows: np.ndarray
     acc: np.ndarray       # to the accumulator
-    nbytes: np.ndarray
-    beats: float          # DMA beats: each row's bytes rounded up to whole beats
+    nbytes: np.ndarray    # of one occurrence
+    beats: float          # DMA beats of all occurrences: each row's bytes rounded up to whole beats
+
+    @property
+    def n(self) -> int:
+        return int(self.count.sum())
+
+    def total(self, values: np.ndarray) -> float:
+        return float((values * self.count).sum())
 
 
 def _moves(stream: Stream, mask: np.ndarray, wide: np.ndarray) -> _Moves:
     """``wide``: which of the moves carry 4-byte accumulator words (else a byte an element)."""
-    rs2 = stream.rs2[mask]
+    rs2, count = stream.rs2[mask], stream.count[mask]
     local, cols, rows = lo32(rs2), mid16(rs2), hi16(rs2)
     acc = (local & ACC_BIT) != 0
     row_bytes = cols * np.where(acc & wide, 4, 1)
-    beats = float((rows * -(-row_bytes // stream.hw.dma_beat_bytes)).sum())
-    return _Moves(mask, local, cols, rows, acc, rows * row_bytes, beats)
+    beats = float((count * rows * -(-row_bytes // stream.hw.dma_beat_bytes)).sum())
+    return _Moves(mask, count, local, cols, rows, acc, rows * row_bytes, beats)
 
 
 class _Access(NamedTuple):
-    """Scratchpad rows touched: where in the stream, which row, how many rows from it, which bank."""
-    pos: np.ndarray
+    """Scratchpad rows touched: which row, how many rows from it (all occurrences), which bank."""
     rows: np.ndarray
     amount: np.ndarray
     bank: np.ndarray
 
 
 class Stream:
-    """A program's instruction words, decoded for the feature parts; each decoded array is computed on
-    first use and shared by the parts that read it."""
+    """A census's words, decoded for the feature parts; each decoded array is computed on first use and
+    shared by the parts that read it. Every sum weighs a word by its count."""
 
-    def __init__(self, prog: Program) -> None:
-        self.prog, self.hw = prog, prog.hw
-        w = encode_all(prog.instructions)
-        self.n = len(w)
+    def __init__(self, census: Census, hw: HardwareConfig, buffers: Mapping[str, Any]) -> None:
+        self.hw, self.buffers = hw, buffers
+        w = census.words
+        self.count = census.count
+        self.n = int(census.count.sum())
         self.funct = w[:, 0].astype(np.int64)
         self.rs1, self.rs2 = w[:, 1], w[:, 2]
-        f = self.funct
-        if ((f >= Funct.LOOP_WS) & (f <= Funct.LOOP_CONV_WS_CONFIG_6) & (f != Funct.MVIN3)).any():
-            raise ValueError("stream_features: the stream holds CISC loop words, which the features do not model")
+        self.stride, self.shrink = census.stride, census.shrink
+
+    def total(self, mask: np.ndarray) -> int:
+        return int(self.count[mask].sum())
 
     @cached_property
     def config(self) -> np.ndarray:
@@ -145,31 +187,12 @@ class Stream:
         return np.where(self.funct == Funct.CONFIG, _field(self.rs1, _CONFIG_LD_RS1, "kind"), -1)
 
     @cached_property
-    def load_state(self) -> np.ndarray:
-        """Which of the three load states (mvin, mvin2, mvin3) each instruction moves with, -1: none."""
-        return np.select([self.funct == f for f in MVIN_FUNCTS], [0, 1, 2], -1)
-
-    @cached_property
-    def ld_config(self) -> tuple[np.ndarray, np.ndarray]:
-        """At each mvin (0 elsewhere), the block stride and the shrink flag of its load state's latest
-        config_ld."""
-        rs1, state = self.rs1, self.load_state
-        is_ld, ld_state = self.config == ConfigKind.LD, _field(rs1, _CONFIG_LD_RS1, "state")
-        stride_of, shrink_of = _field(rs1, _CONFIG_LD_RS1, "block_stride"), _field(rs1, _CONFIG_LD_RS1, "shrink")
-        stride, shrink = np.zeros(self.n, dtype=np.int64), np.zeros(self.n, dtype=np.int64)
-        for s in range(3):
-            moves = state == s
-            if moves.any():
-                stride[moves] = _latest(stride_of, is_ld & (ld_state == s))[moves]
-                shrink[moves] = _latest(shrink_of, is_ld & (ld_state == s))[moves]
-        return stride, shrink
-
-    @cached_property
     def mvin(self) -> _Moves:
         """The mvins of real data (GARBAGE ones load nothing); to the accumulator they move 4-byte words
         unless their config_ld shrinks them to bytes."""
-        mask = (self.load_state >= 0) & (lo32(self.rs2) != GARBAGE)
-        return _moves(self, mask, self.ld_config[1][mask] == 0)
+        is_mvin = np.isin(self.funct, [int(f) for f in MVIN_FUNCTS])
+        mask = is_mvin & (lo32(self.rs2) != GARBAGE)
+        return _moves(self, mask, self.shrink[mask] == 0)
 
     @cached_property
     def mvout(self) -> _Moves:
@@ -191,7 +214,7 @@ class Stream:
 
     @cached_property
     def n_comp(self) -> int:
-        return int(self.comp.sum())
+        return self.total(self.comp)
 
     @cached_property
     def sp_writes(self) -> _Access:
@@ -200,19 +223,19 @@ class Stream:
         nblk = np.maximum(1, -(-m.cols // self.hw.dim))
         rep = np.repeat(np.arange(len(m.local)), nblk)
         blk_off = np.arange(rep.size) - np.repeat(np.cumsum(nblk) - nblk, nblk)
-        rows = (m.local & ROW_MASK)[rep] + blk_off * self.ld_config[0][m.mask][rep]
+        rows = (m.local & ROW_MASK)[rep] + blk_off * self.stride[m.mask][rep]
         keep = ~m.acc[rep]
         rows = rows[keep]
-        return _Access(np.flatnonzero(m.mask)[rep][keep], rows, m.rows[rep][keep], rows // self.hw.sp_bank_rows)
+        return _Access(rows, (m.rows * m.count)[rep][keep], rows // self.hw.sp_bank_rows)
 
     @cached_property
     def sp_reads(self) -> _Access:
         """The execute unit's scratchpad reads: preloads' and computes' rs1 operands."""
-        src = np.concatenate([np.flatnonzero(self.pre), np.flatnonzero(self.comp)])
-        addr, amount = lo32(self.rs1[src]), hi16(self.rs1[src])
+        src = self.pre | self.comp
+        addr, amount = lo32(self.rs1[src]), hi16(self.rs1[src]) * self.count[src]
         keep = (addr != GARBAGE) & ((addr & ACC_BIT) == 0)
         rows = addr[keep] & ROW_MASK
-        return _Access(src[keep], rows, amount[keep], rows // self.hw.sp_bank_rows)
+        return _Access(rows, amount[keep], rows // self.hw.sp_bank_rows)
 
     @cached_property
     def bank_use(self) -> tuple[np.ndarray, np.ndarray]:
@@ -239,8 +262,9 @@ def _part(*names: str) -> Callable[[Callable[[Stream], Iterable[float]]], Part]:
 
 @_part(*(f"log_n_{op}" for op in OPCODES))
 def _opcode_counts(s: Stream) -> Iterable[float]:
-    per_funct = np.bincount(s.funct, minlength=max(Funct) + 1)
-    per_config = np.bincount(s.config[s.config >= 0], minlength=len(ConfigKind))
+    per_funct = np.bincount(s.funct, weights=s.count, minlength=max(Funct) + 1)
+    configs = s.config >= 0
+    per_config = np.bincount(s.config[configs], weights=s.count[configs], minlength=len(ConfigKind))
     counts = np.zeros(len(OPCODES))
     for f, k in _FUNCT_SLOT.items():
         counts[k] = per_funct[f]
@@ -253,10 +277,10 @@ def _opcode_counts(s: Stream) -> Iterable[float]:
        "log_mean_row_bytes_in", "log_dram_requests", "log_dma_beats", "beat_efficiency")
 def _dma_traffic(s: Stream) -> Iterable[float]:
     mi, mo = s.mvin, s.mvout
-    bytes_in, bytes_out = float(mi.nbytes.sum()), float(mo.nbytes.sum())
-    return (_log(s.n), _log(bytes_in), _log(bytes_out), _log(bytes_in / max(1, len(mi.local))),
-            _log(bytes_out / max(1, len(mo.local))), _log(bytes_in / max(1, int(mi.rows.sum()))),
-            _log(mi.rows.sum() + mo.rows.sum()), _log(s.dma_cycles),
+    bytes_in, bytes_out = mi.total(mi.nbytes), mo.total(mo.nbytes)
+    return (_log(s.n), _log(bytes_in), _log(bytes_out), _log(bytes_in / max(1, mi.n)),
+            _log(bytes_out / max(1, mo.n)), _log(bytes_in / max(1.0, mi.total(mi.rows))),
+            _log(mi.total(mi.rows) + mo.total(mo.rows)), _log(s.dma_cycles),
             (bytes_in + bytes_out) / max(1.0, s.dma_cycles * s.hw.dma_beat_bytes))
 
 
@@ -264,28 +288,29 @@ def _dma_traffic(s: Stream) -> Iterable[float]:
 def _execute(s: Stream) -> Iterable[float]:
     """Weight loads (preloads of a real B) and accumulator read-modify-writes (preloads of C and mvins
     onto an accumulating address), per compute."""
-    mi, b_addr, c_addr = s.mvin, lo32(s.rs1[s.pre]), lo32(s.rs2[s.pre])
-    weight_loads = int((b_addr != GARBAGE).sum())
-    rmw = int((((c_addr & ACC_BIT) != 0) & ((c_addr & ACCUM_BIT) != 0) & (c_addr != GARBAGE)).sum())
-    rmw += int((mi.acc & ((mi.local & ACCUM_BIT) != 0)).sum())
+    mi, b_addr, c_addr, n_pre = s.mvin, lo32(s.rs1[s.pre]), lo32(s.rs2[s.pre]), s.count[s.pre]
+    weight_loads = int(n_pre[b_addr != GARBAGE].sum())
+    rmw = int(n_pre[((c_addr & ACC_BIT) != 0) & ((c_addr & ACCUM_BIT) != 0) & (c_addr != GARBAGE)].sum())
+    rmw += int(mi.count[mi.acc & ((mi.local & ACCUM_BIT) != 0)].sum())
     n_comp = max(1, s.n_comp)
     return (_log(weight_loads), weight_loads / n_comp, _log(rmw), rmw / n_comp,
-            float(mi.nbytes[mi.acc].sum()) / max(1.0, float(mi.nbytes.sum())))
+            mi.total(mi.nbytes * mi.acc) / max(1.0, mi.total(mi.nbytes)))
 
 
 @_part(*(f"reload_input{i}" for i in range(MAX_INPUTS)), "store_factor")
 def _reuse(s: Stream) -> Iterable[float]:
     """Bytes loaded from each input buffer over its size (how often it is re-read); stored over the outputs'."""
-    buffers = s.prog.buffers.values()
+    buffers = s.buffers.values()
     inputs = [b for b in buffers if b.role == "input"][:MAX_INPUTS]
     reload = np.zeros(MAX_INPUTS)
-    if inputs and s.mvin.mask.any():
+    mi = s.mvin
+    if inputs and mi.mask.any():
         starts = np.array([b.addr for b in inputs])
-        owner = np.searchsorted(starts, s.rs1[s.mvin.mask].astype(np.int64), side="right") - 1
+        owner = np.searchsorted(starts, s.rs1[mi.mask].astype(np.int64), side="right") - 1
         for i, b in enumerate(inputs):
-            reload[i] = s.mvin.nbytes[owner == i].sum() / b.nbytes
+            reload[i] = mi.total(mi.nbytes * (owner == i)) / b.nbytes
     outputs = sum(b.nbytes for b in buffers if b.role == "output")
-    return (*reload, float(s.mvout.nbytes.sum()) / max(1, outputs))
+    return (*reload, s.mvout.total(s.mvout.nbytes) / max(1, outputs))
 
 
 def _shares(amounts: np.ndarray, banks: int) -> np.ndarray:
@@ -301,65 +326,12 @@ def _shares(amounts: np.ndarray, banks: int) -> np.ndarray:
     return out
 
 
-@_part(*(f"sp_write_bank_share{i}" for i in range(MAX_BANKS)), *(f"sp_read_bank_share{i}" for i in range(MAX_BANKS)))
-def _bank_shares(s: Stream) -> Iterable[float]:
+@_part(*(f"sp_write_bank_share{i}" for i in range(MAX_BANKS)), *(f"sp_read_bank_share{i}" for i in range(MAX_BANKS)),
+       "banks_written", "banks_read")
+def _banks(s: Stream) -> Iterable[float]:
     written, read = s.bank_use
-    return (*_shares(written, s.hw.sp_banks), *_shares(read, s.hw.sp_banks))
-
-
-@_part("same_bank_next_load", "same_bank_prev_load", "banks_written", "banks_read")
-def _bank_conflicts(s: Stream) -> Iterable[float]:
-    """Share of the scratchpad reads in the bank of the next (previous) DMA write: the two contend."""
-    w, r = s.sp_writes, s.sp_reads
-    same_next = same_prev = 0.0
-    if len(w.pos) and len(r.pos):   # w.pos is in stream order, as searchsorted needs
-        nxt = np.searchsorted(w.pos, r.pos, side="right")
-        same_next = float(np.mean(np.where(nxt < len(w.pos), w.bank[np.minimum(nxt, len(w.pos) - 1)] == r.bank,
-                                           False)))
-        prv = nxt - 1
-        same_prev = float(np.mean(np.where(prv >= 0, w.bank[np.maximum(prv, 0)] == r.bank, False)))
-    written, read = s.bank_use
-    return same_next, same_prev, float((written > 0).sum()), float((read > 0).sum())
-
-
-@_part("log_first_use_mean", "log_first_use_min", "log_first_use_median", "first_use_near_share",
-       "unused_load_share")
-def _first_use(s: Stream) -> Iterable[float]:
-    """Distance from each load (dim-row block) to its first use; a later load of the block ends the wait."""
-    w, r, d = s.sp_writes, s.sp_reads, s.hw.dim
-    out = np.zeros(5)
-    if not len(w.pos):
-        return out
-    blk, pos = np.concatenate([w.rows // d, r.rows // d]), np.concatenate([w.pos, r.pos])
-    kind = np.concatenate([np.zeros(len(w.pos), int), np.ones(len(r.pos), int)])
-    order = np.lexsort((kind, pos, blk))
-    blk, pos, kind = blk[order], pos[order], kind[order]
-    is_w = np.flatnonzero(kind[:-1] == 0)
-    used = (kind[is_w + 1] == 1) & (blk[is_w + 1] == blk[is_w])
-    dist = (pos[is_w + 1] - pos[is_w])[used]
-    if dist.size:
-        ld = _log(dist)
-        out[:4] = [ld.mean(), ld.min(), np.median(ld), np.mean(dist < 2 * 8)]
-    out[4] = 1.0 - dist.size / len(w.pos)
-    return out
-
-
-@_part("log_mean_dma_run", "log_max_dma_run", "dma_after_last_compute_share")
-def _dma_runs(s: Stream) -> Iterable[float]:
-    """Runs of DMA instructions between computes, and the share of DMA instructions after the last compute:
-    long runs (flat load-compute-store order) leave the array idle while the DMA works; short ones (a
-    software pipeline) overlap the two."""
-    kinds = np.where(s.mvin.mask | s.mvout.mask, 1, np.where(s.comp, 2, 0))
-    kinds = kinds[kinds > 0]
-    if not (kinds == 1).any():
-        return 0.0, 0.0, 0.0
-    change = np.flatnonzero(np.diff(np.r_[0, kinds, 0]) != 0)
-    starts, ends = change[:-1], change[1:]
-    runs = (ends - starts)[kinds[starts] == 1]
-    tail = 0
-    if (kinds == 2).any():
-        tail = int((kinds[np.flatnonzero(kinds == 2)[-1]:] == 1).sum())
-    return float(_log(runs.mean())), float(_log(runs.max())), tail / float((kinds == 1).sum())
+    return (*_shares(written, s.hw.sp_banks), *_shares(read, s.hw.sp_banks),
+            float((written > 0).sum()), float((read > 0).sum()))
 
 
 @_part("log_ideal_cycles", "row_fill", "log_dma_cycles", "log_roofline_cycles", "dma_over_compute",
@@ -368,35 +340,37 @@ def _bounds(s: Stream) -> Iterable[float]:
     """The array's cycles if always fed (dim a compute), the share of its rows the computes fill, and the
     DMA's cycles (a beat each)."""
     ideal, dma = s.n_comp * s.hw.dim, s.dma_cycles
-    return (_log(ideal), float(hi16(s.rs1[s.comp]).sum()) / max(1, ideal), _log(dma), _log(max(ideal, dma)),
-            dma / max(1, ideal), _log(s.n_comp / max(1, len(s.mvin.local))))
+    a_rows = float((hi16(s.rs1[s.comp]) * s.count[s.comp]).sum())
+    return (_log(ideal), a_rows / max(1, ideal), _log(dma), _log(max(ideal, dma)),
+            dma / max(1, ideal), _log(s.n_comp / max(1, s.mvin.n)))
 
 
-@_part("log_stand_in_cycles")
-def _stand_in(s: Stream) -> Iterable[float]:
-    """The stand-in simulator's cycles, where the stream is short enough to simulate cheaply."""
-    return (_log(estimate(s.prog)[0]) if s.n <= STAND_IN_MAX_INSTRUCTIONS else NOT_ESTIMATED,)
-
-
-# The vector's stream slots: these parts' names, in this order (saved models depend on it).
-STREAM_PARTS: tuple[Part, ...] = (_opcode_counts, _dma_traffic, _execute, _reuse, _bank_shares, _bank_conflicts,
-                                  _first_use, _dma_runs, _bounds, _stand_in)
+# The vector's stream slots: these parts' names, in this order (saved models depend on it). Every part
+# is a sum over the stream's words, so order-free: a census gives it exactly (version 4 dropped the
+# parts that read the order: bank of the next / previous load, load-to-first-use distances, DMA runs).
+STREAM_PARTS: tuple[Part, ...] = (_opcode_counts, _dma_traffic, _execute, _reuse, _banks, _bounds)
 STREAM_NAMES = [name for part in STREAM_PARTS for name in part.names]
 # the hardware fields that shape a schedule's cost (queue depths and DMA slots are left to the stream)
 HW_FIELDS = ("dim", "sp_kib", "sp_banks", "acc_kib", "acc_banks", "dma_beat_bytes", "max_block_len", "dram_latency")
 HW_NAMES = [f"log_hw_{f}" for f in HW_FIELDS]
-FEATURE_NAMES: tuple[str, ...] = tuple(STREAM_NAMES + KNOB_NAMES + SHAPE_NAMES + HW_NAMES)
+PRIOR_NAMES = ["log_prior_cycles"]
+FEATURE_NAMES: tuple[str, ...] = tuple(STREAM_NAMES + PRIOR_NAMES + KNOB_NAMES + SHAPE_NAMES + HW_NAMES)
 N_FEATURES = len(FEATURE_NAMES)
 IDEAL = FEATURE_NAMES.index("log_ideal_cycles")
 DMA_CYCLES = FEATURE_NAMES.index("log_dma_cycles")
 MACS = FEATURE_NAMES.index("log_macs")  # a workload constant: the cost model's normalizer
-STAND_IN = FEATURE_NAMES.index("log_stand_in_cycles")
+PRIOR = FEATURE_NAMES.index("log_prior_cycles")
+
+
+def census_features(census: Census, hw: HardwareConfig, buffers: Mapping[str, Any]) -> np.ndarray:
+    """The instruction-stream part of the vector (``len(STREAM_NAMES)`` values) of a census."""
+    stream = Stream(census, hw, buffers)
+    return np.asarray([v for part in STREAM_PARTS for v in part(stream).values()], dtype=np.float64)
 
 
 def stream_features(prog: Program) -> np.ndarray:
-    """The instruction-stream part of the vector (``len(STREAM_NAMES)`` values)."""
-    stream = Stream(prog)
-    return np.asarray([v for part in STREAM_PARTS for v in part(stream).values()], dtype=np.float64)
+    """The instruction-stream part of the vector of a rendered program."""
+    return census_features(program_census(prog), prog.hw, prog.buffers)
 
 
 def knob_features(schedule: Schedule | dict[str, Any], domains: dict[str, list]) -> np.ndarray:
@@ -444,22 +418,51 @@ def hardware_features(hw: HardwareConfig) -> np.ndarray:
     return _log([getattr(hw, f) for f in HW_FIELDS])
 
 
+def prior_feature(op: Op, schedule: Schedule, hw: HardwareConfig, prog: Program | None = None) -> float:
+    """log2(1 + cycles) of the analytical prior: the kind's closed-form estimate where it has one
+    (matmul and conv2d, any length: toolkit.kinds.estimate_cycles); else the stand-in's simulated cycles
+    of a rendered stream short enough; else NOT_ESTIMATED."""
+    cycles = estimate_cycles(op, schedule, hw)
+    if cycles is None and prog is not None and len(prog.instructions) <= STAND_IN_MAX_INSTRUCTIONS:
+        cycles = estimate(prog)[0]
+    return NOT_ESTIMATED if cycles is None else float(_log(cycles))
+
+
+def _vector(stream: np.ndarray, prior: float, op: Op, schedule: Schedule, hw: HardwareConfig,
+            domains: dict[str, list]) -> np.ndarray:
+    return np.concatenate([stream, [prior], knob_features(schedule, domains), shape_features(op),
+                           hardware_features(hw)]).astype(np.float32)
+
+
 def features(prog: Program, op: Op, schedule: Schedule, domains: dict[str, list] | None = None) -> np.ndarray:
-    """The full vector of one candidate: stream + knobs + shape + hardware, length :data:`N_FEATURES`.
+    """The full vector of one rendered candidate: stream + prior + knobs + shape + hardware (:data:`N_FEATURES`).
 
     ``domains`` (knob -> values) encodes string knobs; by default the op kind's registered domains.
     """
     if domains is None:
         domains = knob_domains(op, prog.hw)
-    return np.concatenate([stream_features(prog), knob_features(schedule, domains),
-                           shape_features(op), hardware_features(prog.hw)]).astype(np.float32)
+    return _vector(stream_features(prog), prior_feature(op, schedule, prog.hw, prog), op, schedule, prog.hw,
+                   domains)
+
+
+def candidate_features(op: Op, hw: HardwareConfig, schedule: Schedule, domains: dict[str, list] | None = None
+                       ) -> np.ndarray:
+    """The vector of one candidate, equal to :func:`features` of its rendered program: from its census
+    (toolkit.kinds.census: no rendering) where one covers the schedule, else rendered. ScheduleError
+    if it does not fit."""
+    domains = domains if domains is not None else knob_domains(op, hw)
+    counted = census(op, schedule, hw)
+    if counted is None:
+        return features(lower(op, schedule, hw), op, schedule, domains)
+    stream = census_features(counted[0], hw, counted[1])
+    return _vector(stream, prior_feature(op, schedule, hw), op, schedule, hw, domains)
 
 
 def featurize(op: Op, hw: HardwareConfig, schedules: Sequence[Schedule],
               domains: dict[str, list] | None = None) -> np.ndarray:
-    """Lower each schedule and return its feature rows, shape (len(schedules), N_FEATURES)."""
+    """The feature rows of candidates (:func:`candidate_features`), shape (len(schedules), N_FEATURES)."""
     domains = domains if domains is not None else knob_domains(op, hw)
-    rows = [features(lower(op, s, hw), op, s, domains) for s in schedules]
+    rows = [candidate_features(op, hw, s, domains) for s in schedules]
     return np.stack(rows) if rows else np.zeros((0, N_FEATURES), dtype=np.float32)
 
 

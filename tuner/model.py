@@ -14,7 +14,7 @@ from scipy.stats import spearmanr
 from sklearn.ensemble import HistGradientBoostingRegressor
 from threadpoolctl import threadpool_limits
 
-from .features import DMA_CYCLES, IDEAL, MACS, NOT_ESTIMATED, STAND_IN
+from .features import DMA_CYCLES, IDEAL, MACS, NOT_ESTIMATED, PRIOR
 
 MIN_SAMPLES = 4  # below this the model abstains and the search falls back to random picks
 
@@ -30,17 +30,17 @@ def target(X: np.ndarray, cycles: np.ndarray) -> np.ndarray:
 
 
 def prior(X: np.ndarray) -> np.ndarray:
-    """An analytical estimate in the target's units, from the features alone: the stand-in's
-    cycles where the stream was short enough to run it (its Spearman against the RTL tables is
-    0.82-0.98), else log2((DMA cycles + compute cycles) / MACs), the stream's transfers and
-    computes with no overlap.
+    """An analytical estimate in the target's units, from the features alone: the features' prior
+    (log_prior_cycles: the kind's closed-form estimate, any length, for matmul and conv2d; the
+    stand-in's cycles for other kinds where the stream was short enough to run it), else
+    log2((DMA cycles + compute cycles) / MACs), the stream's transfers and computes with no overlap.
 
     It needs no measurement, so it ranks the first candidates; the boosted model then learns
     what it gets wrong (its residual).
     """
     X = np.asarray(X, dtype=np.float64)
     roofline = np.exp2(X[:, DMA_CYCLES]) + np.exp2(X[:, IDEAL]) - 2.0  # features hold log2(1 + x)
-    est = np.where(X[:, STAND_IN] == NOT_ESTIMATED, roofline, np.exp2(X[:, STAND_IN]) - 1.0)
+    est = np.where(X[:, PRIOR] == NOT_ESTIMATED, roofline, np.exp2(X[:, PRIOR]) - 1.0)
     return np.log2(np.maximum(est, 1.0)) - _log_macs(X)
 
 

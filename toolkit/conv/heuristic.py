@@ -152,6 +152,20 @@ def _tile_costs(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, An
         shape=(len(rb), len(rh), len(rw), len(rk), len(reduction)))
 
 
+_TILE_COSTS: dict[tuple, dict[str, Any]] = {}
+
+
+def _tile_costs_of(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, Any]:
+    """:func:`_tile_costs`, kept per tiling: it reads only the tiles, the mvin width and the geometry, so
+    schedules that differ in placement, loop order or pipeline knobs (a search's neighbours) share it."""
+    key = (op, hw, s.tiles(), s.mvin_blocks, s.packs_taps)
+    if key not in _TILE_COSTS:
+        if len(_TILE_COSTS) >= 4096:
+            _TILE_COSTS.clear()
+        _TILE_COSTS[key] = _tile_costs(op, s, hw)
+    return _TILE_COSTS[key]
+
+
 def pipelined_conv_cycles(op: Conv2d, s: ConvSchedule, hw: HardwareConfig, limit: float = math.inf) -> float:
     """A cycle estimate of a pipelined conv2d schedule (load_ahead, store_delay), used only to pick the
     default's tiles: the tile walk's steps, in loop order, through :func:`~toolkit.estimate.pipeline_cycles`.
@@ -164,7 +178,7 @@ def pipelined_conv_cycles(op: Conv2d, s: ConvSchedule, hw: HardwareConfig, limit
     cycle (a bias row, read once, into every pixel of the tile). Within ~2% of the RTL on ResNet-50's
     and MobileNetV2's convs over the tile shapes we measured (the stems' padding copy aside).
     Infinity where the computes alone pass ``limit``."""
-    c, d = _tile_costs(op, s, hw), hw.dim
+    c, d = _tile_costs_of(op, s, hw), hw.dim
     out_beats = -(-d * (4 if op.out_dtype == "int32" else 1) // hw.dma_beat_bytes)
     idx = np.indices(c["shape"])   # the steps in loop order, the reduction innermost
     b, h, w, k, r = (np.transpose(a, ["bhwk".index(x) for x in s.loop_order] + [4]).reshape(-1) for a in idx)
@@ -181,7 +195,8 @@ def pipelined_conv_cycles(op: Conv2d, s: ConvSchedule, hw: HardwareConfig, limit
     if op.bias:   # a bias row is read once and written to every pixel of the tile
         writes = writes + (r == 0) * npix * kblocks
     store = (r == c["shape"][4] - 1) * npix * kblocks * out_beats
-    return pipeline_cycles(np.stack([compute, load, store, writes], axis=1), d)
+    return pipeline_cycles(np.stack([compute, load, store, writes], axis=1), d, load_ahead=bool(s.load_ahead),
+                           store_delay=bool(s.store_delay))
 
 
 # Over 40 lines: the docstring's rules; the code is two small closures and the loop over tiles.

@@ -2,22 +2,14 @@
 padding copy of pad_copy.s.j2 when packed taps read a padded scratch copy of the input)."""
 from __future__ import annotations
 
-from isa import HardwareConfig, Program, layout, parse_program
+from isa import HardwareConfig, Program, parse_program
 
-from ..lowering import render
-from ..ops import Op
+from ..lowering import op_buffers, render
 from .geometry import padded_width
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
 from .schedule import ConvSchedule, DepthwiseSchedule
 from .tiles import conv_tiles
-
-
-def _buffers(op: Op, scratch: list[tuple[str, str, tuple[int, ...]]]) -> dict:
-    specs = [(name, "input", dtype, shape) for name, (shape, dtype) in op.input_specs().items()]
-    specs += [(name, "output", dtype, shape) for name, (shape, dtype) in op.output_specs().items()]
-    specs += [(name, "scratch", dtype, shape) for name, dtype, shape in scratch]
-    return layout(specs)
 
 
 def lower_conv(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig) -> Program:
@@ -33,4 +25,4 @@ def lower_conv(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule
     text = render("depthwise_ws.s.j2" if dw else "conv2d_ws.s.j2", op=op, K=K, out_bytes=out_bytes,
                   schedule=s.to_dict(), pipe=s, dim=hw.dim, plan=plan, geo=geo, copy=copy,
                   tiles=tiles)
-    return parse_program(text, hw, _buffers(op, scratch))
+    return parse_program(text, hw, op_buffers(op, tuple(scratch)))

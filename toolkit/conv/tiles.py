@@ -206,18 +206,26 @@ class _ConvWalk:
             pick = {c: ranges[c][i] for c, i in zip(order, outer)}
             yield _Output(pick["b"], pick["h"], pick["w"], pick[channel_loop], self.plan.c.base(n))
 
+    def reduction(self, kbs: range) -> list[tuple[range, range, range]]:
+        """The reduction tiles of an output tile of channel blocks ``kbs``: kernel rows, kernel columns and
+        (but depthwise, where they are ``kbs``) input channel blocks."""
+        t = self.t
+        return [(khs, kws, cbs) for khs in tile_ranges(self.geo.kernel[0], t.kh)
+                for kws in tile_ranges(self.geo.kernel[1], t.kw)
+                for cbs in ([kbs] if self.dw else tile_ranges(-(-self.in_c // self.d), t.c))]
+
+    def step(self, out: _Output, r: int, reduction: list[tuple[range, range, range]]) -> _Step:
+        """Reduction step ``r`` of ``out``, with the phase layouts of the input tile it reads."""
+        (sh, sw), (pad_h, pad_w) = self.geo.stride, self.geo.padding
+        khs, kws, cbs = reduction[r]
+        row_offset, row_index = axis_layout(out.hs.start, len(out.hs), khs.start, len(khs), sh, pad_h)
+        col_offset, col_index = axis_layout(out.ws.start, len(out.ws), kws.start, len(kws), sw, pad_w)
+        return _Step(khs, kws, cbs, row_offset, row_index, col_offset, col_index, r == 0, r == len(reduction) - 1)
+
     def _steps(self, out: _Output) -> Iterator[_Step]:
-        """The reduction steps of ``out``: kernel row, kernel column and (but depthwise) input channel tiles."""
-        geo, t = self.geo, self.t
-        (sh, sw), (pad_h, pad_w) = geo.stride, geo.padding
-        reduction = [(khs, kws, cbs) for khs in tile_ranges(geo.kernel[0], t.kh)
-                     for kws in tile_ranges(geo.kernel[1], t.kw)
-                     for cbs in ([out.kbs] if self.dw else tile_ranges(-(-self.in_c // self.d), t.c))]
-        for r, (khs, kws, cbs) in enumerate(reduction):
-            row_offset, row_index = axis_layout(out.hs.start, len(out.hs), khs.start, len(khs), sh, pad_h)
-            col_offset, col_index = axis_layout(out.ws.start, len(out.ws), kws.start, len(kws), sw, pad_w)
-            yield _Step(khs, kws, cbs, row_offset, row_index, col_offset, col_index, r == 0,
-                        r == len(reduction) - 1)
+        """The reduction steps of ``out``."""
+        reduction = self.reduction(out.kbs)
+        return (self.step(out, r, reduction) for r in range(len(reduction)))
 
     def _chans(self, block: int, total: int) -> int:
         """Channels in ``dim`` block ``block`` of ``total``."""

@@ -100,7 +100,8 @@ def pipelined_matmul_cycles(M: int, N: int, K: int, s: MatmulSchedule, hw: Hardw
             store = sum(I[i]) * -(-sum(J[j]) * out_bytes // hw.dma_beat_bytes) if k == len(Kt) - 1 else 0
             steps.append((compute(i, j, k), load, store))
     first_k = min(mb, len(Kt[0])) / len(Kt[0])
-    return pipeline_cycles(steps, d, startup=steps[0][1] * first_k + hw.dram_latency)
+    return pipeline_cycles(steps, d, startup=steps[0][1] * first_k + hw.dram_latency,
+                           load_ahead=bool(s.load_ahead), store_delay=bool(s.store_delay))
 
 
 def default_dataflow(op: Matmul, hw: HardwareConfig) -> str:

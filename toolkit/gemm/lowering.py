@@ -4,10 +4,10 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
-from isa import HardwareConfig, Program, layout, parse_program
+from isa import HardwareConfig, Program, parse_program
 from isa.assembly import clear_parse_cache
 
-from ..lowering import blocks, clear_unit_caches, render
+from ..lowering import blocks, clear_unit_caches, op_buffers, render, units
 from .op import Matmul
 from .schedule import MatmulSchedule
 
@@ -81,9 +81,7 @@ def _matmul_computes(dim: int, TJ: int, TK: int, a: int, b: int, c: int, accumul
 
 def lower_matmul(op: Matmul, s: MatmulSchedule, hw: HardwareConfig) -> Program:
     flow = Flow(s.dataflow, int(op.transpose_a), int(op.transpose_b))
-    specs = [(name, "input", dtype, shape) for name, (shape, dtype) in op.input_specs().items()]
-    specs += [(name, "output", dtype, shape) for name, (shape, dtype) in op.output_specs().items()]
-    buffers = layout(specs)
+    buffers = op_buffers(op)
     out_bytes = 4 if op.out_dtype == "int32" else 1
     text = render(
         "matmul_ws.s.j2", M=op.M, N=op.N, K=op.K, bias=op.bias, activation=op.activation, scale=op.scale,

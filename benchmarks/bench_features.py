@@ -1,0 +1,107 @@
+"""Featurizing candidates: from the instruction census (no rendering) vs rendering, side by side; and
+the closed-form prior against the RTL on real layers.
+
+(rate)   candidates a CPU second (process time: the machine is shared) of a ResNet-50 3x3 conv
+         (56x56x64->64, gemmini preset): random points of the tuner's space, then neighbours of them (what the annealing asks for: a class's words are
+         shared by candidates of one tiling), from the census; and the same random points rendered and
+         featurized (capped in time), with how many of those came out equal.
+(layers) the prior (toolkit.kinds.estimate_cycles) and the stand-in against the RTL (verilator) on
+         random points of a few real layers: Spearman, and the RTL cycles of each one's pick over the
+         best measured.
+
+    .venv/bin/python benchmarks/bench_features.py [--part rate|layers] [--points 200]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import toolkit as tk  # noqa: E402
+from simulators.stand_in import estimate  # noqa: E402
+from toolkit.kinds import estimate_cycles, lower  # noqa: E402
+from tuner.features import candidate_features, features  # noqa: E402
+from tuner.model import spearman  # noqa: E402
+from tuner.space import Space  # noqa: E402
+
+GEMMINI = tk.HardwareConfig.preset("gemmini")
+RESNET_3X3 = tk.conv2d(1, 56, 56, 64, 64, kernel=3, padding=1)
+LAYERS = {   # real layers small enough to simulate a few points each on 2 cores
+    "resnet50 conv 7x7x512->512 3x3": tk.conv2d(1, 7, 7, 512, 512, kernel=3, padding=1),
+    "resnet50 conv 14x14x1024->256 1x1": tk.conv2d(1, 14, 14, 1024, 256, kernel=1, padding=0),
+    "bert matmul 128x768x768": tk.matmul(128, 768, 768),
+}
+
+
+def part_rate(points: int, rendered: int, budget_s: float) -> None:
+    space = Space(RESNET_3X3, GEMMINI)
+    rng = np.random.default_rng(0)
+    pts = space.sample(rng, points)
+    start = time.process_time()
+    counted = {p: candidate_features(RESNET_3X3, GEMMINI, space[p], space.domains) for p in pts}
+    census_rate = len(pts) / (time.process_time() - start)
+    near = [space.neighbor(p, rng) for p in pts for _ in range(4)]
+    start = time.process_time()
+    for p in near:
+        candidate_features(RESNET_3X3, GEMMINI, space[p], space.domains)
+    near_rate = len(near) / (time.process_time() - start)
+    start, equal, done = time.process_time(), 0, 0
+    for p in pts[:rendered]:
+        if time.process_time() - start > budget_s:
+            break
+        row = features(lower(RESNET_3X3, space[p], GEMMINI), RESNET_3X3, space[p], space.domains)
+        equal += bool(np.array_equal(row, counted[p]))
+        done += 1
+    render_rate = done / (time.process_time() - start)
+    print(f"featurizing {RESNET_3X3.key} on gemmini ({len(space):,} points), candidates a CPU second:")
+    print(f"  census, {len(pts)} random points      {census_rate:10.1f}/s")
+    print(f"  census, {len(near)} neighbours of them {near_rate:10.1f}/s")
+    print(f"  rendered, first {done} random points  {render_rate:10.2f}/s   ({equal} of {done} equal to the census's)")
+    print(f"  census / rendered: {census_rate / render_rate:.0f}x on random points, "
+          f"{near_rate / render_rate:.0f}x on neighbours")
+
+
+def part_layers(points: int) -> None:
+    print(f"\nthe prior (closed form) and the stand-in against the RTL, {points} random points per layer (gemmini)")
+    print(f"{'layer':<36} {'prior rho':>9} {'stand-in rho':>12} {'prior pick/best':>15} {'stand-in pick/best':>18}"
+          f" {'prior s':>8} {'stand-in s':>10}")
+    for name, op in LAYERS.items():
+        space = Space(op, GEMMINI)
+        scheds = [tk.default_schedule(op, GEMMINI), *(space[p] for p in space.sample(np.random.default_rng(1), points))]
+        progs = [lower(op, s, GEMMINI) for s in scheds]
+        inputs = op.random_inputs(0)
+        rtl = np.array([tk.run(p, inputs, backend="verilator").cycles for p in progs], dtype=float)
+        t0 = time.process_time()
+        prior = np.array([estimate_cycles(op, s, GEMMINI) for s in scheds])
+        t1 = time.process_time()
+        stand_in = np.array([estimate(p)[0] for p in progs], dtype=float)
+        t2 = time.process_time()
+        pick = [rtl[np.argmin(e)] / rtl.min() for e in (prior, stand_in)]
+        print(f"{name:<36} {spearman(prior, rtl):>9.3f} {spearman(stand_in, rtl):>12.3f} {pick[0]:>15.3f} "
+              f"{pick[1]:>18.3f} {(t1 - t0) / len(scheds):>8.3f} {(t2 - t1) / len(scheds):>10.3f}", flush=True)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--part", choices=("rate", "layers"), action="append")
+    p.add_argument("--points", type=int, default=200, help="(rate) random points; (layers) points per layer / 10")
+    p.add_argument("--rendered", type=int, default=6, help="(rate) random points also rendered")
+    p.add_argument("--render-budget", type=float, default=120.0, help="(rate) seconds of rendering at most")
+    args = p.parse_args()
+    parts = args.part or ["rate", "layers"]
+    if "rate" in parts:
+        part_rate(args.points, args.rendered, args.render_budget)
+    if "layers" in parts:
+        part_layers(max(4, args.points // 10))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

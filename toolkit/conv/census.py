@@ -1,0 +1,175 @@
+"""conv2d's instruction census (see toolkit/census.py): the tile walk's steps as arrays, grouped into
+classes of alike steps, and the words conv2d_ws.s.j2 (with conv_ws_steps.s.j2 and pad_copy.s.j2) emits
+for one step of each class.
+
+Steps are alike when their tiles have the same extents, read the same input rows and columns (padding
+included: an axis tile's class is its length and which of its input slots are padding), and use the same
+reduction tile: then their words differ only in DRAM addresses within one buffer (which the features
+read only for the buffer) and in which half of each double buffer they use, which shifts local
+addresses. So each class's words are built once at local base 0 and shifted per buffer.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable
+
+import numpy as np
+
+from isa import GARBAGE, Buffer, HardwareConfig
+from isa.opcodes import Funct
+
+from ..census import Census, Words, acc, classes, frame, join, operand
+from ..lowering import op_buffers
+from .geometry import padded_width
+from .ops import Conv2d
+from .packed import pad_copy
+from .schedule import ConvSchedule
+from .tiles import _ConvWalk, _Output, axis_layout, tile_ranges
+
+_SP, _IN, _W, _ACC = 0, 1, 2, 3   # what shifts a word's local address: nothing, the input, weight, acc base
+_MAX_PIECES = 65536
+_PIECES: dict[tuple, "_Piece"] = {}   # (context, part, class) -> its words at base 0, across candidates
+
+
+@functools.lru_cache(maxsize=4096)
+def _axis_classes(extent: int, tile: int, kernel: int, ktile: int, stride: int, pad: int, inside: int
+                  ) -> np.ndarray:
+    """[axis tile, kernel tile] -> class: alike when the tile's length, the kernel tile and which of the
+    input slots it reads are inside the input (not padding) are."""
+    ids: dict[tuple, int] = {}
+    out = np.zeros((len(tile_ranges(extent, tile)), len(tile_ranges(kernel, ktile))), dtype=np.int64)
+    for a, o in enumerate(tile_ranges(extent, tile)):
+        for b, k in enumerate(tile_ranges(kernel, ktile)):
+            index = axis_layout(o.start, len(o), k.start, len(k), stride, pad)[1]
+            key = (len(o), b, tuple((index >= 0) & (index < inside)))
+            out[a, b] = ids.setdefault(key, len(ids))
+    return out
+
+
+class _Piece:
+    """Words at local base 0, each with what shifts its rs1 and rs2 local addresses."""
+
+    def __init__(self) -> None:
+        self.words = Words()
+        self.shift: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def add(self, funct: int | np.ndarray, rs1: np.ndarray, rs2: np.ndarray, shift1: np.ndarray | int,
+            shift2: np.ndarray | int, stride: int = 0) -> None:
+        rs1, rs2, shift1, shift2 = np.broadcast_arrays(np.asarray(rs1, np.uint64), np.asarray(rs2, np.uint64),
+                                                       np.asarray(shift1), np.asarray(shift2))
+        if rs1.size:
+            self.words.add(funct, rs1, rs2, stride)
+            self.shift.append((shift1.ravel(), shift2.ravel()))
+
+    def census(self, count: int, bases: np.ndarray) -> Census:
+        """The words with each local address shifted by ``bases`` (indexed by _SP, _IN, _W, _ACC)."""
+        c = self.words.census(count)
+        if not self.shift:
+            return c
+        words = c.words.copy()
+        for col, which in ((1, 0), (2, 1)):
+            shift = np.concatenate([s[which] for s in self.shift])
+            words[:, col] += bases[shift].astype(np.uint64)
+        return c._replace(words=words)
+
+
+def _loads(piece: _Piece, loads: list, funct: int, dram: int, local: Callable, shift: int, stride: int) -> None:
+    """mvins (or mvouts) of ``loads`` (tiles.Load) from buffer address ``dram``."""
+    if loads:
+        d, l, rows, cols = (np.array(x, dtype=np.int64) for x in zip(*loads))
+        piece.add(funct, dram + d, operand(local(l), rows, cols), _SP, shift, stride)
+
+
+def _computes(piece: _Piece, fills: list, taps: list) -> None:
+    """conv_ws_steps.s.j2's computes: garbage computes that zero accumulator rows, then per tap a
+    preload (its weights on the first compute) and a compute per run of pixels."""
+    if fills:
+        local, rows, cols = (np.array(x, dtype=np.int64) for x in zip(*fills))
+        piece.add(Funct.PRELOAD, operand(GARBAGE, 1, 1), operand(acc(local), rows, cols), _SP, _ACC)
+        piece.add(Funct.COMPUTE_PRELOADED, operand(GARBAGE, rows, 1), operand(GARBAGE, rows, cols), _SP, _SP)
+    rows = [(t.b, t.b_rows, t.b_cols, n == 0, *c) for t in taps for n, c in enumerate(t.computes)]
+    if rows:
+        b, b_rows, b_cols, first, a, c, n, accumulate = (np.array(x, dtype=np.int64) for x in zip(*rows))
+        first = first.astype(bool)
+        piece.add(Funct.PRELOAD, operand(np.where(first, b, GARBAGE), b_rows, b_cols),
+                  operand(acc(c, accumulate.astype(bool)), n, b_cols), np.where(first, _W, _SP), _ACC)
+        piece.add(np.where(first, Funct.COMPUTE_PRELOADED, Funct.COMPUTE_ACCUMULATED), operand(a, n, b_rows),
+                  operand(GARBAGE, n, b_cols), _IN, _SP)
+
+
+def _copy_census(op: Conv2d, hw: HardwareConfig, buffers: dict[str, Buffer]) -> Census:
+    """pad_copy.s.j2: its config_ld and config_st, a mvin per chunk, an mvout per block, a fence."""
+    copy, w = pad_copy(op, hw), Words()
+    chunks = copy.chunks
+    w.add(Funct.MVIN, buffers["input"].addr + np.array([m.src for m in chunks]),
+          operand(np.array([m.local for m in chunks]), np.array([m.rows for m in chunks]),
+                  np.array([m.cols for m in chunks])), copy.block_stride)
+    stores = [(o.dram, o.local, m.rows, o.cols) for m in chunks for o in m.stores]
+    dram, local, rows, cols = (np.array(x, dtype=np.int64) for x in zip(*stores))
+    w.add(Funct.MVOUT, buffers["padded"].addr + dram, operand(local, rows, cols))
+    return join([frame(1, config_ex=0), w.census(1)])
+
+
+# Over 40 lines: the step arrays and the five kinds of words of a step, each a short call.
+def conv_census(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> tuple[Census, dict[str, Buffer]]:
+    """The census of ``lower_conv(op, s, hw)``'s stream, and its buffers."""
+    walk = _ConvWalk(op, s, hw)
+    geo, plan, t, d = walk.geo, walk.plan, walk.t, walk.d
+    padded = geo.source == "padded"
+    buffers = op_buffers(op, (("padded", "int8", (op.batch, op.in_h, padded_width(op), op.in_c)),) if padded else ())
+    ranges = (tile_ranges(op.batch, t.b), tile_ranges(op.out_h, t.oh), tile_ranges(op.out_w, t.ow),
+              tile_ranges(-(-walk.out_c // d), t.k))
+    reduction = walk.reduction(range(0))
+    nkw, nc = len(tile_ranges(geo.kernel[1], t.kw)), len(tile_ranges(-(-walk.in_c // d), t.c))
+    shape = (*map(len, ranges), len(reduction))
+    b, h, w, k, r = (np.transpose(a, ["bhwk".index(x) for x in s.loop_order] + [4]).reshape(-1)
+                     for a in np.indices(shape))
+    new_in, new_w = np.ones(len(b), bool), np.ones(len(b), bool)
+    new_in[1:] = (b[1:] != b[:-1]) | (h[1:] != h[:-1]) | (w[1:] != w[:-1]) | (r[1:] != r[:-1])
+    new_w[1:] = (k[1:] != k[:-1]) | (r[1:] != r[:-1])
+    bufs = [(np.cumsum(new_in) - 1) % s.nbuf, (np.cumsum(new_w) - 1) % s.nbuf, (np.arange(len(b)) // shape[4]) % s.nbuf]
+    (sh, sw), (ph, pw) = geo.stride, geo.padding
+    hcls = _axis_classes(op.out_h, t.oh, geo.kernel[0], t.kh, sh, ph, geo.in_h)[h, r // (nkw * nc)]
+    wcls = _axis_classes(op.out_w, t.ow, geo.kernel[1], t.kw, sw, pw, geo.in_w)[w, (r // nc) % nkw]
+    last = [x == n - 1 for x, n in zip((b, h, w, k), shape)]
+    first_r, last_r = r == 0, r == shape[4] - 1
+    parts = [frame(3 if op.bias else 2), _copy_census(op, hw, buffers)] if padded else [frame(3 if op.bias else 2)]
+
+    def tile(n: int) -> tuple:
+        out = _Output(*(rng[x[n]] for rng, x in zip(ranges, (b, h, w, k))), 0)
+        return out, walk.step(out, int(r[n]), reduction)
+
+    # a class's words at base 0 depend on the op, the hardware, the tiles and the mvin width, not on
+    # the placement, loop order or pipeline knobs: candidates that differ only there share them
+    context = (op, hw, t, s.mvin_blocks, s.packs_taps)
+
+    def each(part: str, keys: list[np.ndarray], active: np.ndarray, build: Callable[[_Piece, int], None]) -> None:
+        for n, count in zip(*classes(keys + bufs, active)):
+            key = (context, part, *(int(x[n]) for x in keys))
+            if key not in _PIECES:
+                if len(_PIECES) >= _MAX_PIECES:
+                    _PIECES.clear()
+                build(_PIECES.setdefault(key, _Piece()), int(n))
+            bases = np.array([0, plan.a.base(bufs[0][n]), plan.b.base(bufs[1][n]), plan.c.base(bufs[2][n])])
+            parts.append(_PIECES[key].census(int(count), bases))
+
+    src, out_bytes, full = buffers[geo.source].addr, (4 if op.out_dtype == "int32" else 1), op.out_dtype == "int32"
+    each("input", [last[0], hcls, wcls, r], new_in, lambda p, n: _loads(
+        p, walk._input_loads(*tile(n), 0), Funct.MVIN, src, lambda x: x, _IN, plan.in_plane))
+    each("weights", [last[3], r], new_w, lambda p, n: _loads(
+        p, walk._weight_loads(tile(n)[1], tile(n)[0].kbs, 0), Funct.MVIN2, buffers["weight"].addr, lambda x: x, _W,
+        plan.w_plane))
+    if op.bias:
+        each("bias", [*last, first_r], first_r, lambda p, n: _loads(
+            p, walk._bias_loads(tile(n)[0]), Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
+    each("computes", [last[0], hcls, wcls, r, last[3]], np.ones(len(b), bool),
+         lambda p, n: _computes(p, *walk._taps(*tile(n), 0, 0)))
+    each("stores", [*last, last_r], last_r, lambda p, n: _store(p, walk._stores(tile(n)[0]), buffers["output"].addr,
+                                                       out_bytes, full))
+    return join(parts), buffers
+
+
+def _store(piece: _Piece, stores: list, dram: int, out_bytes: int, full: bool) -> None:
+    """conv_ws_steps.s.j2's mvouts of a finished tile."""
+    d, local, rows, cols = (np.array(x, dtype=np.int64) for x in zip(*stores))
+    piece.add(Funct.MVOUT, dram + d * out_bytes, operand(acc(local, full=full), rows, cols), _SP, _ACC)
