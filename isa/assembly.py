@@ -34,7 +34,7 @@ from .opcodes import Funct
 _LOCAL_FIELDS = {"local", "a", "b", "c", "d"}
 _ENUMS = {"activation": ACTIVATIONS, "dataflow": DATAFLOWS}
 _FLOATS = {"acc_scale", "scale"}
-# config_st's pooling fields, written out only when pooling is on (pool_stride > 0)
+# config_st's pooling fields, written out only when one is set (so that any word prints as itself)
 _POOL_FIELDS = frozenset(("pool_stride", "pool_size", "pool_out_dim", "porows", "pocols", "orows", "ocols", "upad",
                           "lpad"))
 
@@ -121,7 +121,7 @@ _PLANS = {cls: _field_plan(cls) for cls in set(MNEMONICS.values())}
 
 def format_instruction(ins: Instruction, dram: DramNames | None = None) -> str:
     parts = [ins.op]
-    quiet = _POOL_FIELDS if type(ins) is ConfigSt and not ins.pooling else ()
+    quiet = _POOL_FIELDS if type(ins) is ConfigSt and not any(getattr(ins, f) for f in _POOL_FIELDS) else ()
     for name, kind in _PLANS[type(ins)]:
         if name in quiet:
             continue
