@@ -131,7 +131,7 @@ def _yosys(hw: HardwareConfig, top: str, boxes: tuple[str, ...]) -> tuple[dict[s
         files = [p for p in rtl.compiled_sources() if p.suffix == ".sv"]
         for src in files:
             shutil.copyfile(src, tmp / src.name)
-        params = rtl._params(hw) if top == rtl.TOP else {}
+        params = rtl.params(hw) if top == rtl.TOP else {}
         script = SCRIPT.format(
             boxes=" ".join(f"--blackboxed-module {b}" for b in boxes), files=" ".join(p.name for p in files),
             top=top, params=" ".join(f"-G {k}={v}" for k, v in params.items()))
