@@ -7,6 +7,7 @@ fused int8 kernels are not exact (x86-64 without VNNI), both comparisons run the
 """
 from __future__ import annotations
 
+import functools
 import platform
 import re
 import statistics
@@ -35,6 +36,7 @@ def session(model_bytes: bytes, optimize: bool = True, fuse: bool = True):  # ->
     return ort.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
 
 
+@functools.cache   # the CPU does not change while we run: read /proc/cpuinfo once
 def exact_int8_kernels() -> bool:
     """Whether onnxruntime's fused int8 kernels compute exactly on this CPU. On x86-64 without VNNI they
     multiply u8 x s8 with VPMADDUBSW, which sums pairs of products in saturating int16 (onnxruntime's
