@@ -302,12 +302,13 @@ class Database:
         return [(w, json.loads(o)) for w, o in self.conn.execute(sql, args)]
 
     def best(self, workload: str, hw_hash: str, backend: str | None = None) -> Record | None:
-        """Lowest-cycle ok record; without ``backend``, from the most trusted backend that has one."""
+        """Lowest-cycle ok record; without ``backend``, from the most trusted backend that has one. Ties
+        go to the first schedule in JSON order, not the first inserted: workers finish in any order."""
         backends = [backend] if backend is not None else self._backends(workload, hw_hash)
         for b in backends:
             row = self.conn.execute(
                 "SELECT * FROM records WHERE workload = ? AND hw_hash = ? AND backend = ? AND status = 'ok' "
-                "AND cycles IS NOT NULL ORDER BY cycles, id LIMIT 1", (workload, hw_hash, b)).fetchone()
+                "AND cycles IS NOT NULL ORDER BY cycles, schedule_json LIMIT 1", (workload, hw_hash, b)).fetchone()
             if row is not None:
                 return self._row(row)
         return None
