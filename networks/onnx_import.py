@@ -47,7 +47,7 @@ from toolkit.conv.ops import conv2d, depthwise_conv2d
 from toolkit.limits import MAX_DRAM_FOOTPRINT
 from toolkit.gemm import matmul
 from toolkit.maxpool import maxpool2d
-from toolkit.pool_tiles import store_can_pool
+from toolkit.maxpool.tiles import store_can_pool
 from toolkit.resadd import resadd
 
 from . import host_ops

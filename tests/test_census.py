@@ -50,6 +50,7 @@ def test_census_features_equal_the_rendered_streams(hw: tk.HardwareConfig, op: t
         assert not _mismatch(op, hw, s, space.domains), s
 
 
+@pytest.mark.slow
 def test_the_packed_copy_and_every_tap_class_are_covered() -> None:
     """Packed taps read a padded copy: its words are in the census too."""
     op = tk.conv2d(1, 16, 16, 3, 32, stride=2)

@@ -116,6 +116,7 @@ def test_conv2d_shapes(tiny, op) -> None:
     assert_exact(op, tiny)
 
 
+@pytest.mark.slow
 @given(op=conv_ops(), data=st.data())
 def test_conv2d_any_schedule(tiny, op, data) -> None:
     d = tiny.dim
@@ -131,6 +132,7 @@ def test_conv2d_any_schedule(tiny, op, data) -> None:
     run_exact_if_fits(op, tiny, sched)
 
 
+@pytest.mark.slow
 @given(op=conv_ops(depthwise=True), data=st.data())
 def test_depthwise_any_schedule(tiny, op, data) -> None:
     knobs = dict(tile_b=data.draw(st.integers(1, op.batch)), tile_oh=data.draw(st.integers(1, op.out_h)),
@@ -224,6 +226,7 @@ def test_schedule_that_does_not_fit_raises_before_lowering(tiny) -> None:
 
 
 # ---- packed taps --------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @given(op=conv_ops(), data=st.data())
 def test_conv2d_packed_taps_any_schedule(tiny, op, data) -> None:
     """Any packed schedule (kernel (KH, 1) over KW * in_c channels) is bit-exact, fits or not."""

@@ -28,6 +28,7 @@ def _explore(db: str) -> ExploreResult:
                    area_model=fake_area)
 
 
+@pytest.mark.slow
 def test_points_front_and_misfits(tmp_path) -> None:
     res = _explore(str(tmp_path / "e.db"))
     assert len(res.points) == 4
@@ -48,6 +49,7 @@ def test_points_front_and_misfits(tmp_path) -> None:
     assert [p for p in res.points if res.is_preset(p)] == [p for p in good if p.hw.dim == 4]
 
 
+@pytest.mark.slow
 def test_resumes_from_its_database(tmp_path) -> None:
     db = str(tmp_path / "e.db")
     first = _explore(db)
@@ -57,6 +59,7 @@ def test_resumes_from_its_database(tmp_path) -> None:
     assert [p.cycles for p in again.points] == [p.cycles for p in first.points]
 
 
+@pytest.mark.slow
 def test_records_transfer_across_hardware(tmp_path) -> None:
     db = str(tmp_path / "e.db")
     explore(OP, {"dim": [4]}, trials=3, backend="stand-in", workers=1, db=db, base="tiny", progress=False,

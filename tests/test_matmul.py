@@ -45,6 +45,7 @@ EPILOGUES = st.one_of(
 @settings(max_examples=settings.default.max_examples * 4)
 @given(M=st.integers(1, 30), N=st.integers(1, 30), K=st.integers(1, 40), epilogue=EPILOGUES,
        seed=st.integers(0, 2**16), magnitude=st.sampled_from([2, 8, 128]))
+@pytest.mark.slow
 def test_random_shapes(M: int, N: int, K: int, epilogue: dict, seed: int, magnitude: int) -> None:
     check(tk.matmul(M, N, K, **epilogue), seed=seed, magnitude=magnitude)
 
@@ -93,6 +94,7 @@ SCHEDULES = st.fixed_dictionaries(dict(
     c_bank=st.integers(0, 1)))
 
 
+@pytest.mark.slow
 @settings(max_examples=settings.default.max_examples * 4)
 @given(schedule=SCHEDULES, M=st.integers(1, 24), N=st.integers(1, 24), K=st.integers(1, 40), epilogue=EPILOGUES)
 def test_random_schedules(schedule: dict, M: int, N: int, K: int, epilogue: dict) -> None:

@@ -171,6 +171,7 @@ def test_allocate_shares_one_budget():
     assert sum(alloc) == 100 and alloc[0] > alloc[1] > alloc[2]
 
 
+@pytest.mark.slow
 def test_tune_network_shares_budget_and_resumes(models, tmp_path):
     net = tk.from_onnx(models["QDQ"])
     db = tmp_path / "net.db"

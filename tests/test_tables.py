@@ -100,6 +100,7 @@ def test_damaged_tables_are_refused(tmp_path: Path) -> None:
         load(_edit(tmp_path, other_space))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not TABLES, reason="no tables")
 def test_stand_in_ranks_like_the_rtl() -> None:
     """The stand-in analytical model over 24 random weight-stationary points of each tiny table: Spearman

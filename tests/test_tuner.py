@@ -131,6 +131,7 @@ def test_model_target_ranks_as_cycles_within_a_conv_workload() -> None:
     assert np.ptp(shift) < 1e-9, "target = log2(cycles) - a workload constant"
 
 
+@pytest.mark.slow
 def test_unfitted_model_ranks_by_the_analytical_prior(small_space: tuple[Space, FeatureCache, np.ndarray]
                                                       ) -> None:
     space, feats, cycles = small_space
@@ -146,6 +147,7 @@ def test_unfitted_model_ranks_by_the_analytical_prior(small_space: tuple[Space, 
     assert with_prior > 0.8 and with_prior >= without - 0.02, (with_prior, without)
 
 
+@pytest.mark.slow
 def test_prior_falls_back_to_the_roofline_where_there_is_no_estimate(
         small_space: tuple[Space, FeatureCache, np.ndarray]) -> None:
     space, feats, cycles = small_space
@@ -190,6 +192,7 @@ def _jittered_stand_in(program: tk.Program, inputs: dict[str, np.ndarray]) -> tk
 _jittered_stand_in.BACKEND = "stand-in"  # type: ignore[attr-defined]  (same records' scope as the stand-in)
 
 
+@pytest.mark.slow
 def test_tune_is_reproducible_for_a_seed_whatever_the_load_or_workers() -> None:
     """One worker on an idle machine and two on a slowed, jittery one: the same candidates, in the
     same order, with the same result (budgets are in candidates, not in seconds)."""
@@ -201,6 +204,7 @@ def test_tune_is_reproducible_for_a_seed_whatever_the_load_or_workers() -> None:
     assert runs[0].schedule == runs[1].schedule and runs[0].cycles == runs[1].cycles
 
 
+@pytest.mark.slow
 def test_tune_measures_each_trial_once_and_keeps_the_best(small_space: tuple[Space, FeatureCache, np.ndarray]
                                                           ) -> None:
     """The tuning loop's mechanism; how near the optimum it gets is benchmarks/bench_tuner_quality.py's."""

@@ -98,6 +98,7 @@ def _fields(rec: Record) -> tuple:
             rec.hw_hash, rec.backend, rec.tuner, rec.error)
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_batch_loses_no_record_and_records_match_local_ones(cluster, tmp_path: Path) -> None:
     address, calls = cluster
     options = dict(trials=16, tuner="random", seed=5, batch_size=8, progress=False, timeout=120)
@@ -117,6 +118,7 @@ def test_a_worker_killed_mid_batch_loses_no_record_and_records_match_local_ones(
     assert (remote.cycles, remote.schedule) == (local.cycles, local.schedule)
 
 
+@pytest.mark.slow
 def test_cli_tunes_through_the_scheduler(cluster, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     address, _ = cluster
     db = tmp_path / "cli.db"

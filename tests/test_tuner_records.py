@@ -44,6 +44,7 @@ def flaky_backend(program: Program, inputs: dict, **_: object) -> RunResult:
     return res
 
 
+@pytest.mark.slow
 def test_failures_are_recorded_with_their_reason_and_tuning_goes_on(tmp_path: Path) -> None:
     space = Space(OP, TINY)
     pick = {"crash": dict(tile_i=1, tile_j=2), "timeout": dict(tile_i=2, tile_j=1, tile_k=1),
@@ -146,6 +147,7 @@ def _holds(pid: int, path: Path) -> bool:
     return any(link.startswith(str(path)) for link in links) or str(path) in maps
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="lists processes through /proc")
 def test_a_killed_run_leaves_no_process_behind(tmp_path: Path) -> None:
     db = tmp_path / "tuning.db"
@@ -229,6 +231,7 @@ def test_cli_tune_then_run_best(tmp_path: Path, capsys: pytest.CaptureFixture) -
     assert main(["run", *args, "--schedule", "best", "--db", db]) == 0
 
 
+@pytest.mark.slow
 def test_cli_tune_says_at_the_start_when_trials_exceed_the_space(tmp_path: Path, capsys: pytest.CaptureFixture
                                                                   ) -> None:
     from toolkit.cli import main

@@ -206,6 +206,7 @@ def _placements(hw: HardwareConfig) -> list[dict[str, int]]:
     return [dict(w_bank=1), dict(w_bank=0)] if hw.sp_banks >= 4 else [dict(w_bank=0)]
 
 
+# Over 40 lines: the docstring's rules and the two helpers that apply them (build, most_channels) kept together.
 def _conv_candidates(op: Conv2d, hw: HardwareConfig, knobs: dict[str, Any]) -> list[ConvSchedule]:
     """Pipelined conv2d schedules to choose among: every balanced output tile (images, rows, columns,
     output-channel blocks) of at least 2*dim pixels (a short tap waits for a weight buffer) and rows

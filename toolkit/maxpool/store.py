@@ -10,8 +10,8 @@ from typing import Any, NamedTuple
 
 from isa import HardwareConfig
 
-from .pool_tiles import IMAGE_MAX, PoolTile, image_extent, pool_tiles
-from .schedule import UNUSED, MemoryPlan, Region, ScheduleError
+from ..schedule import UNUSED, MemoryPlan, Region, ScheduleError
+from .tiles import IMAGE_MAX, PoolTile, image_extent, pool_tiles
 
 
 class Load(NamedTuple):
