@@ -20,7 +20,8 @@ EXACT_KINDS = ("conv2d", "depthwise", "matmul")   # layers whose arithmetic is o
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "net", help="run a quantized ONNX model whole on the accelerator, against onnxruntime",
-        description="Import an onnxruntime-quantized int8 model (QDQ or QOperator, symmetric, per-tensor scales), "
+        description="Import a model quantized by onnxruntime's quantize_static (QDQ or QOperator; int8 or uint8 "
+                    "activations, with or without zero points; per-tensor or per-channel weight scales), "
                     "run every layer on the accelerator (host ops in numpy), compare each layer and the outputs "
                     "with onnxruntime on the same input, and report cycles, utilization, bound and share per "
                     "layer. --tune N tunes the network's unique tasks with one budget of N trials.",
