@@ -95,34 +95,42 @@ def _ld_d(t: WsLoop) -> list[Instruction]:
 
 
 def _ld_a(t: WsLoop) -> list[Instruction]:
-    b, resadd = t.bounds, t.loop.is_resadd
-    cols = (b.j, b.pad_j) if resadd else (b.k, b.pad_k)   # resadd: A is I x J, into the accumulator
-    return _load(t, 0, t.ab.a, t.strides_ab.a_stride, 1, t.a_start, (b.i, b.pad_i), cols, resadd, False,
-                 t.max_block_len)
+    """A's tile, I x K blocks (resadd: I x J); transposed, K x I as it is stored (i runs innermost)."""
+    b, resadd, tr = t.bounds, t.loop.is_resadd, bool(t.loop.a_transpose)
+    inner = (b.j, b.pad_j) if resadd else (b.k, b.pad_k)   # resadd: A is I x J, into the accumulator
+    rows, cols = (inner, (b.i, b.pad_i)) if tr else ((b.i, b.pad_i), inner)
+    return _load(t, 0, t.ab.a, t.strides_ab.a_stride, 1, t.a_start, rows, cols, resadd, False,
+                 t.max_block_len, rows_inner=not tr)
 
 
 def _ld_b(t: WsLoop) -> list[Instruction]:
-    b, resadd = t.bounds, t.loop.is_resadd
-    rows = (b.i, b.pad_i) if resadd else (b.k, b.pad_k)   # resadd: B is I x J, added onto A
-    return _load(t, 1, t.ab.b, t.strides_ab.b_stride, 1, t.b_start, rows, (b.j, b.pad_j), resadd, resadd,
-                 t.max_block_len, rows_inner=False)
+    """B's tile, K x J blocks (resadd: I x J); transposed, J x K as it is stored (j runs innermost)."""
+    b, resadd, tr = t.bounds, t.loop.is_resadd, bool(t.loop.b_transpose)
+    outer = (b.i, b.pad_i) if resadd else (b.k, b.pad_k)   # resadd: B is I x J, added onto A
+    rows, cols = ((b.j, b.pad_j), outer) if tr else (outer, (b.j, b.pad_j))
+    return _load(t, 1, t.ab.b, t.strides_ab.b_stride, 1, t.b_start, rows, cols, resadd, resadd,
+                 t.max_block_len, rows_inner=tr)
 
 
 def _execute(t: WsLoop) -> list[Instruction]:
-    """Preload/compute pairs, i innermost: the weights of (k, j) are preloaded at i = 0 and kept after."""
+    """Preload/compute pairs, i innermost: the weights of (k, j) are preloaded at i = 0 and kept after.
+    A transposed operand's block is where its loader put it, and its rows/cols are the stored ones
+    (config_ex's transpose bits read it so); LoopMatmul's words give the untransposed sizes."""
     b, d, out = t.bounds, t.dim, []
-    accumulate = bool(t.loop.ex_accumulate)
+    accumulate, ta, tb = bool(t.loop.ex_accumulate), bool(t.loop.a_transpose), bool(t.loop.b_transpose)
     for k in range(b.k):
         k_size = _padded(k, 1, b.k, b.pad_k, d)
         for j in range(b.j):
             j_size = _padded(j, 1, b.j, b.pad_j, d)
+            b_block = (j * b.k + k, j_size, k_size) if tb else (k * b.j + j, k_size, j_size)
             for i in range(b.i):
                 i_size = _padded(i, 1, b.i, b.pad_i, d)
-                weights = t.b_start + (k * b.j + j) * d if i == 0 else GARBAGE
+                a_block = (k * b.i + i, k_size, i_size) if ta else (i * b.k + k, i_size, k_size)
+                weights = t.b_start + b_block[0] * d if i == 0 else GARBAGE
                 c = acc_addr(t.acc_start + (i * b.j + j) * d, accumulate=accumulate or k != 0)
-                out.append(Preload(weights, k_size, j_size, c, i_size, j_size))
+                out.append(Preload(weights, *b_block[1:], c, i_size, j_size))
                 compute = ComputePreloaded if i == 0 else ComputeAccumulated
-                out.append(compute(t.a_start + (i * b.k + k) * d, i_size, k_size, GARBAGE, d, d))
+                out.append(compute(t.a_start + a_block[0] * d, *a_block[1:], GARBAGE, d, d))
     return out
 
 
@@ -170,10 +178,9 @@ def _check_ws(words: dict[type, LoopWord], loop: LoopWs, dim: int) -> None:
                         "config_st's activation)")
     if loop.act > 4:
         raise LoopError(f"loop_ws.act={loop.act} names no activation")
-    for name in ("a_transpose", "b_transpose"):
-        if getattr(loop, name):
-            raise LoopError(f"loop_ws.{name}=1 is not implemented (LoopMatmul does not unroll transposed "
-                            "operands; issue the computes with config_ex's transpose bits instead)")
+    if loop.a_transpose and loop.b_transpose:
+        raise LoopError("loop_ws.a_transpose=1 with b_transpose=1: the weight-stationary loop has one "
+                        "transposer (LoopMatmul asserts against it; gemmini.h refuses it too)")
 
 
 def _check_fit(b: LoopWsConfigBounds, loop: LoopWs, hw: HardwareConfig, a_start: int, b_end: int,

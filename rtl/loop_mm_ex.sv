@@ -2,7 +2,9 @@
 // block (k, j) (the garbage address after i = 0: the weights stay) with C's block (i, j)
 // as destination (accumulating after k = 0, or from k = 0 with accumulate), then a
 // compute of A's block (i, k): compute_preloaded at i = 0, compute_accumulated after.
-// Blocks are DIM x DIM, short by the pads in the last block row / column.
+// Blocks are DIM x DIM, short by the pads in the last block row / column. A transposed
+// operand's block is where its loader put it (A's at (k, i), B's at (j, k)), and its command
+// names the stored rows and columns.
 //
 // A command is offered only when the loads it reads have been issued: A's loader is past
 // block (k, i) and B's past (k, j) (their iterators are compared, (k, inner) in order), or
@@ -66,8 +68,11 @@ module loop_mm_ex import systolic_pkg::*, loop_mm_pkg::*; #(
       b_rows = a_cols;
       b_addr = (i_q == '0) ? {3'b000, b_row} : GARBAGE_ADDR;
       c_addr = {1'b1, req_q.accumulate || k_q != '0, 1'b0, c_row};   // accumulator row
+      // a transposed block's rows/cols are the stored ones (as config_ex's transpose reads it)
       step_cmd = '{funct: FunctPreload,
-                   rs1:   operand_t'{rows: b_rows, cols: b_cols, addr: b_addr},
+                   rs1:   req_q.b_transpose
+                          ? operand_t'{rows: b_cols, cols: b_rows, addr: b_addr}
+                          : operand_t'{rows: b_rows, cols: b_cols, addr: b_addr},
                    rs2:   operand_t'{rows: a_rows, cols: b_cols, addr: c_addr}};
     end else if (state_q == ExCompute) begin
       // A's block (i, k)
@@ -78,7 +83,9 @@ module loop_mm_ex import systolic_pkg::*, loop_mm_pkg::*; #(
       a_cols = block_size(16'(DIM), k_q, req_q.max_k, req_q.pad_k);
       a_rows = block_size(16'(DIM), i_q, req_q.max_i, req_q.pad_i);
       step_cmd = '{funct: (i_q == '0) ? FunctComputePreloaded : FunctComputeAccumulated,
-                   rs1:   operand_t'{rows: a_rows, cols: a_cols, addr: {3'b000, a_row}},
+                   rs1:   req_q.a_transpose
+                          ? operand_t'{rows: a_cols, cols: a_rows, addr: {3'b000, a_row}}
+                          : operand_t'{rows: a_rows, cols: a_cols, addr: {3'b000, a_row}},
                    rs2:   operand_t'{rows: 16'(DIM), cols: 16'(DIM), addr: GARBAGE_ADDR}};
     end
   end

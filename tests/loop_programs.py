@@ -24,22 +24,23 @@ Words = Callable[[dict[str, int]], list[Instruction]]
 def ws_loop(I: int, J: int, K: int, pad_I: int, pad_J: int, pad_K: int, A: int, B: int, D: int, C: int,
             A_stride: int, B_stride: int, D_stride: int, C_stride: int, *, full_C: int = 0, low_D: int = 0,
             ex_accumulate: int = 0, act: int = 0, a_spad_id: int = 0, b_spad_id: int = 0,
-            is_resadd: int = 0) -> list[Instruction]:
+            is_resadd: int = 0, a_transpose: int = 0, b_transpose: int = 0) -> list[Instruction]:
     """gemmini_loop_ws: bounds and pads in blocks, addresses in bytes (0: skip), strides in elements."""
     return [LoopWsConfigBounds(pad_i=pad_I, pad_j=pad_J, pad_k=pad_K, i=I, j=J, k=K),
             LoopWsConfigAddrsAB(a=A, b=B), LoopWsConfigAddrsDC(d=D, c=C),
             LoopWsConfigStridesAB(a_stride=A_stride, b_stride=B_stride),
             LoopWsConfigStridesDC(d_stride=D_stride, c_stride=C_stride),
             LoopWs(ex_accumulate=ex_accumulate, full_c=full_C, low_d=low_D, act=act, a_spad_id=a_spad_id,
-                   b_spad_id=b_spad_id, is_resadd=is_resadd)]
+                   b_spad_id=b_spad_id, a_transpose=a_transpose, b_transpose=b_transpose, is_resadd=is_resadd)]
 
 
 def ws_configs(dim: int, A_stride: int, B_stride: int, D_stride: int, C_stride: int, *, low_D: bool = False,
                full_C: bool = False, relu: bool = False, scale: float = 1.0, a_scale: float = 1.0,
-               b_scale: float = 1.0, shrink_ab: bool = False) -> list[Instruction]:
-    """config_ex and config_ld of states 0-2 (A, B, D; blocks dim rows apart) and config_st, strides in
-    elements (the DRAM row strides in bytes follow from the element sizes)."""
-    return [ConfigEx(activation=0),
+               b_scale: float = 1.0, shrink_ab: bool = False, transpose: str | None = None) -> list[Instruction]:
+    """config_ex (its transpose bit for ``transpose`` "a" or "b") and config_ld of states 0-2 (A, B, D;
+    blocks dim rows apart) and config_st, strides in elements (the DRAM row strides in bytes follow
+    from the element sizes)."""
+    return [ConfigEx(activation=0, a_transpose=int(transpose == "a"), b_transpose=int(transpose == "b")),
             ConfigLd(dram_stride=A_stride, state=0, shrink=int(shrink_ab), block_stride=dim, scale=a_scale),
             ConfigLd(dram_stride=B_stride, state=1, shrink=int(shrink_ab), block_stride=dim, scale=b_scale),
             ConfigLd(dram_stride=D_stride * (1 if low_D else 4), state=2, shrink=int(low_D), block_stride=dim),
@@ -84,20 +85,22 @@ def _epilogue(acc: np.ndarray, full_c: bool, relu: bool, scale: float) -> np.nda
 # Over 40 lines: its operands, their reference and the loop nest share the names and sizes set here.
 def add_matmul(lp: LoopProgram, tag: str, M: int, N: int, K: int, *, tile: tuple[int, int, int] | None = None,
                bias: str | None = None, low_d: bool = False, full_c: bool = False, relu: bool = False,
-               scale: float = 1.0, seed: int = 0) -> None:
+               scale: float = 1.0, transpose: str | None = None, seed: int = 0) -> None:
     """C = epilogue(A @ B + bias) as LOOP_WS loops over tiles of (tile_i, tile_j, tile_k) blocks (default:
     one loop), i0, j0, k0 nested as tiled_matmul_outer does: the bias loads with k0 = 0 (then the loop
     accumulates onto it), C is stored by the last k0 only (earlier loops have C = 0 and keep the
     accumulator half). bias: None, "row" (one row for every i: D stride 0) or "full" (M x N);
-    low_d: an int8 bias; full_c: int32 C."""
+    low_d: an int8 bias; full_c: int32 C; transpose "a" or "b": that operand is stored transposed
+    (K x M, N x K) and the loops set its transpose bit, as tiled_matmul_auto does."""
     d = lp.hw.dim
     rng = np.random.default_rng(seed)
     a = rng.integers(-128, 128, (M, K), dtype=np.int8)
     b = rng.integers(-128, 128, (K, N), dtype=np.int8)
     acc = a.astype(np.int32) @ b.astype(np.int32)
     names = {x: f"{x}_{tag}" for x in "ABDC"}
-    lp.input(names["A"], a)
-    lp.input(names["B"], b)
+    ta, tb = transpose == "a", transpose == "b"
+    lp.input(names["A"], np.ascontiguousarray(a.T) if ta else a)
+    lp.input(names["B"], np.ascontiguousarray(b.T) if tb else b)
     d_type = np.int8 if low_d else np.int32
     if bias is not None:
         lim = 128 if low_d else 1 << 20
@@ -111,7 +114,8 @@ def add_matmul(lp: LoopProgram, tag: str, M: int, N: int, K: int, *, tile: tuple
     c_item, d_item = (4 if full_c else 1), (1 if low_d else 4)
 
     def words(addr: dict[str, int]) -> list[Instruction]:
-        out = ws_configs(d, K, N, d_stride, N, low_D=low_d, full_C=full_c, relu=relu, scale=scale)
+        out = ws_configs(d, M if ta else K, K if tb else N, d_stride, N, low_D=low_d, full_C=full_c, relu=relu,
+                         scale=scale, transpose=transpose)
         k_tiles = range(0, Kb, tk)
         for i0 in range(0, I, ti):
             for j0 in range(0, J, tj):
@@ -123,11 +127,12 @@ def add_matmul(lp: LoopProgram, tag: str, M: int, N: int, K: int, *, tile: tuple
                     out += ws_loop(
                         ni, nj, nk, pad_i if i0 + ni == I else 0, pad_j if j0 + nj == J else 0,
                         pad_k if k0 + nk == Kb else 0,
-                        addr[names["A"]] + (i0 * K + k0) * d, addr[names["B"]] + (k0 * N + j0) * d,
+                        addr[names["A"]] + ((k0 * M + i0) if ta else (i0 * K + k0)) * d,
+                        addr[names["B"]] + ((j0 * K + k0) if tb else (k0 * N + j0)) * d,
                         addr[names["D"]] + (d_row * N + j0 * d) * d_item if has_d else 0,
                         addr[names["C"]] + (i0 * N + j0) * d * c_item if last else 0,
-                        K, N, d_stride, N, full_C=int(full_c), low_D=int(low_d),
-                        ex_accumulate=int(has_d or not first))
+                        M if ta else K, K if tb else N, d_stride, N, full_C=int(full_c), low_D=int(low_d),
+                        ex_accumulate=int(has_d or not first), a_transpose=int(ta), b_transpose=int(tb))
         return out
     lp.then(words)
 

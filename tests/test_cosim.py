@@ -28,9 +28,10 @@ def engine(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-def _run(tmp_path: Path, source: Path, engine: str, *, optimize: bool = False) -> subprocess.CompletedProcess:
-    binary = cosim.compile_c([source], tmp_path / "program", hw=TINY, engine=engine, defines=[f"DIM={TINY.dim}"],
-                             optimize=optimize, workdir=tmp_path)
+def _run(tmp_path: Path, source: Path, engine: str, *, optimize: bool = False,
+         defines: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    binary = cosim.compile_c([source], tmp_path / "program", hw=TINY, engine=engine,
+                             defines=[f"DIM={TINY.dim}", *defines], optimize=optimize, workdir=tmp_path)
     return cosim.run_c(binary, capture=True, timeout=600)
 
 
@@ -47,6 +48,17 @@ def test_c_programs_pass_their_own_checks(tmp_path: Path, engine: str, name: str
     assert f"{name}: ok" in ran.stdout
     if engine == "verilator":
         assert _cycles(ran.stderr) > 0
+
+
+def test_a_loop_field_we_lack_stops_the_program(tmp_path: Path, engine: str) -> None:
+    """LOOP_CONV_WS's wrot180: the functional engine's checker and the RTL's assertion each stop the
+    program with exit 70 and the runtime's error line, not with a status the program could give."""
+    ran = _run(tmp_path, C_DIR / "loop_conv_ws.c", engine, defines=("WROT180=1",))
+    assert ran.returncode == 70, ran.stdout + ran.stderr
+    why = "loop_conv_ws.wrot180=1 (rotated weights) is not implemented" if engine == "functional" else \
+        "an RTL assertion failed at cycle"
+    assert f"systolic: error: {why}" in ran.stderr
+    assert "loop_conv_ws: ok" not in ran.stdout
 
 
 def test_unmapped_memory_is_an_error_naming_the_address(tmp_path: Path, engine: str) -> None:

@@ -47,6 +47,17 @@ def test_loop_bias(tiny_model, knobs) -> None:
     run_exact(lp)
 
 
+@pytest.mark.parametrize("transpose", ["a", "b"])
+def test_loop_transposed_operand(tiny_model, transpose: str) -> None:
+    """a_transpose / b_transpose: the loaders walk the stored (transposed) operand and the computes name
+    its stored rows and columns; odd sizes (int32 C or a small scale: no result saturates), one loop with
+    a bias row and a tiled nest."""
+    lp = LoopProgram(TINY)
+    add_matmul(lp, "one", 10, 7, 9, bias="row", full_c=True, transpose=transpose, seed=11)
+    add_matmul(lp, "tiled", 13, 9, 22, tile=(2, 1, 2), scale=0.01, transpose=transpose, seed=12)
+    run_exact(lp)
+
+
 def test_loop_spad_reuse(tiny_model) -> None:
     """Zero A/B addresses with scratchpad half ids: later loops compute on what loop 0 loaded."""
     lp = LoopProgram(TINY)

@@ -21,6 +21,7 @@ from isa.loop_words import (
     LoopWsConfigBounds, LoopWsConfigStridesAB, LoopWsConfigStridesDC,
 )
 from isa.numerics import acc_to_int8, acc_to_int32, mvin_scale
+from loop_programs import LoopProgram, add_matmul
 from simulators import functional
 
 TINY = PRESETS["tiny"]   # dim 4, blocks of 2, 1024 scratchpad rows, 64 accumulator rows
@@ -154,6 +155,27 @@ def test_loop_ws_on_gemmini_preset() -> None:
     np.testing.assert_array_equal(functional.run(prog, inputs).outputs["C"], ref)
 
 
+TRANSPOSED = {   # name -> (hw, (M, N, K), tile, options): int32 C or a small scale, so that no result saturates
+    "tiny one loop": (TINY, (10, 7, 9), None, dict(bias="row", full_c=True)),
+    "tiny tiled": (TINY, (13, 9, 22), (2, 1, 2), dict(scale=0.01)),
+    "gemmini": (PRESETS["gemmini"], (60, 30, 50), None, dict(bias="row", full_c=True)),
+}
+
+
+@pytest.mark.parametrize("name", TRANSPOSED)
+@pytest.mark.parametrize("transpose", ["a", "b"])
+def test_loop_ws_transposed_operand(name: str, transpose: str) -> None:
+    """a_transpose / b_transpose (tiled_matmul_auto's): the operand stored transposed, loaded as LoopMatmul
+    walks it and read through config_ex's transpose bit; the odd sizes make the edge blocks' rows and
+    columns differ, so a block read with its untransposed sizes gives other results."""
+    hw, shape, tile, options = TRANSPOSED[name]
+    lp = LoopProgram(hw)
+    add_matmul(lp, "m", *shape, tile=tile, transpose=transpose, seed=sum(shape), **options)
+    out = functional.run(lp.build(), lp.inputs).outputs
+    for name, want in lp.expected.items():
+        np.testing.assert_array_equal(out[name], want, err_msg=name)
+
+
 def test_loop_ws_resadd() -> None:
     """tiled_resadd: C = MVIN_SCALE(A, a) + MVIN_SCALE(B, b) in the accumulator, stored with scale c and ReLU."""
     rows, cols, tile = 10, 13, (2, 2)
@@ -278,7 +300,7 @@ def _one_tile(**loop) -> Program:
 @pytest.mark.parametrize("loop, reason", [
     (dict(act=2), "loop_ws.act=2 (LAYERNORM) is not implemented"),
     (dict(act=4), "loop_ws.act=4 (SOFTMAX) is not implemented"),
-    (dict(a_transpose=1), "loop_ws.a_transpose=1 is not implemented"),
+    (dict(a_transpose=1, b_transpose=1), "loop_ws.a_transpose=1 with b_transpose=1"),
     (dict(a_spad_id=3), "loop_ws.a_spad_id=3 must be 0"),
 ])
 def test_checker_refuses_loop_ws_fields(loop: dict, reason: str) -> None:

@@ -24,7 +24,7 @@ class Engine {
     virtual void issue(const harness::Instr& in) = 0;
     virtual void dispatch_all() = 0;   // until every issued word has entered the accelerator
     virtual void fence() = 0;          // until every issued word is done
-    virtual void finish() = 0;         // at exit: until the accelerator is idle
+    virtual void finish() = 0;         // at a clock read and at exit: until the accelerator is idle
     virtual uint64_t cycles() const = 0;
     virtual uint64_t counter(int index) const = 0;   // the counter COUNTER_NAMES[index]
     virtual double clock_seconds() const = 0;         // wall time spent clocking the accelerator

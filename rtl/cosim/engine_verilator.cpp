@@ -1,7 +1,9 @@
 // The Verilated RTL as the engine: words queue up and the clock runs only when the program
-// waits (a fence, a counter read, its exit) or the queue is long. The clock never runs while
-// the queue is empty short of a wait, so the accelerator sees the words exactly as the
-// harness would feed a program file holding them: the same cycles, to the cycle.
+// waits (a fence, a counter or clock read, its exit) or the queue is long. The clock never runs
+// while the queue is empty short of a wait, so the accelerator sees the words exactly as the
+// harness would feed a program file holding them: the same cycles, to the cycle. A failed RTL
+// assertion stops the program as any failure of the simulation does (the harness's process
+// dies of it instead, and its caller says so).
 #include <chrono>
 #include <memory>
 #include <string>
@@ -19,7 +21,11 @@ constexpr size_t QUEUE_LOW = 1 << 12;
 class VerilatorEngine : public Engine {
   public:
     explicit VerilatorEngine(ProcessMemory& memory)
-        : machine_(memory, "", harness::Limits{0, systolic_cosim_watchdog, false}) {}
+        : machine_(memory, "", harness::Limits{0, systolic_cosim_watchdog, false}) {
+        // the model's context (its constructor made it this thread's): an assertion's $stop then
+        // marks it instead of exiting, so that clock() can report it
+        Verilated::threadContextp()->fatalOnError(false);
+    }
 
     const char* name() const override { return "verilator"; }
     bool timed() const override { return true; }
@@ -48,8 +54,13 @@ class VerilatorEngine : public Engine {
     // run_until, timed: the harness reports its clock loop's time too, so the two compare
     template <class Until> void clock(Until until) {
         const auto t0 = std::chrono::steady_clock::now();
-        machine_.run_until(until);
+        VerilatedContext& ctx = *Verilated::threadContextp();
+        machine_.run_until([&] { return ctx.gotError() || until(); });
         clock_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (ctx.gotError()) {
+            throw harness::Failure{5, "an RTL assertion failed at cycle " + std::to_string(machine_.cycles()) +
+                                          " (Verilator's %Error lines on stdout name it)"};
+        }
     }
 
     size_t waiting() { return machine_.instrs().size() - machine_.dispatched(); }

@@ -1,9 +1,13 @@
 /* A 3x3 conv (stride 1, padding 1) of a 4x4 image of DIM channels into DIM channels, with a
  * channel bias and int8 output, through one LOOP_CONV_WS (Gemmini's CISC conv loop): its six
  * config words and the loop, with the field layouts of the shared design notes; NHWC input,
- * HWIO weights; checked against the conv on the CPU, clipped to int8. */
+ * HWIO weights; checked against the conv on the CPU, clipped to int8. -DWROT180=1 sets the loop's
+ * wrot180 bit, which neither engine implements: the run must stop with the runtime's error. */
 #include "accel.h"
 
+#ifndef WROT180
+#define WROT180 0
+#endif
 #define H 4
 #define K 3
 
@@ -30,7 +34,8 @@ int main(void) {
   ROCC(19, one | h << 48, h | d << 16 | d << 32 | d << 48);
   ROCC(20, (uint64_t)(uintptr_t)w, (uint64_t)(uintptr_t)out);
   ROCC(21, (uint64_t)(uintptr_t)bias, (uint64_t)(uintptr_t)in);
-  ROCC(15, one << 8 | one << 16 | one << 18, 1);   /* max_pixels_per_row 1, spad ids 1, no pooling */
+  /* wrot180 as defined, max_pixels_per_row 1, spad ids 1; no pooling */
+  ROCC(15, (uint64_t)WROT180 << 1 | one << 8 | one << 16 | one << 18, 1);
   fence();
 
   for (int y = 0; y < H; ++y)

@@ -112,7 +112,8 @@ def random_program(rng: random.Random) -> LoopProgram:
         else:
             tile = (rng.randint(1, i), rng.randint(1, j), rng.randint(1, 3)) if kind == "tiled" else None
             add_matmul(lp, f"m{n}", m, nn, k, tile=tile, bias=rng.choice([None, "row", "full"]),
-                       low_d=rng.random() < 0.3, full_c=rng.random() < 0.3, seed=seed)
+                       low_d=rng.random() < 0.3, full_c=rng.random() < 0.3,
+                       transpose=rng.choice([None, None, "a", "b"]), seed=seed)
     return lp
 
 

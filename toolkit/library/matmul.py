@@ -26,7 +26,7 @@ def tiled_matmul_auto(op: Matmul, hw: HardwareConfig) -> LibraryMatmul:
     """Start at db_max_tile_i_j = isqrt((ACC_ROWS / 2) / DIM) and db_max_tile_k = (BANK_NUM * BANK_ROWS
     / 4 / DIM) / db_max_tile_i_j (each at most the matrix), then grow J, I, K round-robin while A and B
     fit half the scratchpad and C half the accumulator (512^3 on the gemmini preset: 5x6x32)."""
-    if op.transpose_a or op.transpose_b:   # LOOP_WS's transpose bits are not unrolled here (isa.loop_unroll)
+    if op.transpose_a or op.transpose_b:   # not emitted yet: toolkit/library's words set no transpose bits
         raise ScheduleError("schedule='gemmini' does not take transposed operands (transpose_a/transpose_b): "
                             "use the default schedule")
     d = hw.dim
