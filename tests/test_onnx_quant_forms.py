@@ -1,7 +1,7 @@
-"""What onnxruntime's quantize_static writes, taken as it comes: a small residual CNN quantized six ways (QDQ
-and QOperator; asymmetric int8 and uint8 activations; per-channel weights) runs on the gemmini preset, whose
-store unit has no zero point, uint8 range or per-channel scale (those layers write int32 and a host epilogue
-requantizes), and equals onnxruntime except at rounding ties."""
+"""What onnxruntime's quantize_static writes, taken as it comes: a small residual CNN quantized nine ways (QDQ
+and QOperator; asymmetric int8 and uint8 activations; per-channel weights; uint8 and asymmetric int8 weights) runs
+on the gemmini preset, whose store unit has no zero point, uint8 range or per-channel scale (those layers write
+int32 and a host epilogue requantizes), and equals onnxruntime except at rounding ties."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,9 +13,9 @@ pytest.importorskip("onnxruntime")
 import toolkit as tk  # noqa: E402
 from benchmarks.onnx_models import Builder, quant_forms, quantize  # noqa: E402
 from networks.network import AccelLayer  # noqa: E402
+from helpers import assert_matches_onnxruntime  # noqa: E402
 
 FORMS = quant_forms()
-ROUNDING = ("conv2d", "depthwise", "matmul", "host:Requantize")
 
 
 def residual_cnn():
@@ -33,16 +33,6 @@ def forms(tmp_path_factory):
     return {name: quantize(model, d / f"{name}.onnx", fmt, **opts) for name, (fmt, opts) in FORMS.items()}
 
 
-def _check_matches_onnxruntime(net, res) -> None:
-    for name, dev in res.output_dev.items():   # the float output is a DequantizeLinear's: its step is that scale
-        producer = next(l for l in net.layers if name in l.outputs)
-        assert dev <= 2 * net.tensors[producer.tensor_inputs()[0]].scale, (name, dev)
-    rows = [r for r in res.layers if r.kind in ROUNDING and r.dev is not None]
-    assert rows
-    for r in rows:   # bit-exact except at rounding ties of the float32 requantization
-        assert r.dev <= 1 and r.mismatches == (r.ties or 0), (r.name, r.dev, r.mismatches, r.ties)
-
-
 @pytest.mark.parametrize("form", FORMS)
 def test_each_form_runs_and_matches_onnxruntime(forms, form):
     net = tk.from_onnx(forms[form])
@@ -50,7 +40,7 @@ def test_each_form_runs_and_matches_onnxruntime(forms, form):
     assert {"conv2d", "matmul"} <= accel
     x = {"x": np.random.default_rng(1).standard_normal((1, 3, 8, 8)).astype(np.float32)}
     res = tk.run_network(net, x, hw="gemmini")
-    _check_matches_onnxruntime(net, res)
+    assert_matches_onnxruntime(net, res)
     epilogues = [r for r in res.layers if r.kind == "host:Requantize"]
     plain = form in ("qdq-symmetric", "qoperator-symmetric")
     assert bool(epilogues) != plain       # symmetric per-tensor int8 requantizes on the accelerator
@@ -64,7 +54,7 @@ def test_asymmetric_input_of_a_padded_conv_is_exact_at_the_borders(tmp_path):
     net = tk.from_onnx(quantize(b.model(b.conv("x", 4, 3, relu=False)), tmp_path / "q.onnx", "QDQ",
                                 extra_options={}))
     x = {"x": (np.random.default_rng(2).standard_normal((1, 3, 6, 6)) + 2).astype(np.float32)}
-    _check_matches_onnxruntime(net, tk.run_network(net, x, hw="gemmini"))
+    assert_matches_onnxruntime(net, tk.run_network(net, x, hw="gemmini"))
 
 
 @pytest.mark.rtl
@@ -73,4 +63,4 @@ def test_uint8_activations_on_the_rtl(forms, verilator_ok):
     x = {"x": np.random.default_rng(1).standard_normal((1, 3, 8, 8)).astype(np.float32)}
     res = tk.run_network(net, x, backend="verilator", hw="tiny")
     assert res.cycles and res.cycles > 0
-    _check_matches_onnxruntime(net, res)
+    assert_matches_onnxruntime(net, res)
