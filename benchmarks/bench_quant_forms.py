@@ -2,11 +2,12 @@
 
     python benchmarks/bench_quant_forms.py [--models resnet18 resnet50 mobilenetv2 bert] [--forms ...]
                                            [--backend verilator] [--config gemmini] [--out build/onnx]
+                                           [--workers 1]
 
 Each model of benchmarks/onnx_models.py is quantized by ``quantize_static`` in each form of
 ``quant_forms()`` (QDQ or QOperator; symmetric or asymmetric int8, uint8 activations, per-channel
-weights), imported with ``tk.from_onnx`` and run whole with ``tk.run_network``. One row per model and
-form:
+weights, uint8 or asymmetric int8 weights), imported with ``tk.from_onnx`` and run whole with
+``tk.run_network``. One row per model and form:
 
 - ``off``: elements of the accelerator layers (conv, depthwise, matmul) and of the host requantize
   epilogues that differ from onnxruntime on onnxruntime's own inputs, ``ties`` of those at a rounding
@@ -46,6 +47,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--backend", choices=("functional", "verilator"), default="verilator")
     p.add_argument("--config", default="gemmini", help="a preset or a TOML file")
     p.add_argument("--out", default="build/onnx", help="where the quantized models are cached")
+    p.add_argument("--workers", type=int, default=1, help="processes running the accelerator layers side by side")
     return p.parse_args(argv)
 
 
@@ -76,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         for form in args.forms:
             net = tk.from_onnx(build(model, args.out, form=form))
             t0 = time.perf_counter()
-            res = tk.run_network(net, random_inputs(net, 0), args.backend, hw=hw)
+            res = tk.run_network(net, random_inputs(net, 0), args.backend, hw=hw, workers=args.workers)
             print(row(model, form, net, res, time.perf_counter() - t0), flush=True)
     return 0
 

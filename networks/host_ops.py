@@ -237,3 +237,21 @@ def accumulator_value(scale: np.ndarray, offset: np.ndarray, terms: Sequence[Ter
     """The real number :func:`requantize_accumulator` rounds (to find rounding ties)."""
     return lambda inputs, attrs: [_corrected_sums(inputs, offset, terms).astype(np.float64)
                                   * scale.astype(np.float64)]
+
+
+def requantize_float_bias(in_scale: np.ndarray, bias: np.ndarray, out_q: tuple[float, int, str],
+                          offset: np.ndarray, relu: bool, terms: Sequence[Term] = ()) -> HostFn:
+    """onnxruntime's float path where quantize_static left the bias in float (``QuantizeBias=False``): the conv or
+    matmul of the dequantized operands, ``float32(sums) * in_scale`` (x_scale * w_scale; the sums as in
+    :func:`requantize_accumulator`), plus the bias, then ReLU and QuantizeLinear."""
+    def run(inputs: Arrays, attrs: dict[str, Any]) -> list[np.ndarray]:
+        y = _corrected_sums(inputs, offset, terms).astype(np.float32) * in_scale + bias
+        return [quantize(np.maximum(y, np.float32(0)) if relu else y, *out_q)]
+    return run
+
+
+def float_bias_value(in_scale: np.ndarray, bias: np.ndarray, y_scale: float, offset: np.ndarray,
+                     terms: Sequence[Term] = ()) -> HostFn:
+    """The real number :func:`requantize_float_bias` rounds (to find rounding ties)."""
+    return lambda inputs, attrs: [(_corrected_sums(inputs, offset, terms).astype(np.float64)
+                                   * in_scale.astype(np.float64) + bias) / float(np.float32(y_scale))]

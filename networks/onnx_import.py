@@ -26,7 +26,10 @@ Zero points, uint8 and per-channel scales (the store unit has none of them): the
 into int32 (``-zx * sum(w)``, over the taps inside the input at a padded conv's borders; uint8 is read as
 int8 ``x - 128`` with its zero point 128 lower); where the output is symmetric int8 per tensor this joins
 the bias, else the layer writes int32 and a host epilogue requantizes as onnxruntime does (see
-:func:`_Importer.gemm_layer`). An Add with zero points runs on the host as QLinearAdd.
+:func:`_Importer.gemm_layer`). Weights whose ``w - zw`` leaves int8 and matmuls of two activations with
+zero points: the accelerator multiplies int8 operands, and the zero points' shares that depend on the data
+(a weight shift times each output's input sum; the row and column sums of a matmul of activations) are
+terms the epilogue adds in int32 (:class:`_Shares`). An Add with zero points runs on the host as QLinearAdd.
 
 Everything else (GlobalAveragePool, Flatten/Reshape, Softmax, LayerNormalization,
 Gelu, ... and the Quantize/DequantizeLinear around them) runs on the host in numpy
@@ -158,6 +161,15 @@ class _Shares:
     terms: tuple[tuple[str, host_ops.Term], ...] = ()
 
 
+@dataclass(frozen=True)
+class _FloatBias:
+    """A bias quantize_static left in float (``QuantizeBias=False``): onnxruntime adds it to the conv or matmul's
+    float output, the int32 sums times ``in_scale`` (x_scale * w_scale, one or one per output channel)."""
+
+    values: np.ndarray
+    in_scale: Any
+
+
 @dataclass
 class _Importer:
     proto: Any
@@ -169,6 +181,7 @@ class _Importer:
     qconsts: dict[str, tuple[np.ndarray, "_Q", int]] = field(default_factory=dict)   # DQ of a constant: ints, q, axis
     views: dict[str, tuple[str, "_Q"]] = field(default_factory=dict)     # DQ of an activation: int tensor, q
     pending: dict[str, _Pending] = field(default_factory=dict)
+    quantized: dict[str, tuple[str, "_Q"]] = field(default_factory=dict)   # finished float output -> its Q output
     producer: dict[str, Any] = field(default_factory=dict)                # tensor -> layer that writes it
 
     def __post_init__(self) -> None:
@@ -446,18 +459,39 @@ class _Importer:
         q = self.qparams(node, node.input[1], zp, f"output {out!r}")
         if x in self.pending:
             self.finish(self.pending.pop(x), out, q)
+            self.quantized[x] = (out, q)
+        elif x in self.quantized:
+            self.quantize_again(node, x, out, q)
         elif x in self.consts:
             self.consts[out] = host_ops.quantize(self.consts[x], *q.host())
         else:
             self.host(node, lambda inputs, attrs: [host_ops.quantize(inputs[0], *q.host())], q.scale, q.dtype,
                       q.zero_point)
 
+    def quantize_again(self, node: Any, x: str, out: str, q: _Q) -> None:
+        """Another QuantizeLinear of a float output already quantized (``DedicatedQDQPair`` gives each reader its
+        own pair): a copy of the first, at the same quantization."""
+        first, fq = self.quantized[x]
+        if fq != q:
+            raise self.fail(node, f"{x!r} is quantized twice, as (scale, zero point, type) {fq.host()} and "
+                                  f"{q.host()}: the accelerator layer writes one quantization")
+        self.host_layer(HostLayer(node.name, "Identity", (first,), {}, {}, (out,), host_ops.FLOAT_OPS["Identity"]),
+                        self.tensors[first].shape, q)
+
     # ---- QDQ compute ops (float between DequantizeLinear and QuantizeLinear) --------------------
     def on_Conv(self, node: Any) -> None:
         x = self.activation(node, node.input[0], "input")
         w = self.qconst(node, node.input[1], "weight")
-        b = self.qconst(node, node.input[2], "bias") if len(node.input) > 2 and node.input[2] else None
-        self.pending[node.output[0]] = _Pending("conv", node, dict(x=x, w=w, b=b and (b[0], b[1].scale)))
+        b = self.bias(node, node.input[2], "bias") if len(node.input) > 2 and node.input[2] else None
+        self.pending[node.output[0]] = _Pending("conv", node, dict(x=x, w=w, b=b))
+
+    def bias(self, node: Any, tensor: str, what: str) -> tuple[np.ndarray, Any]:
+        """(values, scale) of a QDQ bias: int32 at its scale, or float with scale None where quantize_static kept
+        it float (``QuantizeBias=False``)."""
+        if tensor not in self.qconsts and np.asarray(self.consts.get(tensor, 0)).dtype.kind == "f":
+            return np.asarray(self.consts[tensor], np.float32), None
+        values, q, _ = self.qconst(node, tensor, what)
+        return values, q.scale
 
     def on_MatMul(self, node: Any) -> None:
         a = self.activation(node, node.input[0], "input A")
@@ -468,9 +502,9 @@ class _Importer:
     def on_Gemm(self, node: Any) -> None:
         a = self.activation(node, node.input[0], "input A")
         b = self.qconst(node, node.input[1], "weight B")
-        bias = self.qconst(node, node.input[2], "bias C") if len(node.input) > 2 and node.input[2] else None
+        bias = self.bias(node, node.input[2], "bias C") if len(node.input) > 2 and node.input[2] else None
         self.pending[node.output[0]] = _Pending("matmul", node, dict(a=a, b=(*b, True),
-                                                                     bias=bias and (bias[0], bias[1].scale)))
+                                                                     bias=bias))
 
     def on_Add(self, node: Any) -> None:
         a, b = node.input
@@ -605,12 +639,14 @@ class _Importer:
         bias = None
         if b is not None:
             bias, bs = b
-            if bias.dtype != np.int32 or not np.allclose(bs, np.float32(xq.scale) * np.asarray(ws, np.float32),
-                                                         rtol=1e-5, atol=0):
-                raise self.fail(node, f"bias is {bias.dtype} with scale {bs}: the accelerator adds an int32 bias "
-                                      f"at input scale x weight scale")
             if bias.shape != (k,):
                 raise self.fail(node, f"bias is {bias.shape}: the conv has {k} output channels, one bias each")
+            in_scale = np.float32(xq.scale) * np.asarray(ws, np.float32)
+            if bs is None:
+                bias = _FloatBias(bias, in_scale)
+            elif bias.dtype != np.int32 or not np.allclose(bs, in_scale, rtol=1e-5, atol=0):
+                raise self.fail(node, f"bias is {bias.dtype} with scale {bs}: the accelerator adds an int32 bias "
+                                      f"at input scale x weight scale")
         if group == 1:
             op = conv2d(n, h, wd, c, k, kernel=(kh, kw), stride=stride, padding=pad)
             wq = np.ascontiguousarray(weight.transpose(2, 3, 1, 0))
@@ -668,10 +704,11 @@ class _Importer:
                              tuple((t, term) for t, z, term in ((aint, bz, host_ops.row_sum_term(-bz)),
                                                                  (bint, az, host_ops.col_sum_term(-az))) if z))
         if bias is not None:
-            bvals, _ = bias
-            if bvals.dtype != np.int32 or bvals.size != n_:
+            bvals, float_bias = bias[0], bias[1] is None
+            if bvals.dtype != (np.float32 if float_bias else np.int32) or bvals.size != n_:
                 raise self.fail(node, f"bias C must be {n_} int32 values, got {bvals.dtype} {bvals.shape}")
-            bias = bvals.reshape(n_)
+            bias = _FloatBias(bvals.reshape(n_), np.float32(aq.scale) * np.asarray(bs, np.float32)) if float_bias \
+                else bvals.reshape(n_)
         op = matmul(m_, n_, k_)
         scale = self.scales(node, "the requantization scale a_scale * b_scale / y_scale",
                             _requant_scale(aq.scale, bs, yq.scale))
@@ -688,7 +725,8 @@ class _Importer:
         scale)."""
         kind = "channel" if op.KIND != "matmul" else "row"
         per_channel = _offset_per_channel(shares.offset, layout == "nhwc")
-        if yq.plain and np.ndim(scale) == 0 and per_channel is not None and not shares.terms:
+        float_bias = bias if isinstance(bias, _FloatBias) else None
+        if yq.plain and np.ndim(scale) == 0 and per_channel is not None and not shares.terms and float_bias is None:
             total = per_channel if bias is None else per_channel + bias
             if bias is not None or total.any():
                 consts = {**consts, "bias": self.int32(node, "bias + the input zero point's share", total)}
@@ -696,25 +734,30 @@ class _Importer:
                        scale=float(scale))
             self.accel(node, replace(op, **epi), feeds, consts, out, yq, layout, shape, repeat)
             return
-        acc = f"{out}__acc"
+        acc, bias = f"{out}__acc", None if float_bias else bias
         if bias is not None:
             consts = {**consts, "bias": bias.astype(np.int32)}
         op = replace(op, bias=kind if bias is not None else None, out_dtype="int32")
         self.accel(node, op, feeds, consts, acc, _Q(1.0, 0, "int32"), layout, shape, repeat)
-        self.epilogue(node, acc, out, yq, scale, shares, relu, layout == "nhwc")
+        self.epilogue(node, acc, out, yq, scale, shares, relu, layout == "nhwc", float_bias)
 
     def epilogue(self, node: Any, acc: str, out: str, yq: _Q, scale: np.ndarray, shares: _Shares, relu: bool,
-                 channels_first: bool) -> None:
+                 channels_first: bool, float_bias: _FloatBias | None = None) -> None:
         """The host requantization of an int32 conv/matmul output (in ONNX layout: channels on axis 1 of a
-        conv's NCHW, last of a matmul's)."""
-        scale = np.asarray(scale, np.float32)
-        if channels_first and scale.ndim:
-            scale = scale.reshape(-1, 1, 1)
+        conv's NCHW, last of a matmul's), with a float bias on onnxruntime's float path."""
+        def per_channel(values: Any) -> np.ndarray:
+            values = np.asarray(values, np.float32)
+            return values.reshape(-1, 1, 1) if channels_first and values.ndim else values
         offset = self.int32(node, "the zero points' constant share of the sums", shares.offset)
         names, terms = tuple(t for t, _ in shares.terms), tuple(f for _, f in shares.terms)
-        layer = HostLayer(f"{node.name}_requantize", "Requantize", (acc, *names), {}, {}, (out,),
-                          host_ops.requantize_accumulator(scale, yq.zero_point, yq.dtype, offset, relu, terms),
-                          host_ops.accumulator_value(scale, offset, terms))
+        if float_bias is None:
+            fn = host_ops.requantize_accumulator(per_channel(scale), yq.zero_point, yq.dtype, offset, relu, terms)
+            rounds = host_ops.accumulator_value(per_channel(scale), offset, terms)
+        else:
+            fb = (per_channel(float_bias.in_scale), per_channel(float_bias.values))
+            fn = host_ops.requantize_float_bias(*fb, yq.host(), offset, relu, terms)
+            rounds = host_ops.float_bias_value(*fb, yq.scale, offset, terms)
+        layer = HostLayer(f"{node.name}_requantize", "Requantize", (acc, *names), {}, {}, (out,), fn, rounds)
         self.layers.append(layer)
         self.add_tensor(TensorInfo(out, self.tensors[acc].shape, yq.dtype, yq.scale, zero_point=yq.zero_point),
                         layer)

@@ -64,3 +64,22 @@ def test_uint8_activations_on_the_rtl(forms, verilator_ok):
     res = tk.run_network(net, x, backend="verilator", hw="tiny")
     assert res.cycles and res.cycles > 0
     assert_matches_onnxruntime(net, res)
+
+
+def cnn_with_gemm_head():
+    """A padded conv and a Gemm with its bias (the classifier head of the benchmark models)."""
+    b = Builder("cnn_gemm", (1, 3, 8, 8), 0)
+    return b.model(b.head(b.conv("x", 8, 3), 5))
+
+
+OPTIONS = {"QuantizeBias=False": {"QuantizeBias": False},        # the bias stays float: onnxruntime's float path
+           "DedicatedQDQPair": {"DedicatedQDQPair": True},       # one QuantizeLinear per reader of a tensor
+           "AddQDQPairToWeight": {"AddQDQPairToWeight": True}}   # float weights through QuantizeLinear
+
+
+@pytest.mark.parametrize("option", OPTIONS)
+@pytest.mark.parametrize("model", [residual_cnn, cnn_with_gemm_head], ids=["residual", "gemm-head"])
+def test_quantize_static_extra_options_run(tmp_path, model, option):
+    net = tk.from_onnx(quantize(model(), tmp_path / "q.onnx", "QDQ", extra_options=OPTIONS[option]))
+    x = {"x": np.random.default_rng(1).standard_normal((1, 3, 8, 8)).astype(np.float32)}
+    assert_matches_onnxruntime(net, tk.run_network(net, x, hw="gemmini"))
