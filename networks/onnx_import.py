@@ -503,8 +503,7 @@ class _Importer:
         a = self.activation(node, node.input[0], "input A")
         b = self.qconst(node, node.input[1], "weight B")
         bias = self.bias(node, node.input[2], "bias C") if len(node.input) > 2 and node.input[2] else None
-        self.pending[node.output[0]] = _Pending("matmul", node, dict(a=a, b=(*b, True),
-                                                                     bias=bias))
+        self.pending[node.output[0]] = _Pending("matmul", node, dict(a=a, b=(*b, True), bias=bias))
 
     def on_Add(self, node: Any) -> None:
         a, b = node.input
