@@ -83,3 +83,17 @@ def test_quantize_static_extra_options_run(tmp_path, model, option):
     net = tk.from_onnx(quantize(model(), tmp_path / "q.onnx", "QDQ", extra_options=OPTIONS[option]))
     x = {"x": np.random.default_rng(1).standard_normal((1, 3, 8, 8)).astype(np.float32)}
     assert_matches_onnxruntime(net, tk.run_network(net, x, hw="gemmini"))
+
+
+def test_a_second_quantization_of_one_output_at_another_scale_is_refused(tmp_path):
+    """DedicatedQDQPair's second QuantizeLinear of an output is a copy of the first; at another scale (not what
+    quantize_static writes) the accelerator layer cannot write both, and the import says which node."""
+    model = onnx.load(quantize(residual_cnn(), tmp_path / "q.onnx", "QDQ",
+                               extra_options={"DedicatedQDQPair": True}))
+    quants = [n for n in model.graph.node if n.op_type == "QuantizeLinear"]
+    second = next(n for i, n in enumerate(quants) if any(m.input[0] == n.input[0] for m in quants[:i]))
+    scale = next(t for t in model.graph.initializer if t.name == second.input[1])
+    model.graph.initializer.append(onnx.numpy_helper.from_array(2 * onnx.numpy_helper.to_array(scale), "other"))
+    second.input[1] = "other"
+    with pytest.raises(ValueError, match=rf"node '{second.name}' \(QuantizeLinear\): .* is quantized twice"):
+        tk.from_onnx(model)
