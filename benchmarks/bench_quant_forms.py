@@ -35,7 +35,7 @@ from networks.network import NetworkResult  # noqa: E402
 from toolkit.cli.net import random_inputs  # noqa: E402
 
 ROUNDING = ("conv2d", "depthwise", "matmul", "host:Requantize")
-HEADER = (f"{'model':12s} {'form':20s} {'layers':>6s} {'off':>7s} {'ties':>6s} {'max':>4s} {'out dev':>8s} "
+HEADER = (f"{'model':12s} {'form':24s} {'layers':>6s} {'off':>7s} {'ties':>6s} {'max':>4s} {'out dev':>8s} "
           f"{'cycles':>13s} {'host':>5s} {'host_s':>7s} {'host%':>6s} {'wall_s':>7s}  host kinds")
 
 
@@ -63,7 +63,7 @@ def row(model: str, form: str, net: tk.Network, res: NetworkResult, wall: float)
     host_s = sum(r.host_s for r in host)
     kinds = ", ".join(f"{k.removeprefix('host:')} x{n}" for k, n in Counter(r.kind for r in host).most_common(3))
     cycles = f"{res.cycles:,}" if res.cycles else "-"
-    return (f"{model:12s} {form:20s} {len(net.layers):6d} {off:7d} {ties:6d} {worst:4.0f} {out_dev:8.2f} "
+    return (f"{model:12s} {form:24s} {len(net.layers):6d} {off:7d} {ties:6d} {worst:4.0f} {out_dev:8.2f} "
             f"{cycles:>13s} {len(host):5d} {host_s:7.2f} {100 * host_s / max(res.wall_s, 1e-9):5.1f}% "
             f"{wall:7.1f}  {kinds}")
 
