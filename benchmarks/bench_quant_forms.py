@@ -2,11 +2,12 @@
 
     python benchmarks/bench_quant_forms.py [--models resnet18 resnet50 mobilenetv2 bert] [--forms ...]
                                            [--backend verilator] [--config gemmini] [--out build/onnx]
+                                           [--workers 1]
 
 Each model of benchmarks/onnx_models.py is quantized by ``quantize_static`` in each form of
 ``quant_forms()`` (QDQ or QOperator; symmetric or asymmetric int8, uint8 activations, per-channel
-weights), imported with ``tk.from_onnx`` and run whole with ``tk.run_network``. One row per model and
-form:
+weights, uint8 or asymmetric int8 weights), imported with ``tk.from_onnx`` and run whole with
+``tk.run_network``. One row per model and form:
 
 - ``off``: elements of the accelerator layers (conv, depthwise, matmul) and of the host requantize
   epilogues that differ from onnxruntime on onnxruntime's own inputs, ``ties`` of those at a rounding
@@ -34,7 +35,7 @@ from networks.network import NetworkResult  # noqa: E402
 from toolkit.cli.net import random_inputs  # noqa: E402
 
 ROUNDING = ("conv2d", "depthwise", "matmul", "host:Requantize")
-HEADER = (f"{'model':12s} {'form':20s} {'layers':>6s} {'off':>7s} {'ties':>6s} {'max':>4s} {'out dev':>8s} "
+HEADER = (f"{'model':12s} {'form':24s} {'layers':>6s} {'off':>7s} {'ties':>6s} {'max':>4s} {'out dev':>8s} "
           f"{'cycles':>13s} {'host':>5s} {'host_s':>7s} {'host%':>6s} {'wall_s':>7s}  host kinds")
 
 
@@ -46,6 +47,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--backend", choices=("functional", "verilator"), default="verilator")
     p.add_argument("--config", default="gemmini", help="a preset or a TOML file")
     p.add_argument("--out", default="build/onnx", help="where the quantized models are cached")
+    p.add_argument("--workers", type=int, default=1, help="processes running the accelerator layers side by side")
     return p.parse_args(argv)
 
 
@@ -61,7 +63,7 @@ def row(model: str, form: str, net: tk.Network, res: NetworkResult, wall: float)
     host_s = sum(r.host_s for r in host)
     kinds = ", ".join(f"{k.removeprefix('host:')} x{n}" for k, n in Counter(r.kind for r in host).most_common(3))
     cycles = f"{res.cycles:,}" if res.cycles else "-"
-    return (f"{model:12s} {form:20s} {len(net.layers):6d} {off:7d} {ties:6d} {worst:4.0f} {out_dev:8.2f} "
+    return (f"{model:12s} {form:24s} {len(net.layers):6d} {off:7d} {ties:6d} {worst:4.0f} {out_dev:8.2f} "
             f"{cycles:>13s} {len(host):5d} {host_s:7.2f} {100 * host_s / max(res.wall_s, 1e-9):5.1f}% "
             f"{wall:7.1f}  {kinds}")
 
@@ -76,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         for form in args.forms:
             net = tk.from_onnx(build(model, args.out, form=form))
             t0 = time.perf_counter()
-            res = tk.run_network(net, random_inputs(net, 0), args.backend, hw=hw)
+            res = tk.run_network(net, random_inputs(net, 0), args.backend, hw=hw, workers=args.workers)
             print(row(model, form, net, res, time.perf_counter() - t0), flush=True)
     return 0
 

@@ -201,11 +201,14 @@ def quantize(model, path: str | Path, fmt: str = "QDQ", samples: int = 4, seed: 
 
 
 def quant_forms() -> dict[str, tuple[str, dict]]:
-    """The forms onnxruntime's quantize_static writes, by name: (quant format, its keyword options). Weights stay
-    int8 symmetric (its default for QInt8); "defaults" is what a user gets without options."""
+    """The forms onnxruntime's quantize_static writes, by name: (quant format, its keyword options). "defaults" is
+    what a user gets without options (int8 symmetric weights: its default for QInt8); the "-weights" forms quantize
+    weights asymmetrically (uint8 with activations uint8, as onnxruntime requires; or int8 with
+    WeightSymmetric=False), so that w - zw leaves int8."""
     from onnxruntime.quantization import QuantType
 
     symmetric = {"ActivationSymmetric": True}
+    uint8 = {"activation_type": QuantType.QUInt8, "weight_type": QuantType.QUInt8}
     return {
         "qdq-defaults": ("QDQ", {"extra_options": {}}),
         "qdq-uint8": ("QDQ", {"extra_options": {}, "activation_type": QuantType.QUInt8}),
@@ -213,6 +216,9 @@ def quant_forms() -> dict[str, tuple[str, dict]]:
         "qoperator-symmetric": ("QOperator", {"extra_options": symmetric}),
         "qoperator-defaults": ("QOperator", {"extra_options": {}}),
         "qdq-symmetric": ("QDQ", {"extra_options": symmetric}),
+        "qdq-uint8-weights": ("QDQ", {"extra_options": {}, **uint8}),
+        "qdq-asymmetric-weights": ("QDQ", {"extra_options": {"WeightSymmetric": False}}),
+        "qoperator-uint8-weights": ("QOperator", {"extra_options": {}, **uint8}),
     }
 
 

@@ -15,6 +15,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from scipy.special import erf
 
+from toolkit.window import taps
+
 Arrays = Sequence[np.ndarray]
 HostFn = Callable[[Arrays, dict[str, Any]], list[np.ndarray]]
 
@@ -176,21 +178,80 @@ def quantized_add(a_q: tuple[float, int], b_q: tuple[float, int], out_q: tuple[f
     return run
 
 
+Term = Callable[[np.ndarray], np.ndarray]
+"""One input tensor's share of each int32 sum of a conv or matmul, for the zero points its int8 operands leave
+out: an int64 array that broadcasts to the accumulator (ONNX layout)."""
+
+
+def window_sum_term(coef: np.ndarray, kernel: tuple[int, int], stride: int, padding: int, depthwise: bool) -> Term:
+    """``coef[k]`` times the sum of the input (N x C x H x W) over each output's window, padded with 0: over every
+    input channel for a conv, over the output's own channel for a depthwise conv. The share of a weight shift,
+    ``w - zw = w8 + coef``, of the sums of products."""
+    coef = np.asarray(coef, np.int64).reshape(1, -1, 1, 1)
+
+    def term(x: np.ndarray) -> np.ndarray:
+        nhwc = x.transpose(0, 2, 3, 1).astype(np.int64)
+        if not depthwise:
+            nhwc = nhwc.sum(axis=3, keepdims=True)
+        total = sum(view for _, _, view in taps(nhwc, kernel, stride, padding))
+        return coef * total.transpose(0, 3, 1, 2)
+    return term
+
+
+def row_sum_term(coef: Any) -> Term:
+    """``coef`` (one, or one per output column) times each row's sum of A (... x M x K): a matmul's share of a
+    shift of B."""
+    return lambda a: a.sum(axis=-1, keepdims=True, dtype=np.int64) * np.asarray(coef, np.int64)
+
+
+def col_sum_term(coef: int) -> Term:
+    """``coef`` times each column's sum of B (... x K x N): a matmul's share of a shift of A."""
+    return lambda b: b.sum(axis=-2, keepdims=True, dtype=np.int64) * np.int64(coef)
+
+
+def _corrected_sums(inputs: Arrays, offset: np.ndarray, terms: Sequence[Term]) -> np.ndarray:
+    """acc + offset + each term of its input, wrapped to int32 as onnxruntime's integer sums wrap."""
+    total = inputs[0].astype(np.int64) + offset
+    for term, x in zip(terms, inputs[1:]):
+        total = total + term(x)
+    return total.astype(np.int32)
+
+
 def requantize_accumulator(scale: np.ndarray, zero_point: int, dtype: str, offset: np.ndarray,
-                           relu: bool) -> HostFn:
+                           relu: bool, terms: Sequence[Term] = ()) -> HostFn:
     """The output of onnxruntime's QLinearConv/QLinearMatMul from the accelerator's int32 accumulator:
-    ``clip(rne(float32(acc + offset) * scale) + zero_point)`` in float32 as MLAS computes it, then ReLU (as
-    max with the zero point, the real 0). ``offset`` (int32, broadcast over acc) is the input zero point's
-    share of the sum, ``-zx * (sum of the weights the window covers)``; ``scale`` one per output channel or one."""
+    ``clip(rne(float32(sums) * scale) + zero_point)`` in float32 as MLAS computes it, then ReLU (as max with the
+    zero point, the real 0). ``sums`` is the accumulator (first input) plus ``offset`` (the zero points' constant
+    share) plus each term of the next inputs (their shares that depend on the data: :func:`window_sum_term`,
+    :func:`row_sum_term`, :func:`col_sum_term`); ``scale`` one per output channel or one."""
     info = np.iinfo(dtype)
     low = max(info.min, zero_point) if relu else info.min
 
     def run(inputs: Arrays, attrs: dict[str, Any]) -> list[np.ndarray]:
-        acc = (inputs[0].astype(np.int32) + offset).astype(np.float32)
+        acc = _corrected_sums(inputs, offset, terms).astype(np.float32)
         return [np.clip(np.rint(acc * scale) + zero_point, low, info.max).astype(dtype)]
     return run
 
 
-def accumulator_value(scale: np.ndarray, offset: np.ndarray) -> HostFn:
+def accumulator_value(scale: np.ndarray, offset: np.ndarray, terms: Sequence[Term] = ()) -> HostFn:
     """The real number :func:`requantize_accumulator` rounds (to find rounding ties)."""
-    return lambda inputs, attrs: [(inputs[0].astype(np.float64) + offset) * scale.astype(np.float64)]
+    return lambda inputs, attrs: [_corrected_sums(inputs, offset, terms).astype(np.float64)
+                                  * scale.astype(np.float64)]
+
+
+def requantize_float_bias(in_scale: np.ndarray, bias: np.ndarray, out_q: tuple[float, int, str],
+                          offset: np.ndarray, relu: bool, terms: Sequence[Term] = ()) -> HostFn:
+    """onnxruntime's float path where quantize_static left the bias in float (``QuantizeBias=False``): the conv or
+    matmul of the dequantized operands, ``float32(sums) * in_scale`` (x_scale * w_scale; the sums as in
+    :func:`requantize_accumulator`), plus the bias, then ReLU and QuantizeLinear."""
+    def run(inputs: Arrays, attrs: dict[str, Any]) -> list[np.ndarray]:
+        y = _corrected_sums(inputs, offset, terms).astype(np.float32) * in_scale + bias
+        return [quantize(np.maximum(y, np.float32(0)) if relu else y, *out_q)]
+    return run
+
+
+def float_bias_value(in_scale: np.ndarray, bias: np.ndarray, y_scale: float, offset: np.ndarray,
+                     terms: Sequence[Term] = ()) -> HostFn:
+    """The real number :func:`requantize_float_bias` rounds (to find rounding ties)."""
+    return lambda inputs, attrs: [(_corrected_sums(inputs, offset, terms).astype(np.float64)
+                                   * in_scale.astype(np.float64) + bias) / float(np.float32(y_scale))]

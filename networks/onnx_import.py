@@ -26,7 +26,10 @@ Zero points, uint8 and per-channel scales (the store unit has none of them): the
 into int32 (``-zx * sum(w)``, over the taps inside the input at a padded conv's borders; uint8 is read as
 int8 ``x - 128`` with its zero point 128 lower); where the output is symmetric int8 per tensor this joins
 the bias, else the layer writes int32 and a host epilogue requantizes as onnxruntime does (see
-:func:`_Importer.gemm_layer`). An Add with zero points runs on the host as QLinearAdd.
+:func:`_Importer.gemm_layer`). Weights whose ``w - zw`` leaves int8 and matmuls of two activations with
+zero points: the accelerator multiplies int8 operands, and the zero points' shares that depend on the data
+(a weight shift times each output's input sum; the row and column sums of a matmul of activations) are
+terms the epilogue adds in int32 (:class:`_Shares`). An Add with zero points runs on the host as QLinearAdd.
 
 Everything else (GlobalAveragePool, Flatten/Reshape, Softmax, LayerNormalization,
 Gelu, ... and the Quantize/DequantizeLinear around them) runs on the host in numpy
@@ -148,6 +151,25 @@ class _Q:
         return self.scale, self.zero_point, self.dtype
 
 
+@dataclass(frozen=True)
+class _Shares:
+    """The zero points' share of each int32 sum of a conv or matmul, beyond what the accelerator's int8 operands
+    compute: a constant ``offset`` (int64, broadcasting to the sums in ONNX layout) and ``terms``, (int8 input
+    tensor, its :data:`host_ops.Term`) pairs that depend on the data."""
+
+    offset: np.ndarray
+    terms: tuple[tuple[str, host_ops.Term], ...] = ()
+
+
+@dataclass(frozen=True)
+class _FloatBias:
+    """A bias quantize_static left in float (``QuantizeBias=False``): onnxruntime adds it to the conv or matmul's
+    float output, the int32 sums times ``in_scale`` (x_scale * w_scale, one or one per output channel)."""
+
+    values: np.ndarray
+    in_scale: Any
+
+
 @dataclass
 class _Importer:
     proto: Any
@@ -159,6 +181,7 @@ class _Importer:
     qconsts: dict[str, tuple[np.ndarray, "_Q", int]] = field(default_factory=dict)   # DQ of a constant: ints, q, axis
     views: dict[str, tuple[str, "_Q"]] = field(default_factory=dict)     # DQ of an activation: int tensor, q
     pending: dict[str, _Pending] = field(default_factory=dict)
+    quantized: dict[str, tuple[str, "_Q"]] = field(default_factory=dict)   # finished float output -> its Q output
     producer: dict[str, Any] = field(default_factory=dict)                # tensor -> layer that writes it
 
     def __post_init__(self) -> None:
@@ -263,19 +286,26 @@ class _Importer:
             return data, q, True
         return (*self.activation(node, tensor, what), False)
 
-    def weight(self, node: Any, w: tuple[np.ndarray, _Q, int], out_axis: int) -> tuple[np.ndarray, Any]:
-        """(int8 weights less their zero point, weight scale: one, or one per output channel). Taking the zero
-        point out at import is exact where w - zw still fits int8 (always for onnxruntime's symmetric weights)."""
+    def weight(self, node: Any, w: tuple[np.ndarray, _Q, int], out_axis: int) -> tuple[np.ndarray, Any, np.ndarray]:
+        """(int8 weights w8, weight scale: one or one per output channel, the shift d per output channel) with
+        ``w - zw = w8 + d`` exactly. Per channel, w8 is w - zw where that fits int8 (d = 0: always so for
+        onnxruntime's symmetric weights), else w - 128 for uint8 and w itself for int8 (d = 128 - zw, or -zw):
+        the accelerator multiplies w8, and d times the sum of the inputs each output reads joins the sums on the
+        host (:func:`host_ops.window_sum_term`, :func:`host_ops.row_sum_term`)."""
         data, q, axis = w
         if not q.per_tensor and axis != out_axis:
             raise self.fail(node, f"weight scales are per channel along axis {axis}, not along the output "
                                   f"channels (axis {out_axis})")
-        ints = data.astype(np.int32) - _along(q.zero_point, axis, data.ndim)
-        if data.dtype not in (np.int8, np.uint8) or ints.min(initial=0) < -128 or ints.max(initial=0) > 127:
-            raise self.fail(node, f"weight is {data.dtype} with zero point {q.zero_point}: w - zero point spans "
-                                  f"[{ints.min()}, {ints.max()}], beyond the accelerator's int8 weights; quantize "
-                                  "weights with QuantType.QInt8 and WeightSymmetric=True")
-        return ints.astype(np.int8), q.scale
+        if data.dtype not in (np.int8, np.uint8):
+            raise self.fail(node, f"weight is {data.dtype}, not int8 or uint8: the accelerator multiplies 8-bit "
+                                  "weights")
+        others = tuple(d for d in range(data.ndim) if d != out_axis)
+        zw = np.broadcast_to(np.asarray(q.zero_point, np.int64).reshape(-1), data.shape[out_axis:out_axis + 1])
+        exact = data.astype(np.int64) - _along(zw, out_axis, data.ndim)
+        fits = (exact.min(axis=others, initial=0) >= -128) & (exact.max(axis=others, initial=0) <= 127)
+        shift = np.where(fits, 0, (128 if data.dtype == np.uint8 else 0) - zw)
+        ints = exact - _along(shift, out_axis, data.ndim)
+        return ints.astype(np.int8), q.scale, shift
 
     def int8_input(self, x: str, q: _Q) -> tuple[str, int]:
         """The int8 tensor the accelerator reads for ``x``, and its zero point: a uint8 tensor is read as
@@ -429,18 +459,39 @@ class _Importer:
         q = self.qparams(node, node.input[1], zp, f"output {out!r}")
         if x in self.pending:
             self.finish(self.pending.pop(x), out, q)
+            self.quantized[x] = (out, q)
+        elif x in self.quantized:
+            self.quantize_again(node, x, out, q)
         elif x in self.consts:
             self.consts[out] = host_ops.quantize(self.consts[x], *q.host())
         else:
             self.host(node, lambda inputs, attrs: [host_ops.quantize(inputs[0], *q.host())], q.scale, q.dtype,
                       q.zero_point)
 
+    def quantize_again(self, node: Any, x: str, out: str, q: _Q) -> None:
+        """Another QuantizeLinear of a float output already quantized (``DedicatedQDQPair`` gives each reader its
+        own pair): a copy of the first, at the same quantization."""
+        first, fq = self.quantized[x]
+        if fq != q:
+            raise self.fail(node, f"{x!r} is quantized twice, as (scale, zero point, type) {fq.host()} and "
+                                  f"{q.host()}: the accelerator layer writes one quantization")
+        self.host_layer(HostLayer(node.name, "Identity", (first,), {}, {}, (out,), host_ops.FLOAT_OPS["Identity"]),
+                        self.tensors[first].shape, q)
+
     # ---- QDQ compute ops (float between DequantizeLinear and QuantizeLinear) --------------------
     def on_Conv(self, node: Any) -> None:
         x = self.activation(node, node.input[0], "input")
         w = self.qconst(node, node.input[1], "weight")
-        b = self.qconst(node, node.input[2], "bias") if len(node.input) > 2 and node.input[2] else None
-        self.pending[node.output[0]] = _Pending("conv", node, dict(x=x, w=w, b=b and (b[0], b[1].scale)))
+        b = self.bias(node, node.input[2], "bias") if len(node.input) > 2 and node.input[2] else None
+        self.pending[node.output[0]] = _Pending("conv", node, dict(x=x, w=w, b=b))
+
+    def bias(self, node: Any, tensor: str, what: str) -> tuple[np.ndarray, Any]:
+        """(values, scale) of a QDQ bias: int32 at its scale, or float with scale None where quantize_static kept
+        it float (``QuantizeBias=False``)."""
+        if tensor not in self.qconsts and np.asarray(self.consts.get(tensor, 0)).dtype.kind == "f":
+            return np.asarray(self.consts[tensor], np.float32), None
+        values, q, _ = self.qconst(node, tensor, what)
+        return values, q.scale
 
     def on_MatMul(self, node: Any) -> None:
         a = self.activation(node, node.input[0], "input A")
@@ -451,9 +502,8 @@ class _Importer:
     def on_Gemm(self, node: Any) -> None:
         a = self.activation(node, node.input[0], "input A")
         b = self.qconst(node, node.input[1], "weight B")
-        bias = self.qconst(node, node.input[2], "bias C") if len(node.input) > 2 and node.input[2] else None
-        self.pending[node.output[0]] = _Pending("matmul", node, dict(a=a, b=(*b, True),
-                                                                     bias=bias and (bias[0], bias[1].scale)))
+        bias = self.bias(node, node.input[2], "bias C") if len(node.input) > 2 and node.input[2] else None
+        self.pending[node.output[0]] = _Pending("matmul", node, dict(a=a, b=(*b, True), bias=bias))
 
     def on_Add(self, node: Any) -> None:
         a, b = node.input
@@ -576,7 +626,7 @@ class _Importer:
         n, c, h, wd = self.nchw(node, xname)
         if weight.ndim != 4:
             raise self.fail(node, f"weight is {weight.shape}, not K x C x KH x KW: the accelerator's convs are 2-D")
-        weight, ws = self.weight(node, w, 0)
+        weight, ws, shift = self.weight(node, w, 0)
         k, cg, kh, kw = weight.shape
         stride, pad = self._window(node)
         group = _attrs(node).get("group", 1)
@@ -588,12 +638,14 @@ class _Importer:
         bias = None
         if b is not None:
             bias, bs = b
-            if bias.dtype != np.int32 or not np.allclose(bs, np.float32(xq.scale) * np.asarray(ws, np.float32),
-                                                         rtol=1e-5, atol=0):
-                raise self.fail(node, f"bias is {bias.dtype} with scale {bs}: the accelerator adds an int32 bias "
-                                      f"at input scale x weight scale")
             if bias.shape != (k,):
                 raise self.fail(node, f"bias is {bias.shape}: the conv has {k} output channels, one bias each")
+            in_scale = np.float32(xq.scale) * np.asarray(ws, np.float32)
+            if bs is None:
+                bias = _FloatBias(bias, in_scale)
+            elif bias.dtype != np.int32 or not np.allclose(bs, in_scale, rtol=1e-5, atol=0):
+                raise self.fail(node, f"bias is {bias.dtype} with scale {bs}: the accelerator adds an int32 bias "
+                                      f"at input scale x weight scale")
         if group == 1:
             op = conv2d(n, h, wd, c, k, kernel=(kh, kw), stride=stride, padding=pad)
             wq = np.ascontiguousarray(weight.transpose(2, 3, 1, 0))
@@ -604,9 +656,9 @@ class _Importer:
             raise self.fail(node, f"group={group} with {c} input and {k} output channels: only group=1 and "
                                   "depthwise (group = channels) convs map to the accelerator")
         xint, xz = self.int8_input(xname, xq)
-        offset = -xz * _window_weight_sums(op, wq) if xz else np.zeros((1, k, 1, 1), np.int64)
         self.gemm_layer(node, op, {"input": Feed(xint, "nhwc", (n, h, wd, c))}, {"weight": wq}, bias,
-                        out, yq, scale, relu, offset, "nhwc", (n, k, op.out_h, op.out_w))
+                        out, yq, scale, relu, _window_shares(op, wq, xint, xz, shift), "nhwc",
+                        (n, k, op.out_h, op.out_w))
 
     # Over 40 lines: one mapping whose cases (constant or activation B, zero points, Gemm's transB) share the operands.
     def matmul(self, node: Any, a: tuple[str, _Q], b: tuple, bias: Any, out: str, yq: _Q, relu: bool,
@@ -621,7 +673,7 @@ class _Importer:
         if b_const:
             if bv.ndim != 2:
                 raise self.fail(node, f"constant B must be a 2-D matrix, got {bv.dtype} {bv.shape}")
-            w, bs = self.weight(node, (bv, bq, b_axis), 0 if attrs.get("transB", 0) else 1)
+            w, bs, shift = self.weight(node, (bv, bq, b_axis), 0 if attrs.get("transB", 0) else 1)
             w = w.T if attrs.get("transB", 0) else w
             k_, n_ = w.shape
             if ashape[-1:] != (k_,):
@@ -629,14 +681,12 @@ class _Importer:
             m_ = int(np.prod(ashape[:-1]))
             feeds["A"] = Feed(aint, "native", (m_, k_))
             consts = {"B": np.ascontiguousarray(w)}
-            offset = -az * w.astype(np.int64).sum(axis=0)
+            # sum_k (a - za)(w8 + d) = sum a w8 - za sum_k w8 - za K d + d sum_k a
+            shares = _Shares(-az * (w.astype(np.int64).sum(axis=0) + k_ * shift),
+                             ((aint, host_ops.row_sum_term(shift)),) if shift.any() else ())
         else:
             bs = bq.scale
             bint, bz = self.int8_input(bv, bq)
-            if az or bz:
-                raise self.fail(node, f"a matmul of two activations with zero points (A {az}, B {bz}): their "
-                                      "cross terms depend on both inputs; quantize with ActivationSymmetric=True "
-                                      "and QuantType.QInt8")
             bshape = self.shape(node, bv)
             if len(ashape) != len(bshape) or ashape[:-2] != bshape[:-2] or len(ashape) < 2:
                 raise self.fail(node, f"A {ashape} @ B {bshape}: batched matmuls need equal batch dimensions")
@@ -647,29 +697,35 @@ class _Importer:
             lead = (repeat,) if repeat > 1 else ()
             feeds["A"] = Feed(aint, "native", (*lead, m_, k_), repeat > 1)
             feeds["B"] = Feed(bint, "native", (*lead, k_, n_), repeat > 1)
-            consts, offset = {}, np.zeros(n_, np.int64)
+            consts = {}
+            # sum_k (a - za)(b - zb) = sum a b - zb sum_k a - za sum_k b + K za zb
+            shares = _Shares(np.full(n_, k_ * az * bz, np.int64),
+                             tuple((t, term) for t, z, term in ((aint, bz, host_ops.row_sum_term(-bz)),
+                                                                 (bint, az, host_ops.col_sum_term(-az))) if z))
         if bias is not None:
-            bvals, _ = bias
-            if bvals.dtype != np.int32 or bvals.size != n_:
+            bvals, float_bias = bias[0], bias[1] is None
+            if bvals.dtype != (np.float32 if float_bias else np.int32) or bvals.size != n_:
                 raise self.fail(node, f"bias C must be {n_} int32 values, got {bvals.dtype} {bvals.shape}")
-            bias = bvals.reshape(n_)
+            bias = _FloatBias(bvals.reshape(n_), np.float32(aq.scale) * np.asarray(bs, np.float32)) if float_bias \
+                else bvals.reshape(n_)
         op = matmul(m_, n_, k_)
         scale = self.scales(node, "the requantization scale a_scale * b_scale / y_scale",
                             _requant_scale(aq.scale, bs, yq.scale))
-        self.gemm_layer(node, op, feeds, consts, bias, out, yq, scale, relu, offset, "native", (*ashape[:-1], n_),
+        self.gemm_layer(node, op, feeds, consts, bias, out, yq, scale, relu, shares, "native", (*ashape[:-1], n_),
                         repeat)
 
     def gemm_layer(self, node: Any, op: Any, feeds: dict[str, Feed], consts: dict[str, np.ndarray],
-                   bias: np.ndarray | None, out: str, yq: _Q, scale: np.ndarray, relu: bool, offset: np.ndarray,
+                   bias: np.ndarray | None, out: str, yq: _Q, scale: np.ndarray, relu: bool, shares: _Shares,
                    layout: str, shape: tuple[int, ...], repeat: int = 1) -> None:
-        """A conv or matmul. ``offset`` is the input zero point's share of each sum, ``-zx * sum(w)`` (exact in
-        int32). Where it is one per output channel and the output is symmetric int8 per tensor, it folds into
-        the bias and the store unit requantizes; else the layer writes its int32 sums and a host epilogue
+        """A conv or matmul. ``shares`` are the zero points' shares of each sum (exact in int32). Where they are
+        a constant, one per output channel, and the output is symmetric int8 per tensor, they fold into the bias
+        and the store unit requantizes; else the layer writes its int32 sums and a host epilogue adds them and
         requantizes as onnxruntime does (Gemmini's store unit has no zero point, uint8 range or per-channel
         scale)."""
         kind = "channel" if op.KIND != "matmul" else "row"
-        per_channel = _offset_per_channel(offset, layout == "nhwc")
-        if yq.plain and np.ndim(scale) == 0 and per_channel is not None:
+        per_channel = _offset_per_channel(shares.offset, layout == "nhwc")
+        float_bias = bias if isinstance(bias, _FloatBias) else None
+        if yq.plain and np.ndim(scale) == 0 and per_channel is not None and not shares.terms and float_bias is None:
             total = per_channel if bias is None else per_channel + bias
             if bias is not None or total.any():
                 consts = {**consts, "bias": self.int32(node, "bias + the input zero point's share", total)}
@@ -677,24 +733,30 @@ class _Importer:
                        scale=float(scale))
             self.accel(node, replace(op, **epi), feeds, consts, out, yq, layout, shape, repeat)
             return
-        acc = f"{out}__acc"
+        acc, bias = f"{out}__acc", None if float_bias else bias
         if bias is not None:
             consts = {**consts, "bias": bias.astype(np.int32)}
         op = replace(op, bias=kind if bias is not None else None, out_dtype="int32")
         self.accel(node, op, feeds, consts, acc, _Q(1.0, 0, "int32"), layout, shape, repeat)
-        self.epilogue(node, acc, out, yq, scale, offset, relu, layout == "nhwc")
+        self.epilogue(node, acc, out, yq, scale, shares, relu, layout == "nhwc", float_bias)
 
-    def epilogue(self, node: Any, acc: str, out: str, yq: _Q, scale: np.ndarray, offset: np.ndarray, relu: bool,
-                 channels_first: bool) -> None:
+    def epilogue(self, node: Any, acc: str, out: str, yq: _Q, scale: np.ndarray, shares: _Shares, relu: bool,
+                 channels_first: bool, float_bias: _FloatBias | None = None) -> None:
         """The host requantization of an int32 conv/matmul output (in ONNX layout: channels on axis 1 of a
-        conv's NCHW, last of a matmul's)."""
-        scale = np.asarray(scale, np.float32)
-        if channels_first and scale.ndim:
-            scale = scale.reshape(-1, 1, 1)
-        offset = self.int32(node, "the input zero point's share of the sums", offset)
-        layer = HostLayer(f"{node.name}_requantize", "Requantize", (acc,), {}, {}, (out,),
-                          host_ops.requantize_accumulator(scale, yq.zero_point, yq.dtype, offset, relu),
-                          host_ops.accumulator_value(scale, offset))
+        conv's NCHW, last of a matmul's), with a float bias on onnxruntime's float path."""
+        def per_channel(values: Any) -> np.ndarray:
+            values = np.asarray(values, np.float32)
+            return values.reshape(-1, 1, 1) if channels_first and values.ndim else values
+        offset = self.int32(node, "the zero points' constant share of the sums", shares.offset)
+        names, terms = tuple(t for t, _ in shares.terms), tuple(f for _, f in shares.terms)
+        if float_bias is None:
+            fn = host_ops.requantize_accumulator(per_channel(scale), yq.zero_point, yq.dtype, offset, relu, terms)
+            rounds = host_ops.accumulator_value(per_channel(scale), offset, terms)
+        else:
+            fb = (per_channel(float_bias.in_scale), per_channel(float_bias.values))
+            fn = host_ops.requantize_float_bias(*fb, yq.host(), offset, relu, terms)
+            rounds = host_ops.float_bias_value(*fb, yq.scale, offset, terms)
+        layer = HostLayer(f"{node.name}_requantize", "Requantize", (acc, *names), {}, {}, (out,), fn, rounds)
         self.layers.append(layer)
         self.add_tensor(TensorInfo(out, self.tensors[acc].shape, yq.dtype, yq.scale, zero_point=yq.zero_point),
                         layer)
@@ -858,6 +920,21 @@ def _window_weight_sums(op: Any, weight: np.ndarray) -> np.ndarray:
     ones = {"input": np.ones((op.batch, op.in_h, op.in_w, getattr(op, op.CHANNELS)), np.int8), "weight": weight}
     sums = replace(op, bias=None, out_dtype="int32", scale=1.0, activation="none").reference(ones)["output"]
     return sums.astype(np.int64).transpose(0, 3, 1, 2)
+
+
+def _window_shares(op: Any, weight: np.ndarray, x: str, zx: int, shift: np.ndarray) -> _Shares:
+    """The zero points' shares of a conv's sums (``weight`` the int8 w8 in the op's layout, ``shift`` d per output
+    channel). Over the taps inside the input, ``sum (x - zx)(w8 + d) = sum x w8 - zx sum w8 - zx d n + d sum x``
+    (n: the taps inside, times the channels a conv sums): the first is the accelerator's (it pads with 0), the
+    last a term of the input; onnxruntime pads with the zero point, whose taps add nothing."""
+    k = shift.size
+    offset = -zx * _window_weight_sums(op, weight) if zx else np.zeros((1, k, 1, 1), np.int64)
+    if not shift.any():
+        return _Shares(offset)
+    if zx:
+        offset = offset - zx * shift.reshape(1, k, 1, 1) * _window_weight_sums(op, np.ones_like(weight))
+    term = host_ops.window_sum_term(shift, op.kernel, op.stride, op.padding, op.KIND == "depthwise")
+    return _Shares(offset, ((x, term),))
 
 
 def _offset_per_channel(offset: np.ndarray, channels_first: bool) -> np.ndarray | None:

@@ -1,4 +1,5 @@
-"""The one compile-run-compare check of the test suites: an op on a backend, bit-exact against numpy."""
+"""The one compile-run-compare check of the test suites: an op on a backend, bit-exact against numpy; and the
+networks' check against onnxruntime."""
 from __future__ import annotations
 
 from typing import Any, Mapping, NamedTuple
@@ -41,3 +42,19 @@ def assert_exact(op: tk.Op, hw: HardwareConfig | str, schedule: Any = None, *, b
     if backend == "verilator":
         assert_like_functional(prog, inputs, res)
     return Ran(prog, res)
+
+
+ROUNDING = ("conv2d", "depthwise", "matmul", "host:Requantize")   # layers that round a sum of products
+
+
+def assert_matches_onnxruntime(net: Any, res: Any) -> None:
+    """A network run (``tk.run_network`` with compare) against onnxruntime: its float outputs within 2 steps, and
+    every conv, matmul and host requantization bit-exact on onnxruntime's inputs except at rounding ties of the
+    float32 requantization."""
+    for name, dev in res.output_dev.items():   # the float output is a DequantizeLinear's: its step is that scale
+        producer = next(l for l in net.layers if name in l.outputs)
+        assert dev <= 2 * net.tensors[producer.tensor_inputs()[0]].scale, (name, dev)
+    rows = [r for r in res.layers if r.kind in ROUNDING and r.dev is not None]
+    assert rows
+    for r in rows:
+        assert r.dev <= 1 and r.mismatches == (r.ties or 0), (r.name, r.dev, r.mismatches, r.ties)
