@@ -42,6 +42,16 @@ def acc_requantize(acc: np.ndarray, scale: float, relu: bool, offset: int, uint8
     return x.astype(np.uint8 if uint8 else np.int8)
 
 
+def store_epilogue(acc: np.ndarray, scale: float, relu: bool, out_dtype: str, offset: int = 0) -> np.ndarray:
+    """An accumulator's output as the store unit writes it for ``out_dtype`` ("int8", "uint8" or "int32"):
+    the full int32, Gemmini's int8, or with an offset or uint8 the requantization extension's."""
+    if out_dtype == "int32":
+        return acc_to_int32(acc, relu)
+    if offset or out_dtype == "uint8":
+        return acc_requantize(acc, scale, relu, offset, out_dtype == "uint8")
+    return acc_to_int8(acc, scale, relu)
+
+
 def acc_to_int32(acc: np.ndarray, relu: bool) -> np.ndarray:
     """Full-width accumulator read: no scale, ReLU still applies."""
     acc = acc.astype(np.int32)

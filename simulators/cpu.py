@@ -20,7 +20,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from isa import Program
-from isa.numerics import INT8_MIN, acc_to_int8, acc_to_int32, mvin_scale
+from isa.numerics import INT8_MIN, mvin_scale, store_epilogue
 
 from .base import BackendError, RunResult
 
@@ -90,8 +90,7 @@ def accumulate(prod: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
 
 def epilogue(acc: np.ndarray, p: Params) -> np.ndarray:
     """The store epilogue of isa.numerics, per the op dict."""
-    relu = p["activation"] == "relu"
-    return acc_to_int32(acc, relu) if p["out_dtype"] == "int32" else acc_to_int8(acc, p["scale"], relu)
+    return store_epilogue(acc, p["scale"], p["activation"] == "relu", p["out_dtype"], p.get("out_offset", 0))
 
 
 def im2col(x: np.ndarray, kh: int, kw: int, sh: int, sw: int, ph: int, pw: int, oh: int, ow: int) -> np.ndarray:
