@@ -144,7 +144,8 @@ def resadd(p: Params, x: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray
 
 
 def window_max(inp: np.ndarray, geometry: tuple[int, ...]) -> np.ndarray:
-    """Running maximum of NHWC int8 over strided tap views; padding holds a value below int8 so it never wins."""
+    """Running maximum of NHWC int8 (or uint8) over strided tap views; padding holds a value below int8 so it
+    never wins."""
     n, _, _, c = inp.shape
     kh, kw, sh, sw, ph, pw, oh, ow = geometry
     xp = np.pad(inp.astype(np.int16), ((0, 0), (ph, ph), (pw, pw), (0, 0)), constant_values=INT8_MIN - 1)
@@ -152,7 +153,7 @@ def window_max(inp: np.ndarray, geometry: tuple[int, ...]) -> np.ndarray:
     for i in range(kh):
         for j in range(kw):
             np.maximum(out, xp[:, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw], out=out)
-    return out.astype(np.int8)
+    return out.astype(inp.dtype)
 
 
 def maxpool(p: Params, x: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], Info]:
