@@ -152,6 +152,13 @@ class EpilogueOp(Op):
     Subclasses have the fields activation, scale and out_dtype (and may have out_offset), and define
     ``accumulate``."""
 
+    def params(self) -> dict[str, Any]:
+        """As every op's, without ``out_offset`` at 0 (the dicts and keys of ops without one stay as they were)."""
+        params = super().params()
+        if params.get("out_offset") == 0:
+            del params["out_offset"]
+        return params
+
     @property
     def requantizes(self) -> bool:
         """Whether the store needs the requantization extension (an output offset or uint8)."""

@@ -35,7 +35,6 @@ class ConvOp(Window, EpilogueOp):
     out_offset: int = 0
 
     CHANNELS: ClassVar[str] = ""   # the field that counts input channels
-    UNKEYED_DEFAULTS: ClassVar[dict[str, Any]] = {"out_offset": 0}
 
     def __post_init__(self) -> None:
         check_window(self, self.CHANNELS)

@@ -26,7 +26,7 @@ class Matmul(EpilogueOp):
     out_offset: int = 0
 
     KIND: ClassVar[str] = "matmul"
-    UNKEYED_DEFAULTS: ClassVar[dict] = {"transpose_a": False, "transpose_b": False, "out_offset": 0}
+    UNKEYED_DEFAULTS: ClassVar[dict] = {"transpose_a": False, "transpose_b": False}
 
     def __post_init__(self) -> None:
         for name in ("M", "N", "K"):
