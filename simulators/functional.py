@@ -46,7 +46,7 @@ from isa import (
 )
 from isa.checker import check
 from isa.loop_unroll import primitives
-from isa.numerics import INT8_MIN, acc_requantize, acc_to_int8, acc_to_int32, mvin_scale, rshift_rne
+from isa.numerics import INT8_MIN, acc_to_int8, acc_to_int32, mvin_scale, rshift_rne, store_epilogue
 
 from .base import RunResult
 
@@ -169,9 +169,7 @@ class FunctionalModel:
     def _store_bytes(self, acc: np.ndarray, relu: bool) -> np.ndarray:
         """Accumulator values as the store unit writes them: 8-bit, requantized when config_st asks."""
         st = self.st
-        if st.requantizes:
-            return acc_requantize(acc, st.acc_scale, relu, st.out_offset, bool(st.out_uint8))
-        return acc_to_int8(acc, st.acc_scale, relu)
+        return store_epilogue(acc, st.acc_scale, relu, "uint8" if st.out_uint8 else "int8", st.out_offset)
 
     def _pooled_mvout(self, ins: Mvout, relu: bool) -> None:
         """Max over each window of config_st's image, after scale and activation; padding never wins."""

@@ -17,7 +17,8 @@ from isa.numerics import store_epilogue
 Spec = dict[str, tuple[tuple[int, ...], str]]   # input or output name -> (shape, dtype)
 
 ACTIVATION_NAMES = ("none", "relu")
-OUT_DTYPES = ("int8", "int32", "uint8")
+OUT_DTYPES = ("int8", "int32")
+REQUANT_DTYPES = (*OUT_DTYPES, "uint8")   # of ops with an out_offset: uint8 needs the store unit's extension
 OUT_OFFSET_RANGE = (-256, 255)   # config_st's out_offset: 9-bit two's complement
 _F32_MAX = float(np.finfo(np.float32).max)
 
@@ -44,9 +45,9 @@ def check_out_offset(out_offset: Any, out_dtype: str) -> int:
     return int(out_offset)
 
 
-def check_epilogue(activation: str, scale: float, out_dtype: str) -> float:
+def check_epilogue(activation: str, scale: float, out_dtype: str, dtypes: tuple[str, ...] = OUT_DTYPES) -> float:
     check_choice("activation", activation, ACTIVATION_NAMES)
-    check_choice("out_dtype", out_dtype, OUT_DTYPES)
+    check_choice("out_dtype", out_dtype, dtypes)
     try:
         scale = float(scale)
     except (TypeError, ValueError):

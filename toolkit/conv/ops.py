@@ -9,7 +9,8 @@ import numpy as np
 
 from isa.numerics import INT8_MIN
 
-from ..ops import EpilogueOp, Spec, check_choice, check_epilogue, check_out_offset, positive_int, wrap_int32
+from ..ops import (REQUANT_DTYPES, EpilogueOp, Spec, check_choice, check_epilogue, check_out_offset, positive_int,
+                   wrap_int32)
 from ..window import Window, check_window, out_size, taps
 
 
@@ -39,7 +40,8 @@ class ConvOp(Window, EpilogueOp):
     def __post_init__(self) -> None:
         check_window(self, self.CHANNELS)
         check_choice("bias", self.bias, (None, "channel"))
-        object.__setattr__(self, "scale", check_epilogue(self.activation, self.scale, self.out_dtype))
+        scale = check_epilogue(self.activation, self.scale, self.out_dtype, REQUANT_DTYPES)
+        object.__setattr__(self, "scale", scale)
         object.__setattr__(self, "out_offset", check_out_offset(self.out_offset, self.out_dtype))
 
     @property

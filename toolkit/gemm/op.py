@@ -6,7 +6,8 @@ from typing import ClassVar, Mapping
 
 import numpy as np
 
-from ..ops import EpilogueOp, Spec, check_choice, check_epilogue, check_out_offset, positive_int, wrap_int32
+from ..ops import (REQUANT_DTYPES, EpilogueOp, Spec, check_choice, check_epilogue, check_out_offset, positive_int,
+                   wrap_int32)
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,8 @@ class Matmul(EpilogueOp):
         check_choice("bias", self.bias, (None, "row", "full"))
         for name in ("transpose_a", "transpose_b"):
             object.__setattr__(self, name, bool(check_choice(name, getattr(self, name), (False, True))))
-        object.__setattr__(self, "scale", check_epilogue(self.activation, self.scale, self.out_dtype))
+        scale = check_epilogue(self.activation, self.scale, self.out_dtype, REQUANT_DTYPES)
+        object.__setattr__(self, "scale", scale)
         object.__setattr__(self, "out_offset", check_out_offset(self.out_offset, self.out_dtype))
 
     def input_specs(self) -> Spec:
