@@ -180,3 +180,14 @@ def test_importer_on_the_rtl(asymmetric_models, verilator_ok) -> None:
     res = tk.run_network(net, x, backend="verilator", hw=TINY_RQ)
     assert res.cycles > 0
     _check_matches_onnxruntime(net, res)
+
+
+def test_cli_net_uses_the_extension_of_its_config(asymmetric_models, tmp_path, capsys) -> None:
+    from toolkit.cli import main
+    TINY_RQ.save(tmp_path / "rq.toml")
+    assert main(["net", str(asymmetric_models["qdq-defaults"]), "--config", str(tmp_path / "rq.toml"),
+                 "--backend", "functional", "--quiet", "--no-compare"]) == 0
+    with_ext = capsys.readouterr().out.count("Requantize")
+    assert main(["net", str(asymmetric_models["qdq-defaults"]), "--config", "tiny", "--backend", "functional",
+                 "--quiet", "--no-compare"]) == 0
+    assert with_ext < capsys.readouterr().out.count("Requantize")
