@@ -23,7 +23,7 @@ from typing import Callable, Iterable, Mapping
 import numpy as np
 
 from .buffers import Buffer
-from .config import ConfigError, HardwareConfig
+from .config import FLAGS, ConfigError, HardwareConfig
 from .instructions import (
     ACC_BIT, ACCUM_BIT, ACTIVATIONS, DATAFLOWS, FULL_BIT, GARBAGE, OPS, ROW_MASK, ConfigSt, Instruction,
     ISAError, Mvin, MVIN_OPS,
@@ -37,6 +37,16 @@ _FLOATS = {"acc_scale", "scale"}
 # config_st's pooling fields, written out only when one is set (so that any word prints as itself)
 _POOL_FIELDS = frozenset(("pool_stride", "pool_size", "pool_out_dim", "porows", "pocols", "orows", "ocols", "upad",
                           "lpad"))
+
+
+# config_st's requantization fields (an extension), each written out only when set
+_REQUANT_FIELDS = ("out_offset", "out_uint8")
+
+
+def _quiet_st_fields(ins: ConfigSt) -> set[str]:
+    """The config_st fields left out of its text: at their defaults, and the pooling ones only all together."""
+    quiet = {f for f in _REQUANT_FIELDS if not getattr(ins, f)}
+    return quiet | _POOL_FIELDS if not any(getattr(ins, f) for f in _POOL_FIELDS) else quiet
 
 
 # ---- local and DRAM addresses ---------------------------------------------
@@ -121,7 +131,7 @@ _PLANS = {cls: _field_plan(cls) for cls in set(MNEMONICS.values())}
 
 def format_instruction(ins: Instruction, dram: DramNames | None = None) -> str:
     parts = [ins.op]
-    quiet = _POOL_FIELDS if type(ins) is ConfigSt and not any(getattr(ins, f) for f in _POOL_FIELDS) else ()
+    quiet = _quiet_st_fields(ins) if type(ins) is ConfigSt else ()
     for name, kind in _PLANS[type(ins)]:
         if name in quiet:
             continue
@@ -200,6 +210,13 @@ def format_program(hw: HardwareConfig, buffers: Mapping[str, Buffer], instructio
     return "\n".join(lines) + "\n"
 
 
+def _flag(text: str) -> bool:
+    """An on/off hardware field as format_program writes it (True / False)."""
+    if text not in ("True", "False"):
+        raise ValueError(text)
+    return text == "True"
+
+
 def _parse_hardware(items: list[str], lineno: int) -> HardwareConfig:
     data: dict[str, object] = {}
     for item in items:
@@ -207,9 +224,10 @@ def _parse_hardware(items: list[str], lineno: int) -> HardwareConfig:
         if not eq:
             raise ISAError(f"line {lineno}: .hardware expects key=value, got {item!r}")
         try:
-            data[key] = text if key in ("name", "dataflows") else int(text, 0)
+            data[key] = text if key in ("name", "dataflows") else _flag(text) if key in FLAGS else int(text, 0)
         except ValueError:
-            raise ISAError(f"line {lineno}: .hardware: {key} must be an integer, got {text!r}") from None
+            kind = "True or False" if key in FLAGS else "an integer"
+            raise ISAError(f"line {lineno}: .hardware: {key} must be {kind}, got {text!r}") from None
     try:
         return HardwareConfig.from_dict(data)
     except (ConfigError, ValueError) as exc:

@@ -5,10 +5,12 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
+import numpy as np
+
 from .instructions import ISAError
 
 ROLES = ("input", "output", "scratch")
-DTYPES = ("int8", "int32")
+DTYPES = ("int8", "int32", "uint8")   # their codes in a program file: the index
 DRAM_ALIGN = 64
 # The DRAM address space of a program. The functional model and the harness each hold
 # DRAM as one dense array, so this is what a run may allocate (the harness accepts 2^36).
@@ -42,7 +44,7 @@ class Buffer:
 
     @property
     def itemsize(self) -> int:
-        return 1 if self.dtype == "int8" else 4
+        return np.dtype(self.dtype).itemsize
 
     @property
     def nbytes(self) -> int:

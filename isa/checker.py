@@ -213,6 +213,9 @@ class _Checker:
         return None
 
     def config_st(self, ins: ConfigSt) -> str | None:
+        if ins.requantizes and not self.hw.store_requant:
+            return (f"out_offset={ins.out_offset}, out_uint8={ins.out_uint8}: hardware {self.hw.name} has no store-unit "
+                    "requantization (HardwareConfig.store_requant, an extension Gemmini lacks)")
         if ins.pooling and (reason := _pool_reason(ins)):
             return reason
         self.st = ins

@@ -38,6 +38,13 @@ LIMITS: dict[str, int] = {
 DATAFLOW_SETS: dict[str, int] = {"os": 1, "ws": 2, "both": 3}
 
 
+# on/off fields (bool; a program file and the RTL parameters carry them as 0 or 1)
+FLAGS: tuple[str, ...] = ("store_requant",)
+
+# fields left out of the config hash at these values (see HardwareConfig.config_hash)
+_UNHASHED_DEFAULTS: dict[str, object] = {"dataflows": "both", "store_requant": False}
+
+
 def _is_pow2(x: int) -> bool:
     return x > 0 and (x & (x - 1)) == 0
 
@@ -67,6 +74,9 @@ class HardwareConfig:
     dma_inflight: int = 16
     # the dataflows config_ex may choose at run time; Gemmini's default config has both
     dataflows: str = "both"
+    # The store unit's requantization extension (not in Gemmini): config_st's output offset (a zero point)
+    # added after the scale's rounding, and its uint8 clip ([0, 255] instead of [-128, 127]).
+    store_requant: bool = False
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -75,6 +85,10 @@ class HardwareConfig:
                 if not isinstance(value, str) or not _NAME.fullmatch(value):
                     raise ConfigError(f"HardwareConfig.name={value!r} must match [A-Za-z0-9_.-]+ "
                                       "(it is written unquoted in assembly)")
+                continue
+            if f.name in FLAGS:
+                if not isinstance(value, bool):
+                    raise ConfigError(f"HardwareConfig.{f.name} must be true or false, got {value!r}")
                 continue
             if f.name == "dataflows":
                 if value not in DATAFLOW_SETS:
@@ -139,7 +153,7 @@ class HardwareConfig:
 
     def hardware_fields(self) -> tuple[int, ...]:
         """The fields that shape hardware, in declaration order (name excluded), as numbers."""
-        return tuple(DATAFLOW_SETS[self.dataflows] if f.name == "dataflows" else getattr(self, f.name)
+        return tuple(DATAFLOW_SETS[self.dataflows] if f.name == "dataflows" else int(getattr(self, f.name))
                      for f in fields(self) if f.name != "name")
 
     @classmethod
@@ -152,14 +166,18 @@ class HardwareConfig:
             raise ConfigError(f"HardwareConfig.dataflows={data['dataflows']} must be one of {sorted(by_number)} "
                               f"({', '.join(f'{v} {k}' for k, v in DATAFLOW_SETS.items())})")
         data["dataflows"] = by_number[data["dataflows"]]
+        for flag in FLAGS:
+            if data[flag] not in (0, 1):
+                raise ConfigError(f"HardwareConfig.{flag}={data[flag]} must be 0 or 1")
+            data[flag] = bool(data[flag])
         return cls(name=name, **data)
 
     def config_hash(self) -> str:
-        """Stable hex digest of the hardware fields (the name does not matter). dataflows="both", the
-        default, stays out: WS programs run on it cycle for cycle as they did before OS existed, so
-        tuning records keyed before the field keep their keys."""
+        """Stable hex digest of the hardware fields (the name does not matter). Fields added later stay
+        out at their defaults (dataflows="both", store_requant=False): programs run on such hardware cycle
+        for cycle as they did before the field existed, so tuning records keyed before it keep their keys."""
         text = ",".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self)
-                        if f.name != "name" and not (f.name == "dataflows" and self.dataflows == "both"))
+                        if f.name != "name" and getattr(self, f.name) != _UNHASHED_DEFAULTS.get(f.name, object()))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     # ---- presets and files ---------------------------------------------
@@ -209,7 +227,8 @@ class HardwareConfig:
     def to_toml(self) -> str:
         lines = ["[hardware]"]
         for key, value in self.as_dict().items():
-            lines.append(f'{key} = "{value}"' if isinstance(value, str) else f"{key} = {value}")
+            text = f'"{value}"' if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else value
+            lines.append(f"{key} = {text}")
         return "\n".join(lines) + "\n"
 
     def save(self, path: str | Path) -> None:

@@ -25,8 +25,9 @@ def _unused(layout: tuple[Field, ...], word: str) -> int:
 
 _LD_RS1_RESERVED = _unused(CONFIG_LD, "rs1")
 _ST_RESERVED = {word: _unused(CONFIG_ST, word) for word in ("rs1", "rs2")}
-# config_st fields spelled as the instruction's own (the rest: kind, and the scale as float32 bits)
-_ST_PLAIN = tuple(f for f in CONFIG_ST if f.name not in ("kind", "scale"))
+# config_st fields spelled as the instruction's own (the rest: kind, the scale as float32 bits and the
+# offset in two's complement)
+_ST_PLAIN = tuple(f for f in CONFIG_ST if f.name not in ("kind", "scale", "out_offset"))
 
 
 def _operand(addr: int, rows: int, cols: int) -> int:
@@ -49,7 +50,9 @@ def _ld_field(rs1: int, name: str) -> int:
 
 
 def _config_st(ins: ConfigSt) -> tuple[int, int]:
-    rs = {"rs1": ConfigKind.ST << _ST["kind"].lo, "rs2": f32_bits(ins.acc_scale) << _ST["scale"].lo}
+    offset = _ST["out_offset"]
+    rs = {"rs1": (ConfigKind.ST << _ST["kind"].lo) | ((ins.out_offset & offset.mask) << offset.lo),
+          "rs2": f32_bits(ins.acc_scale) << _ST["scale"].lo}
     for f in _ST_PLAIN:
         rs[f.word] |= getattr(ins, f.name) << f.lo
     return rs["rs1"], rs["rs2"]
@@ -59,7 +62,10 @@ def _decode_config_st(rs1: int, rs2: int) -> ConfigSt:
     for word, value in (("rs1", rs1), ("rs2", rs2)):
         _reserved("config_st", word, value, _ST_RESERVED[word])
     fields = {f.name: ((rs1 if f.word == "rs1" else rs2) >> f.lo) & f.mask for f in _ST_PLAIN}
-    return ConfigSt(**fields, acc_scale=bits_f32((rs2 >> _ST["scale"].lo) & _ST["scale"].mask))
+    offset = _ST["out_offset"]
+    raw = (rs1 >> offset.lo) & offset.mask
+    return ConfigSt(**fields, acc_scale=bits_f32((rs2 >> _ST["scale"].lo) & _ST["scale"].mask),
+                    out_offset=raw - (raw >> (offset.width - 1) << offset.width))
 
 
 def encode(ins: Instruction) -> tuple[int, int, int]:

@@ -149,7 +149,11 @@ class ConfigSt(Instruction):
     rows are an ``orows`` x ``ocols`` image of pixels (one row each, ``cols`` <= dim channels), and it writes
     the ``porows`` x ``pocols`` maxima of ``pool_size``-square windows ``pool_stride`` apart, the image offset
     by ``upad`` rows and ``lpad`` columns of padding (never the max), to DRAM pixel ``porow * pool_out_dim +
-    pocol`` (``dram_stride`` bytes apart)."""
+    pocol`` (``dram_stride`` bytes apart).
+
+    The requantization extension (``HardwareConfig.store_requant``; Gemmini has none): an accumulator row
+    stored as 8-bit values is ``clip(relu?(rne(acc * acc_scale)) + out_offset, qmin, qmax)``, with [qmin,
+    qmax] = [0, 255] when ``out_uint8`` (the byte is the uint8), else [-128, 127]."""
 
     dram_stride: int = 0       # bytes between consecutive DRAM rows (pixels, when pooling)
     activation: int = 0        # 0 none, 1 relu
@@ -163,11 +167,19 @@ class ConfigSt(Instruction):
     ocols: int = 0
     upad: int = 0
     lpad: int = 0
+    out_offset: int = 0        # added after rounding (an output zero point), -256 to 255
+    out_uint8: int = 0         # clip to [0, 255], not [-128, 127]
 
     OP: ClassVar[str] = "config_st"
     FUNCT: ClassVar[int] = Funct.CONFIG
     _UINTS = (("dram_stride", 32), ("activation", 1), ("pool_stride", 2), ("pool_size", 2), ("pool_out_dim", 8),
-              ("porows", 8), ("pocols", 8), ("orows", 8), ("ocols", 8), ("upad", 2), ("lpad", 2))
+              ("porows", 8), ("pocols", 8), ("orows", 8), ("ocols", 8), ("upad", 2), ("lpad", 2), ("out_uint8", 1))
+    OFFSET_BITS: ClassVar[int] = 9   # out_offset's two's complement width
+
+    @property
+    def requantizes(self) -> bool:
+        """Whether the word uses the store unit's requantization extension."""
+        return self.out_offset != 0 or self.out_uint8 != 0
 
     @property
     def pooling(self) -> bool:
@@ -176,6 +188,11 @@ class ConfigSt(Instruction):
     def __post_init__(self) -> None:
         Instruction.__post_init__(self)
         object.__setattr__(self, "acc_scale", _as_f32("ConfigSt.acc_scale", self.acc_scale))
+        half = 1 << (self.OFFSET_BITS - 1)
+        if isinstance(self.out_offset, bool) or not isinstance(self.out_offset, int) \
+                or not -half <= self.out_offset < half:
+            raise ISAError(f"ConfigSt.out_offset={self.out_offset!r} out of range (signed {self.OFFSET_BITS}-bit, "
+                           f"{-half} to {half - 1})")
 
 
 @dataclass(frozen=True, slots=True)

@@ -207,13 +207,13 @@ class Unroller:
         self.words: dict[type, LoopWord] = {}   # config words sent since the last loop of their kind
         self.loops = {LoopWs: 0, LoopConvWs: 0}      # loops seen per unroller: loop n runs in slot n % 2
         self.acc_half = {LoopWs: 0, LoopConvWs: 0}   # each unroller's accumulator half for D and C
-        self.acc_scale = 1.0                         # the program's last config_st scale
+        self.st = ConfigSt()                         # the program's last config_st (a pooling loop keeps its scale)
 
     def feed(self, ins: Instruction) -> list[Instruction] | None:
         """None for an instruction that is no loop word, [] for a config word, a loop's primitives;
         :class:`LoopError` for a loop that cannot run."""
-        if isinstance(ins, ConfigSt):   # a pooling LOOP_CONV_WS keeps its scale
-            self.acc_scale = ins.acc_scale
+        if isinstance(ins, ConfigSt):   # a pooling LOOP_CONV_WS keeps its scale and requantization
+            self.st = ins
         if not isinstance(ins, LoopWord):
             return None
         if isinstance(ins, LoopWs):
@@ -259,7 +259,7 @@ class Unroller:
     def _conv(self, loop: LoopConvWs) -> list[Instruction]:
         words = self._take(LOOP_CONV_WORDS, loop)
         _, a_start, b_end, acc_start = self._place(loop, words[LoopConvWsConfig5].output_addr != 0)
-        return expand_conv(words, loop, self.hw, a_start, b_end, acc_start, self.acc_scale)
+        return expand_conv(words, loop, self.hw, a_start, b_end, acc_start, self.st)
 
 
 def primitives(instructions: Iterable[Instruction], hw: HardwareConfig) -> Iterator[Instruction]:

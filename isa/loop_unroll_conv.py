@@ -65,9 +65,9 @@ class ConvLoop:
     """One LOOP_CONV_WS with LoopConv's derived parameters; each phase is a method."""
 
     def __init__(self, p: SimpleNamespace, hw: HardwareConfig, a_start: int, b_end: int, acc_start: int,
-                 acc_scale: float = 1.0) -> None:
+                 st: ConfigSt = ConfigSt()) -> None:
         _check(p)
-        self.p, self.dim, self.block_len, self.acc_scale = p, hw.dim, hw.max_block_len, acc_scale
+        self.p, self.dim, self.block_len, self.st = p, hw.dim, hw.max_block_len, st
         self.a_start, self.acc_start = a_start, acc_start
         self.pixels = p.max_pixels_per_row or 1   # Gemmini reads 0 as 1
         self.ds = p.downsample
@@ -188,13 +188,15 @@ class ConvLoop:
         return out
 
     def _pool_config(self, pooling: bool) -> ConfigSt:
-        """LoopConvSt's config_st before (``pooling``) and after its pooling mvouts; the scale is kept."""
+        """LoopConvSt's config_st before (``pooling``) and after its pooling mvouts; the scale and the
+        requantization (out_offset, out_uint8) are kept."""
         p = self.p
         fields = dict(pool_stride=p.pool_stride, pool_size=p.pool_size, pool_out_dim=p.pool_out_col_dim,
                       porows=p.porows, pocols=p.pocols, orows=p.orows, ocols=p.ocols, upad=p.pupad,
                       lpad=p.plpad) if pooling else {}
         try:
-            return ConfigSt(p.out_stride, activation=p.activation, acc_scale=self.acc_scale, **fields)
+            return ConfigSt(p.out_stride, activation=p.activation, acc_scale=self.st.acc_scale,
+                            out_offset=self.st.out_offset, out_uint8=self.st.out_uint8, **fields)
         except ISAError as exc:
             raise LoopError(f"loop_conv_ws pooling: {exc}") from None
 
@@ -221,11 +223,11 @@ class ConvLoop:
 
 
 def expand_conv(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfig, a_start: int, b_end: int,
-                acc_start: int, acc_scale: float = 1.0) -> list[Instruction]:
+                acc_start: int, st: ConfigSt = ConfigSt()) -> list[Instruction]:
     """The primitives of one LOOP_CONV_WS; a zero DRAM address skips its phase (its config_ld too).
-    ``acc_scale``: the program's config_st scale, which a pooling loop's config_st words keep."""
+    ``st``: the program's last config_st, whose scale and requantization a pooling loop's config_st words keep."""
     p = _fields(words, loop)
-    conv = ConvLoop(p, hw, a_start, b_end, acc_start, acc_scale)
+    conv = ConvLoop(p, hw, a_start, b_end, acc_start, st)
     out = conv.bias() if p.bias_addr else []
     if p.input_addr:
         out += conv.inputs()

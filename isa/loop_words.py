@@ -150,6 +150,9 @@ CONFIG_LD: tuple[Field, ...] = _f("rs1", "kind:0:2 shrink:2:1 state:3:2 pixel_re
 # config_st (funct 0, rs1[1:0] = 2), as Gemmini's ConfigMvoutRs1/Rs2 lay it out (gemmini.h's
 # gemmini_extended2_config_st): pooling is on when pool_stride is not 0. isa.encoding writes these bits;
 # the RTL's store unit and dispatch read them through the structs generated from this table.
+# out_offset (9-bit two's complement) and out_uint8 are the store-unit requantization extension
+# (HardwareConfig.store_requant), which Gemmini lacks: they sit in bits its ConfigMvoutRs1 leaves unused.
 CONFIG_ST: tuple[Field, ...] = _f("rs1", "kind:0:2 activation:2:2 pool_stride:4:2 pool_size:6:2 upad:8:2 lpad:10:2 "
+                                         "out_offset:12:9 out_uint8:21:1 "
                                          "pool_out_dim:24:8 porows:32:8 pocols:40:8 orows:48:8 ocols:56:8") \
     + _f("rs2", "dram_stride:0:32 scale:32:32")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 INT8_MIN, INT8_MAX = -128, 127
+UINT8_MIN, UINT8_MAX = 0, 255
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 
@@ -23,6 +24,32 @@ def acc_to_int8(acc: np.ndarray, scale: float, relu: bool) -> np.ndarray:
     np.rint(x, out=x)
     np.clip(x, 0 if relu else INT8_MIN, INT8_MAX, out=x)
     return x.astype(np.int8)
+
+
+def acc_requantize(acc: np.ndarray, scale: float, relu: bool, offset: int, uint8: bool) -> np.ndarray:
+    """The store epilogue with the requantization extension (config_st's out_offset and out_uint8):
+    ``clip(relu?(rne(float32(float32(acc) * scale))) + offset, qmin, qmax)``, [qmin, qmax] = [0, 255] as
+    uint8 or [-128, 127] as int8. With ReLU before the offset it equals onnxruntime's ReLU on the quantized
+    output, max(q, zero point)."""
+    x = np.asarray(acc).astype(np.float32)
+    x *= np.float32(scale)
+    np.rint(x, out=x)
+    if relu:
+        np.maximum(x, 0, out=x)
+    x += np.float32(offset)   # exact below 2^24; above it the clip saturates either way
+    lo, hi = (UINT8_MIN, UINT8_MAX) if uint8 else (INT8_MIN, INT8_MAX)
+    np.clip(x, lo, hi, out=x)
+    return x.astype(np.uint8 if uint8 else np.int8)
+
+
+def store_epilogue(acc: np.ndarray, scale: float, relu: bool, out_dtype: str, offset: int = 0) -> np.ndarray:
+    """An accumulator's output as the store unit writes it for ``out_dtype`` ("int8", "uint8" or "int32"):
+    the full int32, Gemmini's int8, or with an offset or uint8 the requantization extension's."""
+    if out_dtype == "int32":
+        return acc_to_int32(acc, relu)
+    if offset or out_dtype == "uint8":
+        return acc_requantize(acc, scale, relu, offset, out_dtype == "uint8")
+    return acc_to_int8(acc, scale, relu)
 
 
 def acc_to_int32(acc: np.ndarray, relu: bool) -> np.ndarray:

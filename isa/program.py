@@ -94,7 +94,7 @@ class Program:
         dram = np.zeros(self.dram_size, dtype=np.uint8)
         for buf in self.buffers.values():
             if buf.role == "input":
-                data = np.ascontiguousarray(inputs[buf.name], dtype=buf.dtype).astype(f"<{buf.dtype[0]}{buf.itemsize}")
+                data = np.ascontiguousarray(inputs[buf.name], dtype=buf.dtype).astype(np.dtype(buf.dtype).newbyteorder("<"))
                 dram[buf.addr:buf.end] = data.view(np.uint8).ravel()
         return dram
 

@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from isa import HardwareConfig
 from toolkit.conv.ops import conv2d, depthwise_conv2d
 from toolkit.limits import MAX_DRAM_FOOTPRINT
 from toolkit.gemm import matmul
@@ -61,8 +62,13 @@ _ACTIVATED = ("Conv", "MatMul", "Gemm", "Add")      # QDQ ops whose ReLU the sto
 _TINY = float(np.finfo(np.float32).tiny)             # the smallest normal float32
 
 
-def from_onnx(model: Any, *, fuse_pool: bool = False) -> Network:
+def from_onnx(model: Any, *, fuse_pool: bool = False, hw: HardwareConfig | str | None = None) -> Network:
     """A network from a quantized ONNX model: a path or an ``onnx.ModelProto``.
+
+    ``hw``: the hardware the network is meant for (a config, a preset name or a TOML path). Where its store
+    unit has the requantization extension (``store_requant``), a conv or matmul whose output has a zero point
+    or is uint8 (one scale per tensor) requantizes in the store unit instead of a ``host:Requantize``
+    epilogue; such a network then runs only on hardware with the extension.
 
     ``fuse_pool=True`` folds each Conv -> (Relu) -> MaxPool into the conv's store unit (no DRAM round trip).
     It is off by default because it is slower today: a pooled conv runs under Gemmini's library tiling (the
@@ -70,8 +76,9 @@ def from_onnx(model: Any, *, fuse_pool: bool = False) -> Network:
     848,043 for conv1 and the store-unit pool apart (benchmarks/bench_pool.py, gemmini preset, RTL)."""
     if not isinstance(fuse_pool, bool):
         raise ValueError(f"fuse_pool={fuse_pool!r} must be true or false")
+    store_requant = hw is not None and HardwareConfig.resolve(hw).store_requant
     proto, name = _load(model)
-    return _Importer(proto, name, fuse_pool).build()
+    return _Importer(proto, name, fuse_pool, store_requant).build()
 
 
 def _load(model: Any) -> tuple[Any, str]:
@@ -175,6 +182,7 @@ class _Importer:
     proto: Any
     name: str
     fuse_pool: bool
+    store_requant: bool   # the store unit adds an output zero point and clips to uint8
     tensors: dict[str, TensorInfo] = field(default_factory=dict)
     layers: list = field(default_factory=list)
     consts: dict[str, np.ndarray] = field(default_factory=dict)           # value (float once dequantized)
@@ -718,19 +726,21 @@ class _Importer:
                    bias: np.ndarray | None, out: str, yq: _Q, scale: np.ndarray, relu: bool, shares: _Shares,
                    layout: str, shape: tuple[int, ...], repeat: int = 1) -> None:
         """A conv or matmul. ``shares`` are the zero points' shares of each sum (exact in int32). Where they are
-        a constant, one per output channel, and the output is symmetric int8 per tensor, they fold into the bias
-        and the store unit requantizes; else the layer writes its int32 sums and a host epilogue adds them and
+        a constant, one per output channel, and the output is symmetric int8 per tensor (or, with the store
+        unit's requantization extension, any 8-bit output with one scale), they fold into the bias and the
+        store unit requantizes; else the layer writes its int32 sums and a host epilogue adds them and
         requantizes as onnxruntime does (Gemmini's store unit has no zero point, uint8 range or per-channel
         scale)."""
         kind = "channel" if op.KIND != "matmul" else "row"
         per_channel = _offset_per_channel(shares.offset, layout == "nhwc")
         float_bias = bias if isinstance(bias, _FloatBias) else None
-        if yq.plain and np.ndim(scale) == 0 and per_channel is not None and not shares.terms and float_bias is None:
+        in_store = yq.plain or (self.store_requant and yq.per_tensor and yq.dtype in ("int8", "uint8"))
+        if in_store and np.ndim(scale) == 0 and per_channel is not None and not shares.terms and float_bias is None:
             total = per_channel if bias is None else per_channel + bias
             if bias is not None or total.any():
                 consts = {**consts, "bias": self.int32(node, "bias + the input zero point's share", total)}
             epi = dict(bias=kind if "bias" in consts else None, activation="relu" if relu else "none",
-                       scale=float(scale))
+                       scale=float(scale), out_dtype=yq.dtype, out_offset=int(yq.zero_point))
             self.accel(node, replace(op, **epi), feeds, consts, out, yq, layout, shape, repeat)
             return
         acc, bias = f"{out}__acc", None if float_bias else bias

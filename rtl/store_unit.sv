@@ -15,6 +15,11 @@
 // in the padding (upad rows above, lpad columns left of the image, or past its end) takes a
 // cycle but no read, and never wins. The max, after scale and activation, of the pixels it read
 // is one DMA write at dram + (porow * pool_out_dim + pocol) * stride.
+//
+// Requantization (STORE_REQUANT, an extension Gemmini lacks): config_st's out_offset is added after
+// the scale's rounding and ReLU, and the sum clips to [-128, 127], or [0, 255] with out_uint8 (then the
+// byte is the uint8, and pooling compares bytes unsigned). It is onnxruntime's requantization of an
+// output with a zero point, in the same pass, a row a cycle: a 33-bit adder and a clip per lane.
 module store_unit import systolic_pkg::*; #(
   parameter int DIM      = 4,
   parameter int SP_ROWS  = 256,
@@ -22,6 +27,7 @@ module store_unit import systolic_pkg::*; #(
   parameter int N        = 10,
   parameter int FIFO     = 3,    // rows waiting for the DMA
   parameter int CNT_W    = 16,   // width of the in-flight counters
+  parameter bit STORE_REQUANT = 1'b0,   // config_st's out_offset and out_uint8 (else read as 0)
   localparam int SLOT_W  = $clog2(N),
   localparam int SP_AW   = $clog2(SP_ROWS),
   localparam int ACC_AW  = $clog2(ACC_ROWS),
@@ -74,6 +80,8 @@ module store_unit import systolic_pkg::*; #(
     logic [WORD_W-1:0] stride;
     logic           relu;
     logic [31:0]    scale;
+    logic [8:0]     offset;   // requantization: added after rounding (two's complement)
+    logic           uint8;    // requantization: clip to [0, 255]
     config_st_rs1_t pool;   // the pooling fields (pool.pool_stride == 0: no pooling)
   } st_cfg_t;
 
@@ -83,6 +91,8 @@ module store_unit import systolic_pkg::*; #(
     logic              full;   // raw int32 accumulator row
     logic              relu;
     logic [31:0]       scale;
+    logic [8:0]        offset;
+    logic              uint8;
     logic              pool;   // a row of a pooling mvout
     logic              tap;    // pooling: the window position is in the image (read and compared)
     logic              wlast;  // pooling: the window's last position (its max goes out)
@@ -189,6 +199,9 @@ module store_unit import systolic_pkg::*; #(
           // the raw int32, after ReLU
           row_data[i*32 +: 32] = (ar_q.relu && acc_rdata_i[i*32 + 31]) ? 32'h0
                                                                        : acc_rdata_i[i*32 +: 32];
+        end else if (STORE_REQUANT && (ar_q.offset != '0 || ar_q.uint8)) begin
+          row_data[i*8 +: 8] = requant(acc_rdata_i[i*32 +: 32], ar_q.scale, ar_q.relu, ar_q.offset,
+                                       ar_q.uint8);
         end else begin
           // saturated to int8: the low byte is the value
           row_data[i*8 +: 8] = 8'(scale_sat(acc_rdata_i[i*32 +: 32], ar_q.scale, 1'b1,
@@ -198,13 +211,14 @@ module store_unit import systolic_pkg::*; #(
     end
   end
 
-  // pooling: the max of int8 lanes; the first row a window reads starts it
+  // pooling: the max of int8 lanes (uint8: the top bit flipped orders them as int8); the first row a
+  // window reads starts it
   always_comb begin
     for (int i = 0; i < DIM; i++) begin
       logic signed [7:0] x, m;
-      x = row_data[i*8 +: 8];
-      m = max_q[i*8 +: 8];
-      merged[i*8 +: 8] = !ar_q.tap ? m : (!have_q || x > m) ? x : m;
+      x = row_data[i*8 +: 8] ^ {ar_q.uint8, 7'd0};
+      m = max_q[i*8 +: 8] ^ {ar_q.uint8, 7'd0};
+      merged[i*8 +: 8] = (!ar_q.tap ? m : (!have_q || x > m) ? x : m) ^ {ar_q.uint8, 7'd0};
     end
     max_d  = max_q;
     have_d = have_q;
@@ -286,14 +300,19 @@ module store_unit import systolic_pkg::*; #(
       if (rd_last) rd_active_d = 1'b0;
     end
     if (iss_fire && is_cfg) begin
-      // a scale of all ones keeps the scale (as Gemmini's; LoopConvSt's pooling configs send it)
+      // a scale of all ones keeps the scale (as Gemmini's; LoopConvSt's pooling configs send it), and
+      // with it the requantization
       cfg_d = '{stride: WORD_W'(st_rs2.dram_stride), relu: st_rs1.activation[0],
-                scale: (st_rs2.scale == '1) ? cfg_q.scale : st_rs2.scale, pool: st_rs1};
+                scale: (st_rs2.scale == '1) ? cfg_q.scale : st_rs2.scale,
+                offset: !STORE_REQUANT ? '0 : (st_rs2.scale == '1) ? cfg_q.offset : st_rs1.out_offset,
+                uint8: STORE_REQUANT && ((st_rs2.scale == '1) ? cfg_q.uint8 : st_rs1.out_uint8),
+                pool: st_rs1};
     end
     if (iss_fire && !is_cfg) begin
       rd_active_d = 1'b1;
       rd_d = '{acc: insn.rs2[31], full: insn.rs2[31] && insn.rs2[29], relu: cfg_q.relu,
-               scale: cfg_q.scale, pool: cfg_q.pool.pool_stride != '0, tap: 1'b0, wlast: 1'b0,
+               scale: cfg_q.scale, offset: cfg_q.offset, uint8: cfg_q.uint8,
+               pool: cfg_q.pool.pool_stride != '0, tap: 1'b0, wlast: 1'b0,
                cols: op_cols(insn.rs2), addr: insn.rs1, slot: iss_i.slot};
       porow_d     = '0;
       pocol_d     = '0;
@@ -335,7 +354,7 @@ module store_unit import systolic_pkg::*; #(
       f_wr_q        <= '0;
       outstanding_q <= '0;
       inflight_q    <= '0;
-      cfg_q         <= '{stride: '0, relu: 1'b0, scale: F32_ONE, pool: '0};
+      cfg_q         <= '{stride: '0, relu: 1'b0, scale: F32_ONE, offset: '0, uint8: 1'b0, pool: '0};
       have_q        <= 1'b0;
     end else begin
       rd_active_q   <= rd_active_d;

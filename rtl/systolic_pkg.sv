@@ -205,6 +205,19 @@ package systolic_pkg;
     return v;
   endfunction
 
+  // The store unit's requantization (an extension): clip(relu?(rint(float32(float32(x) * scale)))
+  // + offset, lo, hi), [lo, hi] = [0, 255] when uint8 else [-128, 127]; the low byte of the result.
+  function automatic logic [7:0] requant(input logic [31:0] x, input logic [31:0] scale,
+                                         input logic relu, input logic [8:0] offset, input logic uint8);
+    logic signed [32:0] v, lo, hi;
+    v  = 33'($signed(scale_sat(x, scale, 1'b0, relu))) + 33'($signed(offset));
+    lo = uint8 ? 33'sd0 : -33'sd128;
+    hi = uint8 ? 33'sd255 : 33'sd127;
+    if (v < lo) v = lo;
+    else if (v > hi) v = hi;
+    return v[7:0];
+  endfunction
+
   // Arithmetic right shift by sh bits, rounding half to even (output-stationary results).
   function automatic logic [31:0] rshift_rne(input logic [31:0] x, input logic [4:0] sh);
     logic signed [31:0] q;

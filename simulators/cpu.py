@@ -20,7 +20,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from isa import Program
-from isa.numerics import INT8_MIN, acc_to_int8, acc_to_int32, mvin_scale
+from isa.numerics import INT8_MIN, mvin_scale, store_epilogue
 
 from .base import BackendError, RunResult
 
@@ -90,8 +90,7 @@ def accumulate(prod: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
 
 def epilogue(acc: np.ndarray, p: Params) -> np.ndarray:
     """The store epilogue of isa.numerics, per the op dict."""
-    relu = p["activation"] == "relu"
-    return acc_to_int32(acc, relu) if p["out_dtype"] == "int32" else acc_to_int8(acc, p["scale"], relu)
+    return store_epilogue(acc, p["scale"], p["activation"] == "relu", p["out_dtype"], p.get("out_offset", 0))
 
 
 def im2col(x: np.ndarray, kh: int, kw: int, sh: int, sw: int, ph: int, pw: int, oh: int, ow: int) -> np.ndarray:
@@ -145,7 +144,8 @@ def resadd(p: Params, x: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray
 
 
 def window_max(inp: np.ndarray, geometry: tuple[int, ...]) -> np.ndarray:
-    """Running maximum of NHWC int8 over strided tap views; padding holds a value below int8 so it never wins."""
+    """Running maximum of NHWC int8 (or uint8) over strided tap views; padding holds a value below int8 so it
+    never wins."""
     n, _, _, c = inp.shape
     kh, kw, sh, sw, ph, pw, oh, ow = geometry
     xp = np.pad(inp.astype(np.int16), ((0, 0), (ph, ph), (pw, pw), (0, 0)), constant_values=INT8_MIN - 1)
@@ -153,7 +153,7 @@ def window_max(inp: np.ndarray, geometry: tuple[int, ...]) -> np.ndarray:
     for i in range(kh):
         for j in range(kw):
             np.maximum(out, xp[:, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw], out=out)
-    return out.astype(np.int8)
+    return out.astype(inp.dtype)
 
 
 def maxpool(p: Params, x: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], Info]:

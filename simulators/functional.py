@@ -46,7 +46,7 @@ from isa import (
 )
 from isa.checker import check
 from isa.loop_unroll import primitives
-from isa.numerics import INT8_MIN, acc_to_int8, acc_to_int32, mvin_scale, rshift_rne
+from isa.numerics import INT8_MIN, acc_to_int8, acc_to_int32, mvin_scale, rshift_rne, store_epilogue
 
 from .base import RunResult
 
@@ -163,17 +163,22 @@ class FunctionalModel:
                       for b, c0 in enumerate(range(0, ins.cols, self.dim))]
             data = np.concatenate(blocks, axis=1)
             if ins.local & ACC_BIT:
-                data = acc_to_int8(data, self.st.acc_scale, relu)
+                data = self._store_bytes(data, relu)
         self._dram_write(ins.dram, self.st.dram_stride, data)
+
+    def _store_bytes(self, acc: np.ndarray, relu: bool) -> np.ndarray:
+        """Accumulator values as the store unit writes them: 8-bit, requantized when config_st asks."""
+        st = self.st
+        return store_epilogue(acc, st.acc_scale, relu, "uint8" if st.out_uint8 else "int8", st.out_offset)
 
     def _pooled_mvout(self, ins: Mvout, relu: bool) -> None:
         """Max over each window of config_st's image, after scale and activation; padding never wins."""
         st, row = self.st, ins.local & ROW_MASK
         image = (self.acc if ins.local & ACC_BIT else self.sp)[row:row + st.orows * st.ocols, :ins.cols]
         if ins.local & ACC_BIT:
-            image = acc_to_int8(image, st.acc_scale, relu)
+            image = self._store_bytes(image, relu)
         span_r, span_c = (st.porows - 1) * st.pool_stride + 1, (st.pocols - 1) * st.pool_stride + 1
-        # the image in its padding, as int16 below any int8, so that padding never wins
+        # the image in its padding, as int16 below any int8 or uint8, so that padding never wins
         padded = np.full((max(st.upad + st.orows, span_r + st.pool_size - 1),
                           max(st.lpad + st.ocols, span_c + st.pool_size - 1), ins.cols), INT8_MIN - 1, dtype=np.int16)
         padded[st.upad:st.upad + st.orows, st.lpad:st.lpad + st.ocols] = image.reshape(st.orows, st.ocols, -1)

@@ -300,7 +300,7 @@ def test_gemmini_flat_is_the_old_port_with_its_knobs() -> None:
 
 
 @pytest.mark.parametrize("op, schedule, message", [
-    (tk.conv2d(1, 6, 6, 4, 4, out_dtype="int32"), "gemmini", "tiled_conv_auto writes int8 outputs only"),
+    (tk.conv2d(1, 6, 6, 4, 4, out_dtype="int32"), "gemmini", "tiled_conv_auto writes 8-bit outputs only"),
     (tk.conv2d(1, 6, 6, 4, 4, kernel=(3, 1)), "gemmini", "one kernel_dim"),
     (tk.depthwise_conv2d(1, 6, 6, 4, kernel=(1, 3)), "gemmini", "tiled_conv_dw_auto takes one kernel_dim"),
     (tk.resadd(1, 4, 4, 4, out_dtype="int32"), "gemmini", "tiled_resadd_auto writes int8 outputs only"),

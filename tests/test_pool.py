@@ -42,7 +42,7 @@ def test_config_st_words_are_gemmini_h_s() -> None:
     assert encode(ins) == (0, rs1, (0x3F000000 << 32) | 16)
     assert decode(*encode(ins)) == ins
     with pytest.raises(ISAError, match="reserved bits"):
-        decode(0, rs1 | (1 << 12), 16)
+        decode(0, rs1 | (1 << 22), 16)
     with pytest.raises(ISAError, match=r"ConfigSt.pool_size=4 out of range"):
         ConfigSt(pool_stride=1, pool_size=4)
 

@@ -43,4 +43,8 @@ def compile_op(op: Op, hw: HardwareConfig, schedule: Any = None, *, best: BestLo
     if not isinstance(op, Op):
         raise ValueError(f"op must be an op such as tk.matmul(...), got {type(op).__name__}")
     check_size(op, hw, allow_large)
+    if getattr(op, "requantizes", False) and not hw.store_requant:
+        raise ValueError(f"out_offset={getattr(op, 'out_offset', 0)}, out_dtype={op.out_dtype!r}: hardware {hw.name} "
+                         "has no store-unit requantization (HardwareConfig.store_requant, an extension Gemmini "
+                         "lacks); write int32 and requantize on the host")
     return lower(op, resolve_schedule(op, hw, schedule, best), hw)

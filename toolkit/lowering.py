@@ -209,6 +209,13 @@ def render(template: str, **context: object) -> str:
     return environment().get_template(template).render(**context)
 
 
+def requant_fields(op: object) -> str:
+    """The config_st fields of an op's output offset and uint8 range (the store unit's requantization
+    extension), as assembly text after the scale; empty when the op needs none."""
+    offset, uint8 = getattr(op, "out_offset", 0), getattr(op, "out_dtype", "") == "uint8"
+    return (f" out_offset={offset}" if offset else "") + (" out_uint8=1" if uint8 else "")
+
+
 class Block(NamedTuple):
     """One dim-wide slice of a tile (or a group of them): index in the tile, first element, extent."""
 

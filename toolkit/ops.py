@@ -12,12 +12,14 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from isa import HardwareConfig
-from isa.numerics import acc_to_int8, acc_to_int32
+from isa.numerics import store_epilogue
 
 Spec = dict[str, tuple[tuple[int, ...], str]]   # input or output name -> (shape, dtype)
 
 ACTIVATION_NAMES = ("none", "relu")
 OUT_DTYPES = ("int8", "int32")
+REQUANT_DTYPES = (*OUT_DTYPES, "uint8")   # of ops with an out_offset: uint8 needs the store unit's extension
+OUT_OFFSET_RANGE = (-256, 255)   # config_st's out_offset: 9-bit two's complement
 _F32_MAX = float(np.finfo(np.float32).max)
 
 
@@ -33,9 +35,19 @@ def check_choice(name: str, value: Any, choices: tuple) -> Any:
     return value
 
 
-def check_epilogue(activation: str, scale: float, out_dtype: str) -> float:
+def check_out_offset(out_offset: Any, out_dtype: str) -> int:
+    """An output offset (zero point), added after rounding by the store unit's requantization extension."""
+    lo, hi = OUT_OFFSET_RANGE
+    if isinstance(out_offset, bool) or not isinstance(out_offset, (int, np.integer)) or not lo <= out_offset <= hi:
+        raise ValueError(f"out_offset must be an integer from {lo} to {hi}, got {out_offset!r}")
+    if out_offset and out_dtype == "int32":
+        raise ValueError(f"out_offset must be 0 when out_dtype='int32' (got {out_offset})")
+    return int(out_offset)
+
+
+def check_epilogue(activation: str, scale: float, out_dtype: str, dtypes: tuple[str, ...] = OUT_DTYPES) -> float:
     check_choice("activation", activation, ACTIVATION_NAMES)
-    check_choice("out_dtype", out_dtype, OUT_DTYPES)
+    check_choice("out_dtype", out_dtype, dtypes)
     try:
         scale = float(scale)
     except (TypeError, ValueError):
@@ -47,10 +59,10 @@ def check_epilogue(activation: str, scale: float, out_dtype: str) -> float:
     return scale
 
 
-def epilogue(acc: np.ndarray, activation: str, scale: float, out_dtype: str) -> np.ndarray:
-    """int32 accumulators -> output, per the numeric semantics."""
-    relu = activation == "relu"
-    return acc_to_int32(acc, relu) if out_dtype == "int32" else acc_to_int8(acc, scale, relu)
+def epilogue(acc: np.ndarray, activation: str, scale: float, out_dtype: str, out_offset: int = 0) -> np.ndarray:
+    """int32 accumulators -> output, per the numeric semantics (and the store unit's requantization
+    extension for an offset or uint8)."""
+    return store_epilogue(acc, scale, activation == "relu", out_dtype, out_offset)
 
 
 @dataclass(frozen=True)
@@ -138,7 +150,20 @@ class Op:
 @dataclass(frozen=True)
 class EpilogueOp(Op):
     """An op whose one output is the store epilogue of int32 accumulators (matmul, convs, resadd).
-    Subclasses have the fields activation, scale and out_dtype, and define ``accumulate``."""
+    Subclasses have the fields activation, scale and out_dtype (and may have out_offset), and define
+    ``accumulate``."""
+
+    def params(self) -> dict[str, Any]:
+        """As every op's, without ``out_offset`` at 0 (the dicts and keys of ops without one stay as they were)."""
+        params = super().params()
+        if params.get("out_offset") == 0:
+            del params["out_offset"]
+        return params
+
+    @property
+    def requantizes(self) -> bool:
+        """Whether the store needs the requantization extension (an output offset or uint8)."""
+        return bool(getattr(self, "out_offset", 0)) or self.out_dtype == "uint8"
 
     def accumulate(self, inputs: Mapping[str, np.ndarray]) -> np.ndarray:
         raise NotImplementedError
@@ -146,7 +171,8 @@ class EpilogueOp(Op):
     def reference(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         self.check_inputs(inputs)
         (name,) = self.output_specs()
-        return {name: epilogue(self.accumulate(inputs), self.activation, self.scale, self.out_dtype)}
+        return {name: epilogue(self.accumulate(inputs), self.activation, self.scale, self.out_dtype,
+                               getattr(self, "out_offset", 0))}
 
 
 def wrap_int32(exact: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:

@@ -408,8 +408,8 @@ def shape_features(op: Op) -> np.ndarray:
     params[:len(vals)] = vals
     fl = np.zeros(MAX_FLAGS)
     fl[:min(len(flags), MAX_FLAGS)] = flags[:MAX_FLAGS]
-    in_bytes = sum(math.prod(s) * (1 if t == "int8" else 4) for s, t in op.input_specs().values())
-    out_bytes = sum(math.prod(s) * (1 if t == "int8" else 4) for s, t in op.output_specs().values())
+    in_bytes = sum(math.prod(s) * np.dtype(t).itemsize for s, t in op.input_specs().values())
+    out_bytes = sum(math.prod(s) * np.dtype(t).itemsize for s, t in op.output_specs().values())
     return np.concatenate([kind, params, fl, _log([op.macs, in_bytes, out_bytes])])
 
 

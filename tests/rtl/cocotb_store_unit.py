@@ -3,10 +3,12 @@
 The local memories answer a granted read the next cycle (grants withheld at random);
 a DRAM model takes the writes when it is ready (also at random) and acknowledges
 each after a latency. The DRAM bytes are compared with the epilogue of numerics:
-raw int8 rows, scaled and saturated accumulator rows with ReLU, full int32 rows; and with
-config_st's pooling fields, the max of each window (padding never wins)."""
+raw int8 rows, scaled and saturated accumulator rows with ReLU, full int32 rows; with
+config_st's pooling fields, the max of each window (padding never wins); and with the
+requantization extension, the offset and the int8 or uint8 clip."""
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import deque
 
@@ -14,7 +16,8 @@ import cocotb
 import numpy as np
 
 from isa import ConfigSt, Mvout, acc_addr
-from isa.numerics import acc_to_int8, acc_to_int32
+from isa.encoding import encode
+from isa.numerics import acc_requantize, acc_to_int8, acc_to_int32
 from unit_bench import (DMA_REQ, DMA_TAG, UNIT_STACK, insn_word, issue_fields, lanes_word, mem_req_fields,
                         next_cycle, pack, reset, settle, unpack)
 
@@ -112,7 +115,7 @@ async def run_store(dut, program: list, sp: np.ndarray, acc: np.ndarray, rng: ra
                 done.append(in_flight.pop(slot))
                 # an mvout is done with the acknowledgement of its last row, not before
                 tag = unpack(DMA_TAG, ack) if ack is not None else None
-                assert isinstance(program[done[-1]], ConfigSt) or (
+                assert not isinstance(program[done[-1]], Mvout) or (
                     tag is not None and tag["last"] and tag["slot"] == slot)
         await next_cycle(dut)
         cycle += 1
@@ -153,3 +156,52 @@ async def pooling_mvouts_write_each_window_s_max(dut) -> None:
                 want[at:at + mvout.cols] = window.max(axis=(0, 1)).astype(np.int8).view(np.uint8)
     got = await run_store(dut, program, sp, acc, rng, want.size)
     np.testing.assert_array_equal(got, want)
+
+
+@cocotb.test()
+async def requantized_mvouts_add_the_offset_and_clip(dut) -> None:
+    """config_st's out_offset and out_uint8 (STORE_REQUANT; a unit built without it ignores them): ties of the
+    rounding (scale 0.5 on odd sums), offsets at the ends of their range, int8 and uint8 clips, ReLU before the
+    offset, a uint8 pooling max (bytes compared unsigned), and a config_st of the all-ones scale (LoopConvSt's)
+    that keeps the scale and the requantization."""
+    dim, sp_rows, acc_rows = int(dut.DIM.value), int(dut.SP_ROWS.value), int(dut.ACC_ROWS.value)
+    extension = bool(int(dut.STORE_REQUANT.value))
+    rng, np_rng = random.Random(11), np.random.default_rng(11)
+    sp = np_rng.integers(-128, 128, (sp_rows, dim)).astype(np.int8)
+    acc = np_rng.integers(-700, 700, (acc_rows, dim)).astype(np.int32)
+    acc[:4] = np.arange(-9, 4 * dim - 9).reshape(4, dim)   # odd sums at scale 0.5: ties both ways
+    keep = ConfigSt(dim, 0, 1.0, pool_stride=1, pool_size=2, pool_out_dim=2, porows=2, pocols=2, orows=3, ocols=3)
+    steps = [   # (config_st, the config the unit then holds, mvout local rows)
+        (ConfigSt(dim, 0, 0.5, out_offset=-256), None, acc_addr(0)),
+        (ConfigSt(dim, 1, 0.5, out_offset=255), None, acc_addr(0)),
+        (ConfigSt(dim, 0, 0.5, out_offset=-128, out_uint8=1), None, acc_addr(0)),
+        (ConfigSt(dim, 1, 0.37, out_offset=127, out_uint8=1), None, acc_addr(4)),
+        (ConfigSt(dim, 0, 0.25, out_offset=3), None, acc_addr(8)),
+        (ConfigSt(dim, 0, 0.75, out_offset=100, out_uint8=1), None, 5),          # scratchpad rows: raw
+        (ConfigSt(dim, 0, 0.5, out_offset=90, out_uint8=1), None, acc_addr(6)),
+        (_all_ones_scale(keep), dataclasses.replace(keep, acc_scale=0.5, out_offset=90, out_uint8=1), acc_addr(5)),
+    ]
+    program, want = [], np.zeros(2048, np.uint8)
+    for n, (cfg, held, local) in enumerate(steps):
+        held = held or cfg
+        if not extension:
+            held = dataclasses.replace(held, out_offset=0, out_uint8=0)
+        mvout = Mvout(128 * n, local, 1 if held.pooling else 2, dim)
+        program += [cfg, mvout]
+        mem = acc if local & (1 << 31) else sp
+        rows = mem[(local & 0xFFFF) + np.arange(held.orows * held.ocols if held.pooling else mvout.rows)]
+        if local & (1 << 31):
+            rows = acc_requantize(rows, held.acc_scale, bool(held.activation), held.out_offset, bool(held.out_uint8))
+        if held.pooling:
+            image = rows.reshape(held.orows, held.ocols, dim)
+            rows = np.stack([image[r:r + 2, c:c + 2].max(axis=(0, 1)) for r in range(2) for c in range(2)])
+        raw = np.ascontiguousarray(rows).view(np.uint8).ravel()
+        want[mvout.dram:mvout.dram + raw.size] = raw
+    got = await run_store(dut, program, sp, acc, rng, want.size)
+    np.testing.assert_array_equal(got, want)
+
+
+def _all_ones_scale(cfg: ConfigSt) -> tuple[int, int, int]:
+    """``cfg``'s word with the scale's bits all ones (a NaN no ConfigSt holds): keep the scale, as LoopConvSt's."""
+    funct, rs1, rs2 = encode(cfg)
+    return funct, rs1, rs2 | (0xFFFFFFFF << 32)

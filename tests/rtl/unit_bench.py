@@ -56,9 +56,9 @@ def unpack(fields: Fields, word: int) -> dict[str, int]:
     return out
 
 
-def insn_word(ins: Instruction) -> int:
-    """The packed insn_t of an instruction."""
-    funct, rs1, rs2 = encode(ins)
+def insn_word(ins: Instruction | tuple[int, int, int]) -> int:
+    """The packed insn_t of an instruction, or of raw (funct, rs1, rs2) (a word no instruction class spells)."""
+    funct, rs1, rs2 = ins if isinstance(ins, tuple) else encode(ins)
     return pack(INSN, funct=funct, rs1=rs1, rs2=rs2)
 
 

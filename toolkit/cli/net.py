@@ -72,7 +72,7 @@ def _run(net: Network, inputs: dict[str, np.ndarray], args: argparse.Namespace, 
 
 
 def cmd_net(args: argparse.Namespace) -> int:
-    net = from_onnx(args.model, fuse_pool=args.fuse_pool)
+    net = from_onnx(args.model, fuse_pool=args.fuse_pool, hw=hardware(args))
     print(net.summary())
     inputs = _inputs(net, args)
     res = _run(net, inputs, args, args.schedule)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from isa import HardwareConfig, Program, parse_program
 
-from ..lowering import op_buffers, render
+from ..lowering import op_buffers, render, requant_fields
 from .geometry import padded_width
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
@@ -23,6 +23,7 @@ def lower_conv(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule
         copy = pad_copy(op, hw)
         scratch.append(("padded", "int8", (op.batch, op.in_h, padded_width(op), op.in_c)))
     text = render("depthwise_ws.s.j2" if dw else "conv2d_ws.s.j2", op=op, K=K, out_bytes=out_bytes,
+                  requant=requant_fields(op),
                   schedule=s.to_dict(), pipe=s, dim=hw.dim, plan=plan, geo=geo, copy=copy,
                   tiles=tiles)
     return parse_program(text, hw, op_buffers(op, tuple(scratch)))

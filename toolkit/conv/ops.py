@@ -9,7 +9,8 @@ import numpy as np
 
 from isa.numerics import INT8_MIN
 
-from ..ops import EpilogueOp, Spec, check_choice, check_epilogue, positive_int, wrap_int32
+from ..ops import (REQUANT_DTYPES, EpilogueOp, Spec, check_choice, check_epilogue, check_out_offset, positive_int,
+                   wrap_int32)
 from ..window import Window, check_window, out_size, taps
 
 
@@ -32,13 +33,16 @@ class ConvOp(Window, EpilogueOp):
     activation: str = "none"
     scale: float = 1.0
     out_dtype: str = "int8"
+    out_offset: int = 0
 
     CHANNELS: ClassVar[str] = ""   # the field that counts input channels
 
     def __post_init__(self) -> None:
         check_window(self, self.CHANNELS)
         check_choice("bias", self.bias, (None, "channel"))
-        object.__setattr__(self, "scale", check_epilogue(self.activation, self.scale, self.out_dtype))
+        scale = check_epilogue(self.activation, self.scale, self.out_dtype, REQUANT_DTYPES)
+        object.__setattr__(self, "scale", scale)
+        object.__setattr__(self, "out_offset", check_out_offset(self.out_offset, self.out_dtype))
 
     @property
     def out_channels(self) -> int:
@@ -95,8 +99,8 @@ class Conv2d(ConvOp):
         super().__post_init__()
         object.__setattr__(self, "out_c", positive_int("out_c", self.out_c))
         object.__setattr__(self, "pool", check_pool(self.pool, self.out_h, self.out_w))
-        if self.pool and self.out_dtype != "int8":
-            raise ValueError(f"pool: a fused max pool stores int8, not out_dtype={self.out_dtype!r}")
+        if self.pool and self.out_dtype == "int32":
+            raise ValueError(f"pool: a fused max pool stores 8-bit values, not out_dtype={self.out_dtype!r}")
 
     def params(self) -> dict[str, Any]:
         """As every op's, without ``pool`` when there is none (the keys of unpooled convs stay as they were)."""
@@ -124,7 +128,7 @@ class Conv2d(ConvOp):
         pooled = np.full((self.batch, *self.pooled_hw, self.out_c), INT8_MIN - 1, dtype=np.int16)
         for _, _, view in taps(out["output"].astype(np.int16), (k, k), s, p, fill=INT8_MIN - 1):
             np.maximum(pooled, view, out=pooled)
-        return {"output": pooled.astype(np.int8)}
+        return {"output": pooled.astype(self.out_dtype)}
 
     @property
     def out_channels(self) -> int:
@@ -170,16 +174,18 @@ class DepthwiseConv2d(ConvOp):
 
 def conv2d(batch: int, in_h: int, in_w: int, in_c: int, out_c: int, *, kernel: int | tuple[int, int] = (3, 3),
            stride: int = 1, padding: int = 1, bias: str | None = None, activation: str = "none",
-           scale: float = 1.0, out_dtype: str = "int8", pool: tuple[int, int, int] | None = None) -> Conv2d:
+           scale: float = 1.0, out_dtype: str = "int8", pool: tuple[int, int, int] | None = None,
+           out_offset: int = 0) -> Conv2d:
     """A conv2d op (NHWC input, HWIO weight): ``output = epilogue(conv + bias)``, max-pooled in the store path
-    with ``pool=(kernel, stride, padding)``."""
+    with ``pool=(kernel, stride, padding)``. ``out_offset`` and ``out_dtype="uint8"`` need the store unit's
+    requantization (``HardwareConfig.store_requant``)."""
     return Conv2d(batch, in_h, in_w, in_c, out_c, kernel=kernel, stride=stride, padding=padding, bias=bias,
-                  activation=activation, scale=scale, out_dtype=out_dtype, pool=pool)
+                  activation=activation, scale=scale, out_dtype=out_dtype, pool=pool, out_offset=out_offset)
 
 
 def depthwise_conv2d(batch: int, in_h: int, in_w: int, channels: int, *, kernel: int | tuple[int, int] = (3, 3),
                      stride: int = 1, padding: int = 1, bias: str | None = None, activation: str = "none",
-                     scale: float = 1.0, out_dtype: str = "int8") -> DepthwiseConv2d:
+                     scale: float = 1.0, out_dtype: str = "int8", out_offset: int = 0) -> DepthwiseConv2d:
     """A depthwise conv2d op (channel multiplier 1; weight (KH, KW, C))."""
     return DepthwiseConv2d(batch, in_h, in_w, channels, kernel=kernel, stride=stride, padding=padding, bias=bias,
-                           activation=activation, scale=scale, out_dtype=out_dtype)
+                           activation=activation, scale=scale, out_dtype=out_dtype, out_offset=out_offset)

@@ -6,7 +6,8 @@ from typing import ClassVar, Mapping
 
 import numpy as np
 
-from ..ops import EpilogueOp, Spec, check_choice, check_epilogue, positive_int, wrap_int32
+from ..ops import (REQUANT_DTYPES, EpilogueOp, Spec, check_choice, check_epilogue, check_out_offset, positive_int,
+                   wrap_int32)
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class Matmul(EpilogueOp):
     out_dtype: str = "int8"
     transpose_a: bool = False
     transpose_b: bool = False
+    out_offset: int = 0
 
     KIND: ClassVar[str] = "matmul"
     UNKEYED_DEFAULTS: ClassVar[dict] = {"transpose_a": False, "transpose_b": False}
@@ -33,7 +35,9 @@ class Matmul(EpilogueOp):
         check_choice("bias", self.bias, (None, "row", "full"))
         for name in ("transpose_a", "transpose_b"):
             object.__setattr__(self, name, bool(check_choice(name, getattr(self, name), (False, True))))
-        object.__setattr__(self, "scale", check_epilogue(self.activation, self.scale, self.out_dtype))
+        scale = check_epilogue(self.activation, self.scale, self.out_dtype, REQUANT_DTYPES)
+        object.__setattr__(self, "scale", scale)
+        object.__setattr__(self, "out_offset", check_out_offset(self.out_offset, self.out_dtype))
 
     def input_specs(self) -> Spec:
         specs = {"A": ((self.K, self.M) if self.transpose_a else (self.M, self.K), "int8"),
@@ -59,7 +63,9 @@ class Matmul(EpilogueOp):
 
 
 def matmul(M: int, N: int, K: int, *, bias: str | None = None, activation: str = "none", scale: float = 1.0,
-           out_dtype: str = "int8", transpose_a: bool = False, transpose_b: bool = False) -> Matmul:
+           out_dtype: str = "int8", transpose_a: bool = False, transpose_b: bool = False,
+           out_offset: int = 0) -> Matmul:
     """A matmul op: ``C = epilogue(A @ B + bias)``; see the numeric semantics. With transpose_a, A is
-    given K x M; with transpose_b, B is given N x K."""
-    return Matmul(M, N, K, bias, activation, scale, out_dtype, transpose_a, transpose_b)
+    given K x M; with transpose_b, B is given N x K. ``out_offset`` (an output zero point) and
+    ``out_dtype="uint8"`` need hardware with the store unit's requantization (``store_requant``)."""
+    return Matmul(M, N, K, bias, activation, scale, out_dtype, transpose_a, transpose_b, out_offset)

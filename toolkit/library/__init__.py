@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from isa import HardwareConfig, Program, layout, parse_program
 
-from ..lowering import render
+from ..lowering import render, requant_fields
 from ..ops import Op
 from ..schedule import ScheduleError
 from .conv import conv_context, tiled_conv_auto
@@ -35,7 +35,8 @@ def lower_library(op: Op, s: LibrarySchedule, hw: HardwareConfig) -> Program:
         raise ScheduleError(f"{s.describe()} is gemmini.h's call for a {s.OP}, not a {op.KIND}")
     specs = [(name, "input", dtype, shape) for name, (shape, dtype) in op.input_specs().items()]
     specs += [(name, "output", dtype, shape) for name, (shape, dtype) in op.output_specs().items()]
-    return parse_program(render(s.TEMPLATE, **CONTEXTS[type(s)](op, s, hw)), hw, layout(specs))
+    return parse_program(render(s.TEMPLATE, requant=requant_fields(op), **CONTEXTS[type(s)](op, s, hw)), hw,
+                         layout(specs))
 
 
 __all__ = ["CALLS", "LibraryConv", "LibraryDepthwise", "LibraryMatmul", "LibraryResAdd", "LibrarySchedule",

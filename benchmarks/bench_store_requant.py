@@ -1,0 +1,70 @@
+"""The store unit's requantization extension (store_requant: an output offset and a uint8 clip, which Gemmini's
+store unit lacks) against the host epilogue, on small quantized models with zero points.
+
+    python benchmarks/bench_store_requant.py [--models mobilenetv2-mini mobilenetv2-32] [--forms qdq-defaults ...]
+                                             [--backend verilator] [--config tiny]
+
+Each model is quantized by onnxruntime in each asymmetric form and run twice, one row each: on ``--config``
+(its layers with zero points write int32 and a ``host:Requantize`` epilogue requantizes) and on the same
+hardware with ``store_requant`` (``tk.from_onnx(..., hw=...)`` lets the store unit requantize them). The
+columns are bench_quant_forms.py's: off / ties / max against onnxruntime, cycles, and the host layers and
+their wall time.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import toolkit as tk  # noqa: E402
+from benchmarks.bench_quant_forms import HEADER, row  # noqa: E402
+from benchmarks.onnx_models import mobilenetv2, quant_forms, quantize  # noqa: E402
+from toolkit.cli.net import random_inputs  # noqa: E402
+
+# small models with zero points everywhere; MobileNetV2's pointwise convs and classifier requantize in the store
+# unit, its padded 3x3 convs (the input zero point's fold varies at the borders) stay on the host
+MODELS = {
+    "mobilenetv2-mini": lambda: mobilenetv2(image=16, classes=10, blocks=((1, 16, 1, 1), (6, 24, 2, 2))),
+    "mobilenetv2-32": lambda: mobilenetv2(image=32, classes=10),
+}
+FORMS = ("qdq-defaults", "qdq-uint8", "qoperator-defaults")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", nargs="+", default=["mobilenetv2-mini"], choices=list(MODELS))
+    p.add_argument("--forms", nargs="+", default=list(FORMS), choices=list(quant_forms()))
+    p.add_argument("--backend", choices=("functional", "verilator"), default="verilator")
+    p.add_argument("--config", default="tiny", help="a preset or a TOML file, without the extension")
+    p.add_argument("--out", default="build/onnx_requant", help="where the quantized models are cached")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    base = tk.HardwareConfig.resolve(args.config)
+    ext = dataclasses.replace(base, store_requant=True, name=f"{base.name}_requant")
+    forms = quant_forms()
+    print(f"{args.backend} backend; each form on {base.name} (host epilogue) then {ext.name} (store unit)")
+    print(HEADER)
+    for model in args.models:
+        proto = MODELS[model]()
+        for form in args.forms:
+            path = quantize(proto, Path(args.out) / f"{model}-{form}.onnx", forms[form][0], **forms[form][1])
+            for hw in (base, ext):
+                net = tk.from_onnx(path, hw=hw)
+                t0 = time.perf_counter()
+                res = tk.run_network(net, random_inputs(net, 0), args.backend, hw=hw)
+                print(row(model, f"{form}{'+rq' if hw.store_requant else ''}", net, res, time.perf_counter() - t0),
+                      flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
