@@ -11,7 +11,6 @@ resident, there is no bias, or the output is not stored yet), as in Gemmini.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 from .instructions import Instruction, ISAError
 from .opcodes import Funct

@@ -7,7 +7,7 @@ from typing import NamedTuple
 from isa import HardwareConfig, Program, parse_program
 from isa.assembly import clear_parse_cache
 
-from ..lowering import blocks, clear_unit_caches, op_buffers, render, requant_fields, units
+from ..lowering import blocks, clear_unit_caches, op_buffers, render, requant_fields
 from .op import Matmul
 from .schedule import MatmulSchedule
 
