@@ -12,6 +12,7 @@ import toolkit as tk
 from isa import PRESETS, ConfigSt, HardwareConfig, Program
 from isa.checker import ProgramError, check
 from isa.numerics import acc_requantize
+from helpers import assert_matches_onnxruntime
 
 TINY_RQ = dataclasses.replace(PRESETS["tiny"], store_requant=True, name="tiny_requant")
 
@@ -157,12 +158,11 @@ def asymmetric_models(tmp_path_factory):
 def test_importer_requantizes_in_the_store_unit(asymmetric_models, form: str) -> None:
     """With hw that has the extension, the layers whose outputs have zero points (one scale) requantize in
     the store unit: fewer host:Requantize rows, outputs as onnxruntime's (bit-exact but at ties)."""
-    from test_onnx_quant_forms import _check_matches_onnxruntime
     x = {"x": np.random.default_rng(1).standard_normal((1, 3, 8, 8)).astype(np.float32)}
     host = tk.from_onnx(asymmetric_models[form], hw="tiny")
     ext = tk.from_onnx(asymmetric_models[form], hw=TINY_RQ)
     res = tk.run_network(ext, x, hw=TINY_RQ)
-    _check_matches_onnxruntime(ext, res)
+    assert_matches_onnxruntime(ext, res)
     host_rows = [r.name for r in tk.run_network(host, x, hw="tiny", compare=False).layers
                  if r.kind == "host:Requantize"]
     ext_rows = [r.name for r in res.layers if r.kind == "host:Requantize"]
@@ -174,12 +174,11 @@ def test_importer_requantizes_in_the_store_unit(asymmetric_models, form: str) ->
 
 
 def test_importer_on_the_rtl(asymmetric_models, verilator_ok) -> None:
-    from test_onnx_quant_forms import _check_matches_onnxruntime
     net = tk.from_onnx(asymmetric_models["qdq-uint8"], hw=TINY_RQ)
     x = {"x": np.random.default_rng(1).standard_normal((1, 3, 8, 8)).astype(np.float32)}
     res = tk.run_network(net, x, backend="verilator", hw=TINY_RQ)
     assert res.cycles > 0
-    _check_matches_onnxruntime(net, res)
+    assert_matches_onnxruntime(net, res)
 
 
 def test_cli_net_uses_the_extension_of_its_config(asymmetric_models, tmp_path, capsys) -> None:
