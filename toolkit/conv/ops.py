@@ -120,11 +120,18 @@ class Conv2d(ConvOp):
         out = super().reference(inputs)
         if self.pool is None:
             return out
+        return {"output": self.max_pool(out["output"].astype(np.int16), INT8_MIN - 1).astype(np.int8)}
+
+    def max_pool(self, values: np.ndarray, fill: float) -> np.ndarray:
+        """The max of ``values`` (the conv's output shape) over each window of ``pool``, padded with
+        ``fill`` (below every value: ONNX's padding is never the max); ``values`` itself without a pool."""
+        if self.pool is None:
+            return values
         k, s, p = self.pool
-        pooled = np.full((self.batch, *self.pooled_hw, self.out_c), INT8_MIN - 1, dtype=np.int16)
-        for _, _, view in taps(out["output"].astype(np.int16), (k, k), s, p, fill=INT8_MIN - 1):
+        pooled = np.full((self.batch, *self.pooled_hw, self.out_c), fill, dtype=values.dtype)
+        for _, _, view in taps(values, (k, k), s, p, fill=fill):
             np.maximum(pooled, view, out=pooled)
-        return {"output": pooled.astype(np.int8)}
+        return pooled
 
     @property
     def out_channels(self) -> int:
