@@ -146,11 +146,24 @@ TIE = 1e-4     # an output this close to k + 1/2 rounds either way within float3
 
 
 def _exact_value(op, inputs: Mapping[str, np.ndarray]) -> np.ndarray:
-    """The real number the layer rounds to its int8 output: acc x scale (GEMMs), or the scaled sum (resadd)."""
+    """The real number the layer rounds to its int8 output: acc x scale (GEMMs; a fused max pool takes the
+    window's largest, since rounding and ReLU keep the order), or the scaled sum (resadd)."""
     if op.KIND == "resadd":
         a, b = (inputs[k].astype(np.float64) * float(np.float32(s)) for k, s in (("A", op.a_scale), ("B", op.b_scale)))
         return (a + b) * float(np.float32(op.scale))
-    return op.accumulate(inputs).astype(np.float64) * float(np.float32(op.scale))
+    value = op.accumulate(inputs).astype(np.float64) * float(np.float32(op.scale))
+    return _max_pool(op, value) if getattr(op, "pool", None) else value
+
+
+def _max_pool(op, value: np.ndarray) -> np.ndarray:
+    """The max of a pooled conv's exact values over each window of its pool (padding never wins)."""
+    from toolkit.window import taps
+
+    k, s, p = op.pool
+    pooled = np.full((op.batch, *op.pooled_hw, op.out_c), -np.inf)
+    for _, _, view in taps(value, (k, k), s, p, fill=-np.inf):
+        np.maximum(pooled, view, out=pooled)
+    return pooled
 
 
 def _ties_among_mismatches(layer, fetch, differs: np.ndarray, out) -> int:

@@ -157,3 +157,24 @@ def test_onnx_conv_relu_maxpool_fuses_into_the_conv(tmp_path, fmt: str) -> None:
 @pytest.mark.parametrize("case", FUSED[:2], ids=str)
 def test_fused_pool_on_the_cpu_backend(case: tuple) -> None:
     assert_exact(_fused(case), "tiny", backend="cpu")
+
+
+@pytest.mark.parametrize("case", FUSED[:3], ids=str)
+def test_the_exact_value_of_a_pooled_conv_is_the_window_max(case: tuple) -> None:
+    """The onnxruntime comparison's tie check of a fused conv: the real number each pooled output rounds
+    from is its window's largest (padding never counts), in the pooled shape."""
+    import numpy as np
+
+    from networks.ort_reference import _exact_value
+    op = _fused(case)
+    x = op.random_inputs(seed=1)
+    value = _exact_value(op, x)
+    plain = _exact_value(dataclasses.replace(op, pool=None), x)
+    k, s, p = op.pool
+    want = np.full(op.output_specs()["output"][0], -np.inf)
+    for i in range(want.shape[1]):
+        for j in range(want.shape[2]):
+            rows = slice(max(0, i * s - p), i * s - p + k)
+            cols = slice(max(0, j * s - p), j * s - p + k)
+            want[:, i, j] = plain[:, rows, cols].max(axis=(1, 2))
+    assert np.array_equal(value, want)

@@ -1,6 +1,7 @@
 """Tuner: spaces, features, cost model and search (small spaces on the "tiny" preset, stand-in cycles)."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import random
@@ -64,6 +65,36 @@ def test_conv_space_offers_packed_taps_where_they_save_blocks() -> None:
     packed = [s for s in map(stem.__getitem__, stem.sample(np.random.default_rng(0), 200)) if s.pack_taps]
     assert packed and all(s.tile_kw == 1 for s in packed)
     assert Space(tk.conv2d(1, 6, 6, 4, 8), TINY).domains["pack_taps"] == [False]
+
+
+def test_fix_holds_a_knob_at_one_value() -> None:
+    """Space(fix=...) is the full space's points with that value, the default among them; tune(fix=...)
+    measures only those."""
+    op = tk.conv2d(1, 6, 6, 4, 8)
+    full, ws = Space(op, TINY), Space(op, TINY, fix={"dataflow": "ws"})
+    assert full.domains["dataflow"] == ["ws", "os"] and ws.domains["dataflow"] == ["ws"]
+    assert len(ws) == sum(s.dataflow == "ws" for s in full) and ws.fixed == {"dataflow": "ws"}
+    os_only = Space(op, TINY, fix={"dataflow": "os"})
+    assert len(os_only) + len(ws) == len(full)
+    assert os_only.default == dataclasses.replace(full.default, dataflow="os")   # the heuristic's, held at os
+    assert os_only.index_of(os_only.default) is not None and os_only.index_of(full.default) is None
+    result = tune(op, TINY, trials=6, backend="stand-in", workers=1, progress=False, fix={"dataflow": "os"})
+    assert len(result.history) == 6 and all(t.schedule["dataflow"] == "os" for t in result.history)
+    assert result.default_schedule == os_only.default
+
+
+@pytest.mark.parametrize("fix, words", [({"dataflo": "ws"}, "'dataflo' is not a knob of conv2d"),
+                                        ({"dataflow": "is"}, "dataflow='is' is not in its domain"),
+                                        (["dataflow"], "fix must map knob names to values")])
+def test_fix_names_a_bad_knob_or_value(fix, words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        Space(tk.conv2d(1, 6, 6, 4, 8), TINY, fix=fix)
+
+
+def test_tune_takes_fix_or_a_space_not_both() -> None:
+    op = tk.matmul(8, 8, 8)
+    with pytest.raises(ValueError, match="fix: give it to the Space"):
+        tune(op, TINY, trials=1, backend="stand-in", space=Space(op, TINY), fix={"dataflow": "ws"}, progress=False)
 
 
 def test_nearest_adapts_a_schedule_of_another_shape() -> None:

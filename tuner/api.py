@@ -32,7 +32,7 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
          timeout: float | None = 600.0, batch_size: int | None = None, transfer_learning: bool = True,
          include_default: bool = True, tile_policy: str = "balanced", space: Space | None = None,
          callback: Callable[[Trial], None] | None = None, tuner_options: dict[str, Any] | None = None,
-         allow_large: bool = False) -> TuneResult:
+         allow_large: bool = False, fix: dict[str, Any] | None = None) -> TuneResult:
     """Search schedules of ``op`` on ``hw`` and record every measurement in ``db``.
 
     tuner: "model" (cost-model-guided annealing), "random", "grid" or "ga".
@@ -44,6 +44,8 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
     past it is recorded as a timeout and counts against ``trials``, but a later run with a longer
     timeout measures it again (a timeout says only that the candidate needed more time).
     allow_large: tune an op past the size limits of :func:`toolkit.limits.check_size`.
+    fix: knobs held at one value, e.g. ``{"dataflow": "ws"}`` (the space and the seeded default take
+    only that value; records of the workload already in ``db`` still count, whatever their knobs).
     A failure of the measurement itself (no toolchain, a broken executor) stops the tuning
     with an error and is never recorded against a candidate.
     """
@@ -56,7 +58,9 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
     workers = positive_limit("workers", workers)
     check_size(op, hw, allow_large)
     start = time.perf_counter()
-    space = space if space is not None else Space(op, hw, tile_policy=tile_policy)
+    if space is not None and fix is not None:
+        raise ValueError("fix: give it to the Space you pass as space=, not to tune")
+    space = space if space is not None else Space(op, hw, tile_policy=tile_policy, fix=fix)
     # the measuring processes first: forked before the session opens the database, they hold none of it
     measurer = Measurer(backend, workers=workers, scheduler=scheduler, executor=executor, timeout=timeout, seed=seed)
     with TuningSession(op, hw, space, measurer, db, tuner=tuner, seed=seed, batch_size=batch_size,

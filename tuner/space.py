@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import fields
-from typing import Any, Iterator, Sequence
+from dataclasses import fields, replace
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -36,7 +36,9 @@ class Space:
     """The valid schedules of ``op`` on ``hw``; index ``i`` -> :class:`Schedule`."""
 
     def __init__(self, op: Op, hw: HardwareConfig, *, tile_policy: str = "balanced",
-                 domains: Domains | None = None) -> None:
+                 domains: Domains | None = None, fix: Mapping[str, Any] | None = None) -> None:
+        """``fix`` holds knobs at one value each (e.g. ``{"dataflow": "ws"}``): the space is the
+        points with those values, and its default the heuristic's schedule with them."""
         if op.KIND not in KINDS:
             raise ValueError(f"no Schedule class registered for op kind {op.KIND!r}")
         self.op, self.hw, self.tile_policy = op, hw, tile_policy
@@ -47,8 +49,10 @@ class Space:
         missing = [n for n in self.names if n not in knobs]
         if missing:
             raise ValueError(f"{op.KIND} space has no domain for knob(s) {missing}")
+        self.fixed = _check_fix(fix, knobs, op)
+        knobs.update({name: [value] for name, value in self.fixed.items()})
         try:  # the library default is always a point of the space, so tuning never loses to it
-            self.default: Schedule | None = default_schedule(op, hw)
+            self.default: Schedule | None = _fixed_default(op, hw, self.cls, self.fixed)
             for name, value in self.default.to_dict().items():
                 if value not in knobs[name]:
                     knobs[name] = sorted([*knobs[name], value], key=_order_key)
@@ -214,6 +218,30 @@ class Space:
 
     def __repr__(self) -> str:
         return f"Space({self.op.key}, {self.hw.name}, {self.size} points)"
+
+
+def _check_fix(fix: Mapping[str, Any] | None, knobs: Domains, op: Op) -> dict[str, Any]:
+    """``fix`` as a dict, each name a knob of ``op``'s schedule and each value one of its domain."""
+    if fix is None:
+        return {}
+    if not isinstance(fix, Mapping):
+        raise ValueError(f"fix must map knob names to values, got {type(fix).__name__}")
+    for name, value in fix.items():
+        if name not in knobs:
+            raise ValueError(f"fix: {name!r} is not a knob of {op.KIND} schedules (they have {sorted(knobs)})")
+        if value not in knobs[name]:
+            raise ValueError(f"fix: {name}={value!r} is not in its domain {list(knobs[name])} for {op.key}")
+    return dict(fix)
+
+
+def _fixed_default(op: Op, hw: HardwareConfig, cls: type[Schedule], fixed: dict[str, Any]) -> Schedule:
+    """The heuristic's schedule with the ``fixed`` knobs; ScheduleError where that does not fit (a
+    default of another class, Gemmini's library words, is left as it is: it is no point of the space)."""
+    default = default_schedule(op, hw)
+    if fixed and isinstance(default, cls):
+        default = replace(default, **fixed)
+        fits(default, op, hw)
+    return default
 
 
 def _order_key(value: Any) -> tuple:
