@@ -53,8 +53,10 @@ def similar_workloads(db: Database, op: Op, hw: HardwareConfig, backend: str, k:
 
 
 def hardware_distance(a: HardwareConfig, b: HardwareConfig) -> float:
-    """L1 distance of the log2 hardware sizes."""
-    return sum(abs(math.log2(x) - math.log2(y)) for x, y in zip(a.hardware_fields(), b.hardware_fields()))
+    """L1 distance of the log2 hardware sizes; a field that may be 0 (an on/off extension such as
+    store_requant) counts 1 where the two differ."""
+    return sum(abs(math.log2(x) - math.log2(y)) if x > 0 and y > 0 else float(x != y)
+               for x, y in zip(a.hardware_fields(), b.hardware_fields()))
 
 
 def other_hardware(db: Database, op: Op, hw: HardwareConfig, backend: str, k: int = 3
