@@ -157,13 +157,10 @@ def _exact_value(op, inputs: Mapping[str, np.ndarray]) -> np.ndarray:
 
 def _max_pool(op, value: np.ndarray) -> np.ndarray:
     """The max of a pooled conv's exact values over each window of its pool (padding never wins)."""
-    from toolkit.window import taps
+    from toolkit.window import window_max
 
     k, s, p = op.pool
-    pooled = np.full((op.batch, *op.pooled_hw, op.out_c), -np.inf)
-    for _, _, view in taps(value, (k, k), s, p, fill=-np.inf):
-        np.maximum(pooled, view, out=pooled)
-    return pooled
+    return window_max(value, (k, k), s, p, -np.inf)
 
 
 def _ties_among_mismatches(layer, fetch, differs: np.ndarray, out) -> int:

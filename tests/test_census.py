@@ -10,6 +10,7 @@ import pytest
 
 import toolkit as tk
 from toolkit.gemm.schedule import MatmulSchedule
+from toolkit.estimate import os_cycles
 from toolkit.kinds import KINDS, census, default_schedule, estimate_cycles, gemmini_schedule, lower
 from tuner.features import FEATURE_NAMES, candidate_features, features
 from tuner.space import Space
@@ -60,13 +61,13 @@ def test_the_packed_copy_and_every_tap_class_are_covered() -> None:
 
 
 def test_candidates_the_census_does_not_cover_are_rendered() -> None:
-    """The rule: only a kind's own tunable schedules in the weight-stationary dataflow have a census and a
-    closed-form estimate; Gemmini's library words, another dataflow and the kinds without one render."""
+    """The rule: only a kind's own tunable schedules in the weight-stationary dataflow have a census;
+    Gemmini's library words, another dataflow and the kinds without one render."""
     mm = tk.matmul(32, 16, 40)
     ws = default_schedule(mm, TINY)
     os_ = replace(ws, dataflow="os")
     assert census(mm, ws, TINY) is not None and estimate_cycles(mm, ws, TINY) is not None
-    assert census(mm, os_, TINY) is None and estimate_cycles(mm, os_, TINY) is None
+    assert census(mm, os_, TINY) is None
     assert census(mm, gemmini_schedule(mm, TINY), TINY) is None
     uncovered = [k for k, kind in KINDS.items() if kind.census is None]
     assert set(uncovered) == {"depthwise", "resadd", "maxpool"}
@@ -74,3 +75,15 @@ def test_candidates_the_census_does_not_cover_are_rendered() -> None:
         s = default_schedule(op, TINY)
         assert census(op, s, TINY) is None
         assert not _mismatch(op, TINY, s, Space(op, TINY).domains)   # rendered, so equal by construction
+
+
+@pytest.mark.parametrize("op", [tk.matmul(40, 24, 72), tk.conv2d(1, 9, 7, 20, 24, kernel=3, padding=1),
+                                tk.conv2d(2, 6, 6, 8, 40, kernel=1, padding=0)], ids=["matmul", "conv3x3", "conv1x1"])
+def test_output_stationary_estimate_counts_the_rendered_chains(op) -> None:
+    """The OS estimate is its tiles' WS estimate plus a cost per chain, and its chain count is the rendered
+    OS stream's: one compute_preloaded starts each chain (matmul_ws_computes.s.j2, conv_ws_steps.s.j2)."""
+    ws = default_schedule(op, TINY)
+    os_ = replace(ws, dataflow="os")
+    starts = sum(i.OP == "compute_preloaded" for i in lower(op, os_, TINY).instructions)
+    assert KINDS[op.KIND].os_chains(op, ws, TINY) == starts
+    assert estimate_cycles(op, os_, TINY) == os_cycles(estimate_cycles(op, ws, TINY), starts, TINY.dim)

@@ -15,6 +15,7 @@ import numpy as np
 
 from isa import ACC_BIT, ACCUM_BIT, FULL_BIT, ConfigEx, ConfigLd, ConfigSt, Fence, encode_all
 from isa.loop_words import OPERAND
+from isa.opcodes import Funct
 
 _ADDR, _COLS, _ROWS = OPERAND
 
@@ -62,6 +63,12 @@ class Words:
         funct, rs1, rs2, stride = (np.concatenate(c) for c in zip(*self.parts))
         words = np.stack([funct, rs1, rs2], axis=1)
         return Census(words, np.full(len(words), count, dtype=np.int64), stride, np.zeros(len(words), np.int64))
+
+
+def computes(c: Census) -> int:
+    """How many computes (preloaded or accumulated) the census counts."""
+    funct = c.words[:, 0]
+    return int(c.count[(funct == Funct.COMPUTE_PRELOADED) | (funct == Funct.COMPUTE_ACCUMULATED)].sum())
 
 
 def empty() -> Census:

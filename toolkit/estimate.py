@@ -16,6 +16,16 @@ from isa import HardwareConfig
 
 WEIGHT_BUFFERS = 3   # weight buffers in the mesh (execute_unit's NBUF)
 STEP_OVERHEAD = 2    # cycles per pipeline step, in dims: its turn-around (fitted on the RTL)
+# cycles, in dims, that one chain of output-stationary computes adds to the weight-stationary stream of
+# the same tiles: D shifts into the PEs and the results drain out (our PE holds one sum). Fitted on
+# the RTL at dim 16: 29.9-32.9 cycles a chain on five convs (each compute a chain), 26-37 on four GEMMs.
+OS_CHAIN_OVERHEAD = 2
+
+
+def os_cycles(ws_cycles: float, chains: int, dim: int) -> float:
+    """The estimate of an output-stationary schedule: its tiles' weight-stationary estimate, plus each
+    of its ``chains`` of computes (one output block's sum built in the array) shifting in and draining."""
+    return ws_cycles + chains * (OS_CHAIN_OVERHEAD * dim + 1)
 
 
 def dma_row_cycles(nbytes: int, hw: HardwareConfig) -> float:

@@ -11,7 +11,8 @@ from typing import Any, Callable, Mapping
 from isa import HardwareConfig, Program
 
 from .bounds import dense_cycles
-from .census import Census
+from .estimate import os_cycles
+from .census import Census, computes
 from .conv.census import conv_census
 from .conv.heuristic import pipelined_conv_cycles
 from .conv.bounds import conv_ideal_cycles
@@ -23,7 +24,7 @@ from .conv.schedule import ConvSchedule, DepthwiseSchedule
 from .library import (LibrarySchedule, library_class, lower_library, tiled_conv_auto, tiled_conv_dw_auto,
                       tiled_matmul_auto, tiled_resadd_auto)
 from .gemm import Matmul, MatmulSchedule, default_matmul_schedule, gemmini_matmul_schedule, lower_matmul
-from .gemm.heuristic import default_dataflow
+from .gemm.heuristic import default_dataflow, os_chains
 from .gemm.bounds import matmul_ideal_cycles
 from .gemm.census import matmul_census
 from .gemm.heuristic import pipelined_matmul_cycles
@@ -53,8 +54,10 @@ class Kind:
     ideal: Callable[[Any, HardwareConfig], int] = dense_cycles
     # the instruction census of the lowering without rendering it (toolkit/census.py; None: render)
     census: Callable[[Any, Any, HardwareConfig], tuple[Census, dict]] | None = None
-    # an analytical cycle estimate of a schedule, in closed form (None: none)
+    # an analytical cycle estimate of a weight-stationary schedule, in closed form (None: none)
     estimate: Callable[[Any, Any, HardwareConfig], float] | None = None
+    # the output-stationary chains of a schedule, which the estimate adds to its tiles' WS estimate
+    os_chains: Callable[[Any, Any, HardwareConfig], int] | None = None
 
     def knob_domains(self, op: Op, hw: HardwareConfig, tile_policy: str) -> Domains:
         if self.domains is None:
@@ -76,10 +79,13 @@ KINDS: dict[str, Kind] = {
                    flat=lambda op, hw: gemmini_matmul_schedule(op.M, op.N, op.K, hw),
                    domains=matmul_domains, fit_knobs=MATMUL_FIT, ideal=matmul_ideal_cycles, census=matmul_census,
                    estimate=lambda op, s, hw: pipelined_matmul_cycles(op.M, op.N, op.K, s, hw,
-                                                                      4 if op.out_dtype == "int32" else 1)),
+                                                                      4 if op.out_dtype == "int32" else 1),
+                   os_chains=os_chains),
     "conv2d": Kind(Conv2d, ConvSchedule, default_conv2d, lower_conv, library=tiled_conv_auto,
                    flat=gemmini_conv_schedule, domains=conv_domains, fit_knobs=CONV_FIT, ideal=conv_ideal_cycles,
-                   census=conv_census, estimate=pipelined_conv_cycles),
+                   census=conv_census, estimate=pipelined_conv_cycles,
+                   # conv_ws_steps.s.j2: output-stationary, each compute is a chain of its own
+                   os_chains=lambda op, s, hw: computes(conv_census(op, s, hw)[0])),
     "depthwise": Kind(DepthwiseConv2d, DepthwiseSchedule, default_conv_schedule, lower_conv,
                       library=tiled_conv_dw_auto, flat=gemmini_conv_schedule, domains=conv_domains,
                       fit_knobs=CONV_FIT),
@@ -156,13 +162,13 @@ def schedule_class(op: Op, spec: Any) -> type[Schedule]:
     return KINDS[op.KIND].schedule
 
 
-def _closed_form(op: Op, schedule: Schedule, what: str) -> Callable | None:
-    """The kind's closed form ``what`` ("census" or "estimate") where it covers ``schedule``: the kind's
-    own tunable schedules in the weight-stationary dataflow (the one the census and the estimate
-    model) of ops without transposed operands or a fused pool; None for Gemmini's library words, another
-    dataflow, those ops, or a kind without one."""
+def _closed_form(op: Op, schedule: Schedule, what: str, dataflows: tuple[str, ...] = ("ws",)
+                 ) -> Callable | None:
+    """The kind's closed form ``what`` ("census", "estimate" or "os_chains") where it covers ``schedule``:
+    the kind's own tunable schedules in ``dataflows`` of ops without transposed operands or a fused pool;
+    None for Gemmini's library words, another dataflow, those ops, or a kind without one."""
     kind = KINDS.get(op.KIND)
-    if kind is None or not isinstance(schedule, kind.schedule) or getattr(schedule, "dataflow", "ws") != "ws":
+    if kind is None or not isinstance(schedule, kind.schedule) or getattr(schedule, "dataflow", "ws") not in dataflows:
         return None
     if getattr(op, "transpose_a", False) or getattr(op, "transpose_b", False) or getattr(op, "pool", None):
         return None
@@ -171,15 +177,24 @@ def _closed_form(op: Op, schedule: Schedule, what: str) -> Callable | None:
 
 def census(op: Op, schedule: Schedule, hw: HardwareConfig) -> tuple[Census, dict] | None:
     """The instruction census of ``lower(op, schedule, hw)`` and its buffers, without rendering; None
-    where no census covers the schedule (then render it). ScheduleError if it does not fit."""
+    where no census covers the schedule (weight-stationary only: then render it). ScheduleError if it
+    does not fit."""
     build = _closed_form(op, schedule, "census")
     return None if build is None else build(op, schedule, hw)
 
 
 def estimate_cycles(op: Op, schedule: Schedule, hw: HardwareConfig) -> float | None:
-    """The kind's analytical cycle estimate of ``schedule`` (closed form, any size); None where it has none."""
-    est = _closed_form(op, schedule, "estimate")
-    return None if est is None else float(est(op, schedule, hw))
+    """The kind's analytical cycle estimate of ``schedule`` (closed form, any size); None where it has none.
+    Output-stationary: the same tiles' weight-stationary estimate plus each chain's shift-in and drain
+    (toolkit.estimate.os_cycles)."""
+    est = _closed_form(op, schedule, "estimate", ("ws", "os"))
+    chains = _closed_form(op, schedule, "os_chains", ("os",))
+    if est is None or (schedule.dataflow == "os" and chains is None):
+        return None
+    if schedule.dataflow == "ws":
+        return float(est(op, schedule, hw))
+    ws = schedule.replace(dataflow="ws")
+    return os_cycles(float(est(op, ws, hw)), chains(op, ws, hw), hw.dim)
 
 
 def lower(op: Op, schedule: Schedule, hw: HardwareConfig) -> Program:

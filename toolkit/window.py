@@ -46,6 +46,16 @@ def taps(x: np.ndarray, kernel: tuple[int, int], stride: int, padding: int, fill
             yield i, j, xp[:, i:i + stride * (oh - 1) + 1:stride, j:j + stride * (ow - 1) + 1:stride, :]
 
 
+def window_max(x: np.ndarray, kernel: tuple[int, int], stride: int, padding: int, fill: float) -> np.ndarray:
+    """The max over each window of ``x`` (N, H, W, C), padded with ``fill``: a value below every input, so
+    that a padded position never wins (ONNX MaxPool)."""
+    views = taps(x, kernel, stride, padding, fill=fill)
+    out = next(views)[2].copy()
+    for _, _, view in views:
+        np.maximum(out, view, out=out)
+    return out
+
+
 class Window:
     """Output geometry shared by the windowed ops (fields batch, in_h, in_w, kernel, stride, padding)."""
 

@@ -37,8 +37,8 @@ from toolkit.schedule import Schedule
 if TYPE_CHECKING:
     from .space import Space
 
-FEATURE_VERSION = 5   # 2: pipeline features, 20 knob slots; 3: the stand-in's cycles; 4: order-free, closed-form
-# prior; 5: the hardware's sizes
+FEATURE_VERSION = 6   # 2: pipeline features, 20 knob slots; 3: the stand-in's cycles; 4: order-free, closed-form
+# prior; 5: the hardware's sizes; 6: a closed-form prior for output-stationary schedules
 OPCODES = ("config_ex", "config_ld", "config_st", "mvin", "mvin2", "mvin3", "mvout", "preload",
            "compute_preloaded", "compute_accumulated", "flush", "fence")
 # The tuner's schedules never emit Gemmini's CISC loop words (only the library baseline does),
@@ -420,7 +420,7 @@ def hardware_features(hw: HardwareConfig) -> np.ndarray:
 
 def prior_feature(op: Op, schedule: Schedule, hw: HardwareConfig, prog: Program | None = None) -> float:
     """log2(1 + cycles) of the analytical prior: the kind's closed-form estimate where it has one
-    (matmul and conv2d, any length: toolkit.kinds.estimate_cycles); else the stand-in's simulated cycles
+    (matmul and conv2d in either dataflow, any length: toolkit.kinds.estimate_cycles); else the stand-in's simulated cycles
     of a rendered stream short enough; else NOT_ESTIMATED."""
     cycles = estimate_cycles(op, schedule, hw)
     if cycles is None and prog is not None and len(prog.instructions) <= STAND_IN_MAX_INSTRUCTIONS:

@@ -11,7 +11,7 @@ from isa.numerics import INT8_MIN
 
 from ..ops import (REQUANT_DTYPES, EpilogueOp, Spec, check_choice, check_epilogue, check_out_offset, positive_int,
                    wrap_int32)
-from ..window import Window, check_window, out_size, taps
+from ..window import Window, check_window, out_size, taps, window_max
 
 
 @dataclass(frozen=True)
@@ -125,10 +125,7 @@ class Conv2d(ConvOp):
         if self.pool is None:
             return out
         k, s, p = self.pool
-        pooled = np.full((self.batch, *self.pooled_hw, self.out_c), INT8_MIN - 1, dtype=np.int16)
-        for _, _, view in taps(out["output"].astype(np.int16), (k, k), s, p, fill=INT8_MIN - 1):
-            np.maximum(pooled, view, out=pooled)
-        return {"output": pooled.astype(self.out_dtype)}
+        return {"output": window_max(out["output"].astype(np.int16), (k, k), s, p, INT8_MIN - 1).astype(self.out_dtype)}
 
     @property
     def out_channels(self) -> int:

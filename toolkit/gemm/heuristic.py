@@ -104,6 +104,12 @@ def pipelined_matmul_cycles(M: int, N: int, K: int, s: MatmulSchedule, hw: Hardw
                            load_ahead=bool(s.load_ahead), store_delay=bool(s.store_delay))
 
 
+def os_chains(op: Matmul, s: MatmulSchedule, hw: HardwareConfig) -> int:
+    """Output-stationary chains of ``s`` (matmul_ws_computes.s.j2): one per output block and tile of k."""
+    blocks = lambda n: -(-n // hw.dim)
+    return blocks(op.M) * blocks(op.N) * -(-blocks(op.K) // s.tile_k)
+
+
 def default_dataflow(op: Matmul, hw: HardwareConfig) -> str:
     """Weight-stationary, measured the faster on the RTL for every GEMM of
     benchmarks/bench_dataflow.py; output-stationary where the op needs it (A and B both

@@ -9,7 +9,7 @@ import numpy as np
 from isa.numerics import INT8_MIN
 
 from ..ops import Op, Spec
-from ..window import Window, check_window, taps
+from ..window import Window, check_window, window_max
 
 
 @dataclass(frozen=True)
@@ -44,10 +44,7 @@ class MaxPool2d(Window, Op):
 
     def reference(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         self.check_inputs(inputs)
-        out = np.full((self.batch, self.out_h, self.out_w, self.channels), INT8_MIN - 1, dtype=np.int16)
-        for _, _, view in taps(inputs["input"].astype(np.int16), self.kernel, self.stride, self.padding,
-                               fill=INT8_MIN - 1):
-            np.maximum(out, view, out=out)
+        out = window_max(inputs["input"].astype(np.int16), self.kernel, self.stride, self.padding, INT8_MIN - 1)
         return {"output": out.astype(np.int8)}
 
 
