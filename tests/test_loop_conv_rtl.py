@@ -15,7 +15,7 @@ from isa import PRESETS
 from simulators import base
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "rtl"))
-from conv_words import program, random_inputs, reference  # noqa: E402  (tests/rtl on sys.path)
+from conv_words import FLAG_CONVS, program, random_inputs, reference  # noqa: E402  (tests/rtl on sys.path)
 
 TINY = PRESETS["tiny"]
 
@@ -44,30 +44,6 @@ CONVS = {
 }
 
 
-# LoopConv's training flags, each a whole conv in one loop (tests/rtl/conv_words.py writes the words as
-# gemmini.h does and the reference in the flag's meaning: the kernel rotated, zeros between the input
-# pixels, the tensors stored permuted)
-FLAG_CONVS = {
-    "wrot180": dict(batch=1, in_h=5, in_w=5, in_c=3, out_c=4, k=3, stride=1, pad=1, wrot180=True, scale=0.05),
-    "trans_weight_1203": dict(batch=1, in_h=4, in_w=5, in_c=6, out_c=3, k=3, stride=1, pad=1,
-                              trans_weight_1203=True, relu=True, scale=0.03),
-    "trans_weight_0132": dict(batch=1, in_h=5, in_w=4, in_c=6, out_c=4, k=3, stride=2, pad=1,
-                              trans_weight_0132=True, scale=0.03),
-    "trans_output_1203": dict(batch=2, in_h=4, in_w=3, in_c=6, out_c=4, k=3, stride=1, pad=1,
-                              trans_output_1203=True, scale=0.03),
-    "trans_input_3120": dict(batch=6, in_h=2, in_w=2, in_c=6, out_c=4, k=3, stride=1, pad=1,
-                             trans_input_3120=True, scale=0.03),
-    "trans_input_3120_kernel_dilation": dict(batch=3, in_h=4, in_w=3, in_c=3, out_c=4, k=2, stride=1, pad=1,
-                                             dilation=2, trans_input_3120=True, bias=False, scale=0.05),
-    "input_dilation": dict(batch=1, in_h=3, in_w=3, in_c=3, out_c=4, k=3, stride=1, pad=1, input_dilation=2,
-                           scale=0.05),
-    "input_dilation_rot180_pad2": dict(batch=1, in_h=2, in_w=3, in_c=5, out_c=4, k=3, stride=1, pad=2,
-                                       input_dilation=2, wrot180=True, scale=0.05),
-    "input_dilation_no_pad": dict(batch=1, in_h=4, in_w=3, in_c=2, out_c=3, k=2, stride=1, pad=0,
-                                  input_dilation=2, relu=True, scale=0.1),
-}
-
-
 @pytest.mark.parametrize("name", list(FLAG_CONVS))
 def test_conv_flags_functional(name: str) -> None:
     """The functional engine runs isa.loop_unroll's expansion of each flag (the checker checks every
@@ -76,6 +52,18 @@ def test_conv_flags_functional(name: str) -> None:
     inputs = random_inputs(conv, seed=len(name))
     res = base.run(program(conv, TINY), inputs, "functional")
     np.testing.assert_array_equal(res.outputs["output"], reference(conv, inputs))
+
+
+@pytest.mark.parametrize("name", list(FLAG_CONVS))
+def test_conv_flags_rtl(tiny_model, name: str) -> None:
+    """The same convs unrolled by rtl/loop_conv.sv and run through the whole accelerator: the execute
+    unit's transposes and strides (config_ex's set_only_strides among them) as the flags need them."""
+    conv = FLAG_CONVS[name]
+    inputs = random_inputs(conv, seed=len(name))
+    want = reference(conv, inputs)
+    res = base.run(program(conv, TINY), inputs, "verilator")
+    np.testing.assert_array_equal(res.outputs["output"], want)
+    assert res.counters["dma_bytes_written"] == want.size
 
 
 @pytest.mark.parametrize("name", list(CONVS))

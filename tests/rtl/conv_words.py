@@ -38,6 +38,29 @@ _STORED = {"trans_input_3120": ("input", (3, 1, 2, 0)), "trans_weight_1203": ("w
            "trans_weight_0132": ("weight", (0, 1, 3, 2)), "trans_output_1203": ("output", (1, 2, 0, 3))}
 
 
+# LoopConv's training flags, each a whole conv in one loop sized to the tiny preset (its outputs fit half
+# the accumulator)
+FLAG_CONVS = {
+    "wrot180": dict(batch=1, in_h=5, in_w=5, in_c=3, out_c=4, k=3, stride=1, pad=1, wrot180=True, scale=0.05),
+    "trans_weight_1203": dict(batch=1, in_h=4, in_w=5, in_c=6, out_c=3, k=3, stride=1, pad=1,
+                              trans_weight_1203=True, relu=True, scale=0.03),
+    "trans_weight_0132": dict(batch=1, in_h=5, in_w=4, in_c=6, out_c=4, k=3, stride=2, pad=1,
+                              trans_weight_0132=True, scale=0.03),
+    "trans_output_1203": dict(batch=2, in_h=4, in_w=3, in_c=6, out_c=4, k=3, stride=1, pad=1,
+                              trans_output_1203=True, scale=0.03),
+    "trans_input_3120": dict(batch=6, in_h=2, in_w=2, in_c=6, out_c=4, k=3, stride=1, pad=1,
+                             trans_input_3120=True, scale=0.03),
+    "trans_input_3120_kernel_dilation": dict(batch=3, in_h=3, in_w=3, in_c=3, out_c=4, k=2, stride=1, pad=1,
+                                             dilation=2, trans_input_3120=True, bias=False, scale=0.05),
+    "input_dilation": dict(batch=1, in_h=3, in_w=3, in_c=3, out_c=4, k=3, stride=1, pad=1, input_dilation=2,
+                           scale=0.05),
+    "input_dilation_rot180_pad2": dict(batch=1, in_h=2, in_w=2, in_c=5, out_c=4, k=3, stride=1, pad=2,
+                                       input_dilation=2, wrot180=True, scale=0.05),
+    "input_dilation_no_pad": dict(batch=1, in_h=4, in_w=3, in_c=2, out_c=3, k=2, stride=1, pad=0,
+                                  input_dilation=2, relu=True, scale=0.1),
+}
+
+
 def _stored_axes(c: dict, name: str) -> tuple[int, ...] | None:
     return next((axes for flag, (what, axes) in _STORED.items() if c.get(flag) and what == name), None)
 
