@@ -48,8 +48,8 @@ from types import SimpleNamespace
 
 from .config import HardwareConfig
 from .instructions import (
-    GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Instruction, ISAError, Mvin, Mvout, Preload,
-    acc_addr,
+    GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Instruction, ISAError, Mvin, Mvout,
+    Preload, acc_addr,
 )
 from .loop_words import LoopConvWs, LoopError, LoopWord, dram_at
 

@@ -76,13 +76,14 @@ module loop_conv_ex import systolic_pkg::*, loop_conv_pkg::*; #(
   // (over 40 lines: the operands' rows, their four addresses, and the transposes' shapes)
   always_comb begin
     it_t         rows, cols, k, irow, icol, krow_r, kcol_r;
-    logic [31:0] a_row, b_row, c_row;
+    logic [31:0] a_row, b_row, c_row, b_at;
     {rows, cols, k, irow, icol, krow_r, kcol_r} = '0;
-    {a_row, b_row, c_row} = '0;
+    {a_row, b_row, c_row, b_at} = '0;
     insn = '0;
     if (pre_st || comp_st) begin
       rows   = cfg.trans_input_3120 ? min_it(cfg.batches - b_q, it_t'(DIM))
-             : undilated(min_it(cfg.ocols - ocol_q, it_t'(DIM) << cfg.input_dilated), cfg.input_dilated);
+             : undilated(min_it(cfg.ocols - ocol_q, it_t'(DIM) << cfg.input_dilated),
+                         cfg.input_dilated);
       cols   = min_it(cfg.ochs - och_q, it_t'(DIM));
       k      = it_t'(min_it(cfg.kcols - kcol_q, it_t'(cfg.max_pixels))
                      * min_it(cfg.kchs - kch_q, it_t'(DIM)));
@@ -109,9 +110,9 @@ module loop_conv_ex import systolic_pkg::*, loop_conv_pkg::*; #(
     if (again) begin
       insn = config_ex_strides(der.irows * der.icols, der.opix);
     end else if (pre_st) begin
+      b_at = new_q ? sp_local(b_row) : GARBAGE_ADDR;
       insn = '{funct: FunctPreload,
-               rs1: cfg.trans_weight_0132 ? operand(cols, k, new_q ? sp_local(b_row) : GARBAGE_ADDR)
-                                          : operand(k, cols, new_q ? sp_local(b_row) : GARBAGE_ADDR),
+               rs1: cfg.trans_weight_0132 ? operand(cols, k, b_at) : operand(k, cols, b_at),
                rs2: operand(rows, cols, acc_local(c_row, 1'b1))};
     end else if (comp_st) begin
       insn = '{funct: new_q ? FunctComputePreloaded : FunctComputeAccumulated,
@@ -131,7 +132,7 @@ module loop_conv_ex import systolic_pkg::*, loop_conv_pkg::*; #(
     {pix_wrap, kch_wrap, kcol_wrap, krow_wrap} = '0;
     ocol_it = (pass || cfg.trans_input_3120) ? it_t'(1) : it_t'(DIM) << cfg.input_dilated;
     new_d   = 1'b1;   // a new loop's first block loads its weights
-    cfg_d   = cfgs_i[req_slot_i].trans_input_3120;   // and a transposed input's starts with config_ex
+    cfg_d   = cfgs_i[req_slot_i].trans_input_3120;   // a transposed input's: config_ex first
     last    = 1'b0;
     if (!req_fire && again) begin
       {ocol_d, orow_d, b_d, kch_d, kcol_d, krow_d, och_d} =

@@ -49,7 +49,8 @@ module loop_conv_ld_input import systolic_pkg::*, loop_conv_pkg::*; #(
   sit_t  run;        // pixels of this step (its columns before downsampling)
   insn_t insn;
 
-  assign max_ich = min_it(cfg.trans_input_3120 ? cfg.batches : cfg.kchs, it_t'(MAX_BLOCK_LEN * DIM));
+  assign max_ich = min_it(cfg.trans_input_3120 ? cfg.batches : cfg.kchs,
+                          it_t'(MAX_BLOCK_LEN * DIM));
 
   // pixels of this step: the left padding, the right padding or the image, to a run's end
   always_comb begin
@@ -95,13 +96,17 @@ module loop_conv_ld_input import systolic_pkg::*, loop_conv_pkg::*; #(
       prow   = it_t'(irow_q + sit_t'(der.upad)) >> cfg.downsample;   // padded row, column
       pcol   = it_t'(icol_q + sit_t'(der.lpad)) >> cfg.downsample;
       row    = 32'(start) + 32'(prow) * 32'(der.ds_icols) + 32'(pcol)
-               + (tr ? 32'(b_q >> LOG_DIM) * 32'(der.input_spad_stride) + 32'(ich_q) * 32'(der.ipix)
-                     : 32'(ich_q >> LOG_DIM) * 32'(der.input_spad_stride) + 32'(b_q) * 32'(der.ipix));
+               + (tr ? 32'(b_q >> LOG_DIM) * 32'(der.input_spad_stride)
+                       + 32'(ich_q) * 32'(der.ipix)
+                     : 32'(ich_q >> LOG_DIM) * 32'(der.input_spad_stride)
+                       + 32'(b_q) * 32'(der.ipix));
       if (tr) begin   // (the layout's batch_size, where LoopConv multiplies by the tile's batches)
-        pix    = (32'(ich_q) * 32'(cfg.in_row_dim) + 32'(irow_q)) * 32'(cfg.in_col_dim) + 32'(icol_q);
+        pix    = (32'(ich_q) * 32'(cfg.in_row_dim) + 32'(irow_q)) * 32'(cfg.in_col_dim)
+                 + 32'(icol_q);
         offset = pix * 32'(cfg.batch_size) + 32'(b_q);
       end else begin
-        pix    = (32'(b_q) * 32'(cfg.in_row_dim) + 32'(irow_q)) * 32'(cfg.in_col_dim) + 32'(icol_q);
+        pix    = (32'(b_q) * 32'(cfg.in_row_dim) + 32'(irow_q)) * 32'(cfg.in_col_dim)
+                 + 32'(icol_q);
         offset = pix * 32'(cfg.in_stride) + 32'(ich_q);
       end
       dram   = zeros ? '0 : cfg.input_addr + 64'(offset);

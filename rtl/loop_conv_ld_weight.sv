@@ -79,7 +79,8 @@ module loop_conv_ld_weight import systolic_pkg::*, loop_conv_pkg::*; #(
     kchs_n = '0;
     if (config_st) begin
       stride = cfg.dw ? 64'd1
-             : cfg.trans_weight_1203 ? 64'(32'(cfg.kernel_dim) * 32'(cfg.kernel_dim) * 32'(cfg.out_channels))
+             : cfg.trans_weight_1203
+             ? 64'(32'(cfg.kernel_dim) * 32'(cfg.kernel_dim) * 32'(cfg.out_channels))
              : cfg.trans_weight_0132 ? 64'(cfg.in_channels) : 64'(cfg.weight_stride);
       insn   = config_ld(2'd1, der.weight_spad_stride, 8'd1, stride);
     end else if (load_st) begin
@@ -91,7 +92,8 @@ module loop_conv_ld_weight import systolic_pkg::*, loop_conv_pkg::*; #(
                  + (32'(krow_q) * 32'(cfg.kcols) + 32'(kcol_q)) * 32'(cfg.kchs) + 32'(kch_q));
       ochs_n = min_it(cfg.ochs - och_q, cfg.trans_weight_0132 ? it_t'(DIM) : max_och);
       kchs_n = min_it(cfg.kchs - kch_q, cfg.trans_weight_0132 ? max_och : it_t'(DIM));
-      insn = '{funct: FunctMvin2, rs1: cfg.weights_addr + 64'(weight_offset(cfg, och_q, krow_q, kcol_q, kch_q)),
+      insn = '{funct: FunctMvin2,
+               rs1: cfg.weights_addr + 64'(weight_offset(cfg, och_q, krow_q, kcol_q, kch_q)),
                rs2: cfg.trans_weight_0132 ? operand(ochs_n, kchs_n, sp_local(row))
                                           : operand(kchs_n, ochs_n, sp_local(row))};
     end

@@ -99,7 +99,7 @@ package loop_conv_pkg;
     it_t input_spad_stride;  // batches * ipix: scratchpad rows of one block of channels
                              // (trans_input_3120: kchs * ipix, of one block of images)
     it_t weight_spad_stride; // krows * kcols * kchs: weight rows of one block of out channels
-                             // (trans_weight_0132: krows * kcols * ochs, of one block of in channels)
+                             // (trans_weight_0132: krows * kcols * ochs, of a block of in channels)
     it_t b_rows;             // weight rows of the tile
   } conv_der_t;
 
@@ -107,7 +107,8 @@ package loop_conv_pkg;
   // configs), each {rs1, rs2}.
   typedef logic [6:0][1:0][WORD_W-1:0] conv_words_t;
 
-  // (the words also hold pooling fields wider than config_st's, which the checker keeps in its range)
+  // (the words also hold pooling fields wider than config_st's, which the checker keeps in
+  // their range)
   /* verilator lint_off UNUSEDSIGNAL */
   function automatic conv_cfg_t conv_decode(input conv_words_t w);
     loop_conv_ws_config1_rs1_t c1a = w[1][0];
@@ -191,8 +192,10 @@ package loop_conv_pkg;
     d.dpad  = undilated(c.dpad, c.input_dilated);
     d.lpad  = undilated(c.lpad, c.input_dilated);
     d.rpad  = undilated(c.rpad, c.input_dilated);
-    d.irows_unpadded = undilated(c.orows * c.stride + dkrows - it_t'(1) - c.upad - c.dpad, c.input_dilated);
-    d.icols_unpadded = undilated(c.ocols * c.stride + dkcols - it_t'(1) - c.lpad - c.rpad, c.input_dilated);
+    d.irows_unpadded = undilated(c.orows * c.stride + dkrows - it_t'(1) - c.upad - c.dpad,
+                                 c.input_dilated);
+    d.icols_unpadded = undilated(c.ocols * c.stride + dkcols - it_t'(1) - c.lpad - c.rpad,
+                                 c.input_dilated);
     d.irows = d.irows_unpadded + d.upad + d.dpad;
     d.icols = d.icols_unpadded + d.lpad + d.rpad;
     d.ds_irows = d.irows >> c.downsample;

@@ -8,9 +8,9 @@
 // one a taken instruction (execute's compute goes back to First, PAIRED). A loop that skips
 // goes back to Idle without sending anything. Execute's First may also repeat: after its
 // config_ex (again_i), and on an iteration that sends nothing (pass_i: input dilation's skipped
-// kernel pixels), whose iterators move on at once (back to Idle if it was the last). The iterators take its_d_i when a loop is taken,
-// on each taken Step instruction and, with FIRST_ITS, in each cycle of First (LdInput: its
-// padding starts from the loop's fields). The next values read the sequencer's registers only;
+// kernel pixels), whose iterators move on at once (back to Idle if it was the last). The
+// iterators take its_d_i when a loop is taken, on each taken Step instruction, on those two and,
+// with FIRST_ITS, in each cycle of First (LdInput: its padding starts from the loop's fields). The next values read the sequencer's registers only;
 // whether they are taken (in_fire, which waits on the arbiter and dispatch's queues) is decided
 // here apart, in a few narrow signals, so that a simulation evaluates the sequencer's logic only
 // on the unit's own (gated) clock.
