@@ -25,8 +25,8 @@ import numpy as np
 from .buffers import Buffer
 from .config import FLAGS, ConfigError, HardwareConfig
 from .instructions import (
-    ACC_BIT, ACCUM_BIT, ACTIVATIONS, DATAFLOWS, FULL_BIT, GARBAGE, OPS, ROW_MASK, ConfigSt, Instruction,
-    ISAError, Mvin, MVIN_OPS,
+    ACC_BIT, ACCUM_BIT, ACTIVATIONS, DATAFLOWS, FULL_BIT, GARBAGE, OPS, ROW_MASK, ConfigEx, ConfigSt,
+    Instruction, ISAError, Mvin, MVIN_OPS,
 )
 from .loop_words import BY_FUNCT as LOOP_WORDS, LOOP_WORD_CLASSES, LoopWord, dram_fields
 from .opcodes import Funct
@@ -131,7 +131,8 @@ _PLANS = {cls: _field_plan(cls) for cls in set(MNEMONICS.values())}
 
 def format_instruction(ins: Instruction, dram: DramNames | None = None) -> str:
     parts = [ins.op]
-    quiet = _quiet_st_fields(ins) if type(ins) is ConfigSt else ()
+    quiet = (_quiet_st_fields(ins) if type(ins) is ConfigSt else
+             ("set_only_strides",) if type(ins) is ConfigEx and not ins.set_only_strides else ())
     for name, kind in _PLANS[type(ins)]:
         if name in quiet:
             continue

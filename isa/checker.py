@@ -195,6 +195,7 @@ class _Checker:
 
     # ---- instructions ----------------------------------------------------------
     def config_ex(self, ins: ConfigEx) -> str | None:
+        ins = ins.applied_to(self.ex or ConfigEx())
         dataflow = DATAFLOWS[ins.dataflow]
         if not self.hw.has_dataflow(dataflow):
             return f"dataflow={dataflow}: this hardware has only dataflows={self.hw.dataflows}"

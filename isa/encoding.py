@@ -9,14 +9,13 @@ from .instructions import (
     ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Fence, Flush,
     Instruction, ISAError, Mvin, Mvout, Preload, bits_f32, f32_bits,
 )
-from .loop_words import BY_FUNCT as LOOP_WORDS, CONFIG_LD, CONFIG_ST, OPERAND, Field, LoopWord
+from .loop_words import BY_FUNCT as LOOP_WORDS, CONFIG_EX, CONFIG_LD, CONFIG_ST, OPERAND, Field, LoopWord
 from .opcodes import MVIN_FUNCTS, ConfigKind, Funct
 
-_M16 = 0xFFFF
-_M32 = 0xFFFFFFFF
 _ADDR, _COLS, _ROWS = OPERAND   # the layouts are loop_words' tables; these are hot, so unpacked once
 _LD = {f.name: f for f in CONFIG_LD}
 _ST = {f.name: f for f in CONFIG_ST}
+_EX = {f.name: f for f in CONFIG_EX}
 
 
 def _unused(layout: tuple[Field, ...], word: str) -> int:
@@ -24,6 +23,9 @@ def _unused(layout: tuple[Field, ...], word: str) -> int:
 
 
 _LD_RS1_RESERVED = _unused(CONFIG_LD, "rs1")
+_EX_RESERVED = {word: _unused(CONFIG_EX, word) for word in ("rs1", "rs2")}
+# config_ex fields spelled as the instruction's own (the rest: kind, the scale as float32 bits)
+_EX_PLAIN = tuple(f for f in CONFIG_EX if f.name not in ("kind", "acc_scale"))
 _ST_RESERVED = {word: _unused(CONFIG_ST, word) for word in ("rs1", "rs2")}
 # config_st fields spelled as the instruction's own (the rest: kind, the scale as float32 bits and the
 # offset in two's complement)
@@ -47,6 +49,17 @@ def _config_ld(ins: ConfigLd) -> tuple[int, int]:
 
 def _ld_field(rs1: int, name: str) -> int:
     return (rs1 >> _LD[name].lo) & _LD[name].mask
+
+
+def _config_ex(ins: ConfigEx) -> tuple[int, int]:
+    rs = {"rs1": (ConfigKind.EX << _EX["kind"].lo) | (f32_bits(ins.acc_scale) << _EX["acc_scale"].lo), "rs2": 0}
+    for f in _EX_PLAIN:
+        rs[f.word] |= getattr(ins, f.name) << f.lo
+    return rs["rs1"], rs["rs2"]
+
+
+def _ex_field(word: int, name: str) -> int:
+    return (word >> _EX[name].lo) & _EX[name].mask
 
 
 def _config_st(ins: ConfigSt) -> tuple[int, int]:
@@ -80,9 +93,7 @@ def encode(ins: Instruction) -> tuple[int, int, int]:
     if t is ComputePreloaded or t is ComputeAccumulated:
         return t.FUNCT, _operand(ins.a, ins.a_rows, ins.a_cols), _operand(ins.d, ins.d_rows, ins.d_cols)
     if t is ConfigEx:
-        rs1 = (ins.dataflow << 2) | (ins.activation << 3) | (ins.a_transpose << 8) | (ins.b_transpose << 9) \
-            | (ins.a_stride << 16) | (f32_bits(ins.acc_scale) << 32)
-        return Funct.CONFIG, rs1, (ins.c_stride << 48) | ins.in_shift
+        return (Funct.CONFIG, *_config_ex(ins))
     if t is ConfigLd:
         return (Funct.CONFIG, *_config_ld(ins))
     if t is ConfigSt:
@@ -127,11 +138,11 @@ def decode(funct: int, rs1: int, rs2: int) -> Instruction:
     if funct == Funct.CONFIG:
         kind = rs1 & 3
         if kind == ConfigKind.EX:
-            _reserved("config_ex", "rs1", rs1, 0xFCE0)
-            _reserved("config_ex", "rs2", rs2, ((1 << 48) - 1) & ~_M32)
-            return ConfigEx(dataflow=(rs1 >> 2) & 1, activation=(rs1 >> 3) & 3, a_transpose=(rs1 >> 8) & 1,
-                            b_transpose=(rs1 >> 9) & 1, a_stride=(rs1 >> 16) & _M16,
-                            acc_scale=bits_f32(rs1 >> 32), c_stride=rs2 >> 48, in_shift=rs2 & _M32)
+            _reserved("config_ex", "rs1", rs1, _EX_RESERVED["rs1"])
+            _reserved("config_ex", "rs2", rs2, _EX_RESERVED["rs2"])
+            words = {"rs1": rs1, "rs2": rs2}
+            return ConfigEx(acc_scale=bits_f32(_ex_field(rs1, "acc_scale")),
+                            **{f.name: _ex_field(words[f.word], f.name) for f in _EX_PLAIN})
         if kind == ConfigKind.LD:
             _reserved("config_ld", "rs1", rs1, _LD_RS1_RESERVED)
             return ConfigLd(dram_stride=rs2, state=_ld_field(rs1, "state"), shrink=_ld_field(rs1, "shrink"),

@@ -7,7 +7,7 @@ rows than ``dim``) live in :func:`isa.program.Program.validate`.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import ClassVar, Union
 
 from .opcodes import Funct
@@ -109,16 +109,23 @@ class ConfigEx(Instruction):
     acc_scale: float = 1.0     # scale of results written to the scratchpad
     c_stride: int = 1          # local rows between consecutive C rows
     in_shift: int = 0          # output-stationary: results leave the array rounding-shifted right by this
+    set_only_strides: int = 0  # set a_stride and c_stride only, keep the rest (LoopConv's transposed input)
 
     OP: ClassVar[str] = "config_ex"
     FUNCT: ClassVar[int] = Funct.CONFIG
     # in_shift travels in rs2[31:0]; Gemmini's register holds log2(32) = 5 bits of it
     _UINTS = (("dataflow", 1), ("activation", 1), ("a_transpose", 1), ("b_transpose", 1),
-              ("a_stride", 16), ("c_stride", 16), ("in_shift", 5))
+              ("a_stride", 16), ("c_stride", 16), ("in_shift", 5), ("set_only_strides", 1))
 
     def __post_init__(self) -> None:
         Instruction.__post_init__(self)
         object.__setattr__(self, "acc_scale", _as_f32("ConfigEx.acc_scale", self.acc_scale))
+
+    def applied_to(self, current: ConfigEx) -> ConfigEx:
+        """The config in force after this word, ``current`` before it."""
+        if not self.set_only_strides:
+            return self
+        return replace(current, a_stride=self.a_stride, c_stride=self.c_stride)
 
 
 @dataclass(frozen=True, slots=True)

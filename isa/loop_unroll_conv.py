@@ -19,6 +19,25 @@ primitives, in a valid sequential order:
   fields (the loop's activation, out_stride, the program's scale kept), one pooling mvout per
   image and channel block, and a config_st that turns pooling off again.
 
+LoopConv's training flags:
+
+* wrot180: the kernel read rotated 180 degrees (execute's B rows of kernel pixel krows-1-krow,
+  kcols-1-kcol).
+* input_dilated: the input as if a zero sat between its pixels (a transposed conv's gradient).
+  The scratchpad holds the undilated pixels (and undilated padding); execute skips each
+  (kernel pixel, output pixel) that would meet a zero and covers every other output column, C's
+  rows ``c_stride`` = 2 apart (the program's config_ex, as gemmini.h sets it).
+* trans_weight_1203: the weights in DRAM as [kch][krow][kcol][och]; the scratchpad's as usual.
+* trans_weight_0132: the weights as [krow][kcol][och][kch]; the scratchpad holds them stored
+  transposed (a row per output channel) and execute's preload reads them with the program's
+  config_ex b_transpose.
+* trans_input_3120: the input as [ich][row][col][batch]; the scratchpad holds a row per input
+  channel and pixel, a column per image; execute sets config_ex's strides only (A's rows one
+  image of channels apart, C's one image of outputs apart) and computes a block of images per
+  pixel, A read with the program's a_transpose.
+* trans_output_1203: the output stored as [row][col][batch][och] (the program's config_st
+  stride is batch_size x out_channels).
+
 The A tile sits at the bottom of a scratchpad half (the loop's slot, or a_spad_id), the B
 tile ends at the top of one (b_spad_id), the accumulator half toggles after each loop whose
 output address is not zero.
@@ -29,16 +48,16 @@ from types import SimpleNamespace
 
 from .config import HardwareConfig
 from .instructions import (
-    GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigLd, ConfigSt, Instruction, ISAError, Mvin, Mvout, Preload,
-    acc_addr,
+    GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Instruction, ISAError, Mvin, Mvout,
+    Preload, acc_addr,
 )
 from .loop_words import LoopConvWs, LoopError, LoopWord, dram_at
 
-_UNIMPLEMENTED = {   # loop_conv_ws field -> what it asks for (training convs, pooling)
-    "wrot180": "rotated weights", "trans_output_1203": "a transposed output", "trans_weight_1203":
-    "transposed weights", "trans_weight_0132": "transposed weights", "trans_input_3120": "a transposed input",
-    "input_dilated": "a dilated input",
-}
+_EXCLUSIVE = (   # flags LoopConv cannot honour together, and why (gemmini.h refuses them too)
+    ("trans_weight_1203", "trans_weight_0132", "the weights take one layout"),
+    ("trans_input_3120", "trans_weight_0132", "weight-stationary has one transposer for A or B"),
+    ("trans_output_1203", "no_pool", "a transposed output is not pooled"),
+)
 _POSITIVE = ("batches", "orows", "ocols", "pochs", "krows", "kcols", "kchs", "stride", "kernel_dilation",
              "in_row_dim", "in_col_dim")
 
@@ -50,9 +69,11 @@ def _fields(words: dict[type, LoopWord], loop: LoopConvWs) -> SimpleNamespace:
 
 
 def _check(p: SimpleNamespace) -> None:
-    for name, what in _UNIMPLEMENTED.items():
-        if getattr(p, name):
-            raise LoopError(f"loop_conv_ws.{name}=1 ({what}) is not implemented")
+    for a, b, why in _EXCLUSIVE:
+        if getattr(p, a) and getattr(p, b) != (b == "no_pool"):
+            raise LoopError(f"loop_conv_ws.{a}=1 with {b}={int(b != 'no_pool')}: {why}")
+    if p.input_dilated and p.stride != 1:
+        raise LoopError(f"loop_conv_ws.input_dilated=1 with stride={p.stride}: input dilation needs stride 1")
     for name in _POSITIVE:
         if getattr(p, name) < 1:
             raise LoopError(f"loop_conv_ws {name}={getattr(p, name)} must be at least 1")
@@ -64,31 +85,40 @@ def _check(p: SimpleNamespace) -> None:
 class ConvLoop:
     """One LOOP_CONV_WS with LoopConv's derived parameters; each phase is a method."""
 
+    # Over 40 lines: LoopConv's derived parameters and the checks of the tiles' fit, in one pass.
     def __init__(self, p: SimpleNamespace, hw: HardwareConfig, a_start: int, b_end: int, acc_start: int,
                  st: ConfigSt = ConfigSt()) -> None:
         _check(p)
         self.p, self.dim, self.block_len, self.st = p, hw.dim, hw.max_block_len, st
         self.a_start, self.acc_start = a_start, acc_start
         self.pixels = p.max_pixels_per_row or 1   # Gemmini reads 0 as 1
-        self.ds = p.downsample
+        self.ds, self.dil = p.downsample, p.input_dilated
         dilated_krows = p.krows + (p.kernel_dilation - 1) * (p.krows - 1)
         dilated_kcols = p.kcols + (p.kernel_dilation - 1) * (p.kcols - 1)
-        self.irows = p.orows * p.stride + dilated_krows - 1   # input rows and columns, padding included
-        self.icols = p.ocols * p.stride + dilated_kcols - 1
-        self.irows_unpadded = self.irows - p.upad - p.dpad
-        self.icols_unpadded = self.icols - p.lpad - p.rpad
-        if self.irows_unpadded < 0 or self.icols_unpadded < 0:
+        irows = p.orows * p.stride + dilated_krows - 1   # input rows and columns, padding included
+        icols = p.ocols * p.stride + dilated_kcols - 1
+        if irows - p.upad - p.dpad < 0 or icols - p.lpad - p.rpad < 0:
             raise LoopError(f"loop_conv_ws: padding (up {p.upad}, down {p.dpad}, left {p.lpad}, right {p.rpad}) is "
-                            f"larger than the tile's {self.irows}x{self.icols} input pixels")
+                            f"larger than the tile's {irows}x{icols} input pixels")
+        # with input dilation, the pixels the scratchpad holds: the undilated ones and padding
+        self.upad, self.dpad, self.lpad, self.rpad = (self._undilated(x) for x in (p.upad, p.dpad, p.lpad, p.rpad))
+        self.irows_unpadded = self._undilated(irows - p.upad - p.dpad)
+        self.icols_unpadded = self._undilated(icols - p.lpad - p.rpad)
+        self.irows = self.irows_unpadded + self.upad + self.dpad
+        self.icols = self.icols_unpadded + self.lpad + self.rpad
         self.in_rows, self.in_cols = self.irows >> self.ds, self.icols >> self.ds   # as the scratchpad holds them
         self.out_pixels = p.batches * p.orows * p.ocols              # accumulator rows of one channel block
-        self.input_stride = p.batches * self.in_rows * self.in_cols  # scratchpad rows of one channel block
-        self.weight_stride = p.krows * p.kcols * p.kchs
-        self.b_start = b_end - -(-p.pochs // self.dim) * self.weight_stride
+        # scratchpad rows of one block of channels (trans_input_3120: of images)
+        self.input_stride = (p.kchs if p.trans_input_3120 else p.batches) * self.in_rows * self.in_cols
+        # weight rows of one block of output channels (trans_weight_0132: of input channels)
+        self.weight_stride = p.krows * p.kcols * (p.pochs if p.trans_weight_0132 else p.kchs)
+        blocks = -(-(p.kchs if p.trans_weight_0132 else p.pochs) // self.dim)
+        self.b_start = b_end - blocks * self.weight_stride
         if self.b_start < 0:
             raise LoopError(f"loop_conv_ws: the weights ({b_end - self.b_start} rows) do not fit below scratchpad "
                             f"row {b_end}")
-        for what, start, rows, limit in (("input", a_start, self.input_stride * -(-p.kchs // self.dim), hw.sp_rows),
+        in_blocks = -(-(p.batches if p.trans_input_3120 else p.kchs) // self.dim)
+        for what, start, rows, limit in (("input", a_start, self.input_stride * in_blocks, hw.sp_rows),
                                          ("output", acc_start, self.out_pixels * -(-p.pochs // self.dim), hw.acc_rows)):
             if start + rows > limit:   # (this also bounds the expansion of a malformed loop)
                 raise LoopError(f"loop_conv_ws: the {what} tile ({rows} rows from row {start}) runs past the "
@@ -97,6 +127,10 @@ class ConvLoop:
             if stride > 0xFFFF:
                 raise LoopError(f"loop_conv_ws: the {what} tile's block stride ({stride} rows) is past config_ld's "
                                 "16-bit field")
+
+    def _undilated(self, x: int) -> int:
+        """Pixels of ``x`` dilated ones that the scratchpad holds (LoopConv's undilated)."""
+        return (x + self.dil) >> self.dil
 
     def _c_row(self, och: int, b: int, orow: int, ocol: int) -> int:
         p = self.p
@@ -125,65 +159,122 @@ class ConvLoop:
         if icol < 0:
             return min(d, -icol)
         if icol >= self.icols_unpadded:
-            return min(d, self.icols_unpadded + self.p.rpad - icol)
+            return min(d, self.icols_unpadded + self.rpad - icol)
         return min(d << self.ds, self.icols_unpadded - icol)
 
-    def inputs(self) -> list[Instruction]:
+    def _a_row(self, b: int, ch: int, prow: int, pcol: int) -> int:
+        """Scratchpad row of image ``b``, input channel ``ch`` and padded pixel (prow, pcol) before
+        downsampling; channel ``ch`` counts from its block's first when trans_input_3120."""
         p, d = self.p, self.dim
-        step = min(p.kchs, self.block_len * d)
-        out: list[Instruction] = [ConfigLd(p.in_stride << self.ds, state=0, block_stride=self.input_stride,
-                                           pixel_repeats=self.pixels)]
-        for b in range(p.batches):
-            for irow in range(-p.upad, self.irows_unpadded + p.dpad, 1 << self.ds):
-                icol = -p.lpad
-                while icol < self.icols_unpadded + p.rpad:
+        pixel = (prow >> self.ds) * self.in_cols + (pcol >> self.ds)
+        if p.trans_input_3120:
+            return self.a_start + (b // d) * self.input_stride + ch * self.in_rows * self.in_cols + pixel
+        return self.a_start + (ch // d) * self.input_stride + b * self.in_rows * self.in_cols + pixel
+
+    def _input_dram(self, b: int, ich: int, irow: int, icol: int) -> int:
+        p = self.p
+        if p.trans_input_3120:   # LoopConv multiplies by the tile's batches; the layout's is batch_size
+            return dram_at(p.input_addr, ((ich * p.in_row_dim + irow) * p.in_col_dim + icol) * p.batch_size + b)
+        return dram_at(p.input_addr, ((b * p.in_row_dim + irow) * p.in_col_dim + icol) * p.in_stride + ich)
+
+    def inputs(self) -> list[Instruction]:
+        p, tr = self.p, self.p.trans_input_3120
+        step = min(p.batches if tr else p.kchs, self.block_len * self.dim)   # images or channels a mvin
+        out: list[Instruction] = [ConfigLd((p.batch_size if tr else p.in_stride) << self.ds, state=0,
+                                           block_stride=self.input_stride, pixel_repeats=self.pixels)]
+        for b in range(0, p.batches, step if tr else 1):
+            for irow in range(-self.upad, self.irows_unpadded + self.dpad, 1 << self.ds):
+                icol = -self.lpad
+                while icol < self.icols_unpadded + self.rpad:
                     width = self._input_width(icol)
                     zeros = not (0 <= irow < self.irows_unpadded and 0 <= icol < self.icols_unpadded)
-                    for ich in range(0, p.kchs, step):
-                        pixel = (b * p.in_row_dim + irow) * p.in_col_dim + icol
-                        dram = 0 if zeros else dram_at(p.input_addr, pixel * p.in_stride + ich)
-                        row = (self.a_start + (ich // d) * self.input_stride + b * self.in_rows * self.in_cols
-                               + ((irow + p.upad) >> self.ds) * self.in_cols + ((icol + p.lpad) >> self.ds))
-                        out.append(Mvin(dram, row, width >> self.ds, min(step, p.kchs - ich), 0))
+                    for ich in range(0, p.kchs, 1 if tr else step):
+                        cols = min(step, p.batches - b) if tr else min(step, p.kchs - ich)
+                        dram = 0 if zeros else self._input_dram(b, ich, irow, icol)
+                        row = self._a_row(b, ich, irow + self.upad, icol + self.lpad)
+                        out.append(Mvin(dram, row, width >> self.ds, cols, 0))
                     icol += width
         return out
 
     def _b_row(self, och: int, krow: int, kcol: int, kch: int) -> int:
         p = self.p
+        if p.trans_weight_0132:   # a block of input channels, a row per output channel
+            return self.b_start + (kch // self.dim) * self.weight_stride + (krow * p.kcols + kcol) * p.pochs + och
         return self.b_start + (och // self.dim) * self.weight_stride + (krow * p.kcols + kcol) * p.kchs + kch
 
+    def _weight_offset(self, och: int, krow: int, kcol: int, kch: int) -> int:
+        """DRAM element of the weights' (och, krow, kcol, kch) in the loop's layout."""
+        p, kd = self.p, self.p.kernel_dim
+        if p.dw:
+            return krow * kd + kcol
+        if p.trans_weight_1203:
+            return ((kch * kd + krow) * kd + kcol) * p.out_channels + och
+        if p.trans_weight_0132:
+            return ((krow * kd + kcol) * p.out_channels + och) * p.in_channels + kch
+        return ((krow * kd + kcol) * p.in_channels + kch) * p.weight_stride + och
+
     def weights(self) -> list[Instruction]:
-        p, d = self.p, self.dim
-        step = min(p.pochs, self.block_len * d)
-        out: list[Instruction] = [ConfigLd(1 if p.dw else p.weight_stride, state=1, block_stride=self.weight_stride)]
-        for och in range(0, p.pochs, step):
+        p, d, tr = self.p, self.dim, self.p.trans_weight_0132
+        step = min(p.kchs if tr else p.pochs, self.block_len * d)   # channels a mvin2: input ones if tr
+        dram_stride = (1 if p.dw else p.kernel_dim * p.kernel_dim * p.out_channels if p.trans_weight_1203
+                       else p.in_channels if tr else p.weight_stride)
+        out: list[Instruction] = [ConfigLd(dram_stride, state=1, block_stride=self.weight_stride)]
+        for och in range(0, p.pochs, d if tr else step):
             for krow in range(p.krows):
                 for kcol in range(p.kcols):
-                    for kch in range(0, p.kchs, d):
-                        offset = (krow * p.kernel_dim + kcol if p.dw else
-                                  ((krow * p.kernel_dim + kcol) * p.in_channels + kch) * p.weight_stride + och)
-                        out.append(Mvin(dram_at(p.weights_addr, offset), self._b_row(och, krow, kcol, kch),
-                                        min(d, p.kchs - kch), min(step, p.pochs - och), 1))
+                    for kch in range(0, p.kchs, step if tr else d):
+                        rows, cols = (min(d, p.pochs - och), min(step, p.kchs - kch)) if tr else \
+                            (min(d, p.kchs - kch), min(step, p.pochs - och))
+                        out.append(Mvin(dram_at(p.weights_addr, self._weight_offset(och, krow, kcol, kch)),
+                                        self._b_row(och, krow, kcol, kch), rows, cols, 1))
         return out
 
+    def _ex_runs(self, krow: int, kcol: int) -> list[tuple[int, int, int, int]]:
+        """(b, orow, ocol, rows) of each compute of a kernel pixel, in LoopConv's order: runs of ``dim``
+        output pixels; trans_input_3120: of ``dim`` images a pixel; input_dilated: of every other column,
+        none where the kernel pixel meets a zero between input pixels (LoopConv's skip_iteration)."""
+        p, d = self.p, self.dim
+        out = []
+        for b in range(0, p.batches, d if p.trans_input_3120 else 1):
+            for orow in range(p.orows):
+                if self.dil and (krow * p.kernel_dilation + orow - p.upad) % 2:
+                    continue
+                ocol = 0
+                while ocol < p.ocols:
+                    if self.dil and (kcol * p.kernel_dilation + ocol - p.lpad) % 2:
+                        ocol += 1
+                    elif p.trans_input_3120:
+                        out.append((b, orow, ocol, min(d, p.batches - b)))
+                        ocol += 1
+                    else:
+                        out.append((b, orow, ocol, self._undilated(min(d << self.dil, p.ocols - ocol))))
+                        ocol += d << self.dil
+        return out
+
+    # Over 40 lines: LoopConv's seven loops of preloads and computes, the transposes' operand shapes.
     def execute(self) -> list[Instruction]:
-        p, d, out = self.p, self.dim, []
+        p, d = self.p, self.dim
+        out: list[Instruction] = []
+        if p.trans_input_3120:   # A's rows (input channels) one image apart, C's (images) one image apart
+            out.append(ConfigEx(a_stride=self.irows * self.icols, c_stride=p.orows * p.ocols, set_only_strides=1))
         for och in range(0, p.pochs, d):
             cols = min(d, p.pochs - och)
             for krow in range(p.krows):
                 for kcol in range(0, p.kcols, self.pixels):
+                    krot, kcrot = (p.krows - 1 - krow, p.kcols - 1 - kcol) if p.wrot180 else (krow, kcol)
                     for kch in range(0, p.kchs, d):
                         k = min(p.kcols - kcol, self.pixels) * min(d, p.kchs - kch)
-                        for run, (b, orow, ocol) in enumerate(self._pixel_runs()):
-                            rows = min(d, p.ocols - ocol)
-                            irow = orow * p.stride + krow * p.kernel_dilation
-                            icol = ocol * p.stride + kcol * p.kernel_dilation
-                            a = (self.a_start + (kch // d) * self.input_stride + b * self.in_rows * self.in_cols
-                                 + (irow >> self.ds) * self.in_cols + (icol >> self.ds))
-                            weights = self._b_row(och, krow, kcol, kch) if run == 0 else GARBAGE
-                            out.append(Preload(weights, k, cols, acc_addr(self._c_row(och, b, orow, ocol),
-                                                                          accumulate=True), rows, cols))
-                            out.append((ComputeAccumulated if run else ComputePreloaded)(a, rows, k, GARBAGE, rows,
+                        for run, (b, orow, ocol, rows) in enumerate(self._ex_runs(krow, kcol)):
+                            irow = self._undilated(orow * p.stride + krow * p.kernel_dilation)
+                            icol = self._undilated(ocol * p.stride + kcol * p.kernel_dilation)
+                            a = self._a_row(b, kch, irow, icol)
+                            # a transposed operand's rows and columns are the stored ones
+                            b_shape = (cols, k) if p.trans_weight_0132 else (k, cols)
+                            a_shape = (k, rows) if p.trans_input_3120 else (rows, k)
+                            weights = self._b_row(och, krot, kcrot, kch) if run == 0 else GARBAGE
+                            c = acc_addr(self._c_row(och, b, orow, ocol), accumulate=True)
+                            out.append(Preload(weights, *b_shape, c, rows, cols))
+                            out.append((ComputeAccumulated if run else ComputePreloaded)(a, *a_shape, GARBAGE, rows,
                                                                                          cols))
         return out
 
@@ -215,8 +306,11 @@ class ConvLoop:
             return self.pooled_outputs()
         for b, orow, ocol in self._pixel_runs():
             for och in range(0, p.pochs, d):
-                pixel = (b * p.out_row_dim + orow) * p.out_col_dim + ocol
-                out.append(Mvout(dram_at(p.output_addr, pixel * p.out_stride + och),
+                if p.trans_output_1203:   # [row][col][batch][och]
+                    offset = ((orow * p.out_col_dim + ocol) * p.batch_size + b) * p.out_channels + och
+                else:
+                    offset = ((b * p.out_row_dim + orow) * p.out_col_dim + ocol) * p.out_stride + och
+                out.append(Mvout(dram_at(p.output_addr, offset),
                                  acc_addr(self._c_row(och, b, orow, ocol)), min(d, p.ocols - ocol),
                                  min(d, p.pochs - och)))
         return out

@@ -146,6 +146,14 @@ def dram_at(base: int, offset: int) -> int:
 CONFIG_LD: tuple[Field, ...] = _f("rs1", "kind:0:2 shrink:2:1 state:3:2 pixel_repeats:8:8 block_stride:16:16 "
                                          "scale:32:32") + _f("rs2", "dram_stride:0:64")
 
+# config_ex (funct 0, rs1[1:0] = 0), as gemmini.h's gemmini_extended3_config_ex lays it out (activation
+# 2 bits wide, as Gemmini's; ours has 0 and 1): isa.encoding writes these bits; the RTL's execute unit
+# and the conv unroller's config_ex (set_only_strides: only the strides change) use the structs
+# generated from this table.
+CONFIG_EX: tuple[Field, ...] = _f("rs1", "kind:0:2 dataflow:2:1 activation:3:2 set_only_strides:7:1 a_transpose:8:1 "
+                                         "b_transpose:9:1 a_stride:16:16 acc_scale:32:32") \
+    + _f("rs2", "in_shift:0:32 c_stride:48:16")
+
 # config_st (funct 0, rs1[1:0] = 2), as Gemmini's ConfigMvoutRs1/Rs2 lay it out (gemmini.h's
 # gemmini_extended2_config_st): pooling is on when pool_stride is not 0. isa.encoding writes these bits;
 # the RTL's store unit and dispatch read them through the structs generated from this table.

@@ -166,6 +166,10 @@ module execute_unit import systolic_pkg::*; #(
   logic [DIM*8-1:0]  a_buf_q, a_buf_d, d_buf_q, d_buf_d;
 
   insn_t             insn;     // the instruction offered for issue
+  /* verilator lint_off UNUSEDSIGNAL */   // the fields a config_ex sets here
+  config_ex_rs1_t    ex_rs1;   // its words, as a config_ex
+  config_ex_rs2_t    ex_rs2;
+  /* verilator lint_on UNUSEDSIGNAL */
   logic [2:0]        rd_req;   // scratchpad reads: A, D, B
   logic              iss_fire, is_cfg, w_step, w_bneed, w_go, w_loaded, hand, s_free, busy;
   logic              s_need_a, s_need_d, s_a_ok, s_d_ok, s_row_done, s_last, a_gnt, d_gnt;
@@ -180,6 +184,8 @@ module execute_unit import systolic_pkg::*; #(
   logic [DIM*32-1:0] out_c, res_c;
 
   assign insn   = iss_i.insn;
+  assign ex_rs1 = insn.rs1;
+  assign ex_rs2 = insn.rs2;
   assign nbuf   = (cur_buf_q == BUF_W'(NBUF - 1)) ? '0 : cur_buf_q + 1'b1;
   assign is_cfg = insn.funct == FunctConfig;
 
@@ -393,12 +399,14 @@ module execute_unit import systolic_pkg::*; #(
       if (!w_os && w_pre_q) cur_buf_d = nbuf;
       if (w_tr) tr_cur_d = !tr_cur_q;
     end
-    if (iss_fire && is_cfg) begin
-      // rs1[2] dataflow (0 OS), [3] ReLU, [8]/[9] transposes, [31:16] A stride, [63:32] scale;
-      // rs2[4:0] in_shift, [63:48] C stride
-      cfg_d = '{a_stride: insn.rs1[31:16], c_stride: insn.rs2[63:48], scale: insn.rs1[63:32],
-                relu: insn.rs1[3], os: HAS_OS && (!HAS_WS || !insn.rs1[2]),
-                a_t: insn.rs1[8], b_t: insn.rs1[9], rsh: insn.rs2[4:0]};
+    if (iss_fire && is_cfg && !ex_rs1.set_only_strides) begin
+      // dataflow 0 is OS; activation 1 ReLU (isa/loop_words.py's CONFIG_EX)
+      cfg_d = '{a_stride: ex_rs1.a_stride, c_stride: ex_rs2.c_stride, scale: ex_rs1.acc_scale,
+                relu: ex_rs1.activation[0], os: HAS_OS && (!HAS_WS || !ex_rs1.dataflow),
+                a_t: ex_rs1.a_transpose, b_t: ex_rs1.b_transpose, rsh: ex_rs2.in_shift[4:0]};
+    end else if (iss_fire && is_cfg) begin   // LoopConv's: the strides only
+      cfg_d.a_stride = ex_rs1.a_stride;
+      cfg_d.c_stride = ex_rs2.c_stride;
     end
     if (iss_fire && !is_cfg) begin
       w_valid_d   = 1'b1;

@@ -18,7 +18,8 @@
 // with an output address.
 //
 // Other instructions pass straight through, and wait while a loop is configured or runs.
-// Not implemented (an assertion stops the run): wrot180, the trans_* flags and input_dilated.
+// The training flags (wrot180, input_dilated, the trans_* layouts) are the sequencers' (the
+// execute sequencer's config_ex of a transposed input keeps all but config_ex's strides).
 // Pooling (no_pool = 0) is the store sequencer's: config_st's pooling fields and the store unit.
 module loop_conv import systolic_pkg::*, loop_conv_pkg::*; #(
   parameter int  DIM               = 4,
@@ -75,7 +76,6 @@ module loop_conv import systolic_pkg::*, loop_conv_pkg::*; #(
   logic [2:0]       word_ix;
   /* verilator lint_off UNUSEDSIGNAL */   // the fields read here and checked below
   loop_conv_ws_rs1_t run_rs1;
-  loop_conv_ws_rs2_t run_rs2;
   /* verilator lint_on UNUSEDSIGNAL */
 
   assign is_run    = cmd_i.funct == FunctLoopConvWs;
@@ -88,7 +88,6 @@ module loop_conv import systolic_pkg::*, loop_conv_pkg::*; #(
   assign word_ix   = 3'(cmd_i.funct - FunctLoopConvWs);
 
   assign run_rs1   = cmd_i.rs1;
-  assign run_rs2   = cmd_i.rs2;
 
   // a loop's fields from its slot's words and its LOOP_CONV_WS (a function, called where that
   // word is taken: so that this wide path costs a simulation nothing on the other cycles)
@@ -343,11 +342,6 @@ module loop_conv import systolic_pkg::*, loop_conv_pkg::*; #(
                     : "refused");
     end
     if (rst_ni && run_fire) begin
-      assert (!run_rs1.wrot180 && !run_rs2.input_dilated)
-        else $error("loop_conv: LOOP_CONV_WS wrot180 / input_dilated is not implemented");
-      assert (!run_rs1.trans_output_1203 && !run_rs1.trans_weight_1203
-              && !run_rs1.trans_weight_0132 && !run_rs1.trans_input_3120)
-        else $error("loop_conv: LOOP_CONV_WS trans_* (transposed operands) is not implemented");
       assert (run_rs1.a_spad_id <= 2'd2 && run_rs1.b_spad_id <= 2'd2)
         else $error("loop_conv: LOOP_CONV_WS a_spad_id / b_spad_id above 2");
       assert (pixels_fit(run_cfg(words_q[cfg_slot], cmd_i)))

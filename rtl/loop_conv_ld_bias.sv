@@ -93,7 +93,7 @@ module loop_conv_ld_bias import systolic_pkg::*, loop_conv_pkg::*; #(
     .cfgs_i, .ders_i, .cfg_o (cfg), .der_o (der), .addr_o (start), .slot_o, .idle_o,
     .first_o (config_st), .step_o (load_st),
     .its_d_i ({b_d, orow_d, ocol_d, och_d}), .its_o ({b_q, orow_q, ocol_q, och_q}),
-    .last_i (last), .go_i (!wait_i), .insn_i (insn),
+    .last_i (last), .again_i (1'b0), .pass_i (1'b0), .go_i (!wait_i), .insn_i (insn),
     .cmd_valid_o, .cmd_ready_i, .cmd_o
   );
 endmodule

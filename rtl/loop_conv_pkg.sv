@@ -28,6 +28,7 @@ package loop_conv_pkg;
     it_t         in_row_dim;
     it_t         in_col_dim;
     it_t         in_channels;
+    it_t         out_channels;
     it_t         out_row_dim;
     it_t         out_col_dim;
     it_t         in_stride;       // DRAM elements between pixels
@@ -57,6 +58,13 @@ package loop_conv_pkg;
     logic        no_bias;
     logic        dw;
     logic        downsample;
+    // training convs: the kernel rotated, zeros between input pixels, permuted DRAM layouts
+    logic        wrot180;
+    logic        input_dilated;
+    logic        trans_output_1203;
+    logic        trans_weight_1203;
+    logic        trans_weight_0132;
+    logic        trans_input_3120;
     logic [7:0]  max_pixels;      // max_pixels_per_row, 0 read as 1
     logic [1:0]  a_spad_id;
     logic [1:0]  b_spad_id;
@@ -79,13 +87,19 @@ package loop_conv_pkg;
     it_t icols;
     it_t irows_unpadded;
     it_t icols_unpadded;
+    it_t upad;               // the padding as the scratchpad holds it (input_dilated: undilated)
+    it_t dpad;
+    it_t lpad;
+    it_t rpad;
     it_t ds_irows;           // >> downsample
     it_t ds_icols;
     it_t ipix;               // ds_irows * ds_icols: scratchpad rows of one image
     it_t opix;               // orows * ocols: accumulator rows of one image
     it_t bias_spad_stride;   // batches * opix: accumulator rows of one block of channels
     it_t input_spad_stride;  // batches * ipix: scratchpad rows of one block of channels
+                             // (trans_input_3120: kchs * ipix, of one block of images)
     it_t weight_spad_stride; // krows * kcols * kchs: weight rows of one block of out channels
+                             // (trans_weight_0132: krows * kcols * ochs, of a block of in channels)
     it_t b_rows;             // weight rows of the tile
   } conv_der_t;
 
@@ -93,8 +107,8 @@ package loop_conv_pkg;
   // configs), each {rs1, rs2}.
   typedef logic [6:0][1:0][WORD_W-1:0] conv_words_t;
 
-  // (the words also hold what this unroller does not implement: transposes; and pooling fields
-  // wider than config_st's, which the checker keeps in its range)
+  // (the words also hold pooling fields wider than config_st's, which the checker keeps in
+  // their range)
   /* verilator lint_off UNUSEDSIGNAL */
   function automatic conv_cfg_t conv_decode(input conv_words_t w);
     loop_conv_ws_config1_rs1_t c1a = w[1][0];
@@ -112,6 +126,7 @@ package loop_conv_pkg;
     c.in_row_dim      = c1a.in_row_dim;
     c.in_col_dim      = c3b.in_col_dim;
     c.in_channels     = c1a.in_channels;
+    c.out_channels    = c1a.out_channels;
     c.out_row_dim     = c1b.out_row_dim;
     c.out_col_dim     = c1b.out_col_dim;
     c.in_stride       = c4b.in_stride;
@@ -138,6 +153,12 @@ package loop_conv_pkg;
     c.no_bias         = lw.no_bias;
     c.dw              = lw.dw;
     c.downsample      = lw2.downsample;
+    c.wrot180           = lw.wrot180;
+    c.input_dilated     = lw2.input_dilated;
+    c.trans_output_1203 = lw.trans_output_1203;
+    c.trans_weight_1203 = lw.trans_weight_1203;
+    c.trans_weight_0132 = lw.trans_weight_0132;
+    c.trans_input_3120  = lw.trans_input_3120;
     c.max_pixels      = (lw.max_pixels_per_row == '0) ? 8'd1 : lw.max_pixels_per_row;
     c.a_spad_id       = lw.a_spad_id;
     c.b_spad_id       = lw.b_spad_id;
@@ -155,27 +176,37 @@ package loop_conv_pkg;
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
 
-  // LoopConvState.derived_params and B_rows (kernel dilation kept; no input dilation, no
-  // transposes); LOG_DIM: log2 of the array's size.
+  // LoopConv's undilated: of x dilated pixels, those the scratchpad holds
+  function automatic it_t undilated(input it_t x, input logic dilated);
+    return (x + it_t'(dilated)) >> dilated;
+  endfunction
+
+  // LoopConvState.derived_params and B_rows; LOG_DIM: log2 of the array's size.
   /* verilator lint_off UNUSEDSIGNAL */   // it reads the sizes only
   function automatic conv_der_t conv_derive(input conv_cfg_t c, input int LOG_DIM);
     conv_der_t d;
-    it_t       dkrows, dkcols, och_banks;
+    it_t       dkrows, dkcols, banks;
     dkrows  = c.krows + (c.kernel_dilation - it_t'(1)) * (c.krows - it_t'(1));
     dkcols  = c.kcols + (c.kernel_dilation - it_t'(1)) * (c.kcols - it_t'(1));
-    d.irows = c.orows * c.stride + dkrows - it_t'(1);
-    d.icols = c.ocols * c.stride + dkcols - it_t'(1);
-    d.irows_unpadded = d.irows - c.upad - c.dpad;
-    d.icols_unpadded = d.icols - c.lpad - c.rpad;
+    d.upad  = undilated(c.upad, c.input_dilated);
+    d.dpad  = undilated(c.dpad, c.input_dilated);
+    d.lpad  = undilated(c.lpad, c.input_dilated);
+    d.rpad  = undilated(c.rpad, c.input_dilated);
+    d.irows_unpadded = undilated(c.orows * c.stride + dkrows - it_t'(1) - c.upad - c.dpad,
+                                 c.input_dilated);
+    d.icols_unpadded = undilated(c.ocols * c.stride + dkcols - it_t'(1) - c.lpad - c.rpad,
+                                 c.input_dilated);
+    d.irows = d.irows_unpadded + d.upad + d.dpad;
+    d.icols = d.icols_unpadded + d.lpad + d.rpad;
     d.ds_irows = d.irows >> c.downsample;
     d.ds_icols = d.icols >> c.downsample;
     d.ipix     = d.ds_irows * d.ds_icols;
     d.opix     = c.orows * c.ocols;
     d.bias_spad_stride   = c.batches * d.opix;
-    d.input_spad_stride  = c.batches * d.ipix;
-    d.weight_spad_stride = c.krows * c.kcols * c.kchs;
-    och_banks  = (c.ochs + it_t'((1 << LOG_DIM) - 1)) >> LOG_DIM;
-    d.b_rows   = och_banks * d.weight_spad_stride;
+    d.input_spad_stride  = (c.trans_input_3120 ? c.kchs : c.batches) * d.ipix;
+    d.weight_spad_stride = c.krows * c.kcols * (c.trans_weight_0132 ? c.ochs : c.kchs);
+    banks      = ((c.trans_weight_0132 ? c.kchs : c.ochs) + it_t'((1 << LOG_DIM) - 1)) >> LOG_DIM;
+    d.b_rows   = banks * d.weight_spad_stride;
     return d;
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
@@ -245,6 +276,22 @@ package loop_conv_pkg;
     return '{funct: FunctConfig, rs1: r, rs2: r2};
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
+
+  // LoopConvExecute's config_ex before a transposed input's computes: only the strides change,
+  // A's rows (input channels) one image of pixels apart, C's (images) one image of outputs apart
+  function automatic insn_t config_ex_strides(input it_t a_stride, input it_t c_stride);
+    config_ex_rs1_t r;
+    config_ex_rs2_t r2;
+    r                  = '0;
+    r2                 = '0;
+    r.kind             = 2'(ConfigEx);
+    r.dataflow         = 1'b1;
+    r.set_only_strides = 1'b1;
+    r.a_stride         = a_stride;
+    r.acc_scale        = F32_ONE;
+    r2.c_stride        = c_stride;
+    return '{funct: FunctConfig, rs1: r, rs2: r2};
+  endfunction
 
   // config_ld of one mvin state: scale 1.0, not shrunk (what every LoopConv sequencer sends).
   function automatic insn_t config_ld(input logic [1:0] state, input it_t block_stride,

@@ -6,9 +6,11 @@
 //
 // States: Idle, then First (the config_ld, or execute's preload) unless NO_FIRST, then Step,
 // one a taken instruction (execute's compute goes back to First, PAIRED). A loop that skips
-// goes back to Idle without sending anything. The iterators take its_d_i when a loop is taken,
-// on each taken Step instruction and, with FIRST_ITS, in each cycle of First (LdInput: its
-// padding starts from the loop's fields). The next values read the sequencer's registers only;
+// goes back to Idle without sending anything. Execute's First may also repeat: after its
+// config_ex (again_i), and on an iteration that sends nothing (pass_i: input dilation's skipped
+// kernel pixels), whose iterators move on at once (back to Idle if it was the last). The
+// iterators take its_d_i when a loop is taken, on each taken Step instruction, on those two and,
+// with FIRST_ITS, in each cycle of First (LdInput: its padding starts from the loop's fields). The next values read the sequencer's registers only;
 // whether they are taken (in_fire, which waits on the arbiter and dispatch's queues) is decided
 // here apart, in a few narrow signals, so that a simulation evaluates the sequencer's logic only
 // on the unit's own (gated) clock.
@@ -42,7 +44,9 @@ module loop_conv_seq import systolic_pkg::*, loop_conv_pkg::*; #(
   output logic              step_o,     // in Step
   input  logic [ITS_W-1:0]  its_d_i,
   output logic [ITS_W-1:0]  its_o,
-  input  logic              last_i,     // this Step is the loop's last
+  input  logic              last_i,     // this Step (or passed First) is the loop's last
+  input  logic              again_i,    // First's instruction is followed by another First
+  input  logic              pass_i,     // First sends nothing: its iterators move on
   input  logic              go_i,       // the instruction may go (the sequencer's wait)
   input  insn_t             insn_i,
   // instructions out
@@ -59,11 +63,12 @@ module loop_conv_seq import systolic_pkg::*, loop_conv_pkg::*; #(
   logic [ADDR_W-1:0] addr_q;
   logic [ITS_W-1:0]  its_q;
 
-  logic skip_q, req_fire, in_valid, in_ready, in_fire, busy, it_en;
+  logic skip_q, req_fire, in_valid, in_ready, in_fire, busy, it_en, pass_fire;
 
   assign req_ready_o = state_q == Idle && !busy;
   assign req_fire    = req_valid_i && req_ready_o;
-  assign in_valid    = state_q != Idle && go_i && !skip_q;
+  assign in_valid    = state_q != Idle && go_i && !skip_q && !(state_q == First && pass_i);
+  assign pass_fire   = state_q == First && pass_i && !skip_q;
   assign in_fire     = in_valid && in_ready;
   assign req_fire_o  = req_fire;
   assign idle_o      = req_ready_o;
@@ -78,13 +83,14 @@ module loop_conv_seq import systolic_pkg::*, loop_conv_pkg::*; #(
   // whether the iterators take their next values (apart from what those are)
   assign slot_d = req_fire ? req_slot_i : slot_q;
   assign it_en  = req_fire || (FIRST_ITS && state_q == First && !skip_q)
-                  || (in_fire && state_q == Step);
+                  || (in_fire && (state_q == Step || again_i)) || pass_fire;
 
   always_comb begin
     state_d = state_q;
     if (req_fire)                         state_d = NO_FIRST ? Step : First;
     else if (state_q != Idle && skip_q)   state_d = Idle;
-    else if (in_fire && state_q == First) state_d = Step;
+    else if (pass_fire)                   state_d = last_i ? Idle : First;
+    else if (in_fire && state_q == First) state_d = again_i ? First : Step;
     else if (in_fire && last_i)           state_d = Idle;
     else if (in_fire && PAIRED)           state_d = First;
   end

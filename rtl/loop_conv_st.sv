@@ -2,6 +2,8 @@
 // and DIM channels, through config_st's scale and activation (set before the loop). It waits,
 // step by step, until the execute sequencer has sent this loop's computes (ex_done_i). A loop
 // whose output address is 0 stores nothing (its sums stay in the accumulator for the next loop).
+// trans_output_1203: the output is [row][col][batch][och] in DRAM (the program's config_st stride
+// steps from pixel to pixel).
 //
 // Order, innermost first: channels (DIM a time), pixel columns (DIM a time), rows, images.
 //
@@ -66,7 +68,10 @@ module loop_conv_st import systolic_pkg::*, loop_conv_pkg::*; #(
     end else if (store_st) begin
       row    = 32'(start) + 32'(och_q >> LOG_DIM) * 32'(der.bias_spad_stride)
                + 32'(b_q) * 32'(der.opix) + 32'(orow_q) * 32'(cfg.ocols) + 32'(ocol_q);
-      offset = ((32'(b_q) * 32'(cfg.out_row_dim) + 32'(orow_q)) * 32'(cfg.out_col_dim)
+      offset = cfg.trans_output_1203
+             ? ((32'(orow_q) * 32'(cfg.out_col_dim) + 32'(ocol_q)) * 32'(cfg.batch_size)
+                + 32'(b_q)) * 32'(cfg.out_channels) + 32'(och_q)
+             : ((32'(b_q) * 32'(cfg.out_row_dim) + 32'(orow_q)) * 32'(cfg.out_col_dim)
                 + 32'(ocol_q)) * 32'(cfg.out_stride) + 32'(och_q);
       insn   = '{funct: FunctMvout, rs1: cfg.output_addr + 64'(offset),
                  rs2: operand(min_it(cfg.ocols - ocol_q, it_t'(DIM)),
@@ -105,7 +110,7 @@ module loop_conv_st import systolic_pkg::*, loop_conv_pkg::*; #(
     .cfgs_i, .ders_i, .cfg_o (cfg), .der_o (der), .addr_o (start), .slot_o, .idle_o,
     .first_o (no_first), .step_o (store_st),
     .its_d_i ({b_d, orow_d, ocol_d, och_d}), .its_o ({b_q, orow_q, ocol_q, och_q}),
-    .last_i (last), .go_i (ex_done_i), .insn_i (insn),
+    .last_i (last), .again_i (1'b0), .pass_i (1'b0), .go_i (ex_done_i), .insn_i (insn),
     .cmd_valid_o, .cmd_ready_i, .cmd_o
   );
 endmodule

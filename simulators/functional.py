@@ -101,7 +101,7 @@ class FunctionalModel:
 
     # ---- instructions -------------------------------------------------------------
     def config_ex(self, ins: ConfigEx) -> None:
-        self.ex = ins
+        self.ex = ins.applied_to(self.ex)
 
     def config_ld(self, ins: ConfigLd) -> None:
         self.ld[ins.state] = ins

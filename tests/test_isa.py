@@ -111,7 +111,7 @@ DRAM = st.one_of(uint(64), st.integers(0, 600))   # the small ones land in the t
 
 FIELDS: dict[type, dict[str, st.SearchStrategy]] = {
     ConfigEx: dict(dataflow=BIT, activation=BIT, a_transpose=BIT, b_transpose=BIT, a_stride=U16, acc_scale=F32,
-                   c_stride=U16, in_shift=st.integers(0, 31)),
+                   c_stride=U16, in_shift=st.integers(0, 31), set_only_strides=BIT),
     ConfigLd: dict(dram_stride=uint(64), state=STATE, shrink=BIT, block_stride=U16, scale=F32,
                    pixel_repeats=st.integers(1, 255)),
     ConfigSt: dict(dram_stride=uint(32), activation=BIT, acc_scale=F32, pool_stride=uint(2), pool_size=uint(2),

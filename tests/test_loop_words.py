@@ -335,17 +335,24 @@ def test_checker_refuses_racing_loops() -> None:
                   prog.buffers))
 
 
-@pytest.mark.parametrize("field, reason", [
-    ("wrot180", "loop_conv_ws.wrot180=1 .* is not implemented"),
-    ("input_dilated", "loop_conv_ws.input_dilated=1 .* is not implemented"),
+@pytest.mark.parametrize("flags, stride, reason", [
+    (dict(trans_input_3120=1, trans_weight_0132=1), 1,
+     "loop_conv_ws.trans_input_3120=1 with trans_weight_0132=1: weight-stationary has one transposer"),
+    (dict(trans_weight_1203=1, trans_weight_0132=1), 1,
+     "loop_conv_ws.trans_weight_1203=1 with trans_weight_0132=1: the weights take one layout"),
+    (dict(trans_output_1203=1, no_pool=0), 1, "loop_conv_ws.trans_output_1203=1 with no_pool=0: a transposed "
+                                               "output is not pooled"),
+    (dict(input_dilated=1), 2, "loop_conv_ws.input_dilated=1 with stride=2: input dilation needs stride 1"),
 ])
-def test_checker_refuses_loop_conv_fields(field: str, reason: str) -> None:
+def test_checker_refuses_loop_conv_flags(flags: dict, stride: int, reason: str) -> None:
+    """The flags LoopConv cannot honour together (gemmini.h refuses them too) are errors that name them."""
     x = np.zeros((1, 4, 4, 4), np.int8)
     buffers = layout([("x", "input", "int8", x.shape), ("w", "input", "int8", (4, 4)),
                       ("bias", "input", "int32", (4,)), ("out", "output", "int8", x.shape)])
     words = conv_words(x, x, kernel=1, stride=1, pad=0, chs=(4, 4), addrs={b: buffers[b].addr for b in buffers},
                        in_stride=4, weight_stride=4, out_stride=4)
-    words[-1] = dataclasses.replace(words[-1], **{field: 1})
+    words[0] = dataclasses.replace(words[0], stride=stride)
+    words[-1] = dataclasses.replace(words[-1], **flags)
     with pytest.raises(ProgramError, match=r"instruction 8 `loop_conv_ws .*`: " + reason):
         check(Program(TINY, [ConfigEx(), ConfigSt(4), *words], buffers))
 

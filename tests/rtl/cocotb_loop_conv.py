@@ -1,7 +1,8 @@
 """cocotb test of the conv loop unroller (loop_conv) alone: LOOP_CONV_WS programs in, words out.
 
 Each program (tests/rtl/conv_words.py: the words gemmini.h's tiled_conv issues, one or more loops)
-is fed with other instructions before and after it. The words that come out are sorted by the
+is fed with other instructions before and after it; LoopConv's training flags (wrot180,
+input_dilated, the trans_* layouts) among them. The words that come out are sorted by the
 sequencer that sends them (bias: mvin3 and its config_ld, input: mvin, weights: mvin2, execute:
 preload/compute, store: mvout) and each stream is compared, in order, with the reference
 unroller's (isa.loop_unroll); instructions that are not loop words come out as they went in,
@@ -13,8 +14,9 @@ import random
 
 import cocotb
 
-from conv_words import loop_words
+from conv_words import FLAG_CONVS, loop_words
 from isa import ConfigEx, ConfigSt, Fence, HardwareConfig, Mvin, encode
+from isa.encoding import decode
 from isa.loop_unroll import Unroller
 from unit_bench import INSN, insn_word, next_cycle, reset, settle, unpack
 
@@ -37,9 +39,11 @@ CONVS = {   # tiles sized to the tiny preset: a loop's outputs fit half the accu
 
 
 def unit_of(funct: int, rs1: int) -> str:
-    """The sequencer of an unrolled word (config_ld by its state)."""
+    """The sequencer of an unrolled word (config_ld by its state; execute's config_ex sets only strides)."""
     if funct == 0 and rs1 & 3 == 1:
         return ("input", "weights", "bias")[(rs1 >> 3) & 3]
+    if funct == 0 and rs1 & 3 == 0 and decode(funct, rs1, 0).set_only_strides:
+        return "ex"
     return {2: "input", 1: "weights", 14: "bias", 6: "ex", 4: "ex", 5: "ex", 3: "st"}.get(funct, "pass")
 
 
@@ -107,7 +111,7 @@ async def conv_loops_unroll_as_gemmini(dut) -> None:
                         max_block_len=int(dut.MAX_BLOCK_LEN.value), dma_beat_bytes=4)
     rng, unroller = random.Random(5), Unroller(hw)
     await reset(dut, "cmd_valid_i", "out_ready_i", "out_free_i")
-    for name, conv in CONVS.items():
+    for name, conv in (CONVS | FLAG_CONVS).items():
         dut._log.info("conv: %s", name)
         program = [ConfigSt(dram_stride=conv["out_c"]), ConfigEx(a_stride=conv["stride"]),
                    *loop_words(conv, hw, BUFS), Mvin(0x1000, 3, 1, 1), Fence()]

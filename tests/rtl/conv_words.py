@@ -8,6 +8,11 @@ dilation (kernel dilation), dw (depthwise: out_c = in_c), bias (bool), relu (boo
 first_layer (gemmini.h's HAS_FIRST_LAYER_OPTIMIZATIONS: max_pixels_per_row > 1 when few input
 channels), reuse (tiled_conv's a_reuse / b_reuse scratchpad ids); and the tile sizes: batches,
 porows, pocols, pochs, krows, kcols, kchs (default: the whole conv, one loop).
+
+LoopConv's training flags (one loop, the whole conv): wrot180 (the kernel rotated 180 degrees),
+input_dilation=2 (a zero between input pixels; stride 1), and the layouts trans_input_3120 (input
+stored [C][H][W][N]), trans_weight_1203 ([C][KH][KW][OC]), trans_weight_0132 ([KH][KW][OC][C]),
+trans_output_1203 (output stored [OH][OW][N][OC]).
 """
 from __future__ import annotations
 
@@ -26,14 +31,54 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+FLAGS = ("wrot180", "trans_output_1203", "trans_weight_1203", "trans_weight_0132", "trans_input_3120")
+
+# where each layout flag keeps a tensor: its (N, H, W, C) / (KH, KW, C, OC) axes in stored order
+_STORED = {"trans_input_3120": ("input", (3, 1, 2, 0)), "trans_weight_1203": ("weight", (2, 0, 1, 3)),
+           "trans_weight_0132": ("weight", (0, 1, 3, 2)), "trans_output_1203": ("output", (1, 2, 0, 3))}
+
+
+# LoopConv's training flags, each a whole conv in one loop sized to the tiny preset (its outputs fit half
+# the accumulator)
+FLAG_CONVS = {
+    "wrot180": dict(batch=1, in_h=5, in_w=5, in_c=3, out_c=4, k=3, stride=1, pad=1, wrot180=True, scale=0.05),
+    "trans_weight_1203": dict(batch=1, in_h=4, in_w=5, in_c=6, out_c=3, k=3, stride=1, pad=1,
+                              trans_weight_1203=True, relu=True, scale=0.03),
+    "trans_weight_0132": dict(batch=1, in_h=5, in_w=4, in_c=6, out_c=4, k=3, stride=2, pad=1,
+                              trans_weight_0132=True, scale=0.03),
+    "trans_output_1203": dict(batch=2, in_h=4, in_w=3, in_c=6, out_c=4, k=3, stride=1, pad=1,
+                              trans_output_1203=True, scale=0.03),
+    "trans_input_3120": dict(batch=6, in_h=2, in_w=2, in_c=6, out_c=4, k=3, stride=1, pad=1,
+                             trans_input_3120=True, scale=0.03),
+    "trans_input_3120_kernel_dilation": dict(batch=3, in_h=3, in_w=3, in_c=3, out_c=4, k=2, stride=1, pad=1,
+                                             dilation=2, trans_input_3120=True, bias=False, scale=0.05),
+    "input_dilation": dict(batch=1, in_h=3, in_w=3, in_c=3, out_c=4, k=3, stride=1, pad=1, input_dilation=2,
+                           scale=0.05),
+    "input_dilation_rot180_pad2": dict(batch=1, in_h=2, in_w=2, in_c=5, out_c=4, k=3, stride=1, pad=2,
+                                       input_dilation=2, wrot180=True, scale=0.05),
+    "input_dilation_no_pad": dict(batch=1, in_h=4, in_w=3, in_c=2, out_c=3, k=2, stride=1, pad=0,
+                                  input_dilation=2, relu=True, scale=0.1),
+}
+
+
+def _stored_axes(c: dict, name: str) -> tuple[int, ...] | None:
+    return next((axes for flag, (what, axes) in _STORED.items() if c.get(flag) and what == name), None)
+
+
+def _dilated(n: int, c: dict) -> int:
+    return c.get("input_dilation", 1) * (n - 1) + 1
+
+
 def out_dims(c: dict) -> tuple[int, int]:
     dk = c.get("dilation", 1) * (c["k"] - 1) + 1
-    return ((c["in_h"] + 2 * c["pad"] - dk) // c["stride"] + 1, (c["in_w"] + 2 * c["pad"] - dk) // c["stride"] + 1)
+    return ((_dilated(c["in_h"], c) + 2 * c["pad"] - dk) // c["stride"] + 1,
+            (_dilated(c["in_w"], c) + 2 * c["pad"] - dk) // c["stride"] + 1)
 
 
 def downsample(c: dict) -> bool:
     return (c["stride"] == 2 and c["k"] == 1 and c["in_h"] % 2 == 0 and c["in_w"] % 2 == 0 and c["pad"] == 0
-            and not c.get("dw") and c.get("dilation", 1) == 1)
+            and not c.get("dw") and c.get("dilation", 1) == 1 and c.get("input_dilation", 1) == 1
+            and not c.get("trans_input_3120"))
 
 
 def _tile(c: dict, name: str, whole: int) -> int:
@@ -45,7 +90,8 @@ def _loop(c: dict, hw: HardwareConfig, addrs: dict[str, int], t: dict) -> list:
     dim, kd, ds, dw = hw.dim, c.get("dilation", 1), downsample(c), bool(c.get("dw"))
     out_h, out_w = out_dims(c)
     kchs, pochs = (1, 1) if dw else (t["kchs"], t["pochs"])
-    if c.get("first_layer", True) and not ds and kd == 1 and kchs <= dim:
+    plain = not any(c.get(f) for f in FLAGS) and c.get("input_dilation", 1) == 1
+    if c.get("first_layer", True) and plain and not ds and kd == 1 and kchs <= dim:
         pixels = min(dim // kchs, t["kcols"])
     else:
         pixels = 1
@@ -65,7 +111,8 @@ def _loop(c: dict, hw: HardwareConfig, addrs: dict[str, int], t: dict) -> list:
         LoopConvWsConfig6(bias_addr=addrs["bias"], input_addr=addrs["input"]),
         LoopConvWs(no_bias=int(not c.get("bias", True)), dw=int(dw), max_pixels_per_row=pixels,
                    a_spad_id=t.get("a_spad_id", 0), b_spad_id=t.get("b_spad_id", 0),
-                   no_pool=1, downsample=int(ds), activation=0),
+                   no_pool=1, downsample=int(ds), activation=0,
+                   input_dilated=int(c.get("input_dilation", 1) == 2), **{f: int(c.get(f, 0)) for f in FLAGS}),
     ]
 
 
@@ -106,7 +153,8 @@ def _tile_shape(c: dict, extents: dict[str, int], sizes: dict[str, int], at: dic
     irow, icol = _input_start(c, at)
     irows, icols = t["porows"] * stride + kd * (t["krows"] - 1), t["pocols"] * stride + kd * (t["kcols"] - 1)
     t["lpad"], t["upad"] = max(0, -icol), max(0, -irow)
-    t["rpad"], t["dpad"] = max(0, icol + icols - c["in_w"]), max(0, irow + irows - c["in_h"])
+    t["rpad"] = max(0, icol + icols - _dilated(c["in_w"], c))
+    t["dpad"] = max(0, irow + irows - _dilated(c["in_h"], c))
     return t
 
 
@@ -161,39 +209,58 @@ def loop_words(c: dict, hw: HardwareConfig, bufs: dict[str, int]) -> list:
 
 def program(c: dict, hw: HardwareConfig) -> Program:
     """config_st, config_ex (A stride: the conv stride), the loops, a fence."""
-    out_h, out_w = out_dims(c)
-    w_shape = (c["in_c"], c["k"], c["k"]) if c.get("dw") else (c["k"], c["k"], c["in_c"], c["out_c"])
-    specs = [("input", "input", "int8", (c["batch"], c["in_h"], c["in_w"], c["in_c"])),
-             ("weight", "input", "int8", w_shape)]
+    specs = [("input", "input", "int8", _shape(c, "input")), ("weight", "input", "int8", _shape(c, "weight"))]
     if c.get("bias", True):
         specs.append(("bias", "input", "int32", (c["out_c"],)))
-    specs.append(("output", "output", "int8", (c["batch"], out_h, out_w, c["out_c"])))
+    specs.append(("output", "output", "int8", _shape(c, "output")))
     buffers = layout(specs)
     bufs = {name: b.addr for name, b in buffers.items()}
     bufs.setdefault("bias", 0)
-    instructions = [ConfigSt(dram_stride=c["out_c"], activation=int(c.get("relu", False)),
+    st_stride = c["batch"] * c["out_c"] if c.get("trans_output_1203") else c["out_c"]
+    instructions = [ConfigSt(dram_stride=st_stride, activation=int(c.get("relu", False)),
                              acc_scale=c.get("scale", 1.0)),
-                    ConfigEx(dataflow=1, a_stride=c["stride"] >> downsample(c), c_stride=1),
+                    ConfigEx(dataflow=1, a_stride=c["stride"] >> downsample(c), c_stride=c.get("input_dilation", 1),
+                             a_transpose=int(c.get("trans_input_3120", 0)),
+                             b_transpose=int(c.get("trans_weight_0132", 0))),
                     *loop_words(c, hw, bufs), Fence()]
     return Program(hw, instructions, buffers)
 
 
+def _shape(c: dict, name: str) -> tuple[int, ...]:
+    """A buffer's shape as stored: its layout flag's axes of the logical shape."""
+    out_h, out_w = out_dims(c)
+    logical = {"input": (c["batch"], c["in_h"], c["in_w"], c["in_c"]),
+               "weight": (c["in_c"], c["k"], c["k"]) if c.get("dw") else (c["k"], c["k"], c["in_c"], c["out_c"]),
+               "output": (c["batch"], out_h, out_w, c["out_c"])}[name]
+    axes = _stored_axes(c, name)
+    return logical if axes is None else tuple(logical[a] for a in axes)
+
+
+def _logical(c: dict, name: str, stored: np.ndarray) -> np.ndarray:
+    axes = _stored_axes(c, name)
+    return stored if axes is None else stored.transpose(np.argsort(axes))
+
+
 def random_inputs(c: dict, seed: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
-    w_shape = (c["in_c"], c["k"], c["k"]) if c.get("dw") else (c["k"], c["k"], c["in_c"], c["out_c"])
-    out = {"input": rng.integers(-128, 128, (c["batch"], c["in_h"], c["in_w"], c["in_c"]), dtype=np.int8),
-           "weight": rng.integers(-128, 128, w_shape, dtype=np.int8)}
+    out = {"input": rng.integers(-128, 128, _shape(c, "input"), dtype=np.int8),
+           "weight": rng.integers(-128, 128, _shape(c, "weight"), dtype=np.int8)}
     if c.get("bias", True):
         out["bias"] = rng.integers(-3000, 3000, (c["out_c"],), dtype=np.int32)
     return out
 
 
 def reference(c: dict, inputs: dict[str, np.ndarray]) -> np.ndarray:
-    """The conv in int64 (exact), then the store path: scale, rne, int8, ReLU."""
+    """The conv in int64 (exact), then the store path: scale, rne, int8, ReLU; in the stored layouts."""
     out_h, out_w = out_dims(c)
-    kd, s, p, k = c.get("dilation", 1), c["stride"], c["pad"], c["k"]
-    x = np.pad(inputs["input"].astype(np.int64), ((0, 0), (p, p), (p, p), (0, 0)))
-    w = inputs["weight"].astype(np.int64)
+    kd, s, p, k, di = c.get("dilation", 1), c["stride"], c["pad"], c["k"], c.get("input_dilation", 1)
+    x = _logical(c, "input", inputs["input"]).astype(np.int64)
+    dilated = np.zeros((x.shape[0], _dilated(c["in_h"], c), _dilated(c["in_w"], c), x.shape[3]), np.int64)
+    dilated[:, ::di, ::di] = x   # input dilation: zeros between the pixels
+    x = np.pad(dilated, ((0, 0), (p, p), (p, p), (0, 0)))
+    w = _logical(c, "weight", inputs["weight"]).astype(np.int64)
+    if c.get("wrot180"):
+        w = w[::-1, ::-1] if not c.get("dw") else w[:, ::-1, ::-1]
     acc = np.zeros((c["batch"], out_h, out_w, c["out_c"]), np.int64)
     for kh in range(k):
         for kw in range(k):
@@ -201,4 +268,6 @@ def reference(c: dict, inputs: dict[str, np.ndarray]) -> np.ndarray:
             acc += patch * w[:, kh, kw] if c.get("dw") else patch @ w[kh, kw]
     if c.get("bias", True):
         acc += inputs["bias"].astype(np.int64)
-    return acc_to_int8(acc.astype(np.int32), c.get("scale", 1.0), bool(c.get("relu", False)))
+    out = acc_to_int8(acc.astype(np.int32), c.get("scale", 1.0), bool(c.get("relu", False)))
+    axes = _stored_axes(c, "output")
+    return out if axes is None else out.transpose(axes)
