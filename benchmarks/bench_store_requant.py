@@ -11,7 +11,9 @@ that need an extension write int32 and a ``host:Requantize`` epilogue requantize
 ``--extensions`` on (``tk.from_onnx(..., hw=...)`` lets the store unit requantize them). The columns are
 bench_quant_forms.py's: off / ties / max against onnxruntime, cycles, and the host layers and their wall time.
 For the column scales on asymmetric models, give ``--config`` a TOML with ``store_requant = true``, so that the
-two rows differ in the column scales alone.
+two rows differ in the column scales alone. With ``store_col_scales`` among the extensions, it first prints what
+loading the scale vector costs: a conv and a matmul under one schedule, with one scale and with a vector of
+equal scales (the same outputs).
 """
 from __future__ import annotations
 
@@ -54,11 +56,28 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def scale_load_cost(hw: tk.HardwareConfig, backend: str) -> None:
+    """Cycles of ops with one scale against the same ops, same schedule, with a vector of equal scales."""
+    for one in (tk.conv2d(1, 8, 8, 16, 96, kernel=1, padding=0, scale=0.02), tk.matmul(64, 64, 64, scale=0.02)):
+        ((shape, _),) = one.output_specs().values()
+        vec = dataclasses.replace(one, scale=(0.02,) * shape[-1])
+        schedule, inputs = tk.default_schedule(one, hw), one.random_inputs(0)
+        prog = tk.compile(vec, hw, schedule=schedule)
+        a = tk.run(tk.compile(one, hw, schedule=schedule), inputs, backend=backend)
+        b = tk.run(prog, inputs, backend=backend)
+        same = all((a.outputs[k] == b.outputs[k]).all() for k in a.outputs)
+        print(f"{one.KIND:8s} one scale {a.cycles or 0:>9,} cycles, scale vector {b.cycles or 0:>9,} "
+              f"({(b.cycles or 0) / (a.cycles or 1):.3f}x), {prog.counts()['config_st_scales']} config_st_scales "
+              f"words, same outputs: {same}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     base = tk.HardwareConfig.resolve(args.config)
     ext = dataclasses.replace(base, **dict.fromkeys(args.extensions, True), name=f"{base.name}_ext")
     forms = {**quant_forms(), **PER_CHANNEL}
+    if ext.store_col_scales:
+        scale_load_cost(ext, args.backend)
     print(f"{args.backend} backend; each form on {base.name} (host epilogue) then {ext.name} (store unit)")
     print(HEADER)
     for model in args.models:
