@@ -3,8 +3,8 @@ from .config import PRESETS, ConfigError, HardwareConfig
 from .encoding import decode, decode_all, encode, encode_all
 from .instructions import (
     ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd,
-    ConfigSt, ConfigStScales, Fence, Flush, Instruction, ISAError, Mvin, Mvout, Preload, acc_addr, addr_row, is_acc, is_garbage,
-    sp_addr,
+    ConfigSt, ConfigStScales, Fence, Flush, Instruction, ISAError, Mvin, Mvout, Preload, acc_addr, addr_row, is_acc,
+    is_garbage, sp_addr,
 )
 from .buffers import Buffer, layout
 from .loop_words import (

@@ -76,7 +76,8 @@ def _sv_accessors(prefix: str, layout: tuple[Field, ...], width: int = 64) -> li
 
 def word_structs() -> list[str]:
     """operand_t and its accessors op_addr / op_cols / op_rows, config_ld_rs1_t / config_ld_rs2_t,
-    config_st_rs1_t / config_st_rs2_t, config_st_scales_rs1_t / config_st_scales_rs2_t and, per loop word, <op>_rs1_t / <op>_rs2_t (from isa/loop_words.py)."""
+    config_st_rs1_t / config_st_rs2_t, config_st_scales_rs1_t / config_st_scales_rs2_t and, per loop word,
+    <op>_rs1_t / <op>_rs2_t (from isa/loop_words.py)."""
     lines = _sv_struct("operand_t", OPERAND) + _sv_accessors("op", OPERAND)
     for name, layout in (("config_ld", CONFIG_LD), ("config_st", CONFIG_ST), ("config_st_scales", CONFIG_ST_SCALES)):
         for word in ("rs1", "rs2"):

@@ -63,8 +63,8 @@ class Matmul(EpilogueOp):
 
 
 def matmul(M: int, N: int, K: int, *, bias: str | None = None, activation: str = "none",
-           scale: float | Sequence[float] = 1.0, out_dtype: str = "int8", transpose_a: bool = False, transpose_b: bool = False,
-           out_offset: int = 0) -> Matmul:
+           scale: float | Sequence[float] = 1.0, out_dtype: str = "int8", transpose_a: bool = False,
+           transpose_b: bool = False, out_offset: int = 0) -> Matmul:
     """A matmul op: ``C = epilogue(A @ B + bias)``; see the numeric semantics. With transpose_a, A is
     given K x M; with transpose_b, B is given N x K. ``out_offset`` (an output zero point) and
     ``out_dtype="uint8"`` need hardware with the store unit's requantization (``store_requant``); ``scale`` as
