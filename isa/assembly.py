@@ -33,19 +33,19 @@ from .opcodes import Funct
 
 _LOCAL_FIELDS = {"local", "a", "b", "c", "d"}
 _ENUMS = {"activation": ACTIVATIONS, "dataflow": DATAFLOWS}
-_FLOATS = {"acc_scale", "scale"}
+_FLOATS = {"acc_scale", "scale", "scale0", "scale1"}
 # config_st's pooling fields, written out only when one is set (so that any word prints as itself)
 _POOL_FIELDS = frozenset(("pool_stride", "pool_size", "pool_out_dim", "porows", "pocols", "orows", "ocols", "upad",
                           "lpad"))
 
 
-# config_st's requantization fields (an extension), each written out only when set
-_REQUANT_FIELDS = ("out_offset", "out_uint8")
+# config_st's fields of the store-unit extensions (requantization, column scales), each written out only when set
+_EXTENSION_FIELDS = ("out_offset", "out_uint8", "col_scales")
 
 
 def _quiet_st_fields(ins: ConfigSt) -> set[str]:
     """The config_st fields left out of its text: at their defaults, and the pooling ones only all together."""
-    quiet = {f for f in _REQUANT_FIELDS if not getattr(ins, f)}
+    quiet = {f for f in _EXTENSION_FIELDS if not getattr(ins, f)}
     return quiet | _POOL_FIELDS if not any(getattr(ins, f) for f in _POOL_FIELDS) else quiet
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from .assembly import DramNames, format_instruction
 from .instructions import (
     ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd,
-    DATAFLOWS, ConfigSt, Fence, Flush, Instruction, ISAError, Mvin, Mvout, Preload,
+    DATAFLOWS, ConfigSt, ConfigStScales, Fence, Flush, Instruction, ISAError, Mvin, Mvout, Preload,
 )
 from .buffers import MAX_DRAM_BYTES, BufferTableError, check_buffer_table
 from .dram_hazards import DramAccesses
@@ -87,7 +87,7 @@ class _Checker:
         self.dispatch = {Mvin: self.mvin, Mvout: self.mvout, Preload: self.preload,
                          ComputePreloaded: self.compute, ComputeAccumulated: self.compute,
                          ConfigEx: self.config_ex, ConfigLd: self.config_ld, ConfigSt: self.config_st,
-                         Flush: _nothing, Fence: self.fence}
+                         ConfigStScales: self.config_st_scales, Flush: _nothing, Fence: self.fence}
 
     def run(self) -> None:
         unroller = Unroller(self.hw)
@@ -217,9 +217,18 @@ class _Checker:
         if ins.requantizes and not self.hw.store_requant:
             return (f"out_offset={ins.out_offset}, out_uint8={ins.out_uint8}: hardware {self.hw.name} has no store-unit "
                     "requantization (HardwareConfig.store_requant, an extension Gemmini lacks)")
+        if ins.col_scales and not self.hw.store_col_scales:
+            return _NO_COL_SCALES.format(self.hw.name)
         if ins.pooling and (reason := _pool_reason(ins)):
             return reason
         self.st = ins
+        return None
+
+    def config_st_scales(self, ins: ConfigStScales) -> str | None:
+        if not self.hw.store_col_scales:
+            return _NO_COL_SCALES.format(self.hw.name)
+        if ins.col >= self.hw.dim:
+            return f"col={ins.col} is past the scale vector's {self.hw.dim} entries (one per column, dim)"
         return None
 
     def mvin(self, ins: Mvin) -> str | None:
@@ -316,6 +325,10 @@ class _Checker:
         self.held = os and (self.held or isinstance(ins, ComputePreloaded))   # a WS row overwrites the results
         self.weights = self.weights or not os
         return None
+
+
+_NO_COL_SCALES = ("hardware {} has no store-unit column scales (HardwareConfig.store_col_scales, an extension "
+                  "Gemmini lacks)")
 
 
 def _pool_reason(st: ConfigSt) -> str | None:

@@ -39,10 +39,10 @@ DATAFLOW_SETS: dict[str, int] = {"os": 1, "ws": 2, "both": 3}
 
 
 # on/off fields (bool; a program file and the RTL parameters carry them as 0 or 1)
-FLAGS: tuple[str, ...] = ("store_requant",)
+FLAGS: tuple[str, ...] = ("store_requant", "store_col_scales")
 
 # fields left out of the config hash at these values (see HardwareConfig.config_hash)
-_UNHASHED_DEFAULTS: dict[str, object] = {"dataflows": "both", "store_requant": False}
+_UNHASHED_DEFAULTS: dict[str, object] = {"dataflows": "both", "store_requant": False, "store_col_scales": False}
 
 
 def _is_pow2(x: int) -> bool:
@@ -77,6 +77,10 @@ class HardwareConfig:
     # The store unit's requantization extension (not in Gemmini): config_st's output offset (a zero point)
     # added after the scale's rounding, and its uint8 clip ([0, 255] instead of [-128, 127]).
     store_requant: bool = False
+    # The store unit's column-scale extension (not in Gemmini): a register of dim float32 scales, one per column
+    # of the row it stores, loaded by config_st_scales words and used instead of config_st's one scale
+    # (per-output-channel requantization).
+    store_col_scales: bool = False
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -6,16 +6,18 @@ from typing import Iterable
 import numpy as np
 
 from .instructions import (
-    ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Fence, Flush,
+    ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, ConfigStScales, Fence, Flush,
     Instruction, ISAError, Mvin, Mvout, Preload, bits_f32, f32_bits,
 )
-from .loop_words import BY_FUNCT as LOOP_WORDS, CONFIG_EX, CONFIG_LD, CONFIG_ST, OPERAND, Field, LoopWord
+from .loop_words import (BY_FUNCT as LOOP_WORDS, CONFIG_EX, CONFIG_LD, CONFIG_ST, CONFIG_ST_SCALES, OPERAND, Field,
+                         LoopWord)
 from .opcodes import MVIN_FUNCTS, ConfigKind, Funct
 
 _ADDR, _COLS, _ROWS = OPERAND   # the layouts are loop_words' tables; these are hot, so unpacked once
 _LD = {f.name: f for f in CONFIG_LD}
 _ST = {f.name: f for f in CONFIG_ST}
 _EX = {f.name: f for f in CONFIG_EX}
+_SCALES = {f.name: f for f in CONFIG_ST_SCALES}
 
 
 def _unused(layout: tuple[Field, ...], word: str) -> int:
@@ -27,6 +29,7 @@ _EX_RESERVED = {word: _unused(CONFIG_EX, word) for word in ("rs1", "rs2")}
 # config_ex fields spelled as the instruction's own (the rest: kind, the scale as float32 bits)
 _EX_PLAIN = tuple(f for f in CONFIG_EX if f.name not in ("kind", "acc_scale"))
 _ST_RESERVED = {word: _unused(CONFIG_ST, word) for word in ("rs1", "rs2")}
+_SCALES_RS1_RESERVED = _unused(CONFIG_ST_SCALES, "rs1")
 # config_st fields spelled as the instruction's own (the rest: kind, the scale as float32 bits and the
 # offset in two's complement)
 _ST_PLAIN = tuple(f for f in CONFIG_ST if f.name not in ("kind", "scale", "out_offset"))
@@ -81,6 +84,17 @@ def _decode_config_st(rs1: int, rs2: int) -> ConfigSt:
                     out_offset=raw - (raw >> (offset.width - 1) << offset.width))
 
 
+def _config_st_scales(ins: ConfigStScales) -> tuple[int, int]:
+    rs1 = (ConfigKind.ST << _SCALES["kind"].lo) | (1 << _SCALES["load_scales"].lo) | (ins.col << _SCALES["col"].lo)
+    return rs1, (f32_bits(ins.scale0) << _SCALES["scale0"].lo) | (f32_bits(ins.scale1) << _SCALES["scale1"].lo)
+
+
+def _decode_config_st_scales(rs1: int, rs2: int) -> ConfigStScales:
+    _reserved("config_st_scales", "rs1", rs1, _SCALES_RS1_RESERVED)
+    field = {name: (((rs1 if f.word == "rs1" else rs2) >> f.lo) & f.mask) for name, f in _SCALES.items()}
+    return ConfigStScales(field["col"], bits_f32(field["scale0"]), bits_f32(field["scale1"]))
+
+
 def encode(ins: Instruction) -> tuple[int, int, int]:
     """One instruction -> (funct, rs1, rs2)."""
     t = type(ins)
@@ -98,6 +112,8 @@ def encode(ins: Instruction) -> tuple[int, int, int]:
         return (Funct.CONFIG, *_config_ld(ins))
     if t is ConfigSt:
         return (Funct.CONFIG, *_config_st(ins))
+    if t is ConfigStScales:
+        return (Funct.CONFIG, *_config_st_scales(ins))
     if t is Flush or t is Fence:
         return t.FUNCT, 0, 0
     if isinstance(ins, LoopWord):
@@ -149,7 +165,8 @@ def decode(funct: int, rs1: int, rs2: int) -> Instruction:
                             block_stride=_ld_field(rs1, "block_stride"), scale=bits_f32(_ld_field(rs1, "scale")),
                             pixel_repeats=max(1, _ld_field(rs1, "pixel_repeats")))   # Gemmini reads 0 as 1
         if kind == ConfigKind.ST:
-            return _decode_config_st(rs1, rs2)
+            load = _SCALES["load_scales"]
+            return (_decode_config_st_scales if (rs1 >> load.lo) & load.mask else _decode_config_st)(rs1, rs2)
         raise ISAError("config: rs1[1:0]=3 selects no config (0 ex, 1 ld, 2 st)")
     if funct in (Funct.FLUSH, Funct.FENCE):
         cls = Flush if funct == Funct.FLUSH else Fence

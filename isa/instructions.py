@@ -160,7 +160,11 @@ class ConfigSt(Instruction):
 
     The requantization extension (``HardwareConfig.store_requant``; Gemmini has none): an accumulator row
     stored as 8-bit values is ``clip(relu?(rne(acc * acc_scale)) + out_offset, qmin, qmax)``, with [qmin,
-    qmax] = [0, 255] when ``out_uint8`` (the byte is the uint8), else [-128, 127]."""
+    qmax] = [0, 255] when ``out_uint8`` (the byte is the uint8), else [-128, 127].
+
+    The column-scale extension (``HardwareConfig.store_col_scales``; Gemmini has none): with ``col_scales``
+    lane i of every accumulator row block an mvout stores is scaled by entry i of the store unit's scale
+    vector (loaded by :class:`ConfigStScales`) instead of ``acc_scale``; the rest of the epilogue is the same."""
 
     dram_stride: int = 0       # bytes between consecutive DRAM rows (pixels, when pooling)
     activation: int = 0        # 0 none, 1 relu
@@ -176,11 +180,13 @@ class ConfigSt(Instruction):
     lpad: int = 0
     out_offset: int = 0        # added after rounding (an output zero point), -256 to 255
     out_uint8: int = 0         # clip to [0, 255], not [-128, 127]
+    col_scales: int = 0        # scale by the store unit's per-column scale vector, not acc_scale
 
     OP: ClassVar[str] = "config_st"
     FUNCT: ClassVar[int] = Funct.CONFIG
     _UINTS = (("dram_stride", 32), ("activation", 1), ("pool_stride", 2), ("pool_size", 2), ("pool_out_dim", 8),
-              ("porows", 8), ("pocols", 8), ("orows", 8), ("ocols", 8), ("upad", 2), ("lpad", 2), ("out_uint8", 1))
+              ("porows", 8), ("pocols", 8), ("orows", 8), ("ocols", 8), ("upad", 2), ("lpad", 2), ("out_uint8", 1),
+              ("col_scales", 1))
     OFFSET_BITS: ClassVar[int] = 9   # out_offset's two's complement width
 
     @property
@@ -200,6 +206,29 @@ class ConfigSt(Instruction):
                 or not -half <= self.out_offset < half:
             raise ISAError(f"ConfigSt.out_offset={self.out_offset!r} out of range (signed {self.OFFSET_BITS}-bit, "
                            f"{-half} to {half - 1})")
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigStScales(Instruction):
+    """The column-scale extension's load (``HardwareConfig.store_col_scales``; Gemmini has none): a config_st
+    word that writes ``scale0`` and ``scale1`` (float32) into entries ``col`` and ``col + 1`` of the store unit's
+    scale vector of dim entries (an entry past dim is dropped), leaving the store config as it is. dim / 2 of
+    them load the scales of one column block; config_st's ``col_scales`` uses them."""
+
+    col: int
+    scale0: float = 1.0
+    scale1: float = 1.0
+
+    OP: ClassVar[str] = "config_st_scales"
+    FUNCT: ClassVar[int] = Funct.CONFIG
+    _UINTS = (("col", 16),)
+
+    def __post_init__(self) -> None:
+        Instruction.__post_init__(self)
+        if self.col % 2:
+            raise ISAError(f"ConfigStScales.col={self.col} must be even (a word loads entries col and col + 1)")
+        for name in ("scale0", "scale1"):
+            object.__setattr__(self, name, _as_f32(f"ConfigStScales.{name}", getattr(self, name)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,11 +328,12 @@ class Fence(Instruction):
     FUNCT: ClassVar[int] = Funct.FENCE
 
 
-InstructionT = Union[ConfigEx, ConfigLd, ConfigSt, Mvin, Mvout, Preload, ComputePreloaded,
+InstructionT = Union[ConfigEx, ConfigLd, ConfigSt, ConfigStScales, Mvin, Mvout, Preload, ComputePreloaded,
                      ComputeAccumulated, Flush, Fence]
 
 INSTRUCTION_CLASSES: tuple[type[Instruction], ...] = (
-    ConfigEx, ConfigLd, ConfigSt, Mvin, Mvout, Preload, ComputePreloaded, ComputeAccumulated, Flush, Fence)
+    ConfigEx, ConfigLd, ConfigSt, ConfigStScales, Mvin, Mvout, Preload, ComputePreloaded, ComputeAccumulated, Flush,
+    Fence)
 
 # assembly mnemonic -> class (mvin2/mvin3 are Mvin with state 1/2)
 OPS: dict[str, type[Instruction]] = {c.OP: c for c in INSTRUCTION_CLASSES if c.OP}

@@ -160,6 +160,14 @@ CONFIG_EX: tuple[Field, ...] = _f("rs1", "kind:0:2 dataflow:2:1 activation:3:2 s
 # out_offset (9-bit two's complement) and out_uint8 are the store-unit requantization extension
 # (HardwareConfig.store_requant), which Gemmini lacks: they sit in bits its ConfigMvoutRs1 leaves unused.
 CONFIG_ST: tuple[Field, ...] = _f("rs1", "kind:0:2 activation:2:2 pool_stride:4:2 pool_size:6:2 upad:8:2 lpad:10:2 "
-                                         "out_offset:12:9 out_uint8:21:1 "
+                                         "out_offset:12:9 out_uint8:21:1 col_scales:22:1 "
                                          "pool_out_dim:24:8 porows:32:8 pocols:40:8 orows:48:8 ocols:56:8") \
     + _f("rs2", "dram_stride:0:32 scale:32:32")
+
+# The column-scale extension (HardwareConfig.store_col_scales), which Gemmini lacks: a config_st with
+# col_scales set scales lane i of the accumulator rows its mvouts store by entry i of the store unit's
+# dim-entry scale vector, not by its own scale. A config_st word with rs1[23] (load_scales) set is not a
+# store config but writes two entries of that vector, col and col + 1, from rs2's two float32 halves, so
+# that dim / 2 words load a column block's scales (see isa.instructions.ConfigStScales).
+CONFIG_ST_SCALES: tuple[Field, ...] = _f("rs1", "kind:0:2 load_scales:23:1 col:32:16") \
+    + _f("rs2", "scale0:0:32 scale1:32:32")

@@ -14,25 +14,29 @@ def scale_rne(values: np.ndarray, scale: float) -> np.ndarray:
     return np.rint(prod).astype(np.float64)
 
 
-def acc_to_int8(acc: np.ndarray, scale: float, relu: bool) -> np.ndarray:
+Scale = float | np.ndarray   # one scale, or one per column (the last axis): the column-scale extension's
+
+
+def acc_to_int8(acc: np.ndarray, scale: Scale, relu: bool) -> np.ndarray:
     """The store epilogue: clip(rne(float32(float32(acc) * scale)), -128, 127), then ReLU.
 
     Computed in place in float32: the product is rounded to float32 once, as the
-    hardware does, and ReLU after saturation is a lower clip bound of 0."""
+    hardware does, and ReLU after saturation is a lower clip bound of 0. A vector ``scale``
+    scales column j by its entry j, each lane as one scale would."""
     x = np.asarray(acc).astype(np.float32)
-    x *= np.float32(scale)
+    x *= np.asarray(scale, dtype=np.float32)
     np.rint(x, out=x)
     np.clip(x, 0 if relu else INT8_MIN, INT8_MAX, out=x)
     return x.astype(np.int8)
 
 
-def acc_requantize(acc: np.ndarray, scale: float, relu: bool, offset: int, uint8: bool) -> np.ndarray:
+def acc_requantize(acc: np.ndarray, scale: Scale, relu: bool, offset: int, uint8: bool) -> np.ndarray:
     """The store epilogue with the requantization extension (config_st's out_offset and out_uint8):
     ``clip(relu?(rne(float32(float32(acc) * scale))) + offset, qmin, qmax)``, [qmin, qmax] = [0, 255] as
     uint8 or [-128, 127] as int8. With ReLU before the offset it equals onnxruntime's ReLU on the quantized
-    output, max(q, zero point)."""
+    output, max(q, zero point). A vector ``scale`` scales column j by its entry j."""
     x = np.asarray(acc).astype(np.float32)
-    x *= np.float32(scale)
+    x *= np.asarray(scale, dtype=np.float32)
     np.rint(x, out=x)
     if relu:
         np.maximum(x, 0, out=x)
@@ -42,7 +46,7 @@ def acc_requantize(acc: np.ndarray, scale: float, relu: bool, offset: int, uint8
     return x.astype(np.uint8 if uint8 else np.int8)
 
 
-def store_epilogue(acc: np.ndarray, scale: float, relu: bool, out_dtype: str, offset: int = 0) -> np.ndarray:
+def store_epilogue(acc: np.ndarray, scale: Scale, relu: bool, out_dtype: str, offset: int = 0) -> np.ndarray:
     """An accumulator's output as the store unit writes it for ``out_dtype`` ("int8", "uint8" or "int32"):
     the full int32, Gemmini's int8, or with an offset or uint8 the requantization extension's."""
     if out_dtype == "int32":

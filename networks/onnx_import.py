@@ -68,7 +68,9 @@ def from_onnx(model: Any, *, fuse_pool: bool = False, hw: HardwareConfig | str |
     ``hw``: the hardware the network is meant for (a config, a preset name or a TOML path). Where its store
     unit has the requantization extension (``store_requant``), a conv or matmul whose output has a zero point
     or is uint8 (one scale per tensor) requantizes in the store unit instead of a ``host:Requantize``
-    epilogue; such a network then runs only on hardware with the extension.
+    epilogue; such a network then runs only on hardware with the extension. Where it has the column-scale
+    extension (``store_col_scales``), a conv or matmul with per-channel weight scales requantizes in the
+    store unit too, its scale one per output channel (such a conv does not fuse a following max pool).
 
     ``fuse_pool=True`` folds each Conv -> (Relu) -> MaxPool into the conv's store unit (no DRAM round trip).
     It is off by default because it is slower today: a pooled conv runs under Gemmini's library tiling (the
@@ -76,9 +78,10 @@ def from_onnx(model: Any, *, fuse_pool: bool = False, hw: HardwareConfig | str |
     848,043 for conv1 and the store-unit pool apart (benchmarks/bench_pool.py, gemmini preset, RTL)."""
     if not isinstance(fuse_pool, bool):
         raise ValueError(f"fuse_pool={fuse_pool!r} must be true or false")
-    store_requant = hw is not None and HardwareConfig.resolve(hw).store_requant
+    hw = None if hw is None else HardwareConfig.resolve(hw)
     proto, name = _load(model)
-    return _Importer(proto, name, fuse_pool, store_requant).build()
+    return _Importer(proto, name, fuse_pool, hw is not None and hw.store_requant,
+                     hw is not None and hw.store_col_scales).build()
 
 
 def _load(model: Any) -> tuple[Any, str]:
@@ -183,6 +186,7 @@ class _Importer:
     name: str
     fuse_pool: bool
     store_requant: bool   # the store unit adds an output zero point and clips to uint8
+    store_col_scales: bool = False   # the store unit scales each output channel by its own scale
     tensors: dict[str, TensorInfo] = field(default_factory=dict)
     layers: list = field(default_factory=list)
     consts: dict[str, np.ndarray] = field(default_factory=dict)           # value (float once dequantized)
@@ -735,12 +739,16 @@ class _Importer:
         per_channel = _offset_per_channel(shares.offset, layout == "nhwc")
         float_bias = bias if isinstance(bias, _FloatBias) else None
         in_store = yq.plain or (self.store_requant and yq.per_tensor and yq.dtype in ("int8", "uint8"))
-        if in_store and np.ndim(scale) == 0 and per_channel is not None and not shares.terms and float_bias is None:
+        col_scaled = self.store_col_scales and np.ndim(scale) == 1   # the column-scale extension's
+
+        if in_store and (np.ndim(scale) == 0 or col_scaled) and per_channel is not None and not shares.terms \
+                and float_bias is None:
             total = per_channel if bias is None else per_channel + bias
             if bias is not None or total.any():
                 consts = {**consts, "bias": self.int32(node, "bias + the input zero point's share", total)}
             epi = dict(bias=kind if "bias" in consts else None, activation="relu" if relu else "none",
-                       scale=float(scale), out_dtype=yq.dtype, out_offset=int(yq.zero_point))
+                       scale=float(scale) if np.ndim(scale) == 0 else tuple(np.asarray(scale, np.float64).tolist()),
+                       out_dtype=yq.dtype, out_offset=int(yq.zero_point))
             self.accel(node, replace(op, **epi), feeds, consts, out, yq, layout, shape, repeat)
             return
         acc, bias = f"{out}__acc", None if float_bias else bias
@@ -860,8 +868,10 @@ class _Importer:
     def _fuse_pool(self, node: Any, pool: Any, xname: str, dq: str, out: str, shape: tuple[int, ...]) -> bool:
         """Fold the max pool into the conv2d that writes ``xname`` alone (its store unit pools), if it can."""
         prod = self._sole_output(xname, dq)
+        # a col-scaled conv does not pool: only gemmini.h's LOOP_CONV_WS pools, and its loops store several
+        # column blocks under the store unit's one scale vector
         if prod is None or prod.op.KIND != "conv2d" or prod.op.pool or prod.op.out_dtype != "int8" \
-                or not store_can_pool(pool.kernel, pool.stride, pool.padding):
+                or prod.op.col_scaled or not store_can_pool(pool.kernel, pool.stride, pool.padding):
             return False
         fused = replace(prod, op=replace(prod.op, pool=(pool.kernel[0], pool.stride, pool.padding)), output=out,
                         nodes=(*prod.nodes, node.name))

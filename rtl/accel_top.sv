@@ -20,6 +20,7 @@ module accel_top import systolic_pkg::*; #(
   parameter int ST_QUEUE       = 2,
   parameter int DATAFLOWS      = 3,   // bit 0 output-stationary, bit 1 weight-stationary
   parameter bit STORE_REQUANT  = 1'b0,   // the store unit's requantization extension (not Gemmini's)
+  parameter bit STORE_COL_SCALES = 1'b0,   // the store unit's column-scale extension (not Gemmini's)
   localparam int N             = LD_QUEUE + EX_QUEUE + ST_QUEUE,
   localparam int SLOT_W        = $clog2(N),
   localparam int RESP_W        = DIM * MAX_BLOCK_LEN * 32,
@@ -198,7 +199,8 @@ module accel_top import systolic_pkg::*; #(
   );
 
   store_unit #(
-    .DIM(DIM), .SP_ROWS(SP_ROWS), .ACC_ROWS(ACC_ROWS), .N(N), .STORE_REQUANT(STORE_REQUANT)
+    .DIM(DIM), .SP_ROWS(SP_ROWS), .ACC_ROWS(ACC_ROWS), .N(N), .STORE_REQUANT(STORE_REQUANT),
+    .STORE_COL_SCALES(STORE_COL_SCALES)
   ) u_store (
     .clk_i, .rst_ni,
     .iss_valid_i (iss_valid[ST]), .iss_ready_o (iss_ready[ST]), .iss_i (iss[ST]),

@@ -148,8 +148,10 @@ module dispatch import systolic_pkg::*; #(
   logic [15:0]       pool_rows_q, pool_rows_d;     // config_st: rows a pooling mvout reads (0: no pooling)
   /* verilator lint_off UNUSEDSIGNAL */              // it reads the pooling fields
   config_st_rs1_t    st_rs1;
+  config_st_scales_rs1_t sc_rs1;                   // it reads the load_scales bit
   /* verilator lint_on UNUSEDSIGNAL */
   assign st_rs1 = cmd_i.rs1;
+  assign sc_rs1 = cmd_i.rs1;
 
   // ---- decode ----------------------------------------------------------------
   typedef enum logic [1:0] {KindEnq, KindPreload, KindNop, KindFence} kind_e;
@@ -350,7 +352,8 @@ module dispatch import systolic_pkg::*; #(
       a_stride_d = cmd_i.rs1[31:16];
       c_stride_d = cmd_i.rs2[63:48];
     end
-    if (fire && is_cfg && cmd_i.rs1[1:0] == ConfigSt) begin
+    // a config_st_scales word (the column-scale extension) leaves the store config, and so the pooling
+    if (fire && is_cfg && cmd_i.rs1[1:0] == ConfigSt && !sc_rs1.load_scales) begin
       pool_rows_d = (st_rs1.pool_stride == '0) ? '0 : 16'(st_rs1.orows) * 16'(st_rs1.ocols);
     end
   end

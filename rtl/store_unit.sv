@@ -20,6 +20,14 @@
 // the scale's rounding and ReLU, and the sum clips to [-128, 127], or [0, 255] with out_uint8 (then the
 // byte is the uint8, and pooling compares bytes unsigned). It is onnxruntime's requantization of an
 // output with a zero point, in the same pass, a row a cycle: a 33-bit adder and a clip per lane.
+//
+// Column scales (STORE_COL_SCALES, an extension Gemmini lacks): a register of DIM float32 scales,
+// written two at a time by config_st_scales words (a config_st with rs1's load_scales bit: entries col
+// and col + 1 from rs2's halves; the store config stays). An mvout under a config_st with col_scales
+// scales lane i of each row block by entry i instead of the config's scale: per-output-channel
+// requantization, in the same pass, a row a cycle. A word issues only between mvouts' reads, and the
+// register is written at the end of its cycle, so the last row of the mvout before it (in the epilogue
+// that cycle) still reads the old scales.
 module store_unit import systolic_pkg::*; #(
   parameter int DIM      = 4,
   parameter int SP_ROWS  = 256,
@@ -28,6 +36,7 @@ module store_unit import systolic_pkg::*; #(
   parameter int FIFO     = 3,    // rows waiting for the DMA
   parameter int CNT_W    = 16,   // width of the in-flight counters
   parameter bit STORE_REQUANT = 1'b0,   // config_st's out_offset and out_uint8 (else read as 0)
+  parameter bit STORE_COL_SCALES = 1'b0,   // config_st_scales words and config_st's col_scales (else ignored)
   localparam int SLOT_W  = $clog2(N),
   localparam int SP_AW   = $clog2(SP_ROWS),
   localparam int ACC_AW  = $clog2(ACC_ROWS),
@@ -82,6 +91,7 @@ module store_unit import systolic_pkg::*; #(
     logic [31:0]    scale;
     logic [8:0]     offset;   // requantization: added after rounding (two's complement)
     logic           uint8;    // requantization: clip to [0, 255]
+    logic           col;      // column scales: lane i by the vector's entry i
     config_st_rs1_t pool;   // the pooling fields (pool.pool_stride == 0: no pooling)
   } st_cfg_t;
 
@@ -93,6 +103,7 @@ module store_unit import systolic_pkg::*; #(
     logic [31:0]       scale;
     logic [8:0]        offset;
     logic              uint8;
+    logic              col;    // scaled by the column-scale vector
     logic              pool;   // a row of a pooling mvout
     logic              tap;    // pooling: the window position is in the image (read and compared)
     logic              wlast;  // pooling: the window's last position (its max goes out)
@@ -145,10 +156,19 @@ module store_unit import systolic_pkg::*; #(
   insn_t insn;   // the instruction offered for issue
   config_st_rs1_t st_rs1;
   config_st_rs2_t st_rs2;
+  /* verilator lint_off UNUSEDSIGNAL */   // a scales word's kind (and all of it without the extension)
+  config_st_scales_rs1_t sc_rs1;
+  config_st_scales_rs2_t sc_rs2;
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic load_scales;   // a config_st_scales word: it writes the vector, not the store config
+  logic [DIM-1:0][31:0] lane_scale;   // the column-scale vector (0 without the extension)
 
   assign insn        = iss_i.insn;
   assign st_rs1      = insn.rs1;
   assign st_rs2      = insn.rs2;
+  assign sc_rs1      = insn.rs1;
+  assign sc_rs2      = insn.rs2;
+  assign load_scales = sc_rs1.load_scales;   // without the extension a no-op config
   assign is_cfg      = insn.funct == FunctConfig;
   assign iss_ready_o = !rd_active_q;
   assign iss_fire    = iss_valid_i && iss_ready_o;
@@ -166,6 +186,27 @@ module store_unit import systolic_pkg::*; #(
                            * cfg_q.stride;
     win_last  = wrow_q == cfg_q.pool.pool_size - 2'd1 && wcol_q == cfg_q.pool.pool_size - 2'd1;
     pool_last = win_last && porow_q == cfg_q.pool.porows - 8'd1 && pocol_q == cfg_q.pool.pocols - 8'd1;
+  end
+
+  // the column-scale vector: two entries a config_st_scales word; ones after reset
+  if (STORE_COL_SCALES) begin : g_col_scales
+    logic [DIM-1:0][31:0] scales_q, scales_d;
+    always_comb begin
+      scales_d = scales_q;
+      if (iss_fire && is_cfg && load_scales) begin
+        for (int i = 0; i < DIM; i++) begin
+          if (16'(i) == sc_rs1.col) scales_d[i] = sc_rs2.scale0;
+          if (16'(i) == sc_rs1.col + 16'd1) scales_d[i] = sc_rs2.scale1;
+        end
+      end
+    end
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) scales_q <= {DIM{F32_ONE}};
+      else         scales_q <= scales_d;
+    end
+    assign lane_scale = scales_q;
+  end else begin : g_no_col_scales
+    assign lane_scale = '0;
   end
 
   // read a row when the FIFO has room for it and the row before it (reads: we and the
@@ -190,9 +231,12 @@ module store_unit import systolic_pkg::*; #(
 
   // epilogue of the arriving row
   always_comb begin
+    logic [31:0] scale;   // the lane's
     row_data = '0;
+    scale    = ar_q.scale;
     if (ar_valid_q) begin
       for (int i = 0; i < DIM; i++) begin
+        scale = (STORE_COL_SCALES && ar_q.col) ? lane_scale[i] : ar_q.scale;
         if (!ar_q.acc) begin
           row_data[i*8 +: 8] = sp_rdata_i[i*8 +: 8];
         end else if (ar_q.full) begin
@@ -200,12 +244,11 @@ module store_unit import systolic_pkg::*; #(
           row_data[i*32 +: 32] = (ar_q.relu && acc_rdata_i[i*32 + 31]) ? 32'h0
                                                                        : acc_rdata_i[i*32 +: 32];
         end else if (STORE_REQUANT && (ar_q.offset != '0 || ar_q.uint8)) begin
-          row_data[i*8 +: 8] = requant(acc_rdata_i[i*32 +: 32], ar_q.scale, ar_q.relu, ar_q.offset,
+          row_data[i*8 +: 8] = requant(acc_rdata_i[i*32 +: 32], scale, ar_q.relu, ar_q.offset,
                                        ar_q.uint8);
         end else begin
           // saturated to int8: the low byte is the value
-          row_data[i*8 +: 8] = 8'(scale_sat(acc_rdata_i[i*32 +: 32], ar_q.scale, 1'b1,
-                                            ar_q.relu));
+          row_data[i*8 +: 8] = 8'(scale_sat(acc_rdata_i[i*32 +: 32], scale, 1'b1, ar_q.relu));
         end
       end
     end
@@ -299,19 +342,20 @@ module store_unit import systolic_pkg::*; #(
       rd_d.cols = blk_cols(rd_cols_q, rd_blk_d);
       if (rd_last) rd_active_d = 1'b0;
     end
-    if (iss_fire && is_cfg) begin
+    if (iss_fire && is_cfg && !load_scales) begin
       // a scale of all ones keeps the scale (as Gemmini's; LoopConvSt's pooling configs send it), and
-      // with it the requantization
+      // with it the requantization and the column scales
       cfg_d = '{stride: WORD_W'(st_rs2.dram_stride), relu: st_rs1.activation[0],
                 scale: (st_rs2.scale == '1) ? cfg_q.scale : st_rs2.scale,
                 offset: !STORE_REQUANT ? '0 : (st_rs2.scale == '1) ? cfg_q.offset : st_rs1.out_offset,
                 uint8: STORE_REQUANT && ((st_rs2.scale == '1) ? cfg_q.uint8 : st_rs1.out_uint8),
+                col: STORE_COL_SCALES && ((st_rs2.scale == '1) ? cfg_q.col : st_rs1.col_scales),
                 pool: st_rs1};
     end
     if (iss_fire && !is_cfg) begin
       rd_active_d = 1'b1;
       rd_d = '{acc: insn.rs2[31], full: insn.rs2[31] && insn.rs2[29], relu: cfg_q.relu,
-               scale: cfg_q.scale, offset: cfg_q.offset, uint8: cfg_q.uint8,
+               scale: cfg_q.scale, offset: cfg_q.offset, uint8: cfg_q.uint8, col: cfg_q.col,
                pool: cfg_q.pool.pool_stride != '0, tap: 1'b0, wlast: 1'b0,
                cols: op_cols(insn.rs2), addr: insn.rs1, slot: iss_i.slot};
       porow_d     = '0;
@@ -354,7 +398,8 @@ module store_unit import systolic_pkg::*; #(
       f_wr_q        <= '0;
       outstanding_q <= '0;
       inflight_q    <= '0;
-      cfg_q         <= '{stride: '0, relu: 1'b0, scale: F32_ONE, offset: '0, uint8: 1'b0, pool: '0};
+      cfg_q         <= '{stride: '0, relu: 1'b0, scale: F32_ONE, offset: '0, uint8: 1'b0, col: 1'b0,
+                         pool: '0};
       have_q        <= 1'b0;
     end else begin
       rd_active_q   <= rd_active_d;

@@ -30,6 +30,8 @@ Semantics, shared with the RTL:
   columns from local rows base + b * dim (Gemmini's block mvout; not with ``.full``).
   With config_st's pooling on, an mvout writes the max of each window of its local image after
   scale and activation; padded positions never win (ONNX MaxPool).
+  With config_st's col_scales (the column-scale extension), lane i of each dim-wide block is scaled
+  by entry i of the scale vector that config_st_scales words load, not by config_st's scale.
 * LOOP_WS / LOOP_CONV_WS run as the primitives isa.loop_unroll expands them to.
 """
 from __future__ import annotations
@@ -42,7 +44,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from isa import (
     ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd,
-    ConfigSt, Fence, Flush, HardwareConfig, Mvin, Mvout, Preload, Program,
+    ConfigSt, ConfigStScales, Fence, Flush, HardwareConfig, Mvin, Mvout, Preload, Program,
 )
 from isa.checker import check
 from isa.loop_unroll import primitives
@@ -63,6 +65,7 @@ class FunctionalModel:
         self.held = np.zeros((hw.dim, hw.dim), dtype=np.float64)   # the output-stationary results in the array
         self.ld: dict[int, ConfigLd] = {}
         self.st = ConfigSt()
+        self.col_scales = np.ones(hw.dim, dtype=np.float32)   # the column-scale extension's vector
         self.ex = ConfigEx()
         self.pending: Preload | None = None
         self.macs = 0
@@ -108,6 +111,9 @@ class FunctionalModel:
 
     def config_st(self, ins: ConfigSt) -> None:
         self.st = ins
+
+    def config_st_scales(self, ins: ConfigStScales) -> None:
+        self.col_scales[ins.col:ins.col + 2] = (ins.scale0, ins.scale1)[:self.dim - ins.col]
 
     def mvin(self, ins: Mvin) -> None:
         if ins.local == GARBAGE:
@@ -169,7 +175,9 @@ class FunctionalModel:
     def _store_bytes(self, acc: np.ndarray, relu: bool) -> np.ndarray:
         """Accumulator values as the store unit writes them: 8-bit, requantized when config_st asks."""
         st = self.st
-        return store_epilogue(acc, st.acc_scale, relu, "uint8" if st.out_uint8 else "int8", st.out_offset)
+        # lane i of every dim-wide block takes the vector's entry i
+        scale = np.resize(self.col_scales, acc.shape[-1]) if st.col_scales else st.acc_scale
+        return store_epilogue(acc, scale, relu, "uint8" if st.out_uint8 else "int8", st.out_offset)
 
     def _pooled_mvout(self, ins: Mvout, relu: bool) -> None:
         """Max over each window of config_st's image, after scale and activation; padding never wins."""
@@ -231,6 +239,7 @@ class FunctionalModel:
 
 _DISPATCH = {
     ConfigEx: FunctionalModel.config_ex, ConfigLd: FunctionalModel.config_ld, ConfigSt: FunctionalModel.config_st,
+    ConfigStScales: FunctionalModel.config_st_scales,
     Mvin: FunctionalModel.mvin, Mvout: FunctionalModel.mvout, Preload: FunctionalModel.preload,
     ComputePreloaded: FunctionalModel.compute, ComputeAccumulated: FunctionalModel.compute,
     Flush: lambda self, ins: None, Fence: lambda self, ins: None,

@@ -146,7 +146,8 @@ def params(hw: HardwareConfig) -> dict[str, int]:
     return {"DIM": hw.dim, "SP_ROWS": hw.sp_rows, "SP_BANKS": hw.sp_banks, "ACC_ROWS": hw.acc_rows,
             "ACC_BANKS": hw.acc_banks, "MAX_BLOCK_LEN": hw.max_block_len,
             "LD_QUEUE": hw.ld_queue, "EX_QUEUE": hw.ex_queue, "ST_QUEUE": hw.st_queue,
-            "DATAFLOWS": DATAFLOW_SETS[hw.dataflows], "STORE_REQUANT": int(hw.store_requant)}
+            "DATAFLOWS": DATAFLOW_SETS[hw.dataflows], "STORE_REQUANT": int(hw.store_requant),
+            "STORE_COL_SCALES": int(hw.store_col_scales)}
 
 
 def build(hw: HardwareConfig, *, trace: str | None = None, verbose: bool = False) -> Path:

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from isa import (
     ACC_BIT, GARBAGE, PRESETS, ROW_MASK, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigError, ConfigLd,
-    ConfigSt, Fence, Flush, HardwareConfig, ISAError, Mvin, Mvout, Preload, Program, acc_addr, decode, decode_all,
-    encode, encode_all, layout, parse_program,
+    ConfigSt, ConfigStScales, Fence, Flush, HardwareConfig, ISAError, Mvin, Mvout, Preload, Program, acc_addr,
+    decode, decode_all, encode, encode_all, layout, parse_program,
 )
 from isa.instructions import INSTRUCTION_CLASSES
 from isa.loop_words import LAYOUTS, LOOP_WORD_CLASSES
@@ -116,7 +116,8 @@ FIELDS: dict[type, dict[str, st.SearchStrategy]] = {
                    pixel_repeats=st.integers(1, 255)),
     ConfigSt: dict(dram_stride=uint(32), activation=BIT, acc_scale=F32, pool_stride=uint(2), pool_size=uint(2),
                    pool_out_dim=uint(8), porows=uint(8), pocols=uint(8), orows=uint(8), ocols=uint(8), upad=uint(2),
-                   lpad=uint(2), out_offset=st.integers(-256, 255), out_uint8=BIT),
+                   lpad=uint(2), out_offset=st.integers(-256, 255), out_uint8=BIT, col_scales=BIT),
+    ConfigStScales: dict(col=st.integers(0, (1 << 15) - 1).map(lambda k: 2 * k), scale0=F32, scale1=F32),
     Mvin: dict(dram=DRAM, local=LOCAL, rows=U16, cols=U16, state=STATE),
     Mvout: dict(dram=DRAM, local=LOCAL, rows=U16, cols=U16),
     Preload: dict(b=LOCAL, b_rows=U16, b_cols=U16, c=LOCAL, c_rows=U16, c_cols=U16),
@@ -235,7 +236,8 @@ def test_malformed_directives(text: str, message: str) -> None:
 _RESERVED = {  # config kind -> (rs1 reserved bits, rs2 reserved bits), per the field map in isa/encoding.py
     ConfigEx: ([5, 6, 7, *range(10, 16)], list(range(32, 48))),   # rs2[31:0] is in_shift
     ConfigLd: ([5, 6, 7], []),   # rs1[15:8] is pixel_repeats
-    ConfigSt: ([22, 23], []),   # between out_uint8 and pool_out_dim
+    # config_st's rs1[23] makes it a config_st_scales word, whose own layout leaves these free
+    ConfigStScales: ([*range(2, 23), *range(24, 32), *range(48, 64)], []),
 }
 
 

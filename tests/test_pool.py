@@ -41,8 +41,8 @@ def test_config_st_words_are_gemmini_h_s() -> None:
         | (1 << 2) | 2
     assert encode(ins) == (0, rs1, (0x3F000000 << 32) | 16)
     assert decode(*encode(ins)) == ins
-    with pytest.raises(ISAError, match="reserved bits"):
-        decode(0, rs1 | (1 << 22), 16)
+    with pytest.raises(ISAError, match="reserved bits"):   # rs1[23]: a config_st_scales word, whose layout
+        decode(0, rs1 | (1 << 23), 16)                       # leaves the pooling fields' bits reserved
     with pytest.raises(ISAError, match=r"ConfigSt.pool_size=4 out of range"):
         ConfigSt(pool_stride=1, pool_size=4)
 

@@ -47,4 +47,8 @@ def compile_op(op: Op, hw: HardwareConfig, schedule: Any = None, *, best: BestLo
         raise ValueError(f"out_offset={getattr(op, 'out_offset', 0)}, out_dtype={op.out_dtype!r}: hardware {hw.name} "
                          "has no store-unit requantization (HardwareConfig.store_requant, an extension Gemmini "
                          "lacks); write int32 and requantize on the host")
+    if getattr(op, "col_scaled", False) and not hw.store_col_scales:
+        raise ValueError(f"scale: {len(op.scale)} per-channel scales, but hardware {hw.name} has no store-unit column "
+                         "scales (HardwareConfig.store_col_scales, an extension Gemmini lacks); write int32 and "
+                         "requantize on the host")
     return lower(op, resolve_schedule(op, hw, schedule, best), hw)

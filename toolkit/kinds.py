@@ -12,6 +12,7 @@ from isa import HardwareConfig, Program
 
 from .bounds import dense_cycles
 from .estimate import os_cycles
+from .col_scales import load_column_scales
 from .census import Census, computes
 from .conv.census import conv_census
 from .conv.heuristic import pipelined_conv_cycles
@@ -170,7 +171,8 @@ def _closed_form(op: Op, schedule: Schedule, what: str, dataflows: tuple[str, ..
     kind = KINDS.get(op.KIND)
     if kind is None or not isinstance(schedule, kind.schedule) or getattr(schedule, "dataflow", "ws") not in dataflows:
         return None
-    if getattr(op, "transpose_a", False) or getattr(op, "transpose_b", False) or getattr(op, "pool", None):
+    if getattr(op, "transpose_a", False) or getattr(op, "transpose_b", False) or getattr(op, "pool", None) \
+            or getattr(op, "col_scaled", False):   # per-channel scales add words after rendering
         return None
     return getattr(kind, what)
 
@@ -201,9 +203,15 @@ def lower(op: Op, schedule: Schedule, hw: HardwareConfig) -> Program:
     """Render ``op`` under ``schedule`` for ``hw``; ScheduleError before any instruction if it does not fit."""
     if op.KIND not in KINDS:
         raise ScheduleError(f"no lowering for op kind {op.KIND!r}")
+    col_scaled = getattr(op, "col_scaled", False)
     if isinstance(schedule, LibrarySchedule):
+        if col_scaled:
+            raise ScheduleError("scale: per-channel scales need the toolkit's own schedules, not gemmini.h's "
+                                f"{schedule.CALL} (its loops store several column blocks under one config_st)")
         prog, template = lower_library(op, schedule, hw), schedule.TEMPLATE
     else:
         prog, template = KINDS[op.KIND].lower(op, schedule, hw), f"{op.KIND}_ws.s.j2"
+    if col_scaled:
+        prog = load_column_scales(prog, op, hw)
     prog.meta.update(op=op.to_dict(), schedule=schedule.to_dict(), template=template)
     return prog

@@ -211,9 +211,11 @@ def render(template: str, **context: object) -> str:
 
 def requant_fields(op: object) -> str:
     """The config_st fields of an op's output offset and uint8 range (the store unit's requantization
-    extension), as assembly text after the scale; empty when the op needs none."""
+    extension) and of its per-channel scales (the column-scale extension), as assembly text after the scale;
+    empty when the op needs none."""
     offset, uint8 = getattr(op, "out_offset", 0), getattr(op, "out_dtype", "") == "uint8"
-    return (f" out_offset={offset}" if offset else "") + (" out_uint8=1" if uint8 else "")
+    return ((f" out_offset={offset}" if offset else "") + (" out_uint8=1" if uint8 else "")
+            + (" col_scales=1" if getattr(op, "col_scaled", False) else ""))
 
 
 class Block(NamedTuple):

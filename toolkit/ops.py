@@ -45,15 +45,29 @@ def check_out_offset(out_offset: Any, out_dtype: str) -> int:
     return int(out_offset)
 
 
-def check_epilogue(activation: str, scale: float, out_dtype: str, dtypes: tuple[str, ...] = OUT_DTYPES) -> float:
-    check_choice("activation", activation, ACTIVATION_NAMES)
-    check_choice("out_dtype", out_dtype, dtypes)
+def _check_scale(name: str, scale: Any) -> float:
     try:
         scale = float(scale)
     except (TypeError, ValueError):
-        raise ValueError(f"scale must be a number, got {scale!r}") from None
+        raise ValueError(f"{name} must be a number, got {scale!r}") from None
     if not math.isfinite(scale) or not 0 < scale <= _F32_MAX or np.float32(scale) == 0:
-        raise ValueError(f"scale must be a positive finite float32, got {scale!r}")
+        raise ValueError(f"{name} must be a positive finite float32, got {scale!r}")
+    return scale
+
+
+def check_epilogue(activation: str, scale: Any, out_dtype: str, dtypes: tuple[str, ...] = OUT_DTYPES,
+                   channels: int | None = None) -> float | tuple[float, ...]:
+    """The checked scale: a float, or where the op has ``channels`` output channels also a sequence of one
+    scale per channel (a tuple; per-channel requantization, the store unit's column-scale extension)."""
+    check_choice("activation", activation, ACTIVATION_NAMES)
+    check_choice("out_dtype", out_dtype, dtypes)
+    if channels is not None and isinstance(scale, (list, tuple, np.ndarray)):
+        if len(scale) != channels:
+            raise ValueError(f"scale has {len(scale)} entries, expected one per output channel ({channels})")
+        if out_dtype == "int32":
+            raise ValueError("scale must be 1.0 when out_dtype='int32' (got a per-channel vector)")
+        return tuple(_check_scale(f"scale[{i}]", s) for i, s in enumerate(np.asarray(scale).tolist()))
+    scale = _check_scale("scale", scale)
     if out_dtype == "int32" and scale != 1.0:
         raise ValueError(f"scale must be 1.0 when out_dtype='int32' (got {scale})")
     return scale
@@ -159,6 +173,16 @@ class EpilogueOp(Op):
         if params.get("out_offset") == 0:
             del params["out_offset"]
         return params
+
+    @property
+    def col_scaled(self) -> bool:
+        """Whether ``scale`` is one per output channel (the store unit's column-scale extension)."""
+        return isinstance(self.scale, tuple)
+
+    @property
+    def store_scale(self) -> float:
+        """config_st's one scale: the op's, or 1.0 where the column-scale vector replaces it."""
+        return 1.0 if self.col_scaled else self.scale
 
     @property
     def requantizes(self) -> bool:

@@ -5,7 +5,8 @@ a DRAM model takes the writes when it is ready (also at random) and acknowledges
 each after a latency. The DRAM bytes are compared with the epilogue of numerics:
 raw int8 rows, scaled and saturated accumulator rows with ReLU, full int32 rows; with
 config_st's pooling fields, the max of each window (padding never wins); and with the
-requantization extension, the offset and the int8 or uint8 clip."""
+requantization extension, the offset and the int8 or uint8 clip; with the column-scale
+extension, each lane's scale from the vector that config_st_scales words load."""
 from __future__ import annotations
 
 import dataclasses
@@ -15,7 +16,7 @@ from collections import deque
 import cocotb
 import numpy as np
 
-from isa import ConfigSt, Mvout, acc_addr
+from isa import ConfigSt, ConfigStScales, Mvout, acc_addr
 from isa.encoding import encode
 from isa.numerics import acc_requantize, acc_to_int8, acc_to_int32
 from unit_bench import (DMA_REQ, DMA_TAG, UNIT_STACK, insn_word, issue_fields, lanes_word, mem_req_fields,
@@ -205,3 +206,66 @@ def _all_ones_scale(cfg: ConfigSt) -> tuple[int, int, int]:
     """``cfg``'s word with the scale's bits all ones (a NaN no ConfigSt holds): keep the scale, as LoopConvSt's."""
     funct, rs1, rs2 = encode(cfg)
     return funct, rs1, rs2 | (0xFFFFFFFF << 32)
+
+
+def _scale_words(vector: np.ndarray) -> list[ConfigStScales]:
+    return [ConfigStScales(c, float(vector[c]), float(vector[c + 1])) for c in range(0, len(vector), 2)]
+
+
+@cocotb.test()
+async def column_scaled_mvouts_scale_each_lane_by_its_entry(dut) -> None:
+    """config_st_scales words and config_st's col_scales (STORE_COL_SCALES; a unit built without it ignores
+    both): lane i of each block by entry i at ties of the rounding (0.5, 1.5, 0.25 on sums that tie), a block
+    mvout, a vector reloaded between two mvouts (the first keeps the old one), with the requantization and
+    ReLU, a pooling config of the all-ones scale keeping the column scales, and a plain config_st after them."""
+    dim, acc_rows = int(dut.DIM.value), int(dut.ACC_ROWS.value)
+    requant, col_ext = bool(int(dut.STORE_REQUANT.value)), bool(int(dut.STORE_COL_SCALES.value))
+    rng, np_rng = random.Random(13), np.random.default_rng(13)
+    sp = np.zeros((int(dut.SP_ROWS.value), dim), np.int8)
+    acc = np_rng.integers(-700, 700, (acc_rows, dim)).astype(np.int32)
+    acc[:4] = np.arange(-9, 4 * dim - 9).reshape(4, dim) * 2 + 1   # odd sums: ties at 0.5 and 1.5
+    first = np.resize(np.float32([0.5, 1.5, 0.25, 0.037]), dim)
+    second = np.resize(np.float32([0.013, 0.5, 2.0, 0.75]), dim)
+    keep = ConfigSt(2 * dim, 0, 1.0, pool_stride=1, pool_size=2, pool_out_dim=2, porows=2, pocols=2, orows=3,
+                    ocols=3)
+    scaled = ConfigSt(2 * dim, 1, 0.5, col_scales=1, out_offset=5, out_uint8=1)
+    program = [*_scale_words(first), ConfigSt(2 * dim, 0, 0.3, col_scales=1),
+               Mvout(0, acc_addr(0), 2, dim), Mvout(64, acc_addr(2), 2, 2 * dim),
+               *_scale_words(second), Mvout(128, acc_addr(8), 3, dim - 1),
+               scaled, Mvout(192, acc_addr(0), 2, dim),
+               _all_ones_scale(keep), Mvout(256, acc_addr(5), 1, dim),
+               ConfigSt(2 * dim, 0, 0.5), Mvout(320, acc_addr(0), 2, dim)]
+    held_after_keep = dataclasses.replace(keep, acc_scale=0.5, col_scales=1, out_offset=5, out_uint8=1)
+    want, vector, held = np.zeros(512, np.uint8), np.ones(dim, np.float32), None
+    for ins in program:
+        if isinstance(ins, ConfigStScales):
+            vector[ins.col:ins.col + 2] = (ins.scale0, ins.scale1)
+        elif isinstance(ins, ConfigSt):
+            held = ins
+        elif isinstance(ins, tuple):
+            held = held_after_keep
+        else:
+            _expect_column_scaled(want, ins, held, vector if col_ext else None, requant, acc)
+    got = await run_store(dut, program, sp, acc, rng, want.size)
+    np.testing.assert_array_equal(got, want)
+
+
+def _expect_column_scaled(want: np.ndarray, mvout: Mvout, held: ConfigSt, vector: np.ndarray | None,
+                          requant: bool, acc: np.ndarray) -> None:
+    """What ``mvout`` of accumulator rows writes under ``held`` with the column-scale ``vector`` (None: the
+    unit has no column scales) into ``want``."""
+    dim = acc.shape[1]
+    if not requant:
+        held = dataclasses.replace(held, out_offset=0, out_uint8=0)
+    row0 = mvout.local & 0xFFFF
+    rows = held.orows * held.ocols if held.pooling else mvout.rows
+    data = np.concatenate([acc[row0 + b * dim + np.arange(rows), :min(dim, mvout.cols - c0)]
+                           for b, c0 in enumerate(range(0, mvout.cols, dim))], axis=1)
+    scale = np.resize(vector, mvout.cols) if vector is not None and held.col_scales else held.acc_scale
+    data = acc_requantize(data, scale, bool(held.activation), held.out_offset, bool(held.out_uint8))
+    if held.pooling:
+        image = data.reshape(held.orows, held.ocols, -1)
+        data = np.stack([image[r:r + 2, c:c + 2].max(axis=(0, 1)) for r in range(2) for c in range(2)])
+    for r, row in enumerate(data):
+        at = mvout.dram + r * held.dram_stride
+        want[at:at + row.size] = row.view(np.uint8)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
@@ -31,7 +31,7 @@ class ConvOp(Window, EpilogueOp):
     padding: int = 1
     bias: str | None = None
     activation: str = "none"
-    scale: float = 1.0
+    scale: float | tuple[float, ...] = 1.0   # a tuple: one per output channel
     out_dtype: str = "int8"
     out_offset: int = 0
 
@@ -40,7 +40,7 @@ class ConvOp(Window, EpilogueOp):
     def __post_init__(self) -> None:
         check_window(self, self.CHANNELS)
         check_choice("bias", self.bias, (None, "channel"))
-        scale = check_epilogue(self.activation, self.scale, self.out_dtype, REQUANT_DTYPES)
+        scale = check_epilogue(self.activation, self.scale, self.out_dtype, REQUANT_DTYPES, self.out_channels)
         object.__setattr__(self, "scale", scale)
         object.__setattr__(self, "out_offset", check_out_offset(self.out_offset, self.out_dtype))
 
@@ -171,18 +171,21 @@ class DepthwiseConv2d(ConvOp):
 
 def conv2d(batch: int, in_h: int, in_w: int, in_c: int, out_c: int, *, kernel: int | tuple[int, int] = (3, 3),
            stride: int = 1, padding: int = 1, bias: str | None = None, activation: str = "none",
-           scale: float = 1.0, out_dtype: str = "int8", pool: tuple[int, int, int] | None = None,
+           scale: float | Sequence[float] = 1.0, out_dtype: str = "int8", pool: tuple[int, int, int] | None = None,
            out_offset: int = 0) -> Conv2d:
     """A conv2d op (NHWC input, HWIO weight): ``output = epilogue(conv + bias)``, max-pooled in the store path
     with ``pool=(kernel, stride, padding)``. ``out_offset`` and ``out_dtype="uint8"`` need the store unit's
-    requantization (``HardwareConfig.store_requant``)."""
+    requantization (``HardwareConfig.store_requant``); ``scale`` as out_c scales, one per output channel, needs
+    its column scales (``HardwareConfig.store_col_scales``)."""
     return Conv2d(batch, in_h, in_w, in_c, out_c, kernel=kernel, stride=stride, padding=padding, bias=bias,
                   activation=activation, scale=scale, out_dtype=out_dtype, pool=pool, out_offset=out_offset)
 
 
 def depthwise_conv2d(batch: int, in_h: int, in_w: int, channels: int, *, kernel: int | tuple[int, int] = (3, 3),
                      stride: int = 1, padding: int = 1, bias: str | None = None, activation: str = "none",
-                     scale: float = 1.0, out_dtype: str = "int8", out_offset: int = 0) -> DepthwiseConv2d:
-    """A depthwise conv2d op (channel multiplier 1; weight (KH, KW, C))."""
+                     scale: float | Sequence[float] = 1.0, out_dtype: str = "int8",
+                     out_offset: int = 0) -> DepthwiseConv2d:
+    """A depthwise conv2d op (channel multiplier 1; weight (KH, KW, C)); ``scale`` may be one per channel, as
+    conv2d's."""
     return DepthwiseConv2d(batch, in_h, in_w, channels, kernel=kernel, stride=stride, padding=padding, bias=bias,
                            activation=activation, scale=scale, out_dtype=out_dtype, out_offset=out_offset)

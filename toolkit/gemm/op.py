@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Mapping
+from typing import ClassVar, Mapping, Sequence
 
 import numpy as np
 
@@ -20,7 +20,7 @@ class Matmul(EpilogueOp):
     K: int
     bias: str | None = None
     activation: str = "none"
-    scale: float = 1.0
+    scale: float | tuple[float, ...] = 1.0   # a tuple: one per output channel
     out_dtype: str = "int8"
     transpose_a: bool = False
     transpose_b: bool = False
@@ -35,7 +35,7 @@ class Matmul(EpilogueOp):
         check_choice("bias", self.bias, (None, "row", "full"))
         for name in ("transpose_a", "transpose_b"):
             object.__setattr__(self, name, bool(check_choice(name, getattr(self, name), (False, True))))
-        scale = check_epilogue(self.activation, self.scale, self.out_dtype, REQUANT_DTYPES)
+        scale = check_epilogue(self.activation, self.scale, self.out_dtype, REQUANT_DTYPES, self.N)
         object.__setattr__(self, "scale", scale)
         object.__setattr__(self, "out_offset", check_out_offset(self.out_offset, self.out_dtype))
 
@@ -62,10 +62,11 @@ class Matmul(EpilogueOp):
         return wrap_int32(acc, inputs["bias"] if self.bias else None)
 
 
-def matmul(M: int, N: int, K: int, *, bias: str | None = None, activation: str = "none", scale: float = 1.0,
-           out_dtype: str = "int8", transpose_a: bool = False, transpose_b: bool = False,
-           out_offset: int = 0) -> Matmul:
+def matmul(M: int, N: int, K: int, *, bias: str | None = None, activation: str = "none",
+           scale: float | Sequence[float] = 1.0, out_dtype: str = "int8", transpose_a: bool = False,
+           transpose_b: bool = False, out_offset: int = 0) -> Matmul:
     """A matmul op: ``C = epilogue(A @ B + bias)``; see the numeric semantics. With transpose_a, A is
     given K x M; with transpose_b, B is given N x K. ``out_offset`` (an output zero point) and
-    ``out_dtype="uint8"`` need hardware with the store unit's requantization (``store_requant``)."""
+    ``out_dtype="uint8"`` need hardware with the store unit's requantization (``store_requant``); ``scale`` as
+    N scales, one per column of C, needs its column scales (``store_col_scales``)."""
     return Matmul(M, N, K, bias, activation, scale, out_dtype, transpose_a, transpose_b, out_offset)
