@@ -179,9 +179,8 @@ def _closed_form(op: Op, schedule: Schedule, what: str, dataflows: tuple[str, ..
 
 def census(op: Op, schedule: Schedule, hw: HardwareConfig) -> tuple[Census, dict] | None:
     """The instruction census of ``lower(op, schedule, hw)`` and its buffers, without rendering; None
-    where no census covers the schedule (weight-stationary only: then render it). ScheduleError if it
-    does not fit."""
-    build = _closed_form(op, schedule, "census")
+    where no census covers the schedule (then render it). ScheduleError if it does not fit."""
+    build = _closed_form(op, schedule, "census", ("ws", "os"))
     return None if build is None else build(op, schedule, hw)
 
 

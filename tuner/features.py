@@ -9,8 +9,8 @@ serves small and large workloads.
 
 Every stream statistic is a sum over the stream's words, blind to their order, so it is computed over a
 :class:`~toolkit.census.Census` (each distinct word with its count). A rendered program gives one
-(:func:`program_census`); the kinds with a census (``toolkit.kinds.census``: matmul and conv2d in the
-weight-stationary dataflow) give the same one from their tile walk without rendering, which is how
+(:func:`program_census`); the kinds with a census (``toolkit.kinds.census``: matmul and conv2d, in
+either dataflow) give the same one from their tile walk without rendering, which is how
 :func:`candidate_features` featurizes the tuner's candidates; the rest are rendered.
 """
 from __future__ import annotations
@@ -452,10 +452,11 @@ def candidate_features(op: Op, hw: HardwareConfig, schedule: Schedule, domains: 
     if it does not fit."""
     domains = domains if domains is not None else knob_domains(op, hw)
     counted = census(op, schedule, hw)
-    if counted is None:
+    prior = prior_feature(op, schedule, hw)
+    # without a closed-form prior a stream short enough gets the stand-in's, which simulates the stream
+    if counted is None or (prior == NOT_ESTIMATED and int(counted[0].count.sum()) <= STAND_IN_MAX_INSTRUCTIONS):
         return features(lower(op, schedule, hw), op, schedule, domains)
-    stream = census_features(counted[0], hw, counted[1])
-    return _vector(stream, prior_feature(op, schedule, hw), op, schedule, hw, domains)
+    return _vector(census_features(counted[0], hw, counted[1]), prior, op, schedule, hw, domains)
 
 
 def featurize(op: Op, hw: HardwareConfig, schedules: Sequence[Schedule],

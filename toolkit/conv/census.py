@@ -80,21 +80,31 @@ def _loads(piece: _Piece, loads: list, funct: int, dram: int, local: Callable, s
         piece.add(funct, dram + d, operand(local(l), rows, cols), _SP, shift, stride)
 
 
-def _computes(piece: _Piece, fills: list, taps: list) -> None:
-    """conv_ws_steps.s.j2's computes: garbage computes that zero accumulator rows, then per tap a
-    preload (its weights on the first compute) and a compute per run of pixels."""
+def _computes(piece: _Piece, fills: list, taps: list, dataflow: str) -> None:
+    """conv_ws_steps.s.j2's computes: garbage computes that zero accumulator rows, then, weight-stationary,
+    per tap a preload (its weights on the first compute) and a compute per run of pixels; output-stationary,
+    a preload of the run's accumulator rows and a compute of the run with the tap's weights."""
+    os_ = dataflow == "os"
     if fills:
         local, rows, cols = (np.array(x, dtype=np.int64) for x in zip(*fills))
-        piece.add(Funct.PRELOAD, operand(GARBAGE, 1, 1), operand(acc(local), rows, cols), _SP, _ACC)
-        piece.add(Funct.COMPUTE_PRELOADED, operand(GARBAGE, rows, 1), operand(GARBAGE, rows, cols), _SP, _SP)
+        piece.add(Funct.PRELOAD, operand(GARBAGE, rows if os_ else 1, cols if os_ else 1),
+                  operand(acc(local), rows, cols), _SP, _ACC)
+        piece.add(Funct.COMPUTE_PRELOADED, operand(GARBAGE, rows, 1), operand(GARBAGE, 1 if os_ else rows, cols),
+                  _SP, _SP)
     rows = [(t.b, t.b_rows, t.b_cols, n == 0, *c) for t in taps for n, c in enumerate(t.computes)]
-    if rows:
-        b, b_rows, b_cols, first, a, c, n, accumulate = (np.array(x, dtype=np.int64) for x in zip(*rows))
-        first = first.astype(bool)
-        piece.add(Funct.PRELOAD, operand(np.where(first, b, GARBAGE), b_rows, b_cols),
-                  operand(acc(c, accumulate.astype(bool)), n, b_cols), np.where(first, _W, _SP), _ACC)
-        piece.add(np.where(first, Funct.COMPUTE_PRELOADED, Funct.COMPUTE_ACCUMULATED), operand(a, n, b_rows),
-                  operand(GARBAGE, n, b_cols), _IN, _SP)
+    if not rows:
+        return
+    b, b_rows, b_cols, first, a, c, n, accumulate = (np.array(x, dtype=np.int64) for x in zip(*rows))
+    c_word = operand(acc(c, accumulate.astype(bool)), n, b_cols)
+    if os_:
+        piece.add(Funct.PRELOAD, operand(GARBAGE, n, b_cols), c_word, _SP, _ACC)
+        piece.add(Funct.COMPUTE_PRELOADED, operand(a, n, b_rows), operand(b, b_rows, b_cols), _IN, _W)
+        return
+    first = first.astype(bool)
+    piece.add(Funct.PRELOAD, operand(np.where(first, b, GARBAGE), b_rows, b_cols), c_word,
+              np.where(first, _W, _SP), _ACC)
+    piece.add(np.where(first, Funct.COMPUTE_PRELOADED, Funct.COMPUTE_ACCUMULATED), operand(a, n, b_rows),
+              operand(GARBAGE, n, b_cols), _IN, _SP)
 
 
 def _copy_census(op: Conv2d, hw: HardwareConfig, buffers: dict[str, Buffer]) -> Census:
@@ -139,9 +149,9 @@ def conv_census(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> tuple[Census
         out = _Output(*(rng[x[n]] for rng, x in zip(ranges, (b, h, w, k))), 0)
         return out, walk.step(out, int(r[n]), reduction)
 
-    # a class's words at base 0 depend on the op, the hardware, the tiles and the mvin width, not on
-    # the placement, loop order or pipeline knobs: candidates that differ only there share them
-    context = (op, hw, t, s.mvin_blocks, s.packs_taps)
+    # a class's words at base 0 depend on the op, the hardware, the tiles, the mvin width and the
+    # dataflow, not on the placement, loop order or pipeline knobs: candidates that differ only there share them
+    context = (op, hw, t, s.mvin_blocks, s.packs_taps, s.dataflow)
 
     def each(part: str, keys: list[np.ndarray], active: np.ndarray, build: Callable[[_Piece, int], None]) -> None:
         for n, count in zip(*classes(keys + bufs, active)):
@@ -163,7 +173,7 @@ def conv_census(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> tuple[Census
         each("bias", [*last, first_r], first_r, lambda p, n: _loads(
             p, walk._bias_loads(tile(n)[0]), Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
     each("computes", [last[0], hcls, wcls, r, last[3]], np.ones(len(b), bool),
-         lambda p, n: _computes(p, *walk._taps(*tile(n), 0, 0)))
+         lambda p, n: _computes(p, *walk._taps(*tile(n), 0, 0), s.dataflow))
     each("stores", [*last, last_r], last_r, lambda p, n: _store(p, walk._stores(tile(n)[0]), buffers["output"].addr,
                                                        out_bytes, full))
     return join(parts), buffers

@@ -72,12 +72,20 @@ class _MatmulCensus:
         w.add((Funct.MVIN, Funct.MVIN2)[state], self.buf[name].addr + o0 * extent + n0, operand(local, om, nsz), d)
 
     def computes(self, w: Words, i: int, j: int, k: int, a: int, b: int, c: int, accumulate: bool) -> None:
-        """matmul_ws_computes.s.j2: for each (k, j, i), a preload (B once per (k, j)) and a compute."""
+        """matmul_ws_computes.s.j2: weight-stationary, for each (k, j, i) a preload (B once per (k, j))
+        and a compute; output-stationary, for each (j, i, k) a preload (C on the last k) and a compute
+        of A and B."""
         op, s, d = self.op, self.s, self.d
         sizes = [np.array([x.size for x in self.blocks(t, tile, ext)]) for t, tile, ext in
                  ((k, s.tile_k, op.K), (j, s.tile_j, op.N), (i, s.tile_i, op.M))]
         kk, jj, ii = np.meshgrid(*(np.arange(len(x)) for x in sizes), indexing="ij")
         kn, jn, im = sizes[0][kk], sizes[1][jj], sizes[2][ii]
+        if s.dataflow == "os":
+            c_addr = np.where(kk == len(sizes[0]) - 1, acc(c + (ii * s.tile_j + jj) * d, accumulate), GARBAGE)
+            w.add(Funct.PRELOAD, operand(GARBAGE, im, jn), operand(c_addr, im, jn))
+            w.add(np.where(kk == 0, Funct.COMPUTE_PRELOADED, Funct.COMPUTE_ACCUMULATED),
+                  operand(a + (ii * s.tile_k + kk) * d, im, kn), operand(b + (kk * s.tile_j + jj) * d, kn, jn))
+            return
         first = ii == 0
         w.add(Funct.PRELOAD, operand(np.where(first, b + (kk * s.tile_j + jj) * d, GARBAGE), kn, jn),
               operand(acc(c + (ii * s.tile_j + jj) * d, accumulate or kk > 0), im, jn))

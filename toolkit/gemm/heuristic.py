@@ -4,6 +4,8 @@ from __future__ import annotations
 import functools
 import itertools
 
+import numpy as np
+
 from isa import HardwareConfig
 
 from ..estimate import STEP_OVERHEAD, dma_row_cycles, pipeline_cycles, tap_cycles
@@ -78,29 +80,28 @@ def pipelined_matmul_cycles(M: int, N: int, K: int, s: MatmulSchedule, hw: Hardw
         return sum(dma_row_cycles(sum(cols[g:g + mb]) * itemsize, hw) for g in range(0, len(cols), mb))
 
     I, J, Kt = extents(M, s.tile_i), extents(N, s.tile_j), extents(K, s.tile_k)
-    outer = ([(i, j) for i in range(len(I)) for j in range(len(J))] if s.loop_order == "ijk" else
-             [(i, j) for j in range(len(J)) for i in range(len(I))])
-
-    @functools.cache
-    def compute(i: int, j: int, k: int) -> float:
-        rows = sum(I[i])
-        return len(J[j]) * len(Kt[k]) * tap_cycles(rows, I[i][-1], d)
-
-    steps = []
-    held_a = held_b = None
-    for i, j in outer:
-        for k in range(len(Kt)):
-            load = 0.0
-            if held_a != (i, k):
-                held_a = (i, k)
-                load += sum(I[i]) * row_cycles(Kt[k])
-            if held_b != (k, j):
-                held_b = (k, j)
-                load += sum(Kt[k]) * row_cycles(J[j])
-            store = sum(I[i]) * -(-sum(J[j]) * out_bytes // hw.dma_beat_bytes) if k == len(Kt) - 1 else 0
-            steps.append((compute(i, j, k), load, store))
+    # the steps as arrays (k innermost; A or B loads where its tile differs from the previous step's);
+    # each value is the same float expression per tile as a step-by-step walk would give
+    outer = np.indices((len(I), len(J)) if s.loop_order == "ijk" else (len(J), len(I))).reshape(2, -1)
+    i, j = (outer if s.loop_order == "ijk" else outer[::-1]).repeat(len(Kt), axis=1)
+    k = np.tile(np.arange(len(Kt)), len(outer[0]))
+    new_a, new_b = np.ones(len(k), bool), np.ones(len(k), bool)
+    new_a[1:] = (i[1:] != i[:-1]) | (k[1:] != k[:-1])
+    new_b[1:] = (k[1:] != k[:-1]) | (j[1:] != j[:-1])
+    rows_i = np.array([sum(x) for x in I], dtype=float)
+    # a tile's extents are those of the first unless it is the last (ragged): [last i, last j, last k]
+    compute = np.array([[[len(jb) * len(kb) * tap_cycles(sum(ib), ib[-1], d) for kb in (Kt[0], Kt[-1])]
+                         for jb in (J[0], J[-1])] for ib in (I[0], I[-1])])
+    per_k = [(float(sum(kb)), row_cycles(kb)) for kb in Kt]
+    k_rows, k_row_cycles = (np.array(x) for x in zip(*per_k))
+    load = (np.where(new_a, rows_i[i] * k_row_cycles[k], 0.0)
+            + np.where(new_b, k_rows[k] * np.array([row_cycles(jb) for jb in J])[j], 0.0))
+    store_row = np.array([-(-sum(jb) * out_bytes // hw.dma_beat_bytes) for jb in J], dtype=float)
+    store = np.where(k == len(Kt) - 1, rows_i[i] * store_row[j], 0.0)
+    last = [(x == len(t) - 1).astype(int) for x, t in ((i, I), (j, J), (k, Kt))]
+    steps = np.stack([compute[last[0], last[1], last[2]], load, store], axis=1)
     first_k = min(mb, len(Kt[0])) / len(Kt[0])
-    return pipeline_cycles(steps, d, startup=steps[0][1] * first_k + hw.dram_latency,
+    return pipeline_cycles(steps, d, startup=steps[0, 1] * first_k + hw.dram_latency,
                            load_ahead=bool(s.load_ahead), store_delay=bool(s.store_delay))
 
 
