@@ -50,15 +50,21 @@ def test_c_programs_pass_their_own_checks(tmp_path: Path, engine: str, name: str
         assert _cycles(ran.stderr) > 0
 
 
-def test_a_loop_field_we_lack_stops_the_program(tmp_path: Path, engine: str) -> None:
-    """LOOP_CONV_WS's wrot180: the functional engine's checker and the RTL's assertion each stop the
-    program with exit 70 and the runtime's error line, not with a status the program could give."""
+def test_a_loop_conv_with_rotated_weights_checks(tmp_path: Path, engine: str) -> None:
     ran = _run(tmp_path, C_DIR / "loop_conv_ws.c", engine, defines=("WROT180=1",))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "loop_conv_ws: ok" in ran.stdout
+
+
+def test_a_loop_field_we_lack_stops_the_program(tmp_path: Path, engine: str) -> None:
+    """LOOP_WS's act=2 (LayerNorm): the functional engine's checker and the RTL's assertion each stop
+    the program with exit 70 and the runtime's error line, not with a status the program could give."""
+    ran = _run(tmp_path, C_DIR / "loop_ws.c", engine, defines=("ACT=2",))
     assert ran.returncode == 70, ran.stdout + ran.stderr
-    why = "loop_conv_ws.wrot180=1 (rotated weights) is not implemented" if engine == "functional" else \
+    why = "loop_ws.act=2 (LAYERNORM) is not implemented" if engine == "functional" else \
         "an RTL assertion failed at cycle"
     assert f"systolic: error: {why}" in ran.stderr
-    assert "loop_conv_ws: ok" not in ran.stdout
+    assert "loop_ws: ok" not in ran.stdout
 
 
 def test_unmapped_memory_is_an_error_naming_the_address(tmp_path: Path, engine: str) -> None:

@@ -21,6 +21,7 @@ from tuner.search import TUNERS, make_tuner
 from tuner.space import Space, fits
 from simulators.stand_in import estimate
 from simulators.stand_in import run as stand_in_run
+from simulators.verilator import run as verilator_run
 
 TINY = tk.HardwareConfig.preset("tiny")
 GEMMINI = tk.HardwareConfig.preset("gemmini")
@@ -163,19 +164,24 @@ def test_model_target_ranks_as_cycles_within_a_conv_workload() -> None:
 
 
 @pytest.mark.slow
-def test_unfitted_model_ranks_by_the_analytical_prior(small_space: tuple[Space, FeatureCache, np.ndarray]
-                                                      ) -> None:
-    space, feats, cycles = small_space
-    X = feats(range(len(space)))
+def test_unfitted_model_ranks_by_the_analytical_prior(small_space: tuple[Space, FeatureCache, np.ndarray],
+                                                      verilator_ok: None) -> None:
+    """Judged on the RTL: the stand-in is no truth for the output-stationary half of the space (it ranks
+    those points at 0.50 against the RTL, the closed-form prior at 0.73). Measured on 160 points, seeds
+    0-2: prior 0.75-0.83; fitted on 48 with the prior 0.86-0.93, without 0.91-0.93 (the model learns
+    past the prior here, so only the unfitted ranking is the prior's to claim)."""
+    space, feats, _ = small_space
     model = CostModel(0)
+    X = feats(range(len(space)))
     assert not model.fitted and np.array_equal(model.predict(X), prior(X))
-    assert spearman(model.predict(X), cycles) > 0.5
     assert not CostModel(0, use_prior=False).predict(X).any()
-    order = np.random.default_rng(0).permutation(len(space))
-    train, test = order[:48], order[48:]
-    with_prior = CostModel(0).fit(X[train], cycles[train]).rank_correlation(X[test], cycles[test])
-    without = CostModel(0, use_prior=False).fit(X[train], cycles[train]).rank_correlation(X[test], cycles[test])
-    assert with_prior > 0.8 and with_prior >= without - 0.02, (with_prior, without)
+    points = np.random.default_rng(0).choice(len(space), 160, replace=False)
+    assert {space[p].dataflow for p in points} == {"ws", "os"}
+    inputs = space.op.random_inputs()
+    cycles = np.array([verilator_run(lower(space.op, space[p], TINY), inputs).cycles for p in points], float)
+    assert spearman(model.predict(feats(points)), cycles) > 0.6
+    fitted = CostModel(0).fit(feats(points[:48]), cycles[:48])
+    assert fitted.rank_correlation(feats(points[48:]), cycles[48:]) > 0.8
 
 
 @pytest.mark.slow
@@ -183,10 +189,9 @@ def test_prior_falls_back_to_the_roofline_where_there_is_no_estimate(
         small_space: tuple[Space, FeatureCache, np.ndarray]) -> None:
     space, feats, cycles = small_space
     X = feats(range(len(space))).copy()
-    closed_form = [estimate_cycles(space.op, s, TINY) for s in space]   # a WS matmul: the kind's estimate
-    ws = np.array([c is not None for c in closed_form])
-    assert ws.any() and not ws.all()    # the OS points have none: theirs is the stand-in's, on a rendered stream
-    np.testing.assert_allclose(np.exp2(X[ws, PRIOR]) - 1, [c for c in closed_form if c is not None], rtol=1e-4)
+    closed_form = [estimate_cycles(space.op, s, TINY) for s in space]   # a matmul: the kind's estimate
+    assert None not in closed_form and {s.dataflow for s in space} == {"ws", "os"}   # both dataflows have one
+    np.testing.assert_allclose(np.exp2(X[:, PRIOR]) - 1, closed_form, rtol=1e-4)
     X[:, PRIOR] = NOT_ESTIMATED   # what a kind without one gets for a stream past STAND_IN_MAX_INSTRUCTIONS
     roofline = np.exp2(X[:, DMA_CYCLES]) + np.exp2(X[:, IDEAL]) - 2
     np.testing.assert_allclose(prior(X), np.log2(roofline) + target(X, np.ones(len(X))), rtol=1e-6)  # target(X, 1) = -log2(MACs)

@@ -2,7 +2,7 @@
  * channel bias and int8 output, through one LOOP_CONV_WS (Gemmini's CISC conv loop): its six
  * config words and the loop, with the field layouts of the shared design notes; NHWC input,
  * HWIO weights; checked against the conv on the CPU, clipped to int8. -DWROT180=1 sets the loop's
- * wrot180 bit, which neither engine implements: the run must stop with the runtime's error. */
+ * wrot180 bit: the loop reads the kernel rotated by 180 degrees, and the reference does too. */
 #include "accel.h"
 
 #ifndef WROT180
@@ -46,7 +46,8 @@ int main(void) {
           for (int kx = 0; kx < K; ++kx) {
             const int iy = y + ky - 1, ix = x + kx - 1;
             if (iy < 0 || iy >= H || ix < 0 || ix >= H) continue;
-            for (int c = 0; c < DIM; ++c) acc += in[iy][ix][c] * w[ky][kx][c][o];
+            const int wy = WROT180 ? K - 1 - ky : ky, wx = WROT180 ? K - 1 - kx : kx;
+            for (int c = 0; c < DIM; ++c) acc += in[iy][ix][c] * w[wy][wx][c][o];
           }
         if (out[y][x][o] != clip8(acc)) {
           printf("loop_conv_ws: MISMATCH at (%d, %d, %d): %d, expected %d\n", y, x, o, out[y][x][o], clip8(acc));

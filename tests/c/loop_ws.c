@@ -1,9 +1,13 @@
 /* A (2 DIM)^3 matmul with a row bias and int8 output through one LOOP_WS (Gemmini's CISC matmul
  * loop): the config words, the five loop config words and the loop, with the field layouts of
  * the shared design notes (bounds in DIM blocks, DRAM strides in elements); checked against the
- * product on the CPU, clipped to int8. */
+ * product on the CPU, clipped to int8. -DACT=2 asks the loop for LayerNorm, which neither engine
+ * implements: the run must stop with the runtime's error. */
 #include "accel.h"
 
+#ifndef ACT
+#define ACT 0
+#endif
 #define N (2 * DIM)
 
 static int8_t clip8(int32_t x) { return (int8_t)(x > 127 ? 127 : x < -128 ? -128 : x); }
@@ -29,7 +33,7 @@ int main(void) {
   ROCC(11, (uint64_t)(uintptr_t)bias, (uint64_t)(uintptr_t)c);              /* D, C */
   ROCC(12, N, N);                                                             /* A, B strides */
   ROCC(13, 0, N);                                                             /* D, C strides */
-  ROCC(8, (1u << 18) | (1u << 16) | 1, 0);   /* a_spad_id 1, b_spad_id 1, ex_accumulate */
+  ROCC(8, (1u << 18) | (1u << 16) | (ACT << 8) | 1, 0);   /* a_spad_id 1, b_spad_id 1, act, ex_accumulate */
   fence();
   for (int i = 0; i < N; ++i)
     for (int j = 0; j < N; ++j) {
