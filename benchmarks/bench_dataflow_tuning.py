@@ -1,7 +1,9 @@
 """Does choosing the dataflow per layer pay? Each layer of a suite tuned twice on the RTL, with the whole
 space (dataflow ws and os) and with the space held at weight-stationary (``fix={"dataflow": "ws"}``): the
-same trials, seed and tile policy, the default schedule seeded as usual, every candidate checked bit-exact
-against numpy by the tuner's measurement (gemmini preset, Verilator backend).
+same trials, seed and tile policy, the default schedule seeded as usual (or, with --no-default, not: then
+the figures are the search's own, since a seeded default that wins both runs makes their ratio 1 by
+construction), every candidate checked bit-exact against numpy by the tuner's measurement (gemmini preset,
+Verilator backend).
 
     python benchmarks/bench_dataflow_tuning.py [--suite resnet50] [--trials 8] [--layers conv1 s1_3x3 ...]
 
@@ -42,7 +44,8 @@ def tune_layer(op: tk.Op, hw: tk.HardwareConfig, args: argparse.Namespace) -> di
     """Both tunings of ``op``; the figures of one table row."""
     runs = {name: tk.tune(op, hw, trials=args.trials, backend="verilator", db=Path(args.db) / f"{name}.db",
                           workers=args.workers, seed=args.seed, progress=False, tile_policy=args.tile_policy,
-                          transfer_learning=False, fix=fix, tuner_options=args.tuner_options)
+                          transfer_learning=False, fix=fix, tuner_options=args.tuner_options,
+                          include_default=not args.no_default)
             for name, fix in SPACES.items()}
     full = runs["full"]
     failed = sum(t.status != "ok" for r in runs.values() for t in r.history)
@@ -83,7 +86,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--tile-policy", default="pow2", help="the spaces' tile sizes (the 'balanced' spaces of the "
                                                          "large convs take minutes each to enumerate)")
     p.add_argument("--feature-budget", type=int, help="candidates the search featurizes a batch (default: the "
-                   "session's, from the default's length; os candidates have no census, so each is rendered)")
+                   "session's, from the default's length)")
+    p.add_argument("--no-default", action="store_true", help="do not seed the default schedule: measure the "
+                   "search alone (the default's cycles are still measured and printed)")
     p.add_argument("--db", default="build/dataflow_tuning", help="folder of the records (full.db, ws.db)")
     args = p.parse_args(argv)
     args.tuner_options = {"feature_budget": args.feature_budget} if args.feature_budget else None
@@ -93,8 +98,8 @@ def main(argv: list[str] | None = None) -> None:
     layers = [layer for layer in dict.fromkeys(picked) if layer.op.KIND in KINDS]
     Path(args.db).mkdir(parents=True, exist_ok=True)
     print(f"{args.suite} on gemmini (Verilator, bit-exact): tuned with {args.trials} trials, seed {args.seed}, "
-          f"tile policy {args.tile_policy}, feature budget {args.feature_budget or 'default'}, full space (ws+os) "
-          "vs ws only")
+          f"tile policy {args.tile_policy}, feature budget {args.feature_budget or 'default'}, default "
+          f"{'not seeded' if args.no_default else 'seeded'}, full space (ws+os) vs ws only")
     print(f"{'layer':<14} {'default':>11} {'ws-only':>11} {'full':>11} {'full/ws':>8} {'chose':>5} {'os/all':>7} "
           f"{'best os':>11} {'best ws':>11} {'fail':>4}")
     start, rows = time.perf_counter(), {}
