@@ -5,6 +5,7 @@ tests/rtl/cocotb_<unit>.py on it.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from pathlib import Path
@@ -30,19 +31,35 @@ def _runner():
     return runner_mod.get_runner("verilator")
 
 
-def _run(tmp_path_factory, toplevel: str, files: list[str], module: str, parameters: dict | None = None) -> None:
+def _build(runner, toplevel: str, files: list[str], parameters: dict) -> Path:
+    """The bench's Verilated toplevel, built once per sources, parameters and toolchain and kept in the
+    Verilator build cache (a build takes 10-25 s; the benches build eleven)."""
+    import cocotb
     from simulators.rtl_codegen import isa_sources, write_sources
-    from simulators.verilator import VERILATOR_FLAGS
+    from simulators.verilator import VERILATOR_FLAGS, cached_build, verilator_version
+    sources, generated = [RTL / f for f in files], isa_sources()
+    digest = hashlib.sha256(repr((toplevel, sorted(parameters.items()), VERILATOR_FLAGS, verilator_version(),
+                                  cocotb.__version__, sys.version_info[:2], sorted(generated.items()))).encode())
+    for path in sources:
+        digest.update(path.read_bytes())
+
+    def make(build_dir: Path) -> None:
+        write_sources(build_dir, generated)   # systolic_pkg.sv includes the generated enums
+        runner.build(sources=sources, hdl_toplevel=toplevel, build_dir=build_dir, includes=[build_dir],
+                     parameters=parameters, build_args=list(VERILATOR_FLAGS), always=True)
+
+    key = f"cocotb-{toplevel}-{digest.hexdigest()[:20]}"
+    return cached_build(key, f"the cocotb bench toplevel {toplevel}", toplevel, make).parent
+
+
+def _run(tmp_path_factory, toplevel: str, files: list[str], module: str, parameters: dict | None = None) -> None:
     runner = _runner()
-    build_dir = tmp_path_factory.mktemp(f"cocotb_{toplevel}")
-    write_sources(build_dir, isa_sources())   # systolic_pkg.sv includes the generated enums
-    runner.build(sources=[RTL / f for f in files], hdl_toplevel=toplevel, build_dir=build_dir,
-                 includes=[build_dir], parameters=parameters or {}, build_args=list(VERILATOR_FLAGS),
-                 always=True)
+    build_dir = _build(runner, toplevel, files, parameters or {})
     for path in (str(HERE), str(ROOT)):   # the runner passes sys.path to the simulator as PYTHONPATH
         if path not in sys.path:
             sys.path.insert(0, path)
-    runner.test(hdl_toplevel=toplevel, test_module=module, test_dir=build_dir, build_dir=build_dir)
+    runner.test(hdl_toplevel=toplevel, hdl_toplevel_lang="verilog", test_module=module, build_dir=build_dir,
+                test_dir=tmp_path_factory.mktemp(f"cocotb_{toplevel}"))
 
 
 def test_fp_scale(tmp_path_factory) -> None:
