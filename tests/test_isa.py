@@ -15,7 +15,7 @@ from isa import (
     decode, decode_all, encode, encode_all, layout, parse_program,
 )
 from isa.instructions import INSTRUCTION_CLASSES
-from isa.loop_words import LAYOUTS, LOOP_WORD_CLASSES
+from isa.loop_words import CONFIG_EX, CONFIG_LD, CONFIG_ST_SCALES, LAYOUTS, LOOP_WORD_CLASSES
 from isa.program import FORMAT_VERSION, MAGIC
 
 
@@ -233,12 +233,16 @@ def test_malformed_directives(text: str, message: str) -> None:
 
 
 # ---- reserved bits and bad binary words -----------------------------------------------------------
-_RESERVED = {  # config kind -> (rs1 reserved bits, rs2 reserved bits), per the field map in isa/encoding.py
-    ConfigEx: ([5, 6, 7, *range(10, 16)], list(range(32, 48))),   # rs2[31:0] is in_shift
-    ConfigLd: ([5, 6, 7], []),   # rs1[15:8] is pixel_repeats
-    # config_st's rs1[23] makes it a config_st_scales word, whose own layout leaves these free
-    ConfigStScales: ([*range(2, 23), *range(24, 32), *range(48, 64)], []),
-}
+def _free_bits(layout: tuple, word: str) -> list[int]:
+    """The bits of ``word`` that no field of ``layout`` covers: reserved, so the decoder refuses them."""
+    used = {f.lo + i for f in layout if f.word == word for i in range(f.width)}
+    return [b for b in range(64) if b not in used]
+
+
+# config kind -> (rs1 reserved bits, rs2 reserved bits), from the field tables isa/encoding.py writes
+# (config_st's rs1[23] makes it a config_st_scales word, whose own layout leaves its bits free)
+_RESERVED = {cls: (_free_bits(layout, "rs1"), _free_bits(layout, "rs2"))
+             for cls, layout in ((ConfigEx, CONFIG_EX), (ConfigLd, CONFIG_LD), (ConfigStScales, CONFIG_ST_SCALES))}
 
 
 @given(st.data())
