@@ -13,7 +13,7 @@ import toolkit as tk
 from isa import PRESETS, ConfigSt, ConfigStScales, HardwareConfig, Program, decode, encode
 from isa.checker import ProgramError, check
 from toolkit.schedule import ScheduleError
-from helpers import assert_matches_onnxruntime
+from helpers import assert_matches_onnxruntime, tie_inputs
 
 TINY_CS = dataclasses.replace(PRESETS["tiny"], store_col_scales=True, name="tiny_colscales")
 TINY_BOTH = dataclasses.replace(TINY_CS, store_requant=True, name="tiny_colscales_requant")
@@ -41,23 +41,12 @@ OPS = {
 }
 
 
-def _ties(op, inputs):
-    """A matmul's inputs with odd sums (A's first column odd, the rest 0; B's first row 1): x.5 at 0.5 and 1.5."""
-    if op.KIND != "matmul":
-        return inputs
-    a, b = inputs["A"].copy(), inputs["B"].copy()
-    a[:, 1:] = 0
-    a[:, 0] = np.arange(a.shape[0]) * 2 - 5
-    b[0] = 1
-    return {**inputs, "A": a, "B": b}
-
-
 @pytest.mark.parametrize("ties", [False, True], ids=["random", "ties"])
 @pytest.mark.parametrize("name", OPS)
 def test_functional_and_cpu_equal_the_reference(name: str, ties: bool) -> None:
     op, hw = OPS[name]
     inputs = op.random_inputs(seed=3)
-    inputs = _ties(op, inputs) if ties else inputs
+    inputs = tie_inputs(op, inputs) if ties else inputs
     prog = tk.compile(op, hw)
     assert prog.counts()["config_st_scales"] >= hw.dim // 2
     want = op.reference(inputs)
@@ -121,7 +110,7 @@ def test_isa_words_round_trip_and_the_config_field() -> None:
 @pytest.mark.parametrize("name", ["matmul_9", "matmul_uint8", "conv_7", "conv_s2_uint8", "depthwise_5"])
 def test_rtl_equals_the_reference(name: str, verilator_ok) -> None:
     op, hw = OPS[name]
-    inputs = _ties(op, op.random_inputs(seed=5))
+    inputs = tie_inputs(op, op.random_inputs(seed=5))
     res = tk.run(tk.compile(op, hw), inputs, backend="verilator")
     for key, value in op.reference(inputs).items():
         np.testing.assert_array_equal(res.outputs[key], value)

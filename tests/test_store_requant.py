@@ -12,7 +12,7 @@ import toolkit as tk
 from isa import PRESETS, ConfigSt, HardwareConfig, Program
 from isa.checker import ProgramError, check
 from isa.numerics import acc_requantize
-from helpers import assert_matches_onnxruntime
+from helpers import assert_matches_onnxruntime, tie_inputs
 
 TINY_RQ = dataclasses.replace(PRESETS["tiny"], store_requant=True, name="tiny_requant")
 
@@ -28,18 +28,6 @@ OPS = {
                                  pool=(2, 2, 0)),
     "depthwise_int8": tk.depthwise_conv2d(1, 5, 6, 5, scale=0.05, out_offset=-7),
 }
-
-
-def _ties(op, inputs):
-    """Inputs whose accumulators sit on rounding ties (scale 0.5, odd sums) where the op allows: A's first
-    column odd, the rest 0, and B's first row 1."""
-    if op.KIND != "matmul" or op.transpose_a or op.transpose_b:
-        return inputs
-    a, b = inputs["A"].copy(), inputs["B"].copy()
-    a[:, 1:] = 0
-    a[:, 0] = np.arange(a.shape[0]) * 2 - 5
-    b[0] = 1
-    return {**inputs, "A": a, "B": b}
 
 
 @pytest.mark.parametrize("schedule", [None, "gemmini"])
@@ -58,7 +46,7 @@ def test_functional_and_cpu_equal_the_reference(name: str, schedule) -> None:
 
 def test_ties_round_half_to_even_before_the_offset() -> None:
     op = tk.matmul(8, 4, 4, scale=0.5, out_offset=3)
-    inputs = _ties(op, op.random_inputs(seed=0))
+    inputs = tie_inputs(op, op.random_inputs(seed=0))
     acc = inputs["A"].astype(np.int32) @ inputs["B"].astype(np.int32)
     assert np.any(acc % 2 == 1)   # x.5 after the scale: ties
     got = tk.run(tk.compile(op, TINY_RQ), inputs, backend="functional").outputs["C"]
@@ -134,9 +122,9 @@ def test_rtl_equals_the_reference(name: str, verilator_ok) -> None:
         assert res.cycles > 0
 
 
-def test_rtl_ties(verilator_ok) -> None:
+def test_rtltie_inputs(verilator_ok) -> None:
     op = tk.matmul(8, 4, 4, scale=0.5, out_offset=-3, out_dtype="int8")
-    inputs = _ties(op, op.random_inputs(seed=0))
+    inputs = tie_inputs(op, op.random_inputs(seed=0))
     res = tk.run(tk.compile(op, TINY_RQ), inputs, backend="verilator")
     np.testing.assert_array_equal(res.outputs["C"], op.reference(inputs)["C"])
 
