@@ -26,6 +26,7 @@ from .session import TuningSession
 from .space import Space
 
 
+# Over 40 lines: tk.tune's pinned signature and its docstring; the work is TuningSession's.
 def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", backend: str | Callable[..., Any]
          = "verilator", db: Database | str | Path | None = None, workers: int | None = None, seed: int = 0,
          scheduler: str | None = None, progress: bool = True, *, executor: Any = None,
