@@ -35,9 +35,9 @@ POINTS = 4
 
 
 def _mismatch(op: tk.Op, hw: tk.HardwareConfig, schedule: object, domains: dict) -> list[str]:
-    """The features that differ between the rendered stream and the census, in the whole vector and in
-    the stream part of the census itself (which candidate_features skips for short streams without a
-    closed-form prior: those it renders for the stand-in)."""
+    """The features that differ between the rendered stream and the census: in candidate_features' whole
+    vector, and in the census's own stream statistics (so the census is checked even if candidate_features
+    were to render)."""
     prog = lower(op, schedule, hw)
     rendered = features(prog, op, schedule, domains)
     counted = candidate_features(op, hw, schedule, domains)

@@ -451,12 +451,11 @@ def candidate_features(op: Op, hw: HardwareConfig, schedule: Schedule, domains: 
     (toolkit.kinds.census: no rendering) where one covers the schedule, else rendered. ScheduleError
     if it does not fit."""
     domains = domains if domains is not None else knob_domains(op, hw)
-    counted = census(op, schedule, hw)
-    prior = prior_feature(op, schedule, hw)
-    # without a closed-form prior a stream short enough gets the stand-in's, which simulates the stream
-    if counted is None or (prior == NOT_ESTIMATED and int(counted[0].count.sum()) <= STAND_IN_MAX_INSTRUCTIONS):
+    counted = census(op, schedule, hw)   # where there is one, so is the closed-form prior (toolkit.kinds)
+    if counted is None:
         return features(lower(op, schedule, hw), op, schedule, domains)
-    return _vector(census_features(counted[0], hw, counted[1]), prior, op, schedule, hw, domains)
+    return _vector(census_features(counted[0], hw, counted[1]), prior_feature(op, schedule, hw), op, schedule,
+                   hw, domains)
 
 
 def featurize(op: Op, hw: HardwareConfig, schedules: Sequence[Schedule],
