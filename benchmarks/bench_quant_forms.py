@@ -6,7 +6,8 @@
 
 Each model of benchmarks/onnx_models.py is quantized by ``quantize_static`` in each form of
 ``quant_forms()`` (QDQ or QOperator; symmetric or asymmetric int8, uint8 activations, per-channel
-weights, uint8 or asymmetric int8 weights), imported with ``tk.from_onnx`` and run whole with
+weights, uint8 or asymmetric int8 weights) and of ``type_forms()`` (4-bit weights; 16-bit, 4-bit and float8
+activations, 16-bit weights: float islands on the host), imported with ``tk.from_onnx`` and run whole with
 ``tk.run_network``. One row per model and form:
 
 - ``off``: elements of the accelerator layers (conv, depthwise, matmul) and of the host requantize
@@ -30,7 +31,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import toolkit as tk  # noqa: E402
-from benchmarks.onnx_models import MODELS, build, quant_forms  # noqa: E402
+from benchmarks.onnx_models import MODELS, build, quant_forms, type_forms  # noqa: E402
 from networks.network import NetworkResult  # noqa: E402
 from toolkit.cli.net import random_inputs  # noqa: E402
 
@@ -40,7 +41,7 @@ HEADER = (f"{'model':12s} {'form':24s} {'layers':>6s} {'off':>7s} {'ties':>6s} {
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    forms = list(quant_forms())
+    forms = [*quant_forms(), *type_forms()]
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     p.add_argument("--forms", nargs="+", default=forms, choices=forms)

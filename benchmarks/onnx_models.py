@@ -17,7 +17,7 @@ import argparse
 import math
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -222,6 +222,27 @@ def quant_forms() -> dict[str, tuple[str, dict]]:
     }
 
 
+def type_forms() -> dict[str, tuple[str, dict]]:
+    """quantize_static's other types, by name (QDQ: onnxruntime writes 16-bit and 4-bit types in no other format).
+    4-bit weights run on the accelerator, whose int8 holds their values; 16-bit, 4-bit and float8 activations
+    and 16-bit weights are float islands, on the host as onnxruntime's QDQ path runs them. Float8 takes the
+    Distribution calibration, the only one onnxruntime allows for it."""
+    from onnxruntime.quantization import CalibrationMethod, QuantType
+
+    def form(activations: QuantType, weights: QuantType, **more: Any) -> tuple[str, dict]:
+        return "QDQ", {"extra_options": {}, "activation_type": activations, "weight_type": weights, **more}
+    return {
+        "qdq-int4-weights": form(QuantType.QInt8, QuantType.QInt4),
+        "qdq-uint4-weights": form(QuantType.QUInt8, QuantType.QUInt4),
+        "qdq-int16-weights": form(QuantType.QInt8, QuantType.QInt16),
+        "qdq-int16": form(QuantType.QInt16, QuantType.QInt16),
+        "qdq-uint16": form(QuantType.QUInt16, QuantType.QUInt8),
+        "qdq-int4": form(QuantType.QInt4, QuantType.QInt4),
+        "qdq-float8": form(QuantType.QFLOAT8E4M3FN, QuantType.QFLOAT8E4M3FN,
+                           calibrate_method=CalibrationMethod.Distribution),
+    }
+
+
 MODELS: dict[str, Callable] = {
     "resnet18": lambda: resnet(18),
     "resnet50": lambda: resnet(50),
@@ -232,13 +253,13 @@ MODELS: dict[str, Callable] = {
 
 def build(name: str, out: str | Path = "build/onnx", fmt: str = "QDQ", form: str | None = None) -> Path:
     """The quantized model file, built on first use: the project's recipe in ``fmt`` (symmetric int8,
-    per-tensor), or one of :func:`quant_forms` by name."""
+    per-tensor), or one of :func:`quant_forms` or :func:`type_forms` by name."""
     if form is None:
         path = Path(out) / f"{name}_{fmt.lower()}.onnx"
         if not path.exists():
             quantize(MODELS[name](), path, fmt)
         return path
-    forms = quant_forms()
+    forms = {**quant_forms(), **type_forms()}
     if form not in forms:
         raise ValueError(f"form={form!r} is not one of {', '.join(forms)}")
     path = Path(out) / f"{name}_{form}.onnx"

@@ -12,23 +12,35 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Sequence
 
+import ml_dtypes
 import numpy as np
 from scipy.special import erf
 
 from toolkit.window import taps
+
+from . import host_linear
 
 Arrays = Sequence[np.ndarray]
 HostFn = Callable[[Arrays, dict[str, Any]], list[np.ndarray]]
 
 
 def quantize(x: np.ndarray, scale: float, zero_point: int = 0, dtype: str = "int8") -> np.ndarray:
+    """ONNX QuantizeLinear to ``dtype``: an integer type (4 to 16 bits), or float8 (saturated to its largest
+    finite value, then rounded to nearest even, as onnxruntime does with saturate=1)."""
+    if dtype.startswith("float8"):
+        top = float(ml_dtypes.finfo(dtype).max)
+        v = np.asarray(x, dtype=np.float32) / np.float32(scale) + np.float32(zero_point)
+        return np.clip(v, -top, top).astype(dtype)
     q = np.rint(np.asarray(x, dtype=np.float32) / np.float32(scale)) + zero_point
-    info = np.iinfo(dtype)
+    info = ml_dtypes.iinfo(dtype)
     return np.clip(q, info.min, info.max).astype(dtype)
 
 
 def dequantize(q: np.ndarray, scale: float, zero_point: int = 0) -> np.ndarray:
-    return (np.asarray(q).astype(np.int32) - zero_point).astype(np.float32) * np.float32(scale)
+    q = np.asarray(q)
+    if str(q.dtype).startswith("float8"):
+        return (q.astype(np.float32) - np.float32(zero_point)) * np.float32(scale)
+    return (q.astype(np.int32) - zero_point).astype(np.float32) * np.float32(scale)
 
 
 def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
@@ -84,6 +96,11 @@ def _maxpool(x: np.ndarray, attrs: dict[str, Any]) -> np.ndarray:
     return np.max(taps, axis=0)
 
 
+def _onnx_dtype(elem_type: int) -> np.dtype:
+    from onnx import helper
+    return helper.tensor_dtype_to_np_dtype(elem_type)
+
+
 def _unary(fn: Callable[..., np.ndarray]) -> HostFn:
     return lambda inputs, attrs: [fn(inputs[0], attrs)]
 
@@ -122,6 +139,10 @@ FLOAT_OPS: dict[str, HostFn] = {
     "Mul": _binary(np.multiply),
     "Div": _binary(np.divide),
     "Pow": _binary(np.power),
+    "Cast": _unary(lambda x, a: x.astype(_onnx_dtype(a["to"]))),
+    "Conv": host_linear.conv,
+    "MatMul": host_linear.matmul,
+    "Gemm": host_linear.gemm,
     **LAYOUT_OPS,
 }
 

@@ -1,5 +1,5 @@
 """Import an onnxruntime-quantized ONNX model (int8 or uint8, zero points or not, per-channel weight scales or
-not) as a :class:`~networks.network.Network`.
+not; 4-bit, 16-bit and float8 types too) as a :class:`~networks.network.Network`.
 
 Both forms ``onnxruntime.quantization.quantize_static`` writes are read:
 
@@ -26,10 +26,15 @@ Zero points, uint8 and per-channel scales (the store unit has none of them): the
 into int32 (``-zx * sum(w)``, over the taps inside the input at a padded conv's borders; uint8 is read as
 int8 ``x - 128`` with its zero point 128 lower); where the output is symmetric int8 per tensor this joins
 the bias, else the layer writes int32 and a host epilogue requantizes as onnxruntime does (see
-:func:`_Importer.gemm_layer`). Weights whose ``w - zw`` leaves int8 and matmuls of two activations with
+:func:`Layers.gemm_layer`). Weights whose ``w - zw`` leaves int8 and matmuls of two activations with
 zero points: the accelerator multiplies int8 operands, and the zero points' shares that depend on the data
 (a weight shift times each output's input sum; the row and column sums of a matmul of activations) are
 terms the epilogue adds in int32 (:class:`Shares`). An Add with zero points runs on the host as QLinearAdd.
+
+quantize_static's other types (QDQ): 4-bit weights are int8 weights (int8 holds their values exactly). A 16-bit,
+4-bit or float8 activation, or a 16-bit weight, makes a float island: its DequantizeLinear, the ops that read
+it (a Conv, MatMul or Gemm too: :mod:`networks.host_linear`) and their QuantizeLinear run on the host in float,
+as onnxruntime's QDQ path runs them, since the accelerator multiplies 8-bit operands.
 
 Everything else (GlobalAveragePool, Flatten/Reshape, Softmax, LayerNormalization,
 Gelu, ... and the Quantize/DequantizeLinear around them) runs on the host in numpy
@@ -49,7 +54,8 @@ from . import host_ops
 from .network import HostLayer, Network, TensorInfo
 from .onnx_layers import Layers
 from .onnx_load import load_model
-from .onnx_quant import NodeError, Quant, along, check_bytes, node_attrs, uniform
+from .onnx_quant import (ACCEL_TYPES, ISLAND_TYPES, NARROW_TYPES, NodeError, Quant, along, check_bytes, node_attrs,
+                         uniform)
 
 _ACTIVATED = ("Conv", "MatMul", "Gemm", "Add")      # QDQ ops whose ReLU the store unit can apply
 
@@ -83,7 +89,7 @@ class _Pending:
     kind: str
     node: Any
     args: dict[str, Any]
-    relu: bool = False
+    relu: Any = None   # the Relu node folded into it
 
 
 @dataclass
@@ -94,6 +100,8 @@ class _Importer(Layers):
     views: dict[str, tuple[str, Quant]] = field(default_factory=dict)     # DQ of an activation: int tensor, q
     pending: dict[str, _Pending] = field(default_factory=dict)
     quantized: dict[str, tuple[str, Quant]] = field(default_factory=dict)   # finished float output -> its Q output
+    island: set[str] = field(default_factory=set)   # float tensors of islands: dequantized from ISLAND_TYPES, or
+    # computed on the host from such a tensor
 
     def qparams(self, node: Any, scale: str, zero_point: str | None, what: str, data_dtype: str | None = None,
                 per_channel: bool = False, types: tuple[str, ...] = ("int8", "uint8")) -> Quant:
@@ -215,6 +223,7 @@ class _Importer(Layers):
         """A host layer for ``node``; outputs of layout ops on int8 keep the input's scale."""
         names: list[str | None] = []
         constants = {}
+        island = self.in_island(node)
         for i, t in enumerate(node.input):
             if t == "":
                 names.append(None)
@@ -225,7 +234,7 @@ class _Importer(Layers):
             elif t in self.tensors:
                 names.append(t)
             elif t in self.pending:
-                self.flush(t)
+                self.flush(t, island)
                 names.append(t)
             else:
                 self.activation(node, t, "input")   # raises the reason
@@ -245,6 +254,8 @@ class _Importer(Layers):
         for out, value in zip(node.output, dry):
             out_dtype = dtype or str(np.asarray(value).dtype)
             self.add_tensor(TensorInfo(out, tuple(np.shape(value)), out_dtype, scale, zero_point=zero_point), layer)
+        if island:
+            self.island.update(o for o in node.output if self.tensors[o].dtype == "float32")
         self.layers.append(layer)
         return layer
 
@@ -271,22 +282,33 @@ class _Importer(Layers):
         if x in self.consts:
             data = self.consts[x]
             q = self.qparams(node, node.input[1], zp, f"constant {x!r}", str(data.dtype), per_channel=True,
-                             types=("int8", "uint8", "int32"))
+                             types=(*ACCEL_TYPES, "int32", *ISLAND_TYPES))
             axis = node_attrs(node).get("axis", 1) % max(data.ndim, 1)
-            self.qconsts[out] = (data, q, axis)
             self.consts[out] = host_ops.dequantize(data, along(q.scale, axis, data.ndim),
                                                    along(q.zero_point, axis, data.ndim))
+            if q.dtype in NARROW_TYPES:      # 4-bit weights: their values as the 8-bit type's
+                data, q = data.astype(NARROW_TYPES[q.dtype]), replace(q, dtype=NARROW_TYPES[q.dtype])
+            if q.dtype in ISLAND_TYPES:
+                self.island.add(out)
+            else:
+                self.qconsts[out] = (data, q, axis)
             return
         info = self.tensors.get(x)
-        q = self.qparams(node, node.input[1], zp, f"tensor {x!r}", info.dtype if info else None)
-        self.views[out] = (x, q)
+        q = self.qparams(node, node.input[1], zp, f"tensor {x!r}", info.dtype if info else None,
+                         types=(*ACCEL_TYPES, *ISLAND_TYPES))
+        if q.dtype in ACCEL_TYPES:
+            self.views[out] = (x, q)
+        else:
+            self.island.add(out)
         self.host(node, lambda inputs, attrs: [host_ops.dequantize(inputs[0], q.scale, q.zero_point)],
                   dtype="float32")
 
     def on_QuantizeLinear(self, node: Any) -> None:
         x, out = node.input[0], node.output[0]
         zp = node.input[2] if len(node.input) > 2 else None
-        q = self.qparams(node, node.input[1], zp, f"output {out!r}")
+        q = self.qparams(node, node.input[1], zp, f"output {out!r}", types=(*ACCEL_TYPES, *ISLAND_TYPES))
+        if x in self.pending and q.dtype not in ACCEL_TYPES:
+            self.flush(x, island=True)
         if x in self.pending:
             self.finish(self.pending.pop(x), out, q)
             self.quantized[x] = (out, q)
@@ -310,6 +332,9 @@ class _Importer(Layers):
 
     # ---- QDQ compute ops (float between DequantizeLinear and QuantizeLinear) --------------------
     def on_Conv(self, node: Any) -> None:
+        if self.in_island(node):
+            self.host(node, host_ops.FLOAT_OPS["Conv"])
+            return
         x = self.activation(node, node.input[0], "input")
         w = self.qconst(node, node.input[1], "weight")
         b = self.bias(node, node.input[2], "bias") if len(node.input) > 2 and node.input[2] else None
@@ -324,12 +349,18 @@ class _Importer(Layers):
         return values, q.scale
 
     def on_MatMul(self, node: Any) -> None:
+        if self.in_island(node):
+            self.host(node, host_ops.FLOAT_OPS["MatMul"])
+            return
         a = self.activation(node, node.input[0], "input A")
         b = node.input[1]
         b = (*self.qconsts[b], True) if b in self.qconsts else (*self.activation(node, b, "input B"), None, False)
         self.pending[node.output[0]] = _Pending("matmul", node, dict(a=a, b=b, bias=None))
 
     def on_Gemm(self, node: Any) -> None:
+        if self.in_island(node):
+            self.host(node, host_ops.FLOAT_OPS["Gemm"])
+            return
         a = self.activation(node, node.input[0], "input A")
         b = self.qconst(node, node.input[1], "weight B")
         bias = self.bias(node, node.input[2], "bias C") if len(node.input) > 2 and node.input[2] else None
@@ -356,31 +387,41 @@ class _Importer(Layers):
 
     def on_Relu(self, node: Any) -> None:
         x, out = node.input[0], node.output[0]
-        if x in self.pending and self.pending[x].node.op_type in _ACTIVATED and not self.pending[x].relu:
-            self.pending[out] = replace(self.pending.pop(x), relu=True)
+        if x in self.pending and self.pending[x].node.op_type in _ACTIVATED and self.pending[x].relu is None:
+            self.pending[out] = replace(self.pending.pop(x), relu=node)
         elif x in self.views:
             self.pending[out] = _Pending("relu", node, dict(x=self.views[x], dq=x))
         else:
             self.host(node, host_ops.FLOAT_OPS["Relu"])
 
-    def flush(self, tensor: str) -> None:
+    def in_island(self, node: Any) -> bool:
+        """Whether ``node`` reads a float island (:data:`ISLAND_TYPES`): then it runs on the host, in float."""
+        return any(t in self.island for t in node.input)
+
+    def flush(self, tensor: str, island: bool = False) -> None:
         """A pending op whose float output a float op reads (an island of float ops, as QOperator models
-        have): run it in float on the host, on its dequantized inputs, as onnxruntime does."""
+        have): run it in float on the host, on its dequantized inputs, as onnxruntime does. A conv or matmul
+        only where the reader is in a float island (16-bit, 4-bit or float8 quantization); an 8-bit one
+        writes quantized outputs."""
         p = self.pending[tensor]
-        if p.kind in ("conv", "matmul") or p.relu:
+        if (p.kind in ("conv", "matmul") or p.relu is not None) and not island:
             raise self.fail(p.node, f"its float output {tensor!r} is read by a float op, not requantized: the "
                                     "accelerator's convs and matmuls write quantized outputs")
         del self.pending[tensor]
         self.host(p.node, host_ops.FLOAT_OPS[p.node.op_type])
+        if p.relu is not None:
+            self.host(p.relu, host_ops.FLOAT_OPS["Relu"])
+        if island:
+            self.island.add(tensor)
 
     def finish(self, p: _Pending, out: str, yq: Quant) -> None:
-        a = p.args
+        a, relu = p.args, p.relu is not None
         if p.kind == "conv":
-            self.conv(p.node, a["x"], a["w"], a["b"], out, yq, p.relu)
+            self.conv(p.node, a["x"], a["w"], a["b"], out, yq, relu)
         elif p.kind == "matmul":
-            self.matmul(p.node, a["a"], a["b"], a["bias"], out, yq, p.relu, p.node.op_type == "Gemm")
+            self.matmul(p.node, a["a"], a["b"], a["bias"], out, yq, relu, p.node.op_type == "Gemm")
         elif p.kind == "add":
-            self.resadd(p.node, a["a"], a["b"], out, yq, p.relu)
+            self.resadd(p.node, a["a"], a["b"], out, yq, relu)
         elif p.kind == "maxpool":
             self.maxpool(p.node, a["x"], out, yq, a["dq"])
         else:

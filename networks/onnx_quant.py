@@ -11,9 +11,16 @@ import numpy as np
 
 from toolkit.limits import MAX_DRAM_FOOTPRINT
 
-from . import host_ops
+from . import host_ops   # its import of ml_dtypes gives numpy the int4, uint4 and float8_e4m3fn types named here
 
-ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 6: "int32", 7: "int64", 9: "bool", 10: "float16", 11: "float64"}
+ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
+               10: "float16", 11: "float64", 17: "float8_e4m3fn", 21: "uint4", 22: "int4"}
+ACCEL_TYPES = ("int8", "uint8")   # the accelerator's operands and outputs
+# 4-bit weights: the 8-bit types hold their values exactly, so the accelerator multiplies them as they are
+NARROW_TYPES = {"int4": "int8", "uint4": "uint8"}
+# the rest of quantize_static's types (QuantType.QInt16, QUInt16, QInt4, QUInt4, QFLOAT8E4M3FN): an activation
+# of one of these is a float island, dequantized, computed and quantized on the host as onnxruntime does
+ISLAND_TYPES = ("int16", "uint16", "int4", "uint4", "float8_e4m3fn")
 TINY = float(np.finfo(np.float32).tiny)             # the smallest normal float32
 
 

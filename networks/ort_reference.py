@@ -20,7 +20,9 @@ import numpy as np
 if TYPE_CHECKING:
     from .network import Network, NetworkResult
 
-_ELEM = {"uint8": 2, "int8": 3, "int32": 6, "int64": 7, "float32": 1}
+# the types onnxruntime's Python API returns, by their ONNX element type (not its 4-bit and float8 ones: layers
+# reading those are compared through the DequantizeLinear that follows)
+_ELEM = {"uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7, "float32": 1}
 
 
 def session(model_bytes: bytes, optimize: bool = True, fuse: bool = True):  # -> onnxruntime.InferenceSession
@@ -80,10 +82,16 @@ def compare_with_onnxruntime(net: "Network", inputs: Mapping[str, np.ndarray], r
     from .network import AccelLayer, convert_layout
 
     feeds = {name: inputs[name] for name in net.inputs}
-    plain = session(net.model.SerializeToString())
+    # onnxruntime's optimizer fuses 4-bit QDQ pairs into int8 kernels that then refuse the model (seen with
+    # onnxruntime 1.32: "Type 'tensor(int4)' of input parameter ... of operator (QLinearConv) ... is invalid")
+    four_bit = any(t.dtype in ("int4", "uint4") for t in net.tensors.values())
+    plain = session(net.model.SerializeToString(), fuse=not four_bit)
     result.ort_latency_s = latency_s(plain, feeds)
-    fuse = exact_int8_kernels()
-    if not fuse:
+    fuse = exact_int8_kernels() and not four_bit
+    if four_bit:
+        result.notes.append("onnxruntime runs this model unfused: its optimizer fuses 4-bit activations into int8 "
+                            "kernels that refuse them")
+    elif not fuse:
         result.notes.append("onnxruntime's reference runs its QDQ models unfused: this CPU has no VNNI, where its "
                             "fused int8 kernels saturate pairs of products in int16")
         plain = session(net.model.SerializeToString(), fuse=False)
@@ -95,11 +103,12 @@ def compare_with_onnxruntime(net: "Network", inputs: Mapping[str, np.ndarray], r
 
     graph_values = {o for node in net.model.graph.node for o in node.output} | set(net.inputs)
     used = {t for layer in net.layers for t in (*layer.tensor_inputs(), *layer.outputs)}
-    wanted = sorted(t for t in used if t in graph_values and t not in names and t not in net.inputs)
+    wanted = sorted(t for t in used if t in graph_values and t not in names and t not in net.inputs
+                    and net.tensors[t].dtype in _ELEM)
     model = type(net.model)()
     model.CopyFrom(net.model)
     for t in wanted:
-        model.graph.output.append(helper.make_tensor_value_info(t, _ELEM.get(net.tensors[t].dtype, 1), None))
+        model.graph.output.append(helper.make_tensor_value_info(t, _ELEM[net.tensors[t].dtype], None))
     probe = session(model.SerializeToString(), fuse=fuse)
     refs = dict(zip([o.name for o in probe.get_outputs()], probe.run(None, feeds)))
     refs.update(feeds)

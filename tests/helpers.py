@@ -47,13 +47,19 @@ def assert_exact(op: tk.Op, hw: HardwareConfig | str, schedule: Any = None, *, b
 ROUNDING = ("conv2d", "depthwise", "matmul", "host:Requantize")   # layers that round a sum of products
 
 
+def assert_outputs_within_two_steps(net: Any, res: Any) -> None:
+    """A network run's float outputs within 2 steps of onnxruntime's."""
+    assert res.output_dev
+    for name, dev in res.output_dev.items():   # the float output is a DequantizeLinear's: its step is that scale
+        producer = next(l for l in net.layers if name in l.outputs)
+        assert dev <= 2 * net.tensors[producer.tensor_inputs()[0]].scale, (name, dev)
+
+
 def assert_matches_onnxruntime(net: Any, res: Any) -> None:
     """A network run (``tk.run_network`` with compare) against onnxruntime: its float outputs within 2 steps, and
     every conv, matmul and host requantization bit-exact on onnxruntime's inputs except at rounding ties of the
     float32 requantization."""
-    for name, dev in res.output_dev.items():   # the float output is a DequantizeLinear's: its step is that scale
-        producer = next(l for l in net.layers if name in l.outputs)
-        assert dev <= 2 * net.tensors[producer.tensor_inputs()[0]].scale, (name, dev)
+    assert_outputs_within_two_steps(net, res)
     rows = [r for r in res.layers if r.kind in ROUNDING and r.dev is not None]
     assert rows
     for r in rows:

@@ -11,11 +11,12 @@ onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 import toolkit as tk  # noqa: E402
-from benchmarks.onnx_models import Builder, quant_forms, quantize  # noqa: E402
+from benchmarks.onnx_models import Builder, quant_forms, quantize, type_forms  # noqa: E402
 from networks.network import AccelLayer  # noqa: E402
-from helpers import assert_matches_onnxruntime  # noqa: E402
+from helpers import assert_matches_onnxruntime, assert_outputs_within_two_steps  # noqa: E402
 
 FORMS = quant_forms()
+TYPE_FORMS = type_forms()
 
 
 def residual_cnn():
@@ -45,6 +46,29 @@ def test_each_form_runs_and_matches_onnxruntime(forms, form):
     plain = form in ("qdq-symmetric", "qoperator-symmetric")
     assert bool(epilogues) != plain       # symmetric per-tensor int8 requantizes on the accelerator
     assert all(r.host_s is not None for r in epilogues)
+
+
+@pytest.mark.parametrize("form", TYPE_FORMS)
+def test_every_quant_type_runs(tmp_path, form):
+    """quantize_static's other types. 4-bit weights run on the accelerator (int8 holds their values) and are
+    bit-exact but at ties. 16-bit, 4-bit and float8 activations and 16-bit weights are float islands on the
+    host; a 16-bit tensor they quantize is within one step of onnxruntime's (onnxruntime cannot return 4-bit
+    or float8 tensors: those forms are judged at the outputs)."""
+    fmt, options = TYPE_FORMS[form]
+    net = tk.from_onnx(quantize(residual_cnn(), tmp_path / "q.onnx", fmt, **options))
+    x = {"x": np.random.default_rng(1).standard_normal((1, 3, 8, 8)).astype(np.float32)}
+    res = tk.run_network(net, x, hw="gemmini")
+    accel = {l.kind for l in net.layers if isinstance(l, AccelLayer)}
+    if form.endswith("4-weights"):
+        assert {"conv2d", "matmul"} <= accel
+        assert_matches_onnxruntime(net, res)
+        return
+    assert not {"conv2d", "matmul"} & accel
+    assert {"host:Conv", "host:MatMul"} <= {r.kind for r in res.layers}
+    assert_outputs_within_two_steps(net, res)
+    quantized = [r for r in res.layers if r.kind == "host:QuantizeLinear" and r.dev is not None]
+    assert bool(quantized) == ("16" in form)
+    assert all(r.dev <= 1 for r in quantized)
 
 
 def test_asymmetric_input_of_a_padded_conv_is_exact_at_the_borders(tmp_path):

@@ -103,10 +103,3 @@ def test_attention_with_zero_points(tmp_path, form):
     net, res = _run(quantize(_attention(), tmp_path / "q.onnx", fmt, **options), (1, 6, 8))
     assert max(_terms(net)) == 2            # -zb * rows of A and -za * columns of B
     assert_matches_onnxruntime(net, res)
-
-
-def test_a_16_bit_weight_is_refused_naming_the_node(tmp_path):
-    """What still cannot run says so: 16-bit weights (QuantType.QInt16, QDQ only) do not fit the int8 mesh."""
-    path = quantize(_matmul(), tmp_path / "q.onnx", "QDQ", weight_type=QuantType.QInt16)
-    with pytest.raises(ValueError, match=r"node '\w+' \(\w+\): .*int16"):
-        tk.from_onnx(path)
