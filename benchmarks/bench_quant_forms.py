@@ -10,9 +10,10 @@ weights, uint8 or asymmetric int8 weights) and of ``type_forms()`` (4-bit weight
 activations, 16-bit weights: float islands on the host), imported with ``tk.from_onnx`` and run whole with
 ``tk.run_network``. One row per model and form:
 
-- ``off``: elements of the accelerator layers (conv, depthwise, matmul) and of the host requantize
-  epilogues that differ from onnxruntime on onnxruntime's own inputs, ``ties`` of those at a rounding
-  tie of the float32 requantization, ``max``: the largest difference, in the layer's integer units;
+- ``off``: elements of the accelerator layers (conv, depthwise, matmul), of the host requantize
+  epilogues and of the host QuantizeLinears that differ from onnxruntime on onnxruntime's own inputs,
+  ``ties`` of those at a rounding tie of the float32 requantization, ``max``: the largest difference, in
+  the layer's integer units;
 - ``out dev``: the largest difference of the network's float outputs, in units of their scale;
 - ``cycles``: the accelerator's (None on the functional model);
 - ``host``: layers that ran on the host (numpy), their wall time, and their share of the run's wall time;
@@ -35,7 +36,9 @@ from benchmarks.onnx_models import MODELS, build, quant_forms, type_forms  # noq
 from networks.network import NetworkResult  # noqa: E402
 from toolkit.cli.net import random_inputs  # noqa: E402
 
-ROUNDING = ("conv2d", "depthwise", "matmul", "host:Requantize")
+# the layers that round to integers: the accelerator's, the host's requantizations, and the QuantizeLinears of
+# float islands (a 16-bit one is compared; onnxruntime cannot return 4-bit or float8 tensors)
+ROUNDING = ("conv2d", "depthwise", "matmul", "host:Requantize", "host:QuantizeLinear")
 HEADER = (f"{'model':12s} {'form':24s} {'layers':>6s} {'off':>7s} {'ties':>6s} {'max':>4s} {'out dev':>8s} "
           f"{'cycles':>13s} {'host':>5s} {'host_s':>7s} {'host%':>6s} {'wall_s':>7s}  host kinds")
 
