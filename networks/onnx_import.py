@@ -186,9 +186,8 @@ class _Importer(Layers):
                 raise self.fail(node, str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
                                 ) from None
         for out in self.graph_outputs:
-            if out in self.pending:
-                raise ValueError(f"graph output {out!r} is the float output of {self.pending[out].node.name!r} "
-                                 "with no QuantizeLinear: the model is not quantized")
+            if out in self.pending:   # a float output (OpTypesToExcludeOutputQuantization)
+                self.flush(out)
             if out not in self.tensors:
                 raise ValueError(f"graph output {out!r} is a constant or is not computed by the graph")
         return Network(self.name, inputs, self.graph_outputs, self.tensors, self._live_layers(), self.proto)
@@ -223,7 +222,6 @@ class _Importer(Layers):
         """A host layer for ``node``; outputs of layout ops on int8 keep the input's scale."""
         names: list[str | None] = []
         constants = {}
-        island = self.in_island(node)
         for i, t in enumerate(node.input):
             if t == "":
                 names.append(None)
@@ -234,11 +232,11 @@ class _Importer(Layers):
             elif t in self.tensors:
                 names.append(t)
             elif t in self.pending:
-                self.flush(t, island)
+                self.flush(t)
                 names.append(t)
             else:
                 self.activation(node, t, "input")   # raises the reason
-        attrs = node_attrs(node)
+        attrs, island = node_attrs(node), self.in_island(node)
         first = self.tensors.get(names[0]) if names and names[0] else None
         if scale is None and node.op_type in host_ops.LAYOUT_OPS and first is not None:
             scale, zero_point = first.scale, first.zero_point
@@ -308,7 +306,7 @@ class _Importer(Layers):
         zp = node.input[2] if len(node.input) > 2 else None
         q = self.qparams(node, node.input[1], zp, f"output {out!r}", types=(*ACCEL_TYPES, *ISLAND_TYPES))
         if x in self.pending and q.dtype not in ACCEL_TYPES:
-            self.flush(x, island=True)
+            self.flush(x)
         if x in self.pending:
             self.finish(self.pending.pop(x), out, q)
             self.quantized[x] = (out, q)
@@ -398,21 +396,16 @@ class _Importer(Layers):
         """Whether ``node`` reads a float island (:data:`ISLAND_TYPES`): then it runs on the host, in float."""
         return any(t in self.island for t in node.input)
 
-    def flush(self, tensor: str, island: bool = False) -> None:
-        """A pending op whose float output a float op reads (an island of float ops, as QOperator models
-        have): run it in float on the host, on its dequantized inputs, as onnxruntime does. A conv or matmul
-        only where the reader is in a float island (16-bit, 4-bit or float8 quantization); an 8-bit one
-        writes quantized outputs."""
-        p = self.pending[tensor]
-        if (p.kind in ("conv", "matmul") or p.relu is not None) and not island:
-            raise self.fail(p.node, f"its float output {tensor!r} is read by a float op, not requantized: the "
-                                    "accelerator's convs and matmuls write quantized outputs")
-        del self.pending[tensor]
+    def flush(self, tensor: str) -> None:
+        """A pending op whose float output is not quantized to 8 bits: read by a float op (as in QOperator
+        models, or with OpTypesToExcludeOutputQuantization), quantized to a type the accelerator does not
+        compute on, or a graph output. It runs in float on the host, on its dequantized inputs, as onnxruntime
+        runs it, and so does what reads its output (a float island)."""
+        p = self.pending.pop(tensor)
         self.host(p.node, host_ops.FLOAT_OPS[p.node.op_type])
         if p.relu is not None:
             self.host(p.relu, host_ops.FLOAT_OPS["Relu"])
-        if island:
-            self.island.add(tensor)
+        self.island.add(tensor)
 
     def finish(self, p: _Pending, out: str, yq: Quant) -> None:
         a, relu = p.args, p.relu is not None

@@ -98,7 +98,9 @@ def cnn_with_gemm_head():
 
 OPTIONS = {"QuantizeBias=False": {"QuantizeBias": False},        # the bias stays float: onnxruntime's float path
            "DedicatedQDQPair": {"DedicatedQDQPair": True},       # one QuantizeLinear per reader of a tensor
-           "AddQDQPairToWeight": {"AddQDQPairToWeight": True}}   # float weights through QuantizeLinear
+           "AddQDQPairToWeight": {"AddQDQPairToWeight": True},   # float weights through QuantizeLinear
+           # the classifier's float output: on the host in float (the graph's output in the head model)
+           "ExcludeOutputQuantization": {"OpTypesToExcludeOutputQuantization": ["MatMul", "Gemm"]}}
 
 
 @pytest.mark.parametrize("option", OPTIONS)
