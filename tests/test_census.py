@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import toolkit as tk
+from toolkit.census import computes
 from toolkit.estimate import os_cycles
 from toolkit.kinds import KINDS, census, default_schedule, estimate_cycles, gemmini_schedule, lower
 from tuner.features import (FEATURE_NAMES, STREAM_NAMES, candidate_features, census_features, features,
@@ -108,3 +109,16 @@ def test_output_stationary_estimate_counts_the_rendered_chains(op) -> None:
     starts = sum(i.OP == "compute_preloaded" for i in lower(op, os_, TINY).instructions)
     assert KINDS[op.KIND].os_chains(op, ws, TINY) == starts
     assert estimate_cycles(op, os_, TINY) == os_cycles(estimate_cycles(op, ws, TINY), starts, TINY.dim)
+
+
+@pytest.mark.parametrize("hw, op", [(TINY, tk.conv2d(1, 9, 7, 5, 6, stride=2, kernel=3, padding=1, out_dtype="int32")),
+                                    (TINY, tk.conv2d(2, 8, 8, 6, 9, stride=2, kernel=1, padding=0)),
+                                    (GEMMINI, tk.conv2d(1, 16, 16, 3, 32, stride=2))])
+def test_an_output_stationary_census_counts_the_ws_twins_computes(hw: tk.HardwareConfig, op: tk.Op) -> None:
+    """candidate_features hands the OS schedule's own census to the estimate for its chains: its computes are
+    exactly those of the weight-stationary census of the same tiles, so the prior is the same either way."""
+    space = Space(op, hw, fix={"dataflow": "os"})
+    for s in (space[p] for p in space.sample(np.random.default_rng(3), min(12, len(space)))):
+        own = census(op, s, hw)[0]
+        assert computes(own) == computes(census(op, replace(s, dataflow="ws"), hw)[0]), s
+        assert estimate_cycles(op, s, hw, own) == estimate_cycles(op, s, hw), s

@@ -57,8 +57,9 @@ class Kind:
     census: Callable[[Any, Any, HardwareConfig], tuple[Census, dict]] | None = None
     # an analytical cycle estimate of a weight-stationary schedule, in closed form (None: none)
     estimate: Callable[[Any, Any, HardwareConfig], float] | None = None
-    # the output-stationary chains of a schedule, which the estimate adds to its tiles' WS estimate
-    os_chains: Callable[[Any, Any, HardwareConfig], int] | None = None
+    # the output-stationary chains of a schedule, which the estimate adds to its tiles' WS estimate:
+    # (op, its WS twin, hw, the OS schedule's own census where the caller has it, else None)
+    os_chains: Callable[[Any, Any, HardwareConfig, Census | None], int] | None = None
 
     def knob_domains(self, op: Op, hw: HardwareConfig, tile_policy: str) -> Domains:
         if self.domains is None:
@@ -72,6 +73,13 @@ def default_conv2d(op: Conv2d, hw: HardwareConfig) -> Schedule:
     return tiled_conv_auto(op, hw) if op.pool else default_conv_schedule(op, hw)
 
 
+def _conv_os_chains(op: Conv2d, s: ConvSchedule, hw: HardwareConfig, counted: Census | None = None) -> int:
+    """conv_ws_steps.s.j2: output-stationary, each compute is a chain of its own. Either dataflow's census of
+    the same tiles holds the same computes (tests/test_census.py), so the OS schedule's own census, where the
+    caller has it, saves building the WS twin's."""
+    return computes(counted if counted is not None else conv_census(op, s, hw)[0])
+
+
 KINDS: dict[str, Kind] = {
     "matmul": Kind(Matmul, MatmulSchedule,
                    lambda op, hw: default_matmul_schedule(op.M, op.N, op.K, hw, 4 if op.out_dtype == "int32" else 1)
@@ -81,12 +89,10 @@ KINDS: dict[str, Kind] = {
                    domains=matmul_domains, fit_knobs=MATMUL_FIT, ideal=matmul_ideal_cycles, census=matmul_census,
                    estimate=lambda op, s, hw: pipelined_matmul_cycles(op.M, op.N, op.K, s, hw,
                                                                       4 if op.out_dtype == "int32" else 1),
-                   os_chains=os_chains),
+                   os_chains=lambda op, s, hw, counted=None: os_chains(op, s, hw)),
     "conv2d": Kind(Conv2d, ConvSchedule, default_conv2d, lower_conv, library=tiled_conv_auto,
                    flat=gemmini_conv_schedule, domains=conv_domains, fit_knobs=CONV_FIT, ideal=conv_ideal_cycles,
-                   census=conv_census, estimate=pipelined_conv_cycles,
-                   # conv_ws_steps.s.j2: output-stationary, each compute is a chain of its own
-                   os_chains=lambda op, s, hw: computes(conv_census(op, s, hw)[0])),
+                   census=conv_census, estimate=pipelined_conv_cycles, os_chains=_conv_os_chains),
     "depthwise": Kind(DepthwiseConv2d, DepthwiseSchedule, default_conv_schedule, lower_conv,
                       library=tiled_conv_dw_auto, flat=gemmini_conv_schedule, domains=conv_domains,
                       fit_knobs=CONV_FIT),
@@ -184,10 +190,11 @@ def census(op: Op, schedule: Schedule, hw: HardwareConfig) -> tuple[Census, dict
     return None if build is None else build(op, schedule, hw)
 
 
-def estimate_cycles(op: Op, schedule: Schedule, hw: HardwareConfig) -> float | None:
+def estimate_cycles(op: Op, schedule: Schedule, hw: HardwareConfig, counted: Census | None = None) -> float | None:
     """The kind's analytical cycle estimate of ``schedule`` (closed form, any size); None where it has none.
     Output-stationary: the same tiles' weight-stationary estimate plus each chain's shift-in and drain
-    (toolkit.estimate.os_cycles)."""
+    (toolkit.estimate.os_cycles); ``counted``, the schedule's census (:func:`census`) where the caller has
+    it, gives the chains without building another."""
     est = _closed_form(op, schedule, "estimate", ("ws", "os"))
     chains = _closed_form(op, schedule, "os_chains", ("os",))
     if est is None or (schedule.dataflow == "os" and chains is None):
@@ -195,7 +202,7 @@ def estimate_cycles(op: Op, schedule: Schedule, hw: HardwareConfig) -> float | N
     if schedule.dataflow == "ws":
         return float(est(op, schedule, hw))
     ws = schedule.replace(dataflow="ws")
-    return os_cycles(float(est(op, ws, hw)), chains(op, ws, hw), hw.dim)
+    return os_cycles(float(est(op, ws, hw)), chains(op, ws, hw, counted), hw.dim)
 
 
 def lower(op: Op, schedule: Schedule, hw: HardwareConfig) -> Program:

@@ -418,11 +418,13 @@ def hardware_features(hw: HardwareConfig) -> np.ndarray:
     return _log([getattr(hw, f) for f in HW_FIELDS])
 
 
-def prior_feature(op: Op, schedule: Schedule, hw: HardwareConfig, prog: Program | None = None) -> float:
+def prior_feature(op: Op, schedule: Schedule, hw: HardwareConfig, prog: Program | None = None,
+                  counted: Census | None = None) -> float:
     """log2(1 + cycles) of the analytical prior: the kind's closed-form estimate where it has one
     (matmul and conv2d in either dataflow, any length: toolkit.kinds.estimate_cycles); else the stand-in's simulated cycles
-    of a rendered stream short enough; else NOT_ESTIMATED."""
-    cycles = estimate_cycles(op, schedule, hw)
+    of a rendered stream short enough; else NOT_ESTIMATED. ``counted``: the schedule's census, where the caller
+    has it (an output-stationary estimate counts its chains there)."""
+    cycles = estimate_cycles(op, schedule, hw, counted)
     if cycles is None and prog is not None and len(prog.instructions) <= STAND_IN_MAX_INSTRUCTIONS:
         cycles = estimate(prog)[0]
     return NOT_ESTIMATED if cycles is None else float(_log(cycles))
@@ -454,8 +456,8 @@ def candidate_features(op: Op, hw: HardwareConfig, schedule: Schedule, domains: 
     counted = census(op, schedule, hw)   # where there is one, so is the closed-form prior (toolkit.kinds)
     if counted is None:
         return features(lower(op, schedule, hw), op, schedule, domains)
-    return _vector(census_features(counted[0], hw, counted[1]), prior_feature(op, schedule, hw), op, schedule,
-                   hw, domains)
+    return _vector(census_features(counted[0], hw, counted[1]), prior_feature(op, schedule, hw, counted=counted[0]),
+                   op, schedule, hw, domains)
 
 
 def featurize(op: Op, hw: HardwareConfig, schedules: Sequence[Schedule],

@@ -103,19 +103,34 @@ def _tap_rows(nb: int, per_h: tuple[int, ...], per_w: tuple[int, ...], contiguou
     return cycles
 
 
+def _axis_tiles(n_out: int, tile: int, kernel: int, ktile: int, stride: int, pad: int, extent: int
+                ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, ...]]]:
+    """Along one axis, per (output tile, kernel tile): the index of its valid outputs under each tap in the
+    returned list of those (few: the tiles inside the input share one), and the valid inputs it reads."""
+    per_tap: dict[tuple[int, ...], int] = {}
+    cls, read = [], []
+    for o in tile_ranges(n_out, tile):
+        axis = [_axis(o.start, len(o), k.start, len(k), stride, pad, extent) for k in tile_ranges(kernel, ktile)]
+        cls.append([per_tap.setdefault(per, len(per_tap)) for per, _ in axis])
+        read.append([n for _, n in axis])
+    return np.array(cls), np.array(read), list(per_tap)
+
+
 # Over 40 lines: one pass that fills the arrays pipelined_conv_cycles reads, from shared ranges.
 def _tile_costs(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, Any]:
     """Per tile of each axis, what :func:`pipelined_conv_cycles` walks: arrays over (b, h, w, r) of
     a pixel tile's tap cycles, input DMA cycles and input block writes, over (k, r) of a weight
-    tile's DMA cycles and block writes (r the reduction tiles: kernel rows, columns, channels)."""
+    tile's DMA cycles and block writes (r the reduction tiles: kernel rows, columns, channels).
+    A pixel tile's costs are products of per-axis terms, so they are built per axis and broadcast;
+    its tap cycles once per distinct (images, valid rows per tap, valid columns per tap)."""
     g = s.geometry(op)
     t, d, mb = s.tiles(), hw.dim, s.mvin_blocks
     C, K = g.channels, op.out_c
     (sh, sw), (ph, pw) = g.stride, g.padding
-    rb, rh, rw, rk = (tile_ranges(op.batch, t.b), tile_ranges(op.out_h, t.oh), tile_ranges(op.out_w, t.ow),
-                      tile_ranges(-(-K // d), t.k))
-    reduction = list(itertools.product(tile_ranges(g.kernel[0], t.kh), tile_ranges(g.kernel[1], t.kw),
-                                       tile_ranges(-(-C // d), t.c)))
+    rb, rk, rc = tile_ranges(op.batch, t.b), tile_ranges(-(-K // d), t.k), tile_ranges(-(-C // d), t.c)
+    rkh, rkw = tile_ranges(g.kernel[0], t.kh), tile_ranges(g.kernel[1], t.kw)
+    reduction = list(itertools.product(rkh, rkw, rc))
+    r_kh, r_kw, r_c = (a.ravel() for a in np.indices((len(rkh), len(rkw), len(rc))))   # each r's tiles
 
     @functools.cache
     def row_cycles(blocks: range, total: int) -> float:
@@ -123,33 +138,40 @@ def _tile_costs(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, An
         return sum(dma_row_cycles(min(total, min(blocks.stop, g0 + mb) * d) - g0 * d, hw)
                    for g0 in range(blocks.start, blocks.stop, mb))
 
-    def per_pixel_tile(f: Any) -> np.ndarray:   # f(images, rows, cols, (kernel rows, cols, channels))
-        return np.array([[[[f(bs, hs, ws, r) for r in reduction] for ws in rw] for hs in rh] for bs in rb])
+    h_cls, h_read, h_per = _axis_tiles(op.out_h, t.oh, g.kernel[0], t.kh, sh, ph, g.in_h)
+    w_cls, w_read, w_per = _axis_tiles(op.out_w, t.ow, g.kernel[1], t.kw, sw, pw, g.in_w)
+    images, heights, widths = (np.array([len(x) for x in tile_ranges(n, tl)])
+                               for n, tl in ((op.batch, t.b), (op.out_h, t.oh), (op.out_w, t.ow)))
+    distinct, b_cls = np.unique(images, return_inverse=True)
+    tap_table = np.array([[[[_tap_rows(int(nb), per_h, per_w, contiguous, d) for contiguous in (False, True)]
+                            for per_w in w_per] for per_h in h_per] for nb in distinct])
+    contiguous = np.array([len(kws) == 1 for kws in rkw], dtype=int)[r_kw]
+    cblocks = np.array([len(cbs) for cbs in rc])[r_c]
 
-    def valid_in(bs: range, hs: range, ws: range, khs: range, kws: range) -> int:
-        """Input pixels a pixel tile reads under a reduction tile's taps."""
-        return (len(bs) * _axis(hs.start, len(hs), khs.start, len(khs), sh, ph, g.in_h)[1]
-                * _axis(ws.start, len(ws), kws.start, len(kws), sw, pw, g.in_w)[1])
+    def over_b(a: np.ndarray) -> np.ndarray:   # per batch tile -> (b, h, w, r)
+        return a[:, None, None, None]
 
-    def taps(bs: range, hs: range, ws: range, r: tuple[range, range, range]) -> float:
-        khs, kws, cbs = r
-        per_h = _axis(hs.start, len(hs), khs.start, len(khs), sh, ph, g.in_h)[0]
-        per_w = _axis(ws.start, len(ws), kws.start, len(kws), sw, pw, g.in_w)[0]
-        return len(cbs) * _tap_rows(len(bs), per_h, per_w, len(kws) == 1, d)
+    def over_h(a: np.ndarray) -> np.ndarray:   # per (row tile, kernel row tile) -> (b, h, w, r)
+        return a[:, r_kh][None, :, None, :]
+
+    def over_w(a: np.ndarray) -> np.ndarray:   # per (column tile, kernel column tile) -> (b, h, w, r)
+        return a[:, r_kw][None, None, :, :]
+
+    valid_in = over_b(images) * over_h(h_read) * over_w(w_read)   # input pixels a tile reads under r's taps
 
     def weight_rows(r: tuple[range, range, range]) -> int:
         khs, kws, cbs = r
         return len(khs) * len(kws) * (min(C, cbs.stop * d) - cbs.start * d)
 
     return dict(
-        taps=per_pixel_tile(taps),
-        in_rows=per_pixel_tile(lambda bs, hs, ws, r: valid_in(bs, hs, ws, *r[:2]) * row_cycles(r[2], C)),
-        in_writes=per_pixel_tile(lambda bs, hs, ws, r: valid_in(bs, hs, ws, *r[:2]) * len(r[2])),
+        taps=cblocks * tap_table[over_b(b_cls), over_h(h_cls), over_w(w_cls), contiguous],
+        in_rows=valid_in * np.array([row_cycles(cbs, C) for cbs in rc])[r_c],
+        in_writes=valid_in * cblocks,
         w_rows=np.array([[weight_rows(r) * row_cycles(kbs, K) for r in reduction] for kbs in rk]),
         w_writes=np.array([[weight_rows(r) * len(kbs) for r in reduction] for kbs in rk]),
         kblocks=np.array([len(kbs) for kbs in rk]),
-        npix=np.array([[[len(bs) * len(hs) * len(ws) for ws in rw] for hs in rh] for bs in rb]),
-        shape=(len(rb), len(rh), len(rw), len(rk), len(reduction)))
+        npix=images[:, None, None] * heights[:, None] * widths,
+        shape=(len(rb), len(heights), len(widths), len(rk), len(reduction)))
 
 
 _TILE_COSTS: dict[tuple, dict[str, Any]] = {}
