@@ -24,7 +24,7 @@ from .geometry import padded_width
 from .ops import Conv2d
 from .packed import pad_copy
 from .schedule import ConvSchedule
-from .tiles import _ConvWalk, _Output, axis_layout, tile_ranges
+from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, tile_ranges
 
 _SP, _IN, _W, _ACC = 0, 1, 2, 3   # what shifts a word's local address: nothing, the input, weight, acc base
 _MAX_PIECES = 65536
@@ -80,10 +80,10 @@ def _loads(piece: _Piece, loads: list, funct: int, dram: int, local: Callable, s
         piece.add(funct, dram + d, operand(local(l), rows, cols), _SP, shift, stride)
 
 
-def _computes(piece: _Piece, fills: list, taps: list, dataflow: str) -> None:
+def _computes(piece: _Piece, fills: list, c: StepComputes, dataflow: str) -> None:
     """conv_ws_steps.s.j2's computes: garbage computes that zero accumulator rows, then, weight-stationary,
-    per tap a preload (its weights on the first compute) and a compute per run of pixels; output-stationary,
-    a preload of the run's accumulator rows and a compute of the run with the tap's weights."""
+    per weight block a preload (its weights on the first compute) and a compute per run of pixels;
+    output-stationary, a preload of the run's accumulator rows and a compute of the run with the block's weights."""
     os_ = dataflow == "os"
     if fills:
         local, rows, cols = (np.array(x, dtype=np.int64) for x in zip(*fills))
@@ -91,20 +91,17 @@ def _computes(piece: _Piece, fills: list, taps: list, dataflow: str) -> None:
                   operand(acc(local), rows, cols), _SP, _ACC)
         piece.add(Funct.COMPUTE_PRELOADED, operand(GARBAGE, rows, 1), operand(GARBAGE, 1 if os_ else rows, cols),
                   _SP, _SP)
-    rows = [(t.b, t.b_rows, t.b_cols, n == 0, *c) for t in taps for n, c in enumerate(t.computes)]
-    if not rows:
+    if not len(c.a):
         return
-    b, b_rows, b_cols, first, a, c, n, accumulate = (np.array(x, dtype=np.int64) for x in zip(*rows))
-    c_word = operand(acc(c, accumulate.astype(bool)), n, b_cols)
+    c_word = operand(acc(c.c, c.accumulate), c.rows, c.b_cols)
     if os_:
-        piece.add(Funct.PRELOAD, operand(GARBAGE, n, b_cols), c_word, _SP, _ACC)
-        piece.add(Funct.COMPUTE_PRELOADED, operand(a, n, b_rows), operand(b, b_rows, b_cols), _IN, _W)
+        piece.add(Funct.PRELOAD, operand(GARBAGE, c.rows, c.b_cols), c_word, _SP, _ACC)
+        piece.add(Funct.COMPUTE_PRELOADED, operand(c.a, c.rows, c.b_rows), operand(c.b, c.b_rows, c.b_cols), _IN, _W)
         return
-    first = first.astype(bool)
-    piece.add(Funct.PRELOAD, operand(np.where(first, b, GARBAGE), b_rows, b_cols), c_word,
-              np.where(first, _W, _SP), _ACC)
-    piece.add(np.where(first, Funct.COMPUTE_PRELOADED, Funct.COMPUTE_ACCUMULATED), operand(a, n, b_rows),
-              operand(GARBAGE, n, b_cols), _IN, _SP)
+    piece.add(Funct.PRELOAD, operand(np.where(c.first, c.b, GARBAGE), c.b_rows, c.b_cols), c_word,
+              np.where(c.first, _W, _SP), _ACC)
+    piece.add(np.where(c.first, Funct.COMPUTE_PRELOADED, Funct.COMPUTE_ACCUMULATED), operand(c.a, c.rows, c.b_rows),
+              operand(GARBAGE, c.rows, c.b_cols), _IN, _SP)
 
 
 def _copy_census(op: Conv2d, hw: HardwareConfig, buffers: dict[str, Buffer]) -> Census:
@@ -173,7 +170,7 @@ def conv_census(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> tuple[Census
         each("bias", [*last, first_r], first_r, lambda p, n: _loads(
             p, walk._bias_loads(tile(n)[0]), Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
     each("computes", [last[0], hcls, wcls, r, last[3]], np.ones(len(b), bool),
-         lambda p, n: _computes(p, *walk._taps(*tile(n), 0, 0), s.dataflow))
+         lambda p, n: _computes(p, *walk.computes(*tile(n), 0, 0), s.dataflow))
     each("stores", [*last, last_r], last_r, lambda p, n: _store(p, walk._stores(tile(n)[0]), buffers["output"].addr,
                                                        out_bytes, full))
     return join(parts), buffers

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator, NamedTuple
+from typing import Iterator, NamedTuple
 
 import numpy as np
 
 from isa import HardwareConfig
 
 from .ops import Conv2d, DepthwiseConv2d
+from .runs import ranks, runs, tap_runs
 from .schedule import ConvPlan, ConvSchedule, DepthwiseSchedule
 
 
@@ -51,6 +52,21 @@ class Diagonal(NamedTuple):
     dram: int
 
 
+class StepComputes(NamedTuple):
+    """A step's computes in the walk's order, as arrays: each one's weight block (local row, rows,
+    columns), whether it is the block's first (a :class:`Tap` starts there), and its input row,
+    accumulator row, rows and whether it accumulates."""
+
+    b: np.ndarray
+    b_rows: np.ndarray
+    b_cols: np.ndarray
+    first: np.ndarray
+    a: np.ndarray
+    c: np.ndarray
+    rows: np.ndarray
+    accumulate: np.ndarray
+
+
 @dataclass
 class ConvTile:
     in_loads: list
@@ -60,19 +76,6 @@ class ConvTile:
     fills: list
     taps: list
     stores: list
-
-
-def runs(valid: np.ndarray, steps: Iterable[tuple[np.ndarray, int]], limit: int) -> list[tuple[int, int]]:
-    """(start, length) of the runs of valid elements whose ``steps`` arrays advance by a fixed step,
-    split to at most ``limit`` long."""
-    cont = valid[:-1] & valid[1:]
-    for values, step in steps:
-        cont &= np.diff(values) == step
-    starts = np.flatnonzero(valid & np.r_[True, ~cont])
-    breaks = np.flatnonzero(np.r_[~cont, True])
-    ends = breaks[np.searchsorted(breaks, starts)]
-    return [(int(s) + o, min(limit, int(e) - int(s) + 1 - o))
-            for s, e in zip(starts, ends) for o in range(0, int(e) - int(s) + 1, limit)]
 
 
 def axis_layout(o0: int, n: int, k0: int, nk: int, stride: int, padding: int) -> tuple[list[int], np.ndarray]:
@@ -103,7 +106,7 @@ def tile_ranges(extent: int, tile: int) -> list[range]:
 
 def pixel_grid(*extents: int) -> list[np.ndarray]:
     """Each point's index along each axis of a grid of ``extents``, flattened in row-major order."""
-    return [a.ravel() for a in np.meshgrid(*map(np.arange, extents), indexing="ij")]
+    return list(np.indices(extents).reshape(len(extents), -1))
 
 
 class _Resident:
@@ -282,47 +285,48 @@ class _ConvWalk:
                 for g, rel, cols in self._groups(out.kbs, self.out_c) for r0 in range(0, out.npix, self.d)]
 
     def _taps(self, out: _Output, step: _Step, in_base: int, w_base: int) -> tuple[list[Fill], list[Tap]]:
-        """The step's computes, tap by tap; the first tap of an unbiased tile also zeroes the accumulator
-        rows it leaves (pixels whose input is padding)."""
-        fills, taps = [], []
+        """:meth:`computes` as the lowering renders them: fills, and a Tap per weight block."""
+        fills, comps = self.computes(out, step, in_base, w_base)
+        b, b_rows, b_cols, first, a, c, rows, accumulate = (x.tolist() for x in comps)
+        starts = [*np.flatnonzero(comps.first).tolist(), len(a)]
+        return fills, [Tap(b[s], b_rows[s], b_cols[s], list(map(Compute, a[s:e], c[s:e], rows[s:e], accumulate[s:e])))
+                       for s, e in zip(starts, starts[1:])]
+
+    def computes(self, out: _Output, step: _Step, in_base: int, w_base: int) -> tuple[list[Fill], StepComputes]:
+        """The step's computes: tap by tap (kernel row, then column), each tap's weight blocks (input channel
+        block, then output channel block; depthwise, the one block of the tap's channels), each block's runs
+        of pixels (:func:`tap_runs`: short runs first). The first tap of an unbiased tile overwrites the
+        accumulators it covers; the rows it leaves (pixels whose input is padding) are zeroed first."""
         pb, ph, pw = out.pixels
-        for i, kh in enumerate(step.khs):
-            for j, kw in enumerate(step.kws):
-                rs, cs = ph + step.row_offset[i], pw + step.col_offset[j]
-                ok = self._inside(step.row_index[rs], step.col_index[cs])
-                a_idx = (pb * len(step.row_index) + rs) * len(step.col_index) + cs
-                # short runs first: the next weight block loads (dim cycles) while the tap's
-                # last compute streams, so a tap that ends on a full run hides that load
-                pieces = sorted(runs(ok, [(a_idx, 1)], self.d), key=lambda piece: piece[1])
-                # the first tap overwrites the accumulators it covers; the rest are zeroed first
-                overwrite = step.first and kh == 0 and kw == 0 and not self.op.bias
-                if overwrite:
-                    fills += self._fills(out, ok)
-                taps += self._tap_blocks(out, step, (i, j), in_base, w_base, a_idx, pieces, overwrite)
-        return fills, taps
+        nkw, ncb, nkb = len(step.kws), len(step.cbs), len(out.kbs)
+        rs = np.repeat(ph + np.array(step.row_offset)[:, None], nkw, axis=0)     # (taps, pixels)
+        cs = np.tile(pw + np.array(step.col_offset)[:, None], (len(step.khs), 1))
+        ok = self._inside(step.row_index[rs], step.col_index[cs])
+        a_idx = (pb * len(step.row_index) + rs) * len(step.col_index) + cs
+        pieces = tap_runs(ok, a_idx, self.d)
+        overwrite = step.first and not self.op.bias   # a first step's first tap is kernel row 0, column 0
+        tap, ci, kb = (x.ravel() for x in np.indices((len(ok), ncb, nkb)))   # the weight blocks
+        if self.dw:
+            keep = step.cbs.start + ci == out.kbs.start + kb
+            tap, ci, kb = tap[keep], ci[keep], kb[keep]
+        per_tap = np.bincount(pieces.tap, minlength=len(ok))
+        count = per_tap[tap]   # computes per block
+        rank = ranks(count)
+        piece = np.repeat(np.cumsum(per_tap)[tap] - count, count) + rank
+        tap, ci, kb = (np.repeat(x, count) for x in (tap, ci, kb))
+        start = pieces.start[piece]
+        return (self._fills(out, ok[0]) if overwrite else []), StepComputes(
+            b=w_base + (0 if self.dw else kb * self.plan.w_plane) + self._block_offset(step, tap // nkw, tap % nkw, ci),
+            b_rows=np.minimum(self.d, self.in_c - (step.cbs.start + ci) * self.d),   # _chans, over arrays
+            b_cols=np.minimum(self.d, self.out_c - (out.kbs.start + kb) * self.d),
+            first=rank == 0, a=in_base + ci * self.plan.in_plane + a_idx[tap, start],
+            c=out.acc_base + kb * self.plan.acc_plane + start, rows=pieces.rows[piece],
+            accumulate=~(overwrite & (tap == 0) & ((ci == 0) | self.dw)))
 
     def _fills(self, out: _Output, ok: np.ndarray) -> list[Fill]:
         """Zero the accumulator rows of the pixels where ``ok`` is False."""
         return [Fill(out.acc_base + kb_rel * self.plan.acc_plane + start, n, self._chans(kb, self.out_c))
                 for start, n in runs(~ok, [], self.d) for kb_rel, kb in enumerate(out.kbs)]
-
-    def _tap_blocks(self, out: _Output, step: _Step, tap: tuple[int, int], in_base: int, w_base: int,
-                    a_idx: np.ndarray, pieces: list[tuple[int, int]], overwrite: bool) -> list[Tap]:
-        """One tap's weight blocks, each with the computes of ``pieces`` (runs of pixels) through it."""
-        taps = []
-        a_at = a_idx.tolist()   # Python ints: indexing numpy per compute cost a tenth of a conv's lowering
-        for ci, cb in enumerate(step.cbs):
-            blk = self._block_offset(step, *tap, ci)
-            a_base, accumulate = in_base + ci * self.plan.in_plane, not (overwrite and (self.dw or ci == 0))
-            for kb_rel, kb in enumerate(out.kbs):
-                if self.dw and kb != cb:
-                    continue
-                c_base = out.acc_base + kb_rel * self.plan.acc_plane
-                comps = [Compute(a_base + a_at[p], c_base + p, n, accumulate) for p, n in pieces]
-                if comps:
-                    b = w_base + (0 if self.dw else kb_rel * self.plan.w_plane) + blk
-                    taps.append(Tap(b, self._chans(cb, self.in_c), self._chans(kb, self.out_c), comps))
-        return taps
 
     def _stores(self, out: _Output) -> list[Load]:
         """The finished tile's accumulator rows to the output, in runs of consecutive output pixels."""

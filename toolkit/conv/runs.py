@@ -1,0 +1,52 @@
+"""Runs of pixels: the stretches of a tile's pixels that one mvin, mvout or compute covers."""
+from __future__ import annotations
+
+from typing import Iterable, NamedTuple
+
+import numpy as np
+
+
+def runs(valid: np.ndarray, steps: Iterable[tuple[np.ndarray, int]], limit: int) -> list[tuple[int, int]]:
+    """(start, length) of the runs of valid elements whose ``steps`` arrays advance by a fixed step,
+    split to at most ``limit`` long."""
+    cont = valid[:-1] & valid[1:]
+    for values, step in steps:
+        cont &= np.diff(values) == step
+    starts = np.flatnonzero(valid & np.r_[True, ~cont])
+    breaks = np.flatnonzero(np.r_[~cont, True])
+    ends = breaks[np.searchsorted(breaks, starts)]
+    return [(int(s) + o, min(limit, int(e) - int(s) + 1 - o))
+            for s, e in zip(starts, ends) for o in range(0, int(e) - int(s) + 1, limit)]
+
+
+def ranks(counts: np.ndarray) -> np.ndarray:
+    """For groups of ``counts`` elements laid one after another, each element's index within its group."""
+    return np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+
+
+class TapRuns(NamedTuple):
+    """Runs of pixels, grouped by tap in tap order: each one's tap, first pixel and length."""
+
+    tap: np.ndarray
+    start: np.ndarray
+    rows: np.ndarray
+
+
+def tap_runs(valid: np.ndarray, a_idx: np.ndarray, limit: int) -> TapRuns:
+    """:func:`runs` of every tap at once (a row of ``valid`` and of ``a_idx``, the input row of each
+    pixel): its valid pixels whose input rows advance by one, at most ``limit`` long, short runs first
+    (a stable sort: the next weight block loads while the tap's last compute streams, so a tap that
+    ends on a full run hides that load)."""
+    taps, npix = valid.shape
+    cont = valid[:, :-1] & valid[:, 1:] & (np.diff(a_idx, axis=1) == 1)
+    edge = np.ones((taps, 1), bool)
+    starts = np.flatnonzero(valid & np.hstack([edge, ~cont]))   # flat: tap * npix + pixel
+    breaks = np.flatnonzero(np.hstack([~cont, edge]))           # every tap's last pixel is one
+    length = breaks[np.searchsorted(breaks, starts)] - starts + 1
+    pieces = -(-length // limit)
+    offset = ranks(pieces) * limit
+    length = np.repeat(length, pieces) - offset
+    flat = np.repeat(starts, pieces) + offset
+    rows = np.minimum(limit, length)
+    order = np.lexsort((rows, flat // npix))
+    return TapRuns(flat[order] // npix, flat[order] % npix, rows[order])
