@@ -60,14 +60,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def _quantized_source(net: tk.Network, tensor: str) -> str:
-    """The quantized tensor a float output is dequantized from (through host float ops, if any)."""
-    tensor = next(l for l in net.layers if tensor in l.outputs).tensor_inputs()[0]
-    while net.tensors[tensor].scale is None:
-        tensor = next(l for l in net.layers if tensor in l.outputs).tensor_inputs()[0]
-    return tensor
-
-
 def _float8_ordinal(x: np.ndarray, scale: float) -> np.ndarray:
     """Each value's float8 code as a signed count of float8 values from 0 (codes are sign and magnitude)."""
     code = (np.asarray(x, np.float32) / np.float32(scale)).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
@@ -81,7 +73,7 @@ def output_steps(net: tk.Network, res: NetworkResult, inputs: dict[str, np.ndarr
     sess = session(net.model.SerializeToString(), fuse=False)
     worst = 0.0
     for name, ref in zip([o.name for o in sess.get_outputs()], sess.run(None, inputs)):
-        src = net.tensors[_quantized_source(net, name)]
+        src = net.tensors[net.quantized_source(name)]
         ours = res.outputs[name]
         if src.dtype.startswith("float8"):
             steps = np.abs(_float8_ordinal(ours, src.scale) - _float8_ordinal(ref, src.scale)).max()

@@ -148,6 +148,15 @@ class Network:
                 entry[1].append(layer.name)
         return [Task(op, n, tuple(names)) for op, (n, names) in found.items()]
 
+    def quantized_source(self, tensor: str) -> str:
+        """The quantized tensor a graph output is computed from: the input of the DequantizeLinear that
+        writes it, or, for a host float op's output (OpTypesToExcludeOutputQuantization), the nearest
+        quantized tensor up its first inputs."""
+        tensor = next(l for l in self.layers if tensor in l.outputs).tensor_inputs()[0]
+        while self.tensors[tensor].scale is None:
+            tensor = next(l for l in self.layers if tensor in l.outputs).tensor_inputs()[0]
+        return tensor
+
     def summary(self) -> str:
         accel = [l for l in self.layers if isinstance(l, AccelLayer)]
         kinds: dict[str, int] = {}

@@ -47,20 +47,11 @@ def assert_exact(op: tk.Op, hw: HardwareConfig | str, schedule: Any = None, *, b
 ROUNDING = ("conv2d", "depthwise", "matmul", "host:Requantize")   # layers that round a sum of products
 
 
-def _step(net: Any, tensor: str) -> float:
-    """The step of the quantized tensor ``tensor`` comes from: a DequantizeLinear's input's scale, or, for the
-    float output of a host op (OpTypesToExcludeOutputQuantization), that of the nearest quantized input."""
-    while net.tensors[tensor].scale is None:
-        tensor = next(l for l in net.layers if tensor in l.outputs).tensor_inputs()[0]
-    return net.tensors[tensor].scale
-
-
 def assert_outputs_within_two_steps(net: Any, res: Any) -> None:
     """A network run's float outputs within 2 steps of onnxruntime's."""
     assert res.output_dev
     for name, dev in res.output_dev.items():
-        producer = next(l for l in net.layers if name in l.outputs)
-        assert dev <= 2 * _step(net, producer.tensor_inputs()[0]), (name, dev)
+        assert dev <= 2 * net.tensors[net.quantized_source(name)].scale, (name, dev)
 
 
 def assert_matches_onnxruntime(net: Any, res: Any) -> None:
