@@ -104,7 +104,7 @@ class _Importer(Layers):
     # computed on the host from such a tensor
 
     def qparams(self, node: Any, scale: str, zero_point: str | None, what: str, data_dtype: str | None = None,
-                per_channel: bool = False, types: tuple[str, ...] = ("int8", "uint8")) -> Quant:
+                per_channel: bool = False, types: tuple[str, ...] = ACCEL_TYPES) -> Quant:
         """A (scale, zero point, type) input pair of a node; one per channel only where ``per_channel``
         (constants: weights and biases)."""
         if scale not in self.consts:
@@ -194,7 +194,9 @@ class _Importer(Layers):
 
     def dispatch(self, node: Any) -> None:
         handler = getattr(self, f"on_{node.op_type}", None)
-        if handler is not None:
+        if node.op_type in host_ops.FLOAT_OPS and self.in_island(node):   # a Conv, MatMul, Add, ... of an island
+            self.host(node, host_ops.FLOAT_OPS[node.op_type])
+        elif handler is not None:
             handler(node)
         elif node.op_type in host_ops.QLINEAR_OPS:
             self.qlinear_host(node)
@@ -330,9 +332,6 @@ class _Importer(Layers):
 
     # ---- QDQ compute ops (float between DequantizeLinear and QuantizeLinear) --------------------
     def on_Conv(self, node: Any) -> None:
-        if self.in_island(node):
-            self.host(node, host_ops.FLOAT_OPS["Conv"])
-            return
         x = self.activation(node, node.input[0], "input")
         w = self.qconst(node, node.input[1], "weight")
         b = self.bias(node, node.input[2], "bias") if len(node.input) > 2 and node.input[2] else None
@@ -347,18 +346,12 @@ class _Importer(Layers):
         return values, q.scale
 
     def on_MatMul(self, node: Any) -> None:
-        if self.in_island(node):
-            self.host(node, host_ops.FLOAT_OPS["MatMul"])
-            return
         a = self.activation(node, node.input[0], "input A")
         b = node.input[1]
         b = (*self.qconsts[b], True) if b in self.qconsts else (*self.activation(node, b, "input B"), None, False)
         self.pending[node.output[0]] = _Pending("matmul", node, dict(a=a, b=b, bias=None))
 
     def on_Gemm(self, node: Any) -> None:
-        if self.in_island(node):
-            self.host(node, host_ops.FLOAT_OPS["Gemm"])
-            return
         a = self.activation(node, node.input[0], "input A")
         b = self.qconst(node, node.input[1], "weight B")
         bias = self.bias(node, node.input[2], "bias C") if len(node.input) > 2 and node.input[2] else None
@@ -376,7 +369,7 @@ class _Importer(Layers):
         x = node.input[0]
         if x in self.views:
             self.pending[node.output[0]] = _Pending("maxpool", node, dict(x=self.views[x], dq=x))
-        elif x in self.tensors and self.tensors[x].dtype in ("int8", "uint8"):      # QOperator: on integers
+        elif x in self.tensors and self.tensors[x].dtype in ACCEL_TYPES:      # QOperator: on integers
             info = self.tensors[x]
             q = Quant(info.scale, info.zero_point, info.dtype)
             self.maxpool(node, (x, q), node.output[0], q, x)

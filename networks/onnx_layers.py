@@ -17,7 +17,7 @@ from toolkit.resadd import resadd
 
 from . import host_ops
 from .network import AccelLayer, Feed, HostLayer, TensorInfo, convert_layout, to_layout_shape
-from .onnx_quant import (ONNX_DTYPES, TINY, FloatBias, NodeError, Quant, Shares, along, broadcasts, check_bytes,
+from .onnx_quant import (ACCEL_TYPES, ONNX_DTYPES, TINY, FloatBias, NodeError, Quant, Shares, along, broadcasts, check_bytes,
                          node_attrs, offset_per_channel, requant_scale, scale_ratio, window_shares)
 
 
@@ -245,7 +245,7 @@ class Layers:
         kind = "channel" if op.KIND != "matmul" else "row"
         per_channel = offset_per_channel(shares.offset, layout == "nhwc")
         float_bias = bias if isinstance(bias, FloatBias) else None
-        in_store = yq.plain or (self.store_requant and yq.per_tensor and yq.dtype in ("int8", "uint8"))
+        in_store = yq.plain or (self.store_requant and yq.per_tensor and yq.dtype in ACCEL_TYPES)
         col_scaled = self.store_col_scales and np.ndim(scale) == 1   # the column-scale extension's
 
         if in_store and (np.ndim(scale) == 0 or col_scaled) and per_channel is not None and not shares.terms \
