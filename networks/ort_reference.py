@@ -80,11 +80,12 @@ def compare_with_onnxruntime(net: "Network", inputs: Mapping[str, np.ndarray], r
     from onnx import helper
 
     from .network import AccelLayer, convert_layout
+    from .onnx_quant import NARROW_TYPES   # the 4-bit types
 
     feeds = {name: inputs[name] for name in net.inputs}
     # onnxruntime's optimizer fuses 4-bit QDQ pairs into int8 kernels that then refuse the model (seen with
     # onnxruntime 1.32: "Type 'tensor(int4)' of input parameter ... of operator (QLinearConv) ... is invalid")
-    four_bit = any(t.dtype in ("int4", "uint4") for t in net.tensors.values())
+    four_bit = any(t.dtype in NARROW_TYPES for t in net.tensors.values())
     plain = session(net.model.SerializeToString(), fuse=not four_bit)
     result.ort_latency_s = latency_s(plain, feeds)
     fuse = exact_int8_kernels() and not four_bit
