@@ -168,13 +168,15 @@ module dispatch import systolic_pkg::*; #(
   always_comb begin
     logic [1:0]    ld_state;
     logic [15:0]   blocks;
-    range_t        wr;
+    range_t        wr, rd;
     logic [RW-1:0] floor;
     kind     = KindNop;
     tq       = QLD;
     n_acc    = '0;
     ld_state = 2'd0;
     floor    = '0;
+    wr       = '0;   // assigned on every path: a branch that skips it would hold it, a latch
+    rd       = '0;
     blocks   = (op_cols(cmd_i.rs2) + 16'(DIM - 1)) / 16'(DIM);
     unique case (cmd_i.funct)
       FunctConfig: begin
@@ -208,10 +210,11 @@ module dispatch import systolic_pkg::*; #(
         tq   = QST;
         // a block mvout reads block b from the DIM rows after block b - 1's; a pooling mvout
         // reads config_st's orows x ocols image
-        n_acc.rdv[0]   = 1'b1;
-        n_acc.rd[0]    = span(cmd_i.rs2, 16'd1);
-        n_acc.rd[0].hi = (pool_rows_q != '0) ? n_acc.rd[0].lo + RW'(pool_rows_q - 16'd1)
-                                             : n_acc.rd[0].hi + RW'(blocks - 16'd1) * RW'(DIM);
+        rd           = span(cmd_i.rs2, 16'd1);
+        rd.hi        = (pool_rows_q != '0) ? rd.lo + RW'(pool_rows_q - 16'd1)
+                                           : rd.hi + RW'(blocks - 16'd1) * RW'(DIM);
+        n_acc.rdv[0] = 1'b1;
+        n_acc.rd[0]  = rd;
       end
       FunctComputePreloaded, FunctComputeAccumulated: begin
         kind = KindEnq;
