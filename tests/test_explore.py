@@ -9,7 +9,8 @@ import pytest
 import toolkit as tk
 from networks.area import PERIPHERY_OVERHEAD, TRANSISTORS_PER_BIT, area, sram_transistors
 from networks.explore import ExploreResult, explore, misfit
-from networks.synthesis import PE, module_transistors, synthesize
+from networks.synthesis import PE, logic_depth, module_transistors, synthesize
+from simulators.base import ToolchainError
 from tuner.database import Database
 from tuner.transfer import other_hardware, seed_points
 from tuner.space import Space
@@ -115,3 +116,20 @@ def test_module_transistors_counts_instances() -> None:
     stat = {"modules": {"\\top": {"estimated_num_transistors": "10", "num_cells_by_type": {"\\pe$top.a": 2}},
                         "\\pe$top.a": {"estimated_num_transistors": "7+", "num_cells_by_type": {}}}}
     assert module_transistors(stat, "top") == 24 and module_transistors(stat, PE) == 7
+
+
+def _gate(kind: str, ins: dict[str, list], out: list) -> dict:
+    return {"type": kind, "port_directions": {**dict.fromkeys(ins, "input"), "Y": "output"},
+            "connections": {**ins, "Y": out}}
+
+
+def test_logic_depth_stops_at_flops_and_finds_loops() -> None:
+    """Wires 2 -> NOT -> 3 -> AND(3, 2) -> 4 -> flop -> 5 -> XOR(5, const) -> 6: the deepest chain is 2 gates."""
+    cells = {"n": _gate("$_NOT_", {"A": [2]}, [3]), "a": _gate("$_AND_", {"A": [3], "B": [2]}, [4]),
+             "f": {"type": "$_DFF_P_", "port_directions": {"C": "input", "D": "input", "Q": "output"},
+                   "connections": {"C": [1], "D": [4], "Q": [5]}},
+             "x": _gate("$_XOR_", {"A": [5], "B": ["1"]}, [6])}
+    assert logic_depth({"cells": cells}) == 2
+    assert logic_depth({"cells": {**cells, "m": _gate("$_MUX_", {"A": [4], "B": [6], "S": [4]}, [7])}}) == 3
+    with pytest.raises(ToolchainError, match="combinational loop through 2 gates"):
+        logic_depth({"cells": {**cells, "n": _gate("$_NOT_", {"A": [4]}, [3])}}, "\\dispatch$top.u")
