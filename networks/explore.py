@@ -2,9 +2,10 @@
 from the RTL and its area from synthesis, and the Pareto front of cycles against area.
 
 For each point (a :class:`HardwareConfig` from ``base`` with the space's fields replaced) the
-workload's tasks are checked to fit; then the RTL is built (cached), its logic synthesized (cached,
-:mod:`networks.synthesis`), and each task tuned by :func:`tuner.api.tune` with ``trials`` trials, its
-first trial the default schedule. Every record goes in one database, where the tuner's transfer
+workload's tasks are checked to fit; then the RTL is built (cached) and each task tuned by
+:func:`tuner.api.tune` with ``trials`` trials, its first trial the default schedule. The logic is
+synthesized (cached, :mod:`networks.synthesis`) in a thread of its own, point after point, beside
+the builds and the tuning. Every record goes in one database, where the tuner's transfer
 finds the same workload's records on the points already explored (their features name the
 hardware); ``trials`` counts records already there, so a killed explore resumes from the database.
 The points run in turn; each tuning spreads its measurements over the process pool or the Dask
@@ -15,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -36,7 +38,8 @@ Task = tuple[Op, int]   # an op and how often the workload runs it
 class ExplorePoint:
     """One hardware point: the space's ``values`` and the config they make (None where they make
     none). ``reason`` says why it cannot hold the workload ("" when it can; then cycles, schedule
-    and area are set). ``seconds``: wall time by stage (build, synthesis, tuning)."""
+    and area are set). ``seconds``: time by stage (build, tuning; synthesis, which runs beside them, and
+    "synthesis wait", what it added to the wall time)."""
 
     values: Mapping[str, int]
     hw: HardwareConfig | None
@@ -153,15 +156,17 @@ def misfit(tasks: Sequence[Task], hw: HardwareConfig) -> str:
 AreaModel = Callable[[HardwareConfig], Mapping[str, Any]]
 
 
+def timed_area(area_model: AreaModel, hw: HardwareConfig) -> tuple[dict[str, Any], float]:
+    start = time.perf_counter()
+    return dict(area_model(hw)), time.perf_counter() - start
+
+
 def explore_point(tasks: Sequence[Task], values: Mapping[str, int], hw: HardwareConfig, trials: int,
-                  backend: str, db: str, options: Mapping[str, Any], area_model: AreaModel = area_of
-                  ) -> ExplorePoint:
-    """Build, synthesize and tune one point (see the module's docstring)."""
+                  backend: str, db: str, options: Mapping[str, Any], area: Future) -> ExplorePoint:
+    """Build and tune one point that fits (see the module's docstring); ``area``: its
+    :func:`timed_area`, under way beside the tuning."""
     from tuner.api import tune   # the tuner is slow to import: on first use, as the face does
 
-    reason = misfit(tasks, hw)
-    if reason:
-        return ExplorePoint(values, hw, reason=reason)
     seconds: dict[str, float] = {}
     start = time.perf_counter()
     if backend == "verilator":
@@ -169,20 +174,20 @@ def explore_point(tasks: Sequence[Task], values: Mapping[str, int], hw: Hardware
         build(hw)
     seconds["build"] = time.perf_counter() - start
     start = time.perf_counter()
-    area = dict(area_model(hw))
-    seconds["synthesis"] = time.perf_counter() - start
-    start = time.perf_counter()
     results = [tune(op, hw, trials=trials, backend=backend, db=db, progress=False, **options) for op, _ in tasks]
     seconds["tuning"] = time.perf_counter() - start
+    start = time.perf_counter()
+    area_parts, seconds["synthesis"] = area.result()
+    seconds["synthesis wait"] = time.perf_counter() - start
     failed = [op.key for (op, _), r in zip(tasks, results) if r.cycles is None or r.default_cycles is None]
     if failed:
-        return ExplorePoint(values, hw, area=area, reason=f"no schedule ran on {backend}: {', '.join(failed)}",
+        return ExplorePoint(values, hw, area=area_parts, reason=f"no schedule ran on {backend}: {', '.join(failed)}",
                             seconds=seconds)
     schedules = tuple(r.schedule for r in results)
     return ExplorePoint(
         values, hw, cycles=sum(n * r.cycles for (_, n), r in zip(tasks, results)),
         default_cycles=sum(n * r.default_cycles for (_, n), r in zip(tasks, results)),
-        schedule=schedules[0] if len(schedules) == 1 else schedules, area=area,
+        schedule=schedules[0] if len(schedules) == 1 else schedules, area=area_parts,
         ideal_cycles=sum(n * ideal_cycles(op, hw) for op, n in tasks),
         dram_cycles=sum(n * dram_cycles(op, hw) for op, n in tasks), seconds=seconds)
 
@@ -204,18 +209,31 @@ def explore(workload: Op | Sequence[Op] | Network, space: Mapping[str, Sequence[
     name, tasks = workload_tasks(workload)
     checked, values = hardware_points(space)
     options = dict(workers=workers, scheduler=scheduler, seed=seed, tile_policy=tile_policy, timeout=timeout)
-    points = []
-    for vals in _progress(values, progress):
+    points: list[ExplorePoint | None] = []
+    for vals in values:   # a point that cannot be built or cannot hold the workload, with its reason
         try:
             hw = point_hardware(base_hw, vals)
         except ConfigError as exc:
             points.append(ExplorePoint(vals, None, reason=str(exc)))
             continue
-        points.append(explore_point(tasks, vals, hw, trials, backend, str(db), options, area_model))
-    return ExploreResult(name, checked, tuple(points), base_hw)
+        reason = misfit(tasks, hw)
+        points.append(ExplorePoint(vals, hw, reason=reason) if reason else None)
+    # synthesis (one Yosys process) runs point by point beside the tuning, which it would otherwise
+    # hold up for minutes a point
+    with ThreadPoolExecutor(max_workers=1) as synth:
+        hws = [point_hardware(base_hw, vals) for vals, p in zip(values, points) if p is None]
+        areas = [synth.submit(timed_area, area_model, hw) for hw in hws]
+        try:
+            for i in _progress([i for i, p in enumerate(points) if p is None], progress):
+                hw, area = hws.pop(0), areas.pop(0)
+                points[i] = explore_point(tasks, values[i], hw, trials, backend, str(db), options, area)
+        finally:
+            for future in areas:
+                future.cancel()
+    return ExploreResult(name, checked, tuple(p for p in points if p), base_hw)
 
 
-def _progress(values: list[dict[str, int]], show: bool) -> Any:
+def _progress(values: list[int], show: bool) -> Any:
     if not show:
         return values
     from tqdm import tqdm

@@ -10,6 +10,8 @@ from .area import PARTS
 from .explore import ExploreResult
 
 _mega = fixed(2, per=1e6, suffix="M")
+# seconds a point spent: synthesis runs beside build and tuning, and "synthesis wait" is what it added
+STAGES = ("build", "tuning", "synthesis", "synthesis wait")
 COLUMNS = (
     Column("name", "point", left=True), Column("cycles", "cycles"),
     Column("default_cycles", "default"), Column("speedup", "tuned/default", fixed(2, suffix="x")),
@@ -18,8 +20,7 @@ COLUMNS = (
       for part in PARTS),
     Column("logic_depth", "depth", get=lambda p: p.area.get("logic_depth")),
     Column("bound", "bound", left=True), Column("reason", "reason", left=True, get=lambda p: p.reason or None),
-    *(Column(f"{stage}_s", get=lambda p, stage=stage: p.seconds.get(stage)) for stage in ("build", "synthesis",
-                                                                                          "tuning")),
+    *(Column(f"{stage}_s", get=lambda p, stage=stage: p.seconds.get(stage)) for stage in STAGES),
 )
 
 
@@ -28,11 +29,12 @@ def format_table(res: ExploreResult) -> str:
     cols = (Column("front", "front", left=True, get=lambda p: "*" if id(p) in front else
                    ("preset" if res.is_preset(p) else "")), *COLUMNS)
     text = report.format_table(cols, res.points)
-    wall = {stage: sum(p.seconds.get(stage, 0.0) for p in res.points) for stage in ("build", "synthesis", "tuning")}
+    spent = {stage: sum(p.seconds.get(stage, 0.0) for p in res.points) for stage in STAGES}
     return "\n".join([f"explore {res.workload}: {len(res.points)} points, {sum(p.fits for p in res.points)} fit",
                       text, "area in transistors (M = 1e6): logic from Yosys (mesh, control), SRAMs from the model "
                       "of networks/area.py; depth: the longest gate chain; front: * on the Pareto front",
-                      "wall time by stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in wall.items())])
+                      "seconds by stage: " + ", ".join(f"{k} {v:.1f}" for k, v in spent.items()) +
+                      " (synthesis runs beside build and tuning; the wall time is build + tuning + synthesis wait)"])
 
 
 def write_csv(res: ExploreResult, path: str | Path) -> None:
