@@ -46,7 +46,7 @@ PE, MESH = "pe", "mesh"            # the mesh part is MESH with its dim² PEs; t
 SCRIPT = """\
 read_slang -j 1 -D SYNTHESIS --keep-hierarchy {boxes} -I . {files} --top {top} {params}
 hierarchy -top {top}
-synth -top {top} -noabc
+synth -top {top} -noabc -noshare -nofsm
 async2sync
 dffunmap
 tee -q -o stat.json stat -json -tech cmos
