@@ -95,7 +95,7 @@ KINDS: dict[str, Kind] = {
                    census=conv_census, estimate=pipelined_conv_cycles, os_chains=_conv_os_chains),
     "depthwise": Kind(DepthwiseConv2d, DepthwiseSchedule, default_conv_schedule, lower_conv,
                       library=tiled_conv_dw_auto, flat=gemmini_conv_schedule, domains=conv_domains,
-                      fit_knobs=CONV_FIT),
+                      fit_knobs=CONV_FIT, census=conv_census),
     "resadd": Kind(ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd, library=tiled_resadd_auto),
     "maxpool": Kind(MaxPool2d, MaxPoolSchedule, default_maxpool, lower_maxpool),
 }

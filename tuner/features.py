@@ -453,10 +453,13 @@ def candidate_features(op: Op, hw: HardwareConfig, schedule: Schedule, domains: 
     (toolkit.kinds.census: no rendering) where one covers the schedule, else rendered. ScheduleError
     if it does not fit."""
     domains = domains if domains is not None else knob_domains(op, hw)
-    counted = census(op, schedule, hw)   # where there is one, so is the closed-form prior (toolkit.kinds)
+    counted = census(op, schedule, hw)
     if counted is None:
         return features(lower(op, schedule, hw), op, schedule, domains)
-    return _vector(census_features(counted[0], hw, counted[1]), prior_feature(op, schedule, hw, counted=counted[0]),
+    # a kind with a census but no closed-form prior (depthwise) renders only a stream the stand-in would run
+    short = KINDS[op.KIND].estimate is None and counted[0].count.sum() <= STAND_IN_MAX_INSTRUCTIONS
+    prog = lower(op, schedule, hw) if short else None
+    return _vector(census_features(counted[0], hw, counted[1]), prior_feature(op, schedule, hw, prog, counted[0]),
                    op, schedule, hw, domains)
 
 

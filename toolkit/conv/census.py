@@ -1,6 +1,6 @@
-"""conv2d's instruction census (see toolkit/census.py): the tile walk's steps as arrays, grouped into
-classes of alike steps, and the words conv2d_ws.s.j2 (with conv_ws_steps.s.j2 and pad_copy.s.j2) emits
-for one step of each class.
+"""The conv instruction census (see toolkit/census.py): the tile walk's steps as arrays, grouped into
+classes of alike steps, and the words conv2d_ws.s.j2 or depthwise_ws.s.j2 (with conv_ws_steps.s.j2 and
+pad_copy.s.j2) emits for one step of each class.
 
 Steps are alike when their tiles have the same extents, read the same input rows and columns (padding
 included: an axis tile's class is its length and which of its input slots are padding), and use the same
@@ -21,9 +21,9 @@ from isa.opcodes import Funct
 from ..census import Census, Words, acc, classes, frame, join, operand
 from ..lowering import op_buffers
 from .geometry import padded_width
-from .ops import Conv2d
+from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
-from .schedule import ConvSchedule
+from .schedule import ConvSchedule, DepthwiseSchedule
 from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, tile_ranges
 
 _SP, _IN, _W, _ACC = 0, 1, 2, 3   # what shifts a word's local address: nothing, the input, weight, acc base
@@ -104,6 +104,18 @@ def _computes(piece: _Piece, fills: list, c: StepComputes, dataflow: str) -> Non
               operand(GARBAGE, c.rows, c.b_cols), _IN, _SP)
 
 
+def _diagonals(piece: _Piece, diagonals: list, dram: int) -> None:
+    """depthwise_ws.s.j2's weight blocks (tiles.Diagonal): a garbage compute zeroes the block, then row i
+    takes i + 1 weights and, but row 0, a garbage compute zeroes its first i columns."""
+    for g in diagonals:
+        i = np.arange(g.size)
+        piece.add(Funct.PRELOAD, operand(GARBAGE, 1, 1), operand(g.local, g.size, g.size), _SP, _W)
+        piece.add(Funct.COMPUTE_PRELOADED, operand(GARBAGE, g.size, 1), operand(GARBAGE, g.size, g.size), _SP, _SP)
+        piece.add(Funct.MVIN2, dram + g.dram, operand(g.local + i, 1, i + 1), _SP, _W)
+        piece.add(Funct.PRELOAD, operand(GARBAGE, 1, 1), operand(g.local + i[1:], 1, i[1:]), _SP, _W)
+        piece.add(Funct.COMPUTE_PRELOADED, operand(GARBAGE, 1, 1), operand(GARBAGE, 1, i[1:]), _SP, _SP)
+
+
 def _copy_census(op: Conv2d, hw: HardwareConfig, buffers: dict[str, Buffer]) -> Census:
     """pad_copy.s.j2: its config_ld and config_st, a mvin per chunk, an mvout per block, a fence."""
     copy, w = pad_copy(op, hw), Words()
@@ -118,21 +130,25 @@ def _copy_census(op: Conv2d, hw: HardwareConfig, buffers: dict[str, Buffer]) -> 
 
 
 # Over 40 lines: the step arrays and the five kinds of words of a step, each a short call.
-def conv_census(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> tuple[Census, dict[str, Buffer]]:
-    """The census of ``lower_conv(op, s, hw)``'s stream, and its buffers."""
+def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
+                ) -> tuple[Census, dict[str, Buffer]]:
+    """The census of ``lower_conv(op, s, hw)``'s stream, and its buffers. A depthwise conv's reduction is
+    its taps alone (the channel tile is the output's), so its input changes with the channel tile too."""
     walk = _ConvWalk(op, s, hw)
+    dw = walk.dw
     geo, plan, t, d = walk.geo, walk.plan, walk.t, walk.d
     padded = geo.source == "padded"
     buffers = op_buffers(op, (("padded", "int8", (op.batch, op.in_h, padded_width(op), op.in_c)),) if padded else ())
     ranges = (tile_ranges(op.batch, t.b), tile_ranges(op.out_h, t.oh), tile_ranges(op.out_w, t.ow),
               tile_ranges(-(-walk.out_c // d), t.k))
-    reduction = walk.reduction(range(0))
-    nkw, nc = len(tile_ranges(geo.kernel[1], t.kw)), len(tile_ranges(-(-walk.in_c // d), t.c))
+    reduction = walk.reduction(range(1))   # (a depthwise conv's: each channel tile its own, of the same length)
+    nkw, nc = len(tile_ranges(geo.kernel[1], t.kw)), 1 if dw else len(tile_ranges(-(-walk.in_c // d), t.c))
     shape = (*map(len, ranges), len(reduction))
-    b, h, w, k, r = (np.transpose(a, ["bhwk".index(x) for x in s.loop_order] + [4]).reshape(-1)
+    b, h, w, k, r = (np.transpose(a, [s.ORDER.index(x) for x in s.loop_order] + [4]).reshape(-1)
                      for a in np.indices(shape))
     new_in, new_w = np.ones(len(b), bool), np.ones(len(b), bool)
-    new_in[1:] = (b[1:] != b[:-1]) | (h[1:] != h[:-1]) | (w[1:] != w[:-1]) | (r[1:] != r[:-1])
+    new_in[1:] = (b[1:] != b[:-1]) | (h[1:] != h[:-1]) | (w[1:] != w[:-1]) | (r[1:] != r[:-1]) \
+        | (dw & (k[1:] != k[:-1]))
     new_w[1:] = (k[1:] != k[:-1]) | (r[1:] != r[:-1])
     bufs = [(np.cumsum(new_in) - 1) % s.nbuf, (np.cumsum(new_w) - 1) % s.nbuf, (np.arange(len(b)) // shape[4]) % s.nbuf]
     (sh, sw), (ph, pw) = geo.stride, geo.padding
@@ -144,7 +160,7 @@ def conv_census(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> tuple[Census
 
     def tile(n: int) -> tuple:
         out = _Output(*(rng[x[n]] for rng, x in zip(ranges, (b, h, w, k))), 0)
-        return out, walk.step(out, int(r[n]), reduction)
+        return out, walk.step(out, int(r[n]), walk.reduction(out.kbs) if dw else reduction)
 
     # a class's words at base 0 depend on the op, the hardware, the tiles, the mvin width and the
     # dataflow, not on the placement, loop order or pipeline knobs: candidates that differ only there share them
@@ -161,11 +177,15 @@ def conv_census(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> tuple[Census
             parts.append(_PIECES[key].census(int(count), bases))
 
     src, out_bytes, full = buffers[geo.source].addr, (4 if op.out_dtype == "int32" else 1), op.out_dtype == "int32"
-    each("input", [last[0], hcls, wcls, r], new_in, lambda p, n: _loads(
+    each("input", [last[0], hcls, wcls, r, *([last[3]] if dw else [])], new_in, lambda p, n: _loads(
         p, walk._input_loads(*tile(n), 0), Funct.MVIN, src, lambda x: x, _IN, plan.in_plane))
-    each("weights", [last[3], r], new_w, lambda p, n: _loads(
-        p, walk._weight_loads(tile(n)[1], tile(n)[0].kbs, 0), Funct.MVIN2, buffers["weight"].addr, lambda x: x, _W,
-        plan.w_plane))
+    if dw:
+        each("weights", [last[3], r], new_w, lambda p, n: _diagonals(
+            p, walk._diagonals(tile(n)[1], 0), buffers["weight"].addr))
+    else:
+        each("weights", [last[3], r], new_w, lambda p, n: _loads(
+            p, walk._weight_loads(tile(n)[1], tile(n)[0].kbs, 0), Funct.MVIN2, buffers["weight"].addr,
+            lambda x: x, _W, plan.w_plane))
     if op.bias:
         each("bias", [*last, first_r], first_r, lambda p, n: _loads(
             p, walk._bias_loads(tile(n)[0]), Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
