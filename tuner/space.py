@@ -9,6 +9,7 @@ or, equivalently, a genome: one value index per knob.
 """
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 from dataclasses import fields, replace
@@ -25,6 +26,14 @@ from toolkit.schedule import Schedule, ScheduleError
 
 # fit knobs that place regions, not size them: at their first values (bank 0, packed) they take the least room
 PLACEMENT_KNOBS = frozenset({"split_buffers", "a_bank", "b_bank", "c_bank", "in_bank", "w_bank", "acc_bank"})
+
+
+def _constructs(cls: type[Schedule], knobs: dict[str, Any]) -> bool:
+    try:
+        cls(**knobs)
+    except ScheduleError:
+        return False
+    return True
 
 
 def fits(schedule: Schedule, op: Op, hw: HardwareConfig) -> None:
@@ -77,28 +86,43 @@ class Space:
     def _enumerate_fit(self) -> np.ndarray:
         """Every fitting combination of the fit knobs, in two stages: the placement knobs (banks,
         split buffers) only multiply the sizes that fit at their first values, bank 0 and packed,
-        which take the least room: a size that does not fit there fits nowhere."""
+        which take the least room: a size that does not fit there fits nowhere. A placement only
+        moves regions, so its candidates are the size's schedule with the placement knobs set, not
+        built and checked anew (its values pass the class's own checks once, in ``allowed``)."""
         base = {n: self.domains[n][0] for n in self.free}
         placement = [n for n in self.fit if n in PLACEMENT_KNOBS]
         sizes = [n for n in self.fit if n not in PLACEMENT_KNOBS]
+        places = [dict(zip(placement, p)) for p in itertools.product(*(range(len(self.domains[n])) for n in placement))]
+        allowed: list[bool | None] = [None] * len(places)
 
-        def fit(knobs: dict[str, Any]) -> bool:
+        def fit(schedule: Schedule) -> bool:
             try:
-                fits(self.cls(**knobs), self.op, self.hw)  # memory_plan: the one authority on fitting
+                fits(schedule, self.op, self.hw)  # memory_plan: the one authority on fitting
             except ScheduleError:
                 return False
             return True
 
-        first = {n: self.domains[n][0] for n in placement}
         valid = []
         for size in itertools.product(*(range(len(self.domains[n])) for n in sizes)):
-            knobs = dict(base, **first, **{n: self.domains[n][v] for n, v in zip(sizes, size)})
-            if not fit(knobs):
+            knobs = dict(base, **{n: self.domains[n][0] for n in placement},
+                         **{n: self.domains[n][v] for n, v in zip(sizes, size)})
+            try:
+                schedule = self.cls(**knobs)
+            except ScheduleError:
                 continue
-            for place in itertools.product(*(range(len(self.domains[n])) for n in placement)):
-                knobs.update({n: self.domains[n][v] for n, v in zip(placement, place)})
-                if fit(knobs):
-                    chosen = dict(zip(sizes, size), **dict(zip(placement, place)))
+            if not fit(schedule):
+                continue
+            for p, place in enumerate(places):
+                values = {n: self.domains[n][v] for n, v in place.items()}
+                if allowed[p] is None:
+                    allowed[p] = _constructs(self.cls, dict(knobs, **values))
+                if not allowed[p]:
+                    continue
+                candidate = copy.copy(schedule)
+                for n, v in values.items():
+                    object.__setattr__(candidate, n, v)   # frozen: set once, before anyone sees it
+                if fit(candidate):
+                    chosen = dict(zip(sizes, size), **place)
                     valid.append(tuple(chosen[n] for n in self.fit))
         return np.array(valid, dtype=np.int32).reshape(-1, len(self.fit))
 
