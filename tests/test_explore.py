@@ -3,6 +3,7 @@ hardware, bad arguments; the area from Yosys and the CLI (slow: one synthesis of
 from __future__ import annotations
 
 import dataclasses
+import threading
 
 import pytest
 
@@ -42,6 +43,7 @@ def test_points_front_and_misfits(tmp_path) -> None:
         rerun = tk.run(tk.compile(OP, p.hw, schedule=p.schedule), OP.random_inputs(0), backend="stand-in")
         assert rerun.cycles == p.cycles <= p.default_cycles
         assert p.area == fake_area(p.hw) and p.bound in ("compute", "dram") and 0 < p.utilization <= 1
+        assert set(p.seconds) == {"build", "tuning", "synthesis", "synthesis wait"}
     front = res.pareto
     assert front and all(p.fits for p in front)
     for p in good:   # every point off the front is beaten on both axes by one on it
@@ -71,6 +73,27 @@ def test_records_transfer_across_hardware(tmp_path) -> None:
     space = Space(OP, wide)
     best = found[0][1][0].schedule
     assert space.nearest(best) in seed_points(Database(db), space, "stand-in")
+
+
+def test_synthesis_runs_beside_the_tuning_and_its_errors_surface(tmp_path) -> None:
+    """The area model runs in a thread of its own, once per point that fits, in the points' order; an error
+    there stops the explore with that error."""
+    seen = []
+
+    def area_model(hw: tk.HardwareConfig) -> dict[str, int]:
+        seen.append((hw.dim, threading.current_thread() is threading.main_thread()))
+        return fake_area(hw)
+
+    explore(OP, SPACE, trials=1, backend="stand-in", workers=1, db=str(tmp_path / "e.db"), base="tiny",
+            progress=False, area_model=area_model)
+    assert seen == [(4, False), (8, False)]
+
+    def broken(hw: tk.HardwareConfig) -> dict[str, int]:
+        raise ToolchainError("no yosys here")
+
+    with pytest.raises(ToolchainError, match="no yosys here"):
+        explore(OP, {"dim": [4]}, trials=1, backend="stand-in", workers=1, db=str(tmp_path / "f.db"), base="tiny",
+                progress=False, area_model=broken)
 
 
 def test_misfit_names_the_op(tiny) -> None:
