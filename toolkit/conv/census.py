@@ -4,7 +4,9 @@ pad_copy.s.j2) emits for one step of each class.
 
 Steps are alike when their tiles have the same extents, read the same input rows and columns (padding
 included: an axis tile's class is its length and which of its input slots are padding), and use the same
-reduction tile: then their words differ only in DRAM addresses within one buffer (which the features
+kernel taps with a like channel tile (only the last, ragged one differs) at a like place in the reduction
+(its first step overwrites the accumulators): then their words differ only in DRAM addresses within one
+buffer (which the features
 read only for the buffer) and in which half of each double buffer they use, which shifts local
 addresses. So each class's words are built once at local base 0 and shifted per buffer.
 """
@@ -177,19 +179,22 @@ def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedul
             parts.append(_PIECES[key].census(int(count), bases))
 
     src, out_bytes, full = buffers[geo.source].addr, (4 if op.out_dtype == "int32" else 1), op.out_dtype == "int32"
-    each("input", [last[0], hcls, wcls, r, *([last[3]] if dw else [])], new_in, lambda p, n: _loads(
+    # a step's words depend on its channel tile only through whether it is the last (a ragged one), and
+    # on the reduction's first step (it overwrites the accumulators); the other channel tiles are alike
+    taps, last_c = r // nc, r % nc == nc - 1
+    each("input", [last[0], hcls, wcls, taps, last_c, *([last[3]] if dw else [])], new_in, lambda p, n: _loads(
         p, walk._input_loads(*tile(n), 0), Funct.MVIN, src, lambda x: x, _IN, plan.in_plane))
     if dw:
-        each("weights", [last[3], r], new_w, lambda p, n: _diagonals(
+        each("weights", [last[3], taps], new_w, lambda p, n: _diagonals(
             p, walk._diagonals(tile(n)[1], 0), buffers["weight"].addr))
     else:
-        each("weights", [last[3], r], new_w, lambda p, n: _loads(
+        each("weights", [last[3], taps, last_c], new_w, lambda p, n: _loads(
             p, walk._weight_loads(tile(n)[1], tile(n)[0].kbs, 0), Funct.MVIN2, buffers["weight"].addr,
             lambda x: x, _W, plan.w_plane))
     if op.bias:
         each("bias", [*last, first_r], first_r, lambda p, n: _loads(
             p, walk._bias_loads(tile(n)[0]), Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
-    each("computes", [last[0], hcls, wcls, r, last[3]], np.ones(len(b), bool),
+    each("computes", [last[0], hcls, wcls, taps, last_c, first_r, last[3]], np.ones(len(b), bool),
          lambda p, n: _computes(p, *walk.computes(*tile(n), 0, 0), s.dataflow))
     each("stores", [*last, last_r], last_r, lambda p, n: _store(p, walk._stores(tile(n)[0]), buffers["output"].addr,
                                                        out_bytes, full))
