@@ -39,7 +39,7 @@ class ExplorePoint:
     """One hardware point: the space's ``values`` and the config they make (None where they make
     none). ``reason`` says why it cannot hold the workload ("" when it can; then cycles, schedule
     and area are set). ``seconds``: time by stage (build, tuning; synthesis, which runs beside them, and
-    "synthesis wait", what it added to the wall time)."""
+    "synthesis_wait", what it added to the wall time)."""
 
     values: Mapping[str, int]
     hw: HardwareConfig | None
@@ -178,7 +178,7 @@ def explore_point(tasks: Sequence[Task], values: Mapping[str, int], hw: Hardware
     seconds["tuning"] = time.perf_counter() - start
     start = time.perf_counter()
     area_parts, seconds["synthesis"] = area.result()
-    seconds["synthesis wait"] = time.perf_counter() - start
+    seconds["synthesis_wait"] = time.perf_counter() - start
     failed = [op.key for (op, _), r in zip(tasks, results) if r.cycles is None or r.default_cycles is None]
     if failed:
         return ExplorePoint(values, hw, area=area_parts, reason=f"no schedule ran on {backend}: {', '.join(failed)}",

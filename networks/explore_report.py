@@ -10,8 +10,8 @@ from .area import PARTS
 from .explore import ExploreResult
 
 _mega = fixed(2, per=1e6, suffix="M")
-# seconds a point spent: synthesis runs beside build and tuning, and "synthesis wait" is what it added
-STAGES = ("build", "tuning", "synthesis", "synthesis wait")
+# seconds a point spent: synthesis runs beside build and tuning, and "synthesis_wait" is what it added
+STAGES = ("build", "tuning", "synthesis", "synthesis_wait")
 COLUMNS = (
     Column("name", "point", left=True), Column("cycles", "cycles"),
     Column("default_cycles", "default"), Column("speedup", "tuned/default", fixed(2, suffix="x")),
@@ -34,7 +34,7 @@ def format_table(res: ExploreResult) -> str:
                       text, "area in transistors (M = 1e6): logic from Yosys (mesh, control), SRAMs from the model "
                       "of networks/area.py; depth: the longest gate chain; front: * on the Pareto front",
                       "seconds by stage: " + ", ".join(f"{k} {v:.1f}" for k, v in spent.items()) +
-                      " (synthesis runs beside build and tuning; the wall time is build + tuning + synthesis wait)"])
+                      " (synthesis runs beside build and tuning; the wall time is build + tuning + synthesis_wait)"])
 
 
 def write_csv(res: ExploreResult, path: str | Path) -> None:
