@@ -68,7 +68,8 @@ def test_census_features_equal_the_rendered_streams(hw: tk.HardwareConfig, op: t
 
 @pytest.mark.parametrize("op", [tk.matmul(100, 50, 70, bias="row", activation="relu", scale=0.03),
                                 tk.conv2d(1, 9, 7, 5, 6, stride=2, kernel=3, padding=1, out_dtype="int32"),
-                                tk.conv2d(1, 6, 6, 3, 5, bias="channel", activation="relu", scale=0.02)])
+                                tk.conv2d(1, 6, 6, 3, 5, bias="channel", activation="relu", scale=0.02),
+                                tk.depthwise_conv2d(1, 12, 12, 40, bias="channel", scale=0.05)])
 def test_output_stationary_census_equals_the_rendered_stream(op: tk.Op) -> None:
     """The output-stationary words (a preload and a compute per run, the accumulator rows on the last)."""
     space = Space(op, GEMMINI)
