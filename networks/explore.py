@@ -5,7 +5,7 @@ For each point (a :class:`HardwareConfig` from ``base`` with the space's fields 
 workload's tasks are checked to fit; then the RTL is built (cached) and each task tuned by
 :func:`tuner.api.tune` with ``trials`` trials, its first trial the default schedule. The logic is
 synthesized (cached, :mod:`networks.synthesis`) in a thread of its own, point after point, beside
-the builds and the tuning. Every record goes in one database, where the tuner's transfer
+the builds and the tuning; with a Dask ``scheduler``, on its workers, many points at once. Every record goes in one database, where the tuner's transfer
 finds the same workload's records on the points already explored (their features name the
 hardware); ``trials`` counts records already there, so a killed explore resumes from the database.
 The points run in turn; each tuning spreads its measurements over the process pool or the Dask
@@ -16,10 +16,11 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from isa import HardwareConfig
 from isa.config import ConfigError
@@ -218,9 +219,7 @@ def explore(workload: Op | Sequence[Op] | Network, space: Mapping[str, Sequence[
             continue
         reason = misfit(tasks, hw)
         points.append(ExplorePoint(vals, hw, reason=reason) if reason else None)
-    # synthesis (one Yosys process) runs point by point beside the tuning, which it would otherwise
-    # hold up for minutes a point
-    with ThreadPoolExecutor(max_workers=1) as synth:
+    with _synthesis_pool(scheduler) as synth:
         hws = [point_hardware(base_hw, vals) for vals, p in zip(values, points) if p is None]
         areas = [synth.submit(timed_area, area_model, hw) for hw in hws]
         try:
@@ -231,6 +230,25 @@ def explore(workload: Op | Sequence[Op] | Network, space: Mapping[str, Sequence[
             for future in areas:
                 future.cancel()
     return ExploreResult(name, checked, tuple(p for p in points if p), base_hw)
+
+
+@contextmanager
+def _synthesis_pool(scheduler: str | None) -> Iterator[Executor]:
+    """Where the points are synthesized: in a thread of its own, point after point beside the tuning,
+    which it would otherwise hold up for minutes a point (Yosys is one process); with a Dask
+    scheduler, on its workers, as many points at once as they take."""
+    if scheduler is None:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            yield pool
+        return
+    from dask.distributed import Client
+
+    from tuner.measure import connect_dask
+    client = connect_dask(Client, scheduler)
+    try:
+        yield client.get_executor(pure=False)
+    finally:
+        client.close()
 
 
 def _progress(values: list[int], show: bool) -> Any:

@@ -19,6 +19,7 @@ pytest.importorskip("dask.distributed")
 import toolkit as tk  # noqa: E402
 from isa import Program  # noqa: E402
 from simulators.base import RunResult  # noqa: E402
+from networks.explore import explore  # noqa: E402
 from toolkit.cli import main as cli_main  # noqa: E402
 from tuner.database import Database, Record  # noqa: E402
 from simulators.stand_in import run as stand_in_run  # noqa: E402
@@ -127,3 +128,18 @@ def test_cli_tunes_through_the_scheduler(cluster, tmp_path: Path, capsys: pytest
     assert rc == 0, capsys.readouterr().err
     recs = Database(db).records()
     assert len(recs) == 6 and all(r.ok and r.backend == "stand-in" for r in recs)
+
+
+def area_saying_where(hw: tk.HardwareConfig) -> dict[str, int]:
+    """A stand-in area model (no Yosys) that says which process ran it."""
+    return {"transistors": 1000 * hw.dim ** 2, "pid": os.getpid()}
+
+
+@pytest.mark.slow
+def test_explore_synthesizes_on_the_cluster(cluster, tmp_path: Path) -> None:
+    """With a scheduler, each point's area is computed on a worker, not in the exploring process."""
+    address, _ = cluster
+    res = explore(OP, {"dim": [4, 8]}, trials=2, backend="stand-in", scheduler=address, db=str(tmp_path / "e.db"),
+                  base="tiny", progress=False, area_model=area_saying_where)
+    assert [p.area["transistors"] for p in res.points] == [16_000, 64_000]
+    assert all(p.area["pid"] != os.getpid() and p.cycles for p in res.points)

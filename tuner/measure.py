@@ -223,7 +223,7 @@ def run_candidates(op: dict[str, Any], hw: dict[str, Any], knobs: Sequence[dict[
     return results  # type: ignore[return-value]  (every position is filled above)
 
 
-def _connect(client: Callable[..., Any], scheduler: str) -> Any:
+def connect_dask(client: Callable[..., Any], scheduler: str) -> Any:
     """A Dask client of ``scheduler``, or a one-line error soon: a plain TCP address is tried first,
     so that nothing listening there fails at once (Dask itself retries until its timeout)."""
     parts = urllib.parse.urlsplit(scheduler if "://" in scheduler else f"tcp://{scheduler}")
@@ -285,7 +285,7 @@ class Measurer:
             except ImportError:
                 raise RuntimeError(f"measuring on the Dask scheduler {scheduler!r} needs dask.distributed: "
                                    "pip install 'dask[distributed]'") from None
-            self._client = _connect(Client, scheduler)
+            self._client = connect_dask(Client, scheduler)
             self.executor = self._client.get_executor(pure=False)
         else:
             self.executor = self._new_pool()
