@@ -5,9 +5,9 @@ For each point (a :class:`HardwareConfig` from ``base`` with the space's fields 
 workload's tasks are checked to fit; then the RTL is built (cached) and each task tuned by
 :func:`tuner.api.tune` with ``trials`` trials, its first trial the default schedule. The logic is
 synthesized (cached, :mod:`networks.synthesis`) in a thread of its own, point after point, beside
-the builds and the tuning; with a Dask ``scheduler``, on its workers, many points at once. Every record goes in one database, where the tuner's transfer
-finds the same workload's records on the points already explored (their features name the
-hardware); ``trials`` counts records already there, so a killed explore resumes from the database.
+the builds and the tuning; with a Dask ``scheduler``, on its workers, many points at once. Every
+record goes in one database, where the tuner's transfer finds the same workload's records on the
+points already explored (their features name the hardware); ``trials`` counts records already there, so a killed explore resumes from the database.
 The points run in turn; each tuning spreads its measurements over the process pool or the Dask
 cluster (``scheduler``), and a lost worker loses only a measurement the tuner retries.
 """

@@ -31,7 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", choices=("verilator", "stand-in"), default="verilator",
                    help="cycle source: verilator (RTL) or stand-in (analytical model, NOT RTL; for quick trials)")
     p.add_argument("--workers", type=positive_int, default=None, help="local measuring processes (default: CPUs)")
-    p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address (tcp://host:8786) to measure and synthesize on")
+    p.add_argument("--scheduler", metavar="ADDR",
+                   help="Dask scheduler address (tcp://host:8786) to measure and synthesize on")
     p.add_argument("--seed", type=seed, default=0, help="seed of the search and the inputs")
     p.add_argument("--timeout", type=seconds, default=600.0, help="seconds per candidate (default 600)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
