@@ -7,9 +7,10 @@ workload's tasks are checked to fit; then the RTL is built (cached) and each tas
 synthesized (cached, :mod:`networks.synthesis`) in a thread of its own, point after point, beside
 the builds and the tuning; with a Dask ``scheduler``, on its workers, many points at once. Every
 record goes in one database, where the tuner's transfer finds the same workload's records on the
-points already explored (their features name the hardware); ``trials`` counts records already there, so a killed explore resumes from the database.
-The points run in turn; each tuning spreads its measurements over the process pool or the Dask
-cluster (``scheduler``), and a lost worker loses only a measurement the tuner retries.
+points already explored (their features name the hardware); ``trials`` counts records already
+there, so a killed explore resumes from the database. The points run in turn; each tuning spreads
+its measurements over the process pool or the Dask cluster (``scheduler``), and a lost worker loses
+only a measurement the tuner retries.
 """
 from __future__ import annotations
 
@@ -210,26 +211,28 @@ def explore(workload: Op | Sequence[Op] | Network, space: Mapping[str, Sequence[
     name, tasks = workload_tasks(workload)
     checked, values = hardware_points(space)
     options = dict(workers=workers, scheduler=scheduler, seed=seed, tile_policy=tile_policy, timeout=timeout)
-    points: list[ExplorePoint | None] = []
-    for vals in values:   # a point that cannot be built or cannot hold the workload, with its reason
+    points: dict[int, ExplorePoint] = {}
+    fitting: list[tuple[int, HardwareConfig]] = []
+    for i, vals in enumerate(values):   # a point that cannot be built or hold the workload says why
         try:
             hw = point_hardware(base_hw, vals)
         except ConfigError as exc:
-            points.append(ExplorePoint(vals, None, reason=str(exc)))
+            points[i] = ExplorePoint(vals, None, reason=str(exc))
             continue
         reason = misfit(tasks, hw)
-        points.append(ExplorePoint(vals, hw, reason=reason) if reason else None)
+        if reason:
+            points[i] = ExplorePoint(vals, hw, reason=reason)
+        else:
+            fitting.append((i, hw))
     with _synthesis_pool(scheduler) as synth:
-        hws = [point_hardware(base_hw, vals) for vals, p in zip(values, points) if p is None]
-        areas = [synth.submit(timed_area, area_model, hw) for hw in hws]
+        areas = [synth.submit(timed_area, area_model, hw) for _, hw in fitting]
         try:
-            for i in _progress([i for i, p in enumerate(points) if p is None], progress):
-                hw, area = hws.pop(0), areas.pop(0)
+            for (i, hw), area in _progress(list(zip(fitting, areas)), progress):
                 points[i] = explore_point(tasks, values[i], hw, trials, backend, str(db), options, area)
         finally:
             for future in areas:
                 future.cancel()
-    return ExploreResult(name, checked, tuple(p for p in points if p), base_hw)
+    return ExploreResult(name, checked, tuple(points[i] for i in range(len(values))), base_hw)
 
 
 @contextmanager
@@ -251,7 +254,7 @@ def _synthesis_pool(scheduler: str | None) -> Iterator[Executor]:
         client.close()
 
 
-def _progress(values: list[int], show: bool) -> Any:
+def _progress(values: list[Any], show: bool) -> Any:
     if not show:
         return values
     from tqdm import tqdm
