@@ -13,7 +13,7 @@ import copy
 import itertools
 import math
 from dataclasses import fields, replace
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -28,9 +28,10 @@ from toolkit.schedule import Schedule, ScheduleError
 PLACEMENT_KNOBS = frozenset({"split_buffers", "a_bank", "b_bank", "c_bank", "in_bank", "w_bank", "acc_bank"})
 
 
-def _constructs(cls: type[Schedule], knobs: dict[str, Any]) -> bool:
+def _passes(check: Callable[[], Any]) -> bool:
+    """Whether ``check()`` runs without a ScheduleError."""
     try:
-        cls(**knobs)
+        check()
     except ScheduleError:
         return False
     return True
@@ -92,36 +93,26 @@ class Space:
         base = {n: self.domains[n][0] for n in self.free}
         placement = [n for n in self.fit if n in PLACEMENT_KNOBS]
         sizes = [n for n in self.fit if n not in PLACEMENT_KNOBS]
-        places = [dict(zip(placement, p)) for p in itertools.product(*(range(len(self.domains[n])) for n in placement))]
+        places = [(dict(zip(placement, p)), {n: self.domains[n][v] for n, v in zip(placement, p)})
+                  for p in itertools.product(*(range(len(self.domains[n])) for n in placement))]
         allowed: list[bool | None] = [None] * len(places)
-
-        def fit(schedule: Schedule) -> bool:
-            try:
-                fits(schedule, self.op, self.hw)  # memory_plan: the one authority on fitting
-            except ScheduleError:
-                return False
-            return True
-
         valid = []
         for size in itertools.product(*(range(len(self.domains[n])) for n in sizes)):
-            knobs = dict(base, **{n: self.domains[n][0] for n in placement},
-                         **{n: self.domains[n][v] for n, v in zip(sizes, size)})
+            knobs = dict(base, **places[0][1], **{n: self.domains[n][v] for n, v in zip(sizes, size)})
             try:
                 schedule = self.cls(**knobs)
+                fits(schedule, self.op, self.hw)   # memory_plan: the one authority on fitting
             except ScheduleError:
                 continue
-            if not fit(schedule):
-                continue
-            for p, place in enumerate(places):
-                values = {n: self.domains[n][v] for n, v in place.items()}
+            for p, (place, values) in enumerate(places):
                 if allowed[p] is None:
-                    allowed[p] = _constructs(self.cls, dict(knobs, **values))
+                    allowed[p] = _passes(lambda: self.cls(**{**knobs, **values}))
                 if not allowed[p]:
                     continue
                 candidate = copy.copy(schedule)
                 for n, v in values.items():
                     object.__setattr__(candidate, n, v)   # frozen: set once, before anyone sees it
-                if fit(candidate):
+                if _passes(lambda: fits(candidate, self.op, self.hw)):
                     chosen = dict(zip(sizes, size), **place)
                     valid.append(tuple(chosen[n] for n in self.fit))
         return np.array(valid, dtype=np.int32).reshape(-1, len(self.fit))
