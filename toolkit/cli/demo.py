@@ -6,8 +6,8 @@ The layer is a MobileNet-style depthwise conv, 3x3 stride 1 over 28x28 pixels of
 was picked by measuring on the RTL, 24 trials each, the layers where a hand heuristic is likely
 weakest (odd matmul shapes, attention matmuls, small and strided convs, depthwise convs): on the
 others the default was the best of the trials or within 4% of it; on the depthwise convs of stride
-1 the search beats it by 1.7x, here within 16 trials. The seed fixes the search (budgets are in candidates), so the demo finds the same schedule
-on any machine.
+1 the search beats it by 1.7x, here within 16 trials. The seed fixes the search (budgets are in
+candidates), so the demo finds the same schedule on any machine.
 """
 from __future__ import annotations
 
