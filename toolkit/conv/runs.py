@@ -12,11 +12,21 @@ def runs(valid: np.ndarray, steps: Iterable[tuple[np.ndarray, int]], limit: int)
     cont = valid[:-1] & valid[1:]
     for values, step in steps:
         cont &= np.diff(values) == step
-    starts = np.flatnonzero(valid & np.r_[True, ~cont])
-    breaks = np.flatnonzero(np.r_[~cont, True])
-    ends = breaks[np.searchsorted(breaks, starts)]
-    return [(int(s) + o, min(limit, int(e) - int(s) + 1 - o))
-            for s, e in zip(starts, ends) for o in range(0, int(e) - int(s) + 1, limit)]
+    starts, length = _split_runs(valid[None], cont[None], limit)
+    return list(zip(starts.tolist(), length.tolist()))
+
+
+def _split_runs(valid: np.ndarray, cont: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """The runs of each row of ``valid`` (``cont``: whether each element runs on into the next, a column
+    fewer), split to at most ``limit`` long: their flat starts (row * columns + column) and lengths, in
+    order."""
+    edge = np.ones((len(valid), 1), bool)
+    starts = np.flatnonzero(valid & np.hstack([edge, ~cont]))
+    breaks = np.flatnonzero(np.hstack([~cont, edge]))           # every row's last element is one
+    length = breaks[np.searchsorted(breaks, starts)] - starts + 1
+    pieces = -(-length // limit)
+    offset = ranks(pieces) * limit
+    return np.repeat(starts, pieces) + offset, np.minimum(limit, np.repeat(length, pieces) - offset)
 
 
 def ranks(counts: np.ndarray) -> np.ndarray:
@@ -37,16 +47,8 @@ def tap_runs(valid: np.ndarray, a_idx: np.ndarray, limit: int) -> TapRuns:
     pixel): its valid pixels whose input rows advance by one, at most ``limit`` long, short runs first
     (a stable sort: the next weight block loads while the tap's last compute streams, so a tap that
     ends on a full run hides that load)."""
-    taps, npix = valid.shape
+    npix = valid.shape[1]
     cont = valid[:, :-1] & valid[:, 1:] & (np.diff(a_idx, axis=1) == 1)
-    edge = np.ones((taps, 1), bool)
-    starts = np.flatnonzero(valid & np.hstack([edge, ~cont]))   # flat: tap * npix + pixel
-    breaks = np.flatnonzero(np.hstack([~cont, edge]))           # every tap's last pixel is one
-    length = breaks[np.searchsorted(breaks, starts)] - starts + 1
-    pieces = -(-length // limit)
-    offset = ranks(pieces) * limit
-    length = np.repeat(length, pieces) - offset
-    flat = np.repeat(starts, pieces) + offset
-    rows = np.minimum(limit, length)
+    flat, rows = _split_runs(valid, cont, limit)
     order = np.lexsort((rows, flat // npix))
     return TapRuns(flat[order] // npix, flat[order] % npix, rows[order])
