@@ -6,7 +6,7 @@ largest tuned/default gains and the wall time by stage.
     .venv/bin/python benchmarks/bench_explore.py --dim 8 16 32 --sp-kib 128 256 --base gemmini \
         --m 256 --n 256 --k 256 --trials 8
     .venv/bin/python benchmarks/bench_explore.py --workload resnet50-3x3 --base gemmini \
-        --dim 8 16 32 --sp-kib 64 256 --acc-kib 16 64 --trials 6     # the 12-point sweep of the README
+        --dim 8 16 --sp-kib 64 256 --acc-kib 16 32 64 --trials 4     # the 12-point sweep of the README
 
 Builds and syntheses are cached (~/.cache/systolic), so a second run costs only the tuning, and
 the tuning resumes from --db.
@@ -25,13 +25,14 @@ import toolkit as tk  # noqa: E402
 from networks.explore import explore  # noqa: E402
 from networks.explore_report import format_table, plot, write_csv  # noqa: E402
 from networks.suite import load_suite  # noqa: E402
+from toolkit.cli import demo  # noqa: E402
 
 
 def workload(args: argparse.Namespace) -> tk.Op | list[tk.Op]:
     if args.workload == "matmul":
         return tk.matmul(args.m, args.n, args.k, bias="row", activation="relu", scale=0.05)
     if args.workload == "depthwise":
-        return tk.depthwise_conv2d(1, 28, 28, 32, bias="channel", activation="relu", scale=0.05)
+        return demo.workload()
     layers = load_suite("resnet50").select(["s?_3x3"])
     return [layer.op for layer in layers for _ in range(layer.count)]   # a list holds an op once per run
 

@@ -30,6 +30,11 @@ WHY = ("A depthwise conv: each channel has its own 3x3 filter, so the array mult
        "comparison with it flatters us more here than on a dense layer.")
 
 
+def workload(size: int = 28, channels: int = 32) -> tk.Op:
+    """The demo's layer (benchmarks/bench_explore.py --workload depthwise explores it too)."""
+    return tk.depthwise_conv2d(1, size, size, channels, bias="channel", activation="relu", scale=0.05)
+
+
 # Over 40 lines: a script: tune, then a table of the three schedules, printed in the order they run.
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -43,8 +48,7 @@ def main(argv: list[str] | None = None) -> int:
 
     start = time.perf_counter()
     hw = tk.HardwareConfig.resolve(args.config)
-    op = tk.depthwise_conv2d(1, args.size, args.size, args.channels, bias="channel", activation="relu",
-                             scale=0.05)
+    op = workload(args.size, args.channels)
     print(f"Workload: {op.key}\n{WHY}\n")
     print(f"Tuning it on {hw.name} ({hw.dim}x{hw.dim}) with the cost-model tuner, {args.trials} RTL simulations, "
           f"seed {args.seed} (the first run builds the Verilator model, about a minute)")
