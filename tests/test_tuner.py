@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import os
 import random
@@ -49,6 +50,27 @@ def test_space_points_fit_and_index_round_trip() -> None:
     # a point that does not fit has no index
     too_big = dict(space.default.to_dict(), tile_i=3, tile_j=2, double_buffer=True, c_bank=1)
     assert space.index_of(too_big) is None
+
+
+@pytest.mark.parametrize("op", [tk.matmul(12, 8, 20, bias="row"), tk.conv2d(1, 6, 6, 4, 8),
+                                tk.conv2d(1, 9, 7, 6, 4, kernel=3, stride=2), tk.depthwise_conv2d(1, 8, 8, 6),
+                                tk.resadd(1, 6, 6, 8), tk.maxpool2d(1, 8, 8, 4, kernel=3, stride=2, padding=1)],
+                         ids=lambda op: op.KIND)
+def test_space_holds_every_fitting_point_and_no_other(op: tk.Op) -> None:
+    """The space asks memory_plan once per shape of a size's regions which placements fit; asked of every
+    combination of the fit knobs on its own, memory_plan must agree on each."""
+    space = Space(op, TINY)
+    free = {n: space.domains[n][0] for n in space.free}
+    want = set()
+    for combo in itertools.product(*(range(len(space.domains[n])) for n in space.fit)):
+        knobs = dict(free, **{n: space.domains[n][v] for n, v in zip(space.fit, combo)})
+        try:
+            fits(space.cls(**knobs), op, TINY)
+        except tk.ScheduleError:
+            continue
+        want.add(combo)
+    assert want and {tuple(row) for row in space.valid_fit.tolist()} == want
+    assert len(space.valid_fit) == len(want)
 
 
 def test_space_covers_every_knob_of_conv() -> None:

@@ -24,7 +24,9 @@ from toolkit.ops import Op
 from toolkit.schedule import Schedule, ScheduleError
 
 
-# fit knobs that place regions, not size them: at their first values (bank 0, packed) they take the least room
+# fit knobs that place regions, not size them: at their first values (bank 0, packed) they take the least room.
+# They only move regions, so whether a placement fits depends on the sizing knobs only through the regions'
+# rows and buffer counts (tests/test_tuner.py holds this against every point checked on its own).
 PLACEMENT_KNOBS = frozenset({"split_buffers", "a_bank", "b_bank", "c_bank", "in_bank", "w_bank", "acc_bank"})
 
 
@@ -37,9 +39,14 @@ def _passes(check: Callable[[], Any]) -> bool:
     return True
 
 
-def fits(schedule: Schedule, op: Op, hw: HardwareConfig) -> None:
-    """Raise ScheduleError unless ``schedule`` fits (conv plans depend on the op's stride)."""
-    schedule.memory_plan(hw, op)
+def fits(schedule: Schedule, op: Op, hw: HardwareConfig) -> Any:
+    """The memory plan of ``schedule``; ScheduleError unless it fits (conv plans depend on the op's stride)."""
+    return schedule.memory_plan(hw, op)
+
+
+def _shapes(plan: Any) -> tuple[tuple[int, int], ...]:
+    """What a placement's fit depends on: the rows and buffer count of each region of ``plan``."""
+    return tuple((r.rows, r.buffers) for r in (plan.a, plan.b, plan.c))
 
 
 class Space:
@@ -88,34 +95,35 @@ class Space:
         """Every fitting combination of the fit knobs, in two stages: the placement knobs (banks,
         split buffers) only multiply the sizes that fit at their first values, bank 0 and packed,
         which take the least room: a size that does not fit there fits nowhere. A placement only
-        moves regions, so its candidates are the size's schedule with the placement knobs set, not
-        built and checked anew (its values pass the class's own checks once, in ``allowed``)."""
+        moves regions, so its candidate is the size's schedule with the placement knobs set, and
+        which placements fit is asked of ``memory_plan`` once per shape of the size's regions."""
         base = {n: self.domains[n][0] for n in self.free}
         placement = [n for n in self.fit if n in PLACEMENT_KNOBS]
         sizes = [n for n in self.fit if n not in PLACEMENT_KNOBS]
-        places = [(dict(zip(placement, p)), {n: self.domains[n][v] for n, v in zip(placement, p)})
+        places = [(p, {n: self.domains[n][v] for n, v in zip(placement, p)})
                   for p in itertools.product(*(range(len(self.domains[n])) for n in placement))]
         allowed: list[bool | None] = [None] * len(places)
+        placed: dict[tuple, np.ndarray] = {}   # region shapes -> the placements (value indices) that fit them
         valid = []
         for size in itertools.product(*(range(len(self.domains[n])) for n in sizes)):
             knobs = dict(base, **places[0][1], **{n: self.domains[n][v] for n, v in zip(sizes, size)})
             try:
                 schedule = self.cls(**knobs)
-                fits(schedule, self.op, self.hw)   # memory_plan: the one authority on fitting
+                shapes = _shapes(fits(schedule, self.op, self.hw))   # memory_plan: the one authority on fitting
             except ScheduleError:
                 continue
-            for p, (place, values) in enumerate(places):
-                if allowed[p] is None:
-                    allowed[p] = _passes(lambda: self.cls(**{**knobs, **values}))
-                if not allowed[p]:
-                    continue
-                candidate = copy.copy(schedule)
-                for n, v in values.items():
-                    object.__setattr__(candidate, n, v)   # frozen: set once, before anyone sees it
-                if _passes(lambda: fits(candidate, self.op, self.hw)):
-                    chosen = dict(zip(sizes, size), **place)
-                    valid.append(tuple(chosen[n] for n in self.fit))
-        return np.array(valid, dtype=np.int32).reshape(-1, len(self.fit))
+            if shapes not in placed:
+                ok = []
+                for p, (place, values) in enumerate(places):
+                    if allowed[p] is None:
+                        allowed[p] = _passes(lambda: self.cls(**{**knobs, **values}))
+                    if allowed[p] and _passes(lambda: fits(_placed(schedule, values), self.op, self.hw)):
+                        ok.append(place)
+                placed[shapes] = np.array(ok, dtype=np.int32).reshape(-1, len(placement))
+            rows = placed[shapes]
+            valid.append(np.hstack([np.broadcast_to(np.array(size, np.int32), (len(rows), len(sizes))), rows]))
+        columns = [(sizes + placement).index(n) for n in self.fit]
+        return np.concatenate(valid)[:, columns] if valid else np.zeros((0, len(self.fit)), np.int32)
 
     # ---- indexing ----------------------------------------------------------------------
     def __len__(self) -> int:
@@ -233,6 +241,14 @@ class Space:
 
     def __repr__(self) -> str:
         return f"Space({self.op.key}, {self.hw.name}, {self.size} points)"
+
+
+def _placed(schedule: Schedule, values: Mapping[str, Any]) -> Schedule:
+    """``schedule`` with the placement knobs ``values`` (checked by the class once, in ``allowed``)."""
+    candidate = copy.copy(schedule)
+    for n, v in values.items():
+        object.__setattr__(candidate, n, v)   # frozen: set once, before anyone sees it
+    return candidate
 
 
 def _check_fix(fix: Mapping[str, Any] | None, knobs: Domains, op: Op) -> dict[str, Any]:
