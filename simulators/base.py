@@ -25,6 +25,10 @@ class SimulationTimeout(BackendError):
     """A simulation ran past its wall-clock ``timeout`` and was killed."""
 
 
+class CycleLimit(BackendError):
+    """A simulation reached its ``cycle_limit`` before the program ended."""
+
+
 # The longest wall-clock limit: past about 1e8 s the operating system's timers overflow.
 MAX_TIMEOUT_S = 1e7
 

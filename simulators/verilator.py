@@ -39,7 +39,7 @@ from isa.config import DATAFLOW_SETS
 from isa.opcodes import COUNTERS  # noqa: F401  (the counter names every run reports)
 
 from . import rtl_codegen
-from .base import (MAX_TIMEOUT_S, BackendError, RunResult, SimulationTimeout, ToolchainError,
+from .base import (MAX_TIMEOUT_S, BackendError, CycleLimit, RunResult, SimulationTimeout, ToolchainError,
                    positive_limit)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -399,7 +399,7 @@ _FAILURE_KINDS = {2: "bad harness arguments or program file",
 
 def _failure(code: int, msg: str, watchdog: int) -> BackendError:
     kind = _FAILURE_KINDS.get(code, f"exit {code}").format(watchdog=watchdog)
-    return BackendError(f"verilator simulation failed ({kind}): {msg[-4000:]}")
+    return (CycleLimit if code == 4 else BackendError)(f"verilator simulation failed ({kind}): {msg[-4000:]}")
 
 
 class _Harness:

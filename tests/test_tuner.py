@@ -272,6 +272,27 @@ def test_tune_is_reproducible_for_a_seed_whatever_the_load_or_workers() -> None:
 
 
 @pytest.mark.slow
+def test_a_candidate_stops_at_the_cycle_cap(verilator_ok: None) -> None:
+    """On the RTL, a candidate past cycle_cap times the best so far stops there: recorded slow, with its
+    cap as cycles, never the best; a full run of it takes more than its cap. Without a cap none stops."""
+    op = tk.matmul(32, 32, 32)
+    capped = tune(op, TINY, trials=16, tuner="random", backend="verilator", workers=1, seed=0, progress=False,
+                  cycle_cap=1.2, transfer_learning=False)
+    slow = [t for t in capped.history if t.status == "slow"]
+    assert slow and capped.history[0].status == "ok", "the default goes first, uncapped"
+    caps = {math.ceil(1.2 * t.best) for t in capped.history if math.isfinite(t.best)}   # a batch's: its best before
+    assert all(t.cycles in caps and t.cycles >= 1.2 * capped.cycles for t in slow)
+    full = verilator_run(lower(op, tk.MatmulSchedule(**slow[0].schedule), TINY), op.random_inputs(0))
+    assert full.cycles > slow[0].cycles
+    assert capped.cycles == min(t.cycles for t in capped.history if t.status == "ok")
+    assert "stopped at the cycle cap" in capped.summary() and not capped.failures()
+    uncapped = tune(op, TINY, trials=16, tuner="random", backend="verilator", workers=1, seed=0, progress=False,
+                    cycle_cap=None, transfer_learning=False)
+    assert all(t.status == "ok" for t in uncapped.history)
+    with pytest.raises(ValueError, match="cycle_cap"):
+        tune(op, TINY, trials=2, backend="stand-in", cycle_cap=1.0, progress=False)
+
+
 def test_tune_measures_each_trial_once_and_keeps_the_best(small_space: SmallSpace) -> None:
     """The tuning loop's mechanism; how near the optimum it gets is benchmarks/bench_tuner_quality.py's."""
     space = small_space[0]

@@ -19,6 +19,7 @@ from isa import (ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, Confi
                  Mvout, PRESETS, Preload, Program, acc_addr, layout)
 from isa.checker import ProgramError
 from simulators import BackendError
+from simulators.base import CycleLimit
 from simulators import verilator as V
 from simulators.trace import write_chrome_trace
 from toolkit.kinds import gemmini_flat_schedule, ideal_cycles
@@ -358,7 +359,7 @@ def test_deadlock_gives_a_clear_error(tiny_model) -> None:
 def test_cycle_limit_and_timeout(tiny_model) -> None:
     op = tk.matmul(16, 16, 16)
     prog = tk.compile(op, TINY)
-    with pytest.raises(BackendError, match="cycle limit of 50 cycles"):
+    with pytest.raises(CycleLimit, match="cycle limit of 50 cycles"):   # a BackendError of its own kind
         tk.run(prog, op.random_inputs(0), backend="verilator", cycle_limit=50)
     res = tk.run(prog, op.random_inputs(0), backend="verilator", cycle_limit=10**7, timeout=60)
     assert res.cycles < 10**7

@@ -22,7 +22,7 @@ from toolkit.ops import Op
 from .database import Database
 from .measure import Measurer
 from .results import Trial, TuneResult
-from .session import TuningSession
+from .session import CYCLE_CAP, TuningSession, check_cycle_cap
 from .space import Space
 
 
@@ -33,7 +33,8 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
          timeout: float | None = 600.0, batch_size: int | None = None, transfer_learning: bool = True,
          include_default: bool = True, tile_policy: str = "balanced", space: Space | None = None,
          callback: Callable[[Trial], None] | None = None, tuner_options: dict[str, Any] | None = None,
-         allow_large: bool = False, fix: dict[str, Any] | None = None) -> TuneResult:
+         allow_large: bool = False, fix: dict[str, Any] | None = None,
+         cycle_cap: float | None = CYCLE_CAP) -> TuneResult:
     """Search schedules of ``op`` on ``hw`` and record every measurement in ``db``.
 
     tuner: "model" (cost-model-guided annealing), "random", "grid" or "ga".
@@ -47,6 +48,9 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
     allow_large: tune an op past the size limits of :func:`toolkit.limits.check_size`.
     fix: knobs held at one value, e.g. ``{"dataflow": "ws"}`` (the space and the seeded default take
     only that value; records of the workload already in ``db`` still count, whatever their knobs).
+    cycle_cap: stop a candidate at this many times the best cycles measured before its batch, and
+    record it as slow (on the verilator backend; the others run every candidate to its end); None:
+    never stop one.
     A failure of the measurement itself (no toolchain, a broken executor) stops the tuning
     with an error and is never recorded against a candidate.
     """
@@ -57,6 +61,7 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
     timeout = positive_limit("timeout", timeout, float, MAX_TIMEOUT_S)
     batch_size = positive_limit("batch_size", batch_size)
     workers = positive_limit("workers", workers)
+    check_cycle_cap(cycle_cap)
     check_size(op, hw, allow_large)
     start = time.perf_counter()
     if space is not None and fix is not None:
@@ -66,6 +71,6 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
     measurer = Measurer(backend, workers=workers, scheduler=scheduler, executor=executor, timeout=timeout, seed=seed)
     with TuningSession(op, hw, space, measurer, db, tuner=tuner, seed=seed, batch_size=batch_size,
                        transfer_learning=transfer_learning, include_default=include_default,
-                       tuner_options=tuner_options) as session:
+                       tuner_options=tuner_options, cycle_cap=cycle_cap) as session:
         session.tune(trials, [callback] if callback is not None else [], progress)
     return session.result(time.perf_counter() - start)

@@ -31,7 +31,7 @@ from toolkit.version import __version__
 
 from .claims import owner_alive
 
-STATUSES = ("ok", "wrong", "error", "timeout", "crash", "invalid")
+STATUSES = ("ok", "wrong", "error", "timeout", "crash", "invalid", "slow")
 BACKEND_PREFERENCE = ("verilator",)  # best_schedule trusts these cycle sources first, in order
 
 _SCHEMA = """

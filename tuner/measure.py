@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from isa import HardwareConfig
-from simulators.base import SimulationTimeout, ToolchainError
+from simulators.base import CycleLimit, SimulationTimeout, ToolchainError
 from toolkit.kinds import KINDS, roofline_cycles
 from toolkit.kinds import from_dict as op_from_dict
 from toolkit.ops import Op
@@ -51,8 +51,8 @@ GROUP_CYCLES = 20_000
 
 @dataclass
 class MeasureResult:
-    status: str                      # ok, wrong, error, timeout, crash, invalid
-    cycles: int | None = None
+    status: str                      # ok, wrong, error, timeout, crash, invalid, slow
+    cycles: int | None = None        # slow: the cycle cap it ran into, a lower bound
     counters: dict[str, Any] = field(default_factory=dict)
     error: str = ""
     wall_s: float = 0.0
@@ -165,13 +165,17 @@ def _judge(cand: _Lowered, res: Any, backend: str | Callable[..., Any]) -> Measu
     return MeasureResult("ok", int(res.cycles), dict(res.counters), "", time.perf_counter() - cand.start)
 
 
-def _failed(exc: BaseException, start: float, timeout: float | None) -> MeasureResult:
+def _failed(exc: BaseException, start: float, timeout: float | None, cycle_limit: int | None = None
+            ) -> MeasureResult:
     """What a candidate's exception makes of it: a record, not the end of tuning."""
     wall = time.perf_counter() - start
     if isinstance(exc, ToolchainError):
         raise exc             # the backend cannot run anything here: no candidate's fault, no record
     if isinstance(exc, (_Timeout, SimulationTimeout)):
         return MeasureResult("timeout", error=f"no result within {timeout:g} s", wall_s=wall)
+    if isinstance(exc, CycleLimit) and cycle_limit is not None:
+        return MeasureResult("slow", cycle_limit, error=f"stopped at the cycle cap, {cycle_limit:,} cycles",
+                             wall_s=wall)
     return MeasureResult("error", error=f"{type(exc).__name__}: {exc}"[:2000], wall_s=wall)
 
 
@@ -190,10 +194,12 @@ def run_candidate(op: dict[str, Any], hw: dict[str, Any], knobs: dict[str, Any],
 
 
 def run_candidates(op: dict[str, Any], hw: dict[str, Any], knobs: Sequence[dict[str, Any]],
-                   backend: str | Callable[..., Any], timeout: float | None, seed: int = 0) -> list[MeasureResult]:
+                   backend: str | Callable[..., Any], timeout: float | None, seed: int = 0,
+                   cycle_limit: int | None = None) -> list[MeasureResult]:
     """Candidates in turn, in one worker: through the backend's ``run_many`` where it has one
     (the verilator backend runs them all in one harness process), else one by one. Each is
-    checked bit-exact on its own, and a bad one fails only itself."""
+    checked bit-exact on its own, and a bad one fails only itself. ``cycle_limit`` stops a run
+    that reaches it (status slow), on a backend whose ``run_many`` takes one; the others ignore it."""
     many = backend_many(backend)
     if many is None:
         return [run_candidate(op, hw, k, backend, timeout, seed) for k in knobs]
@@ -211,10 +217,11 @@ def run_candidates(op: dict[str, Any], hw: dict[str, Any], knobs: Sequence[dict[
             results[i] = cand
         else:
             lowered.append((i, cand))
-    outs = many([(c.program, c.inputs) for _, c in lowered], timeout=timeout)
+    limit = {"cycle_limit": cycle_limit} if cycle_limit is not None else {}
+    outs = many([(c.program, c.inputs) for _, c in lowered], timeout=timeout, **limit)
     for (i, cand), out in zip(lowered, outs):
         if isinstance(out, Exception):
-            results[i] = _failed(out, cand.start, timeout)
+            results[i] = _failed(out, cand.start, timeout, cycle_limit)
         else:
             try:
                 results[i] = _judge(cand, out, backend)
@@ -303,9 +310,10 @@ class Measurer:
     def _new_pool(self) -> cf.Executor:
         return local_pool(self.workers)
 
-    def _submit(self, op: Op, hw: HardwareConfig, schedules: Sequence[Schedule]) -> cf.Future:
+    def _submit(self, op: Op, hw: HardwareConfig, schedules: Sequence[Schedule],
+                cycle_limit: int | None = None) -> cf.Future:
         return self.executor.submit(run_candidates, op.to_dict(), hw.as_dict(), [s.to_dict() for s in schedules],
-                                    self.backend, self.timeout, self.seed)
+                                    self.backend, self.timeout, self.seed, cycle_limit)
 
     def _groups(self, op: Op, hw: HardwareConfig, n: int) -> list[list[int]]:
         """Positions of the candidates each task runs. On a backend that runs many programs in
@@ -320,10 +328,11 @@ class Measurer:
         groups = min(n, -(-groups // self.parallelism) * self.parallelism)
         return [list(range(g, n, groups)) for g in range(groups)]
 
-    def measure(self, op: Op, hw: HardwareConfig, schedules: Sequence[Schedule]
+    def measure(self, op: Op, hw: HardwareConfig, schedules: Sequence[Schedule], cycle_limit: int | None = None
                 ) -> Iterator[tuple[int, MeasureResult]]:
-        """Yield (position in ``schedules``, result) as each task of candidates finishes."""
-        futures = {self._submit(op, hw, [schedules[i] for i in group]): group
+        """Yield (position in ``schedules``, result) as each task of candidates finishes; a candidate that
+        reaches ``cycle_limit`` stops there (status slow, on a backend that takes a limit)."""
+        futures = {self._submit(op, hw, [schedules[i] for i in group], cycle_limit): group
                    for group in self._groups(op, hw, len(schedules))}
         broken: list[int] = []
         for fut in cf.as_completed(futures):
@@ -342,9 +351,9 @@ class Measurer:
                 for i in group:
                     yield i, MeasureResult("crash", error=f"{type(exc).__name__}: {exc}"[:2000])
         for i in sorted(broken):
-            yield i, self._isolated(op, hw, schedules[i])
+            yield i, self._isolated(op, hw, schedules[i], cycle_limit)
 
-    def _isolated(self, op: Op, hw: HardwareConfig, schedule: Schedule) -> MeasureResult:
+    def _isolated(self, op: Op, hw: HardwareConfig, schedule: Schedule, cycle_limit: int | None) -> MeasureResult:
         """Rerun one candidate alone in a fresh pool, so a crash is pinned on the one that crashes."""
         if not self._owned:
             return MeasureResult("crash", error="the executor broke while this candidate was in flight")
@@ -352,7 +361,7 @@ class Measurer:
         self.executor = self._new_pool()
         start = time.perf_counter()
         try:
-            (result,) = self._submit(op, hw, [schedule]).result()
+            (result,) = self._submit(op, hw, [schedule], cycle_limit).result()
             return result
         except cf.BrokenExecutor:
             wall = time.perf_counter() - start

@@ -55,10 +55,11 @@ class TuneResult:
         return min(found) if found else None  # type: ignore[type-var]
 
     def failures(self) -> str:
-        """The trials that failed, counted by status ("" when none did)."""
+        """The trials that failed, counted by status ("" when none did); slow ones (stopped at the cycle
+        cap) are not failures."""
         failed: dict[str, int] = {}
         for t in self.history:
-            if t.status != "ok":
+            if t.status not in ("ok", "slow"):
                 failed[t.status] = failed.get(t.status, 0) + 1
         text = ", ".join(f"{n} {s}" for s, n in sorted(failed.items()))
         if "timeout" in failed:
@@ -79,6 +80,9 @@ class TuneResult:
             if self.search_cycles is not None:
                 lines.append(f"  search   {self.search_cycles:,} cycles  (best without the seeded default: "
                              f"{self.default_cycles / self.search_cycles:.2f}x the default's speed)")
+        slow = sum(t.status == "slow" for t in self.history)
+        if slow:
+            lines.append(f"  stopped at the cycle cap (slower than the cap times the best so far): {slow}")
         if self.failures():
             lines.append(f"  failed: {self.failures()}")
         rho = [r for r in self.model_spearman if not math.isnan(r)]

@@ -69,6 +69,19 @@ def seconds(text: str) -> float:
     return value
 
 
+def cycle_cap(text: str) -> float | None:
+    """A tuning cycle cap: a factor above 1 (times the best cycles so far), or none."""
+    if text.lower() == "none":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number or 'none'") from None
+    if not 1 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: the cap is a factor above 1 (times the best so far)")
+    return value
+
+
 def seed(text: str) -> int:
     try:
         value = int(text)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import output_file, positive_int, seconds, seed
+from .errors import cycle_cap, output_file, positive_int, seconds, seed
 from .common import add_op_args, hardware, op_from_args
 
 if TYPE_CHECKING:
@@ -37,6 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=seconds, default=600.0,
                    help="seconds per candidate before it counts as hung (default 600); a timeout is recorded and "
                         "counts against --trials, but a rerun with a longer --timeout measures it again")
+    p.add_argument("--cycle-cap", type=cycle_cap, default=3.0, metavar="FACTOR",
+                   help="stop a candidate at FACTOR times the best cycles so far and record it as slow, its cap a "
+                        "lower bound of its cycles (default 3; 'none': run every candidate to its end)")
     p.add_argument("--batch-size", type=positive_int, default=None,
                    help="candidates per batch (default 8, whatever the workers, so that a seed searches alike "
                         "with any; give at least the workers on a large cluster)")
@@ -67,7 +70,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     result = tune(op, hw, trials=args.trials, tuner=args.tuner, backend=args.backend, db=args.db,
                   workers=args.workers, seed=args.seed, scheduler=args.scheduler, progress=not args.quiet,
                   timeout=args.timeout, batch_size=args.batch_size, transfer_learning=not args.no_transfer, space=space,
-                  allow_large=args.allow_large)
+                  allow_large=args.allow_large, cycle_cap=args.cycle_cap)
     print(result.summary())
     if args.plot:
         plot_curve(result, args.plot)
