@@ -83,6 +83,8 @@ BAD = [
     (["tune", *MM, "--plot", "{d}/missing/c.png"], "directory '{d}/missing' does not exist"),
     (["tune", *BIG], "--allow-large"),
     (["tune", *MM, "--timeout", "1e300"], "argument --timeout: must be at most 1e+07 seconds"),
+    (["tune", *MM, "--cycle-cap", "1"], "argument --cycle-cap: '1': the cap is a factor above 1"),
+    (["tune", *MM, "--cycle-cap", "fast"], "argument --cycle-cap: 'fast' is not a number or 'none'"),
     # bench
     (["bench", "resnet50", "--csv", "{d}/missing/x.csv"], "directory '{d}/missing' does not exist"),
     (["bench", "resnet50", "--plot", "{d}/missing/p.png"], "directory '{d}/missing' does not exist"),
