@@ -1,7 +1,10 @@
 """The tuner's cycle cap, measured: the same search with and without it, side by side, on the RTL.
 
     python benchmarks/bench_cycle_cap.py [--layers s2_3x3 s3_3x3] [--trials 24] [--caps 3 none] [--workers 2]
-                                         [--seed 0] [--tile-policy pow2] [--with-default]
+                                         [--seed 0] [--tile-policy pow2] [--with-default] [--feature-budget N]
+
+--feature-budget N holds the search's candidates featurized a batch at N (default: the tuner's own,
+tuner.session.feature_budget), to measure what the budget buys at a cap.
 
 For each ResNet-50 layer (networks/suites/resnet50.yaml) and each cap it tunes the layer from scratch
 (an empty database, no transfer; the search alone unless --with-default seeds the heuristic's schedule)
@@ -43,7 +46,8 @@ def tune_once(op: tk.Op, hw: tk.HardwareConfig, space: Space, cap: float | None,
         start = time.perf_counter()
         res = tune(op, hw, trials=args.trials, backend="verilator", db=str(db), workers=args.workers,
                    seed=args.seed, progress=False, space=space, transfer_learning=False,
-                   include_default=args.with_default, cycle_cap=cap)
+                   include_default=args.with_default, cycle_cap=cap,
+                   tuner_options={"feature_budget": args.feature_budget} if args.feature_budget else None)
         wall = time.perf_counter() - start
         with Database(db) as database:
             records = database.records(workload=op.key)
@@ -60,12 +64,14 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tile-policy", default="pow2")
     p.add_argument("--with-default", action="store_true", help="seed the heuristic's schedule, as tk.tune does")
+    p.add_argument("--feature-budget", type=int, default=None, help="candidates featurized a batch (default: the "
+                                                                     "tuner's own)")
     args = p.parse_args()
     hw = tk.HardwareConfig.preset("gemmini")
     suite = load_suite("resnet50")
     print(f"{args.trials} trials a layer on the RTL (gemmini), seed {args.seed}, {args.workers} workers, "
           f"{'default seeded' if args.with_default else 'search alone (default not seeded)'}, "
-          f"tile policy {args.tile_policy}")
+          f"tile policy {args.tile_policy}, feature budget {args.feature_budget or 'the tuner default'}")
     print(f"{'layer':<10} {'cap':>5} {'wall s':>7} {'cand s':>7} {'wall/(cand/w)':>13} {'best':>10} "
           f"{'default/best':>12} {'slow':>5}  failed")
     for layer in suite.select(args.layers):
