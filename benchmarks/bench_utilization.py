@@ -12,7 +12,9 @@ bit-exact against numpy) it measures, side by side in one run:
 
 and prints utilization = ideal / cycles (ideal: the im2col GEMM's ceil-blocked MACs / dim^2),
 the checks "tuned >= default >= gemmini" as measured (never by construction), and the
-targets of issue 8. For gemmini_gemms it prints SCALE-Sim 3.0's no-stall figure beside
+targets of issue 8. "headroom" is gemmini's cycles over the floor (floor_cycles: the MACs on real
+input at dim^2 a cycle, or the compulsory DRAM bytes at a beat a cycle): the largest speedup over the
+library that any schedule could reach on this hardware. For gemmini_gemms it prints SCALE-Sim 3.0's no-stall figure beside
 each shape (16x16 WS, batch 1, DMA not modelled: a peer's analytical ceiling, not a
 measurement of ours).
 
@@ -20,6 +22,7 @@ measurement of ours).
     .venv/bin/python benchmarks/bench_utilization.py --suite resnet50 --kinds conv2d --trials 8 \
         --tile-policy pow2 --search-only --jobs 2
     .venv/bin/python benchmarks/bench_utilization.py --trials 0            # baselines only
+    .venv/bin/python benchmarks/bench_utilization.py --suite exo_convs --trials 0 --jobs 2   # Autocomp's convs
 
 Tuning records go to --db-dir (default build/bench_utilization/), so a rerun resumes.
 """
@@ -40,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 import toolkit as tk  # noqa: E402
 from networks.suite import load_suite  # noqa: E402
-from toolkit.kinds import ideal_cycles  # noqa: E402
+from toolkit.kinds import dram_cycles, ideal_cycles  # noqa: E402
 from tuner.api import tune  # noqa: E402
 
 # SCALE-Sim 3.0, 16x16 weight-stationary, batch 1, no stalls (issue 8), keyed by (M, K, N)
@@ -56,10 +59,29 @@ class Row:
     ideal: int
     cycles: dict[str, int | None]
     shape: tuple[int, ...] = ()   # (M, K, N) of a matmul: the SCALE-Sim key
+    floor: int = 0                # the fewest cycles any schedule can take (floor_cycles)
 
     def util(self, which: str) -> float | None:
         c = self.cycles.get(which)   # none for an op without MACs (resadd, maxpool): its ratio says it all
         return self.ideal / c if c and self.ideal else None
+
+
+def valid_taps(extent: int, kernel: int, stride: int, padding: int, out: int) -> int:
+    """Over the ``out`` output positions of one axis, the kernel taps that land inside the input."""
+    pos = np.arange(out)[:, None] * stride - padding + np.arange(kernel)[None, :]
+    return int(((pos >= 0) & (pos < extent)).sum())
+
+
+def floor_cycles(op: tk.Op, hw: tk.HardwareConfig) -> int:
+    """A lower bound of every schedule's cycles on ``hw``: the MACs that touch real input (a padded tap
+    multiplies a zero, so a schedule may skip it) at dim^2 a cycle, or the compulsory DRAM bytes at a beat a
+    cycle, whichever is more. Unlike the ideal (the im2col GEMM's blocks), no schedule can beat it."""
+    macs = op.macs
+    if op.KIND in ("conv2d", "depthwise"):
+        taps = (valid_taps(op.in_h, op.kernel[0], op.stride, op.padding, op.out_h)
+                * valid_taps(op.in_w, op.kernel[1], op.stride, op.padding, op.out_w))
+        macs = macs // (op.out_h * op.out_w * op.kernel[0] * op.kernel[1]) * taps
+    return max(-(-macs // hw.dim ** 2), dram_cycles(op, hw))
 
 
 def measure(op: tk.Op, hw: tk.HardwareConfig, schedule) -> int:
@@ -90,7 +112,7 @@ def measure_layer(layer, suite: str, args: argparse.Namespace) -> "Row":
         cycles["search" if args.search_only else "unseeded"] = (
             search if args.search_only else tuned(op, hw, args, args.db_dir / f"{suite}-unseeded.db", False)[0])
     shape = (op.M, op.K, op.N) if op.KIND == "matmul" else ()
-    return Row(layer.name, op.KIND, layer.count, ideal_cycles(op, hw), cycles, shape)
+    return Row(layer.name, op.KIND, layer.count, ideal_cycles(op, hw), cycles, shape, floor_cycles(op, hw))
 
 
 def in_order(row: Row, final: str) -> bool:
@@ -103,7 +125,8 @@ def in_order(row: Row, final: str) -> bool:
 def format_row(row: Row, kinds: list[str], gemms: bool) -> str:
     final = "tuned" if "tuned" in kinds else "default"
     line = f"{row.name:<22} {row.count:>5} {row.ideal:>9} " + " ".join(f"{fmt(row.util(k)):>9}" for k in kinds)
-    line += f" {row.cycles['gemmini'] / row.cycles[final]:>8.2f}x {'ok' if in_order(row, final) else 'NO':>6}"
+    line += f" {row.cycles['gemmini'] / row.cycles[final]:>8.2f}x {row.cycles['gemmini'] / row.floor:>8.2f}x"
+    line += f" {'ok' if in_order(row, final) else 'NO':>6}"
     if gemms:
         line += f" {SCALE_SIM.get(row.shape, float('nan')):>9.3f}"
     return line
@@ -141,7 +164,7 @@ def main() -> int:
           f"{args.trials} tuning trials a layer (model tuner, {args.tile_policy} tiles)")
     gemms = suite.name.startswith("gemmini_gemms")
     head = f"{'layer':<22} {'count':>5} {'ideal':>9} " + " ".join(f"{k:>9}" for k in kinds)
-    print(head + f" {'x gemmini':>9} {'order':>6}" + (f" {'SCALE-Sim':>9}" if gemms else ""))
+    print(head + f" {'x gemmini':>9} {'headroom':>9} {'order':>6}" + (f" {'SCALE-Sim':>9}" if gemms else ""))
     start = time.perf_counter()
     with ProcessPoolExecutor(args.jobs) as pool:
         futures = {pool.submit(measure_layer, layer, suite.name, args): i for i, layer in enumerate(layers)}
@@ -173,8 +196,10 @@ def summarize(rows: list[Row], kinds: list[str], suite: str) -> None:
               f"{geomean(speedups) >= 1.3}")
     if all(r.cycles.get(k) for r in rows for k in ("gemmini", final)):   # every layer, each `count` times
         total = {k: sum(r.cycles[k] * r.count for r in rows) for k in ("gemmini", final)}
+        floor = sum(r.floor * r.count for r in rows)
         print(f"  the suite end to end (each layer count times): gemmini {total['gemmini']:,} cycles, "
-              f"{final} {total[final]:,} ({total['gemmini'] / total[final]:.2f}x)")
+              f"{final} {total[final]:,} ({total['gemmini'] / total[final]:.2f}x); the floor {floor:,}: no "
+              f"schedule can beat gemmini by more than {total['gemmini'] / floor:.2f}x")
     ordered = sum(in_order(r, final) for r in rows)
     print(f"  order ({final} <= default <= gemmini cycles, each measured) holds on {ordered} of {len(rows)} layers")
     conv1 = next((r for r in rows if r.name == "conv1"), None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import textwrap
 
+import numpy as np
 import pytest
 
 import toolkit as tk
@@ -12,7 +13,7 @@ from networks.suite import available_suites, format_table, load_suite, plot, run
 from toolkit.cli import main as cli_main
 from toolkit.kinds import ideal_cycles, roofline_cycles
 
-SUITES = ("gemmini_gemms", "gemmini_gemms_int32", "resnet50", "bert_base", "mobilenetv2")
+SUITES = ("gemmini_gemms", "gemmini_gemms_int32", "exo_convs", "resnet50", "bert_base", "mobilenetv2")
 
 
 def _count(suite, kind: str) -> int:
@@ -33,6 +34,11 @@ def test_suite_contents() -> None:
         (512, 512, 512), (12544, 64, 256), (12544, 256, 64), (3136, 128, 512), (3136, 512, 128), (784, 256, 1024)]
     assert {l.op.out_dtype for l in gemms.layers} == {"int8"}   # Exo's and Autocomp's C is int8
     assert {l.op.out_dtype for l in load_suite("gemmini_gemms_int32").layers} == {"int32"}
+    exo = load_suite("exo_convs")   # Autocomp's tiled_conv_auto baselines: batch 4, 3x3, no padding, int32 bias
+    assert [(l.op.out_h, l.op.in_c, l.op.out_c) for l in exo.layers] == [
+        (56, 64, 64), (28, 128, 128), (14, 256, 256), (14, 128, 128)]
+    assert {(l.op.batch, l.op.kernel, l.op.stride, l.op.padding, l.op.bias) for l in exo.layers} == {
+        (4, (3, 3), 1, 0, "channel")}
     r50 = load_suite("resnet50")
     assert _count(r50, "conv2d") == 53 and _count(r50, "resadd") == 16 and _count(r50, "maxpool") == 1
     convs = [l for l in r50.layers if l.op.KIND == "conv2d"]
@@ -147,3 +153,18 @@ def test_array_work_counts_what_the_computes_stream(tiny) -> None:
     assert array_work(prog) == (8, 8 * 64, 8 * 4 * 16)
     computes, useful, slots = array_work(tk.compile(tk.conv2d(1, 5, 5, 3, 4, kernel=3, padding=1), tiny))
     assert useful < tk.conv2d(1, 5, 5, 3, 4, kernel=3, padding=1).macs and useful <= slots * 3 / 4
+
+
+def test_floor_counts_only_taps_on_real_input(gemmini) -> None:
+    """bench_utilization's floor: a padded tap is not work, so a padded conv's floor is below its ideal;
+    an unpadded one with whole channel blocks is its ideal."""
+    from benchmarks.bench_utilization import floor_cycles
+    conv = tk.conv2d(2, 9, 7, 32, 48, kernel=3, stride=2, padding=1)
+    inside = np.pad(np.ones((9, 7)), 1)   # brute force: which padded-input positions are real
+    taps = sum(inside[2 * i + di, 2 * j + dj] for i in range(conv.out_h) for j in range(conv.out_w)
+               for di in range(3) for dj in range(3))
+    assert floor_cycles(conv, gemmini) == -(-int(taps) * 2 * 32 * 48 // 256) < ideal_cycles(conv, gemmini)
+    exo = tk.conv2d(4, 16, 16, 128, 128, kernel=3, padding=0)
+    assert floor_cycles(exo, gemmini) == ideal_cycles(exo, gemmini)
+    add = tk.resadd(1, 4, 4, 16)
+    assert floor_cycles(add, gemmini) == -(-add.compulsory_bytes // gemmini.dma_beat_bytes)
