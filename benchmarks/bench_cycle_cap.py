@@ -11,6 +11,7 @@ For each ResNet-50 layer (networks/suites/resnet50.yaml) and each cap it tunes t
 on the verilator backend, and prints:
 
 - wall: the tuning's wall time, space enumeration, search, lowering, simulation and checking included;
+- feat: the wall time the search spent featurizing candidates (its workers side by side);
 - cand: the candidates' own time (lowering, simulation, checking: each record's wall_s), summed over
   the workers, and wall / (cand / workers), what the rest of the tuning adds to it;
 - best: the best cycles found, and the default schedule's cycles (measured once here) over it;
@@ -51,7 +52,7 @@ def tune_once(op: tk.Op, hw: tk.HardwareConfig, space: Space, cap: float | None,
         wall = time.perf_counter() - start
         with Database(db) as database:
             records = database.records(workload=op.key)
-    return {"wall": wall, "cand": sum(r.wall_s for r in records), "best": res.cycles,
+    return {"wall": wall, "cand": sum(r.wall_s for r in records), "feat": res.feature_seconds, "best": res.cycles,
             "slow": sum(r.status == "slow" for r in records), "failed": res.failures()}
 
 
@@ -72,7 +73,7 @@ def main() -> int:
     print(f"{args.trials} trials a layer on the RTL (gemmini), seed {args.seed}, {args.workers} workers, "
           f"{'default seeded' if args.with_default else 'search alone (default not seeded)'}, "
           f"tile policy {args.tile_policy}, feature budget {args.feature_budget or 'the tuner default'}")
-    print(f"{'layer':<10} {'cap':>5} {'wall s':>7} {'cand s':>7} {'wall/(cand/w)':>13} {'best':>10} "
+    print(f"{'layer':<10} {'cap':>5} {'wall s':>7} {'feat s':>7} {'cand s':>7} {'wall/(cand/w)':>13} {'best':>10} "
           f"{'default/best':>12} {'slow':>5}  failed")
     for layer in suite.select(args.layers):
         op = layer.op
@@ -82,7 +83,8 @@ def main() -> int:
             r = tune_once(op, hw, space, cap, args)
             overhead = r["wall"] / (r["cand"] / args.workers) if r["cand"] else math.nan
             ratio = f"{default / r['best']:.3f}" if r["best"] else "-"
-            print(f"{layer.name:<10} {cap if cap else 'none':>5} {r['wall']:7.1f} {r['cand']:7.1f} {overhead:13.2f} "
+            print(f"{layer.name:<10} {cap if cap else 'none':>5} {r['wall']:7.1f} {r['feat']:7.1f} {r['cand']:7.1f} "
+                  f"{overhead:13.2f} "
                   f"{r['best'] or 0:>10,} {ratio:>12} {r['slow']:>5}  {r['failed']}", flush=True)
     return 0
 

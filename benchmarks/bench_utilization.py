@@ -201,10 +201,11 @@ def summarize(rows: list[Row], kinds: list[str], suite: str) -> None:
               f"{final} {total[final]:,} ({total['gemmini'] / total[final]:.2f}x); the floor {floor:,}: no "
               f"schedule can beat gemmini by more than {total['gemmini'] / floor:.2f}x")
     ordered = sum(in_order(r, final) for r in rows)
-    print(f"  order ({final} <= default <= gemmini cycles, each measured) holds on {ordered} of {len(rows)} layers")
+    chain = "tuned <= default" if final == "tuned" else "default"
+    print(f"  order ({chain} <= gemmini cycles, each measured) holds on {ordered} of {len(rows)} layers")
     conv1 = next((r for r in rows if r.name == "conv1"), None)
     if conv1 is not None:
-        print(f"  conv1: " + ", ".join(f"{k} {fmt(conv1.util(k))}" for k in kinds))
+        print("  conv1: " + ", ".join(f"{k} {fmt(conv1.util(k))}" for k in kinds))
     if suite == "resnet50":   # issue 8's targets, weighted by MACs (ideal cycles) over the convs
         weighted = {k: sum(r.ideal * r.count for r in macs) / sum(r.cycles[k] * r.count for r in macs)
                     for k in ("default", "tuned") if k in kinds}

@@ -249,6 +249,21 @@ def test_tuners_are_reproducible_and_never_repeat(name: str) -> None:
     assert len(set(first)) == len(first) == 32
 
 
+def test_model_picks_take_the_best_of_each_shape_first() -> None:
+    """A batch is spread over shapes (Space.shape) before it takes a second point of one: here the ten
+    best-ranked points all share one shape, and only the first of them is picked before the others."""
+    space = Space(tk.matmul(64, 64, 64), GEMMINI)
+    by_shape: dict[tuple[int, ...], list[int]] = {}
+    for p in range(len(space)):
+        by_shape.setdefault(space.shape(p), []).append(p)
+    crowded = max(by_shape.values(), key=len)
+    ranked = crowded[:10] + [ps[0] for ps in by_shape.values() if ps is not crowded]
+    tuner = make_tuner("model", space, lambda pts: np.zeros((len(pts), N_FEATURES)), seed=0, feature_budget=8)
+    picks = tuner._diverse(ranked, 8)
+    assert picks[0] == ranked[0] and len(by_shape) > 8
+    assert len({space.shape(p) for p in picks}) == 8
+
+
 def _jittered_stand_in(program: tk.Program, inputs: dict[str, np.ndarray]) -> tk.RunResult:
     """The stand-in on a busy machine: each candidate takes 0-40 ms more, so candidates land out
     of order and a batch takes several times longer to measure."""

@@ -80,6 +80,8 @@ class Space:
         self.fit = [n for n in self.names if n in fit]
         self.free = [n for n in self.names if n not in fit]
         self._fit_pos = [self.names.index(n) for n in self.fit]
+        self._sizing_cols = ([i for i, n in enumerate(self.fit) if n not in PLACEMENT_KNOBS]
+                             if kind.fit_knobs is not None else [])
         self._free_pos = [self.names.index(n) for n in self.free]
         self._free_radix = [len(self.domains[n]) for n in self.free]
         self._free_size = math.prod(self._free_radix)
@@ -140,6 +142,13 @@ class Space:
         for pos, radix in zip(reversed(self._free_pos), reversed(self._free_radix)):
             rest, g[pos] = divmod(rest, radix)
         return tuple(g)
+
+    def shape(self, index: int) -> tuple[int, ...]:
+        """The value indices of point ``index``'s sizing knobs (its fit knobs but the placement ones: tiles,
+        buffering, dataflow): points of one shape differ only in placement, order and pipeline knobs.
+        () for every point of a kind that names no fit knobs (resadd, maxpool)."""
+        row = self.valid_fit[int(index) // self._free_size]
+        return tuple(int(row[c]) for c in self._sizing_cols)
 
     def index(self, genome: Sequence[int]) -> int | None:
         """Point index of ``genome``, or None when it does not fit."""
