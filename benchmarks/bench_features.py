@@ -59,13 +59,15 @@ def part_rate(points: int, rendered: int, budget_s: float) -> None:
         row = features(lower(RESNET_3X3, space[p], GEMMINI), RESNET_3X3, space[p], space.domains)
         equal += bool(np.array_equal(row, counted[p]))
         done += 1
-    render_rate = done / (time.process_time() - start)
     print(f"featurizing {RESNET_3X3.key} on gemmini ({len(space):,} points), candidates a CPU second:")
     print(f"  census, {len(pts)} random points      {census_rate:10.1f}/s")
     print(f"  census, {len(near)} neighbours of them {near_rate:10.1f}/s")
-    print(f"  rendered, first {done} random points  {render_rate:10.2f}/s   ({equal} of {done} equal to the census's)")
-    print(f"  census / rendered: {census_rate / render_rate:.0f}x on random points, "
-          f"{near_rate / render_rate:.0f}x on neighbours")
+    if done:   # --rendered 0 (or a budget spent before the first) renders none
+        render_rate = done / (time.process_time() - start)
+        print(f"  rendered, first {done} random points  {render_rate:10.2f}/s   ({equal} of {done} equal to the "
+              "census's)")
+        print(f"  census / rendered: {census_rate / render_rate:.0f}x on random points, "
+              f"{near_rate / render_rate:.0f}x on neighbours")
 
 
 def part_layers(points: int) -> None:
