@@ -295,6 +295,7 @@ def test_a_candidate_stops_at_the_cycle_cap(verilator_ok: None) -> None:
                   cycle_cap=1.2, transfer_learning=False)
     slow = [t for t in capped.history if t.status == "slow"]
     assert slow and capped.history[0].status == "ok", "the default goes first, uncapped"
+    assert any(t.status == "slow" for t in capped.history[1:8]), "and it caps the rest of the first batch"
     caps = {math.ceil(1.2 * t.best) for t in capped.history if math.isfinite(t.best)}   # a batch's: its best before
     assert all(t.cycles in caps and t.cycles >= 1.2 * capped.cycles for t in slow)
     full = verilator_run(lower(op, tk.MatmulSchedule(**slow[0].schedule), TINY), op.random_inputs(0))

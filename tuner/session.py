@@ -54,7 +54,8 @@ class TuningSession:
 
     cycle_cap: a candidate stops once it has run ``cycle_cap`` times the best cycles measured before
     its batch (status slow, its cap recorded as a lower bound), so that a candidate many times slower
-    than the best costs no more than the cap; None runs every candidate to its end.
+    than the best costs no more than the cap; before any success, the batch's first candidate runs
+    first, alone, and caps the rest; None runs every candidate to its end.
     """
 
     def __init__(self, op: Op, hw: HardwareConfig, space: Space, measurer: Measurer,
@@ -164,17 +165,24 @@ class TuningSession:
 
     def _measure(self, points: list[int], callbacks: Sequence[Callable[[Trial], None]]) -> None:
         """Measure ``points``, record each as it lands, and tell the search what they cost. The
-        history then takes the batch in the order it was proposed, not the order it landed in."""
+        history then takes the batch in the order it was proposed, not the order it landed in. Before
+        any success there is no best to cap by, so the batch's first point (the seeded default, where
+        there is one) runs alone first, and the rest of the batch is capped by it."""
         schedules = [self.space[p] for p in points]
         costs = [math.inf] * len(points)
         # the pool the features borrow: a crash renews it
         self.feats.executor = self.measurer.executor if self.feats.executor is not None else None
         first, landed = len(self.ledger.history), []
-        for i, res in self.measurer.measure(self.op, self.hw, schedules, self._cycle_limit()):
-            self.measured_now += 1
-            costs[i] = _cost(res.status, res.cycles)
-            if self._record(points[i], schedules[i], res, callbacks):
-                landed.append(i)
+        lead = 1 if self.cycle_cap is not None and self._cycle_limit() is None else 0
+        for part in ([*range(lead)], [*range(lead, len(points))]):
+            if not part:
+                continue
+            for j, res in self.measurer.measure(self.op, self.hw, [schedules[i] for i in part], self._cycle_limit()):
+                i = part[j]
+                self.measured_now += 1
+                costs[i] = _cost(res.status, res.cycles)
+                if self._record(points[i], schedules[i], res, callbacks):
+                    landed.append(i)
         self.ledger.reorder(first, landed)
         self.search.update(points, costs)
 
