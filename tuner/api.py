@@ -50,8 +50,8 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
     only that value; records of the workload already in ``db`` still count, whatever their knobs).
     cycle_cap: stop a candidate at this many times the best cycles measured before its batch, and
     record it as slow (on the verilator backend; the others run every candidate to its end); the
-    first batch's first candidate (the seeded default, where there is one) runs alone first, so that
-    it caps the rest of that batch. None: never stop one.
+    seeded default (or a transferred schedule) runs alone first, so that it caps the rest of the
+    first batch. None: never stop one.
     A failure of the measurement itself (no toolchain, a broken executor) stops the tuning
     with an error and is never recorded against a candidate.
     """

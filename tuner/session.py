@@ -54,8 +54,8 @@ class TuningSession:
 
     cycle_cap: a candidate stops once it has run ``cycle_cap`` times the best cycles measured before
     its batch (status slow, its cap recorded as a lower bound), so that a candidate many times slower
-    than the best costs no more than the cap; before any success, the batch's first candidate runs
-    first, alone, and caps the rest; None runs every candidate to its end.
+    than the best costs no more than the cap; before any success, a seeded first candidate (the
+    default) runs first, alone, and caps the rest; None runs every candidate to its end.
     """
 
     def __init__(self, op: Op, hw: HardwareConfig, space: Space, measurer: Measurer,
@@ -119,6 +119,7 @@ class TuningSession:
             self.search.seeds.append(self.space.index_of(self.space.default))
         if transfer_learning:
             self.search.seeds += transfer.seed_points(self.database, self.space, self.measurer.name)
+        self.seeded = set(self.search.seeds)
 
     def tune(self, n_trial: int, callbacks: Sequence[Callable[[Trial], None]] = (), progress: bool = True) -> None:
         """Measure until the database holds ``n_trial`` records of this workload, hardware and backend
@@ -166,14 +167,16 @@ class TuningSession:
     def _measure(self, points: list[int], callbacks: Sequence[Callable[[Trial], None]]) -> None:
         """Measure ``points``, record each as it lands, and tell the search what they cost. The
         history then takes the batch in the order it was proposed, not the order it landed in. Before
-        any success there is no best to cap by, so the batch's first point (the seeded default, where
-        there is one) runs alone first, and the rest of the batch is capped by it."""
+        any success there is no best to cap by: a batch led by a seeded point (the default, a
+        transferred schedule) runs that one alone first, and the rest capped by it. An unseeded first
+        batch runs uncapped: capped by the search's own first pick, ResNet-50's 3x3 convs searched
+        worse (3 of 6 runs, none better; the search learns a stopped candidate's cap as its cost)."""
         schedules = [self.space[p] for p in points]
         costs = [math.inf] * len(points)
         # the pool the features borrow: a crash renews it
         self.feats.executor = self.measurer.executor if self.feats.executor is not None else None
         first, landed = len(self.ledger.history), []
-        lead = 1 if self.cycle_cap is not None and self._cycle_limit() is None else 0
+        lead = 1 if self.cycle_cap is not None and self._cycle_limit() is None and points[0] in self.seeded else 0
         for part in ([*range(lead)], [*range(lead, len(points))]):
             if not part:
                 continue
