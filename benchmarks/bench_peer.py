@@ -11,8 +11,9 @@ For each workload neither search has records of (the default not seeded, no tran
   told its cycles again, not re-measured.
 
 Both measure on the verilator backend, each output checked bit-exact, with the tuner's cycle cap: a
-candidate stops at CYCLE_CAP times the best cycles measured before it (the model's rule is per batch),
-and the search is told the cap, a lower bound. It prints each search's best cycles, model/TPE (below 1:
+candidate stops at CYCLE_CAP times the best cycles measured before it, and the search is told the cap, a
+lower bound. The model's rule is per batch, and its first batch (unseeded here) runs uncapped; TPE caps
+from its second candidate on. It prints each search's best cycles, model/TPE (below 1:
 the model found faster schedules) and the default heuristic's cycles for scale.
 """
 from __future__ import annotations
