@@ -7,15 +7,19 @@ Verilator backend).
 
     python benchmarks/bench_dataflow_tuning.py [--suite resnet50] [--trials 8] [--layers conv1 s1_3x3 ...]
 
-Per layer: the tuned cycles both ways, full / ws-only, the dataflow the full tuner chose, how many of
-its trials went to os candidates and the best os and ws cycles it measured. Then the geomean, the worst
-layer and how many layers the full space loses. Transfer learning is off, so that each layer's two
-runs see only their own records; records go to one SQLite file per space under --db, so a killed run
-resumes where it stopped.
+The full space's model tuner walks the default's dataflow and lets its model pick each candidate's
+dataflow (tuner.search.TwinTuner); --walk adds a third run that walks the dataflow as any other knob
+(``tuner_options={"twins": None}``), the tuner before that. Per layer: the tuned cycles each way,
+full / ws-only, the dataflow the full tuner chose, how many of its trials went to os candidates, the
+best os and ws cycles it measured, and its tuned schedule run again in the other dataflow (its twin:
+that the model's call was right is measured, not assumed). Then the geomean, the worst layer and how
+many layers the full space loses. Transfer learning is off, so that each layer's runs see only their
+own records; records go to one SQLite file per run under --db, so a killed run resumes where it stopped.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 import time
@@ -31,7 +35,8 @@ import toolkit as tk  # noqa: E402
 from networks.suite import load_suite  # noqa: E402
 
 KINDS = ("matmul", "conv2d", "depthwise")   # the kinds with a dataflow knob
-SPACES = {"full": None, "ws": {"dataflow": "ws"}}
+SPACES = {"full": None, "ws": {"dataflow": "ws"}, "walk": None}   # run -> its fix
+OPTIONS = {"walk": {"twins": None}}   # run -> its tuner options beside --feature-budget's
 
 
 def best_of(result, dataflow: str) -> float:
@@ -44,15 +49,31 @@ def tune_layer(op: tk.Op, hw: tk.HardwareConfig, args: argparse.Namespace) -> di
     """Both tunings of ``op``; the figures of one table row."""
     runs = {name: tk.tune(op, hw, trials=args.trials, backend="verilator", db=Path(args.db) / f"{name}.db",
                           workers=args.workers, seed=args.seed, progress=False, tile_policy=args.tile_policy,
-                          transfer_learning=False, fix=fix, tuner_options=args.tuner_options,
-                          include_default=not args.no_default)
-            for name, fix in SPACES.items()}
+                          transfer_learning=False, fix=fix, include_default=not args.no_default,
+                          tuner_options={**(args.tuner_options or {}), **OPTIONS.get(name, {})})
+            for name, fix in SPACES.items() if name != "walk" or args.walk}
     full = runs["full"]
     failed = sum(t.status != "ok" for r in runs.values() for t in r.history)
-    return dict(ws=runs["ws"].cycles, full=full.cycles, chose=full.schedule.dataflow,
+    return dict(ws=runs["ws"].cycles, full=full.cycles, walk=runs["walk"].cycles if args.walk else math.nan,
+                chose=full.schedule.dataflow, twin=twin_cycles(op, hw, full.schedule),
                 os_trials=sum(t.schedule["dataflow"] == "os" for t in full.history), trials=len(full.history),
                 best_os=best_of(full, "os"), best_ws=best_of(full, "ws"), default=full.default_cycles,
                 failed=failed)
+
+
+def twin_cycles(op: tk.Op, hw: tk.HardwareConfig, schedule: tk.Schedule) -> float:
+    """RTL cycles of ``schedule`` in the other dataflow, its outputs checked bit-exact (nan where it does not fit)."""
+    twin = dataclasses.replace(schedule, dataflow="os" if schedule.dataflow == "ws" else "ws")
+    try:
+        program = tk.compile(op, hw, twin)
+    except tk.ScheduleError:
+        return math.nan
+    inputs = op.random_inputs(seed=0)
+    res = tk.run(program, inputs, backend="verilator", timeout=3600)
+    for name, want in op.reference(inputs).items():
+        if not np.array_equal(res.outputs[name], want):
+            raise AssertionError(f"{op.key} ({twin.dataflow}): output {name} differs from the reference")
+    return float(res.cycles)
 
 
 def _num(x: float | None) -> str:
@@ -62,7 +83,7 @@ def _num(x: float | None) -> str:
 def print_row(name: str, r: dict) -> None:
     print(f"{name:<14} {_num(r['default'])} {_num(r['ws'])} {_num(r['full'])} {r['full'] / r['ws']:>8.3f} "
           f"{r['chose']:>5} {r['os_trials']:>3}/{r['trials']:<3} {_num(r['best_os'])} {_num(r['best_ws'])} "
-          f"{r['failed']:>4}", flush=True)
+          f"{r['twin'] / r['full']:>9.2f} {_num(r['walk'])} {r['failed']:>4}", flush=True)
 
 
 def print_summary(rows: dict[str, dict], seconds: float) -> None:
@@ -72,7 +93,12 @@ def print_summary(rows: dict[str, dict], seconds: float) -> None:
     geomean = float(np.exp(np.mean(np.log(list(ratios.values())))))
     print(f"full / ws-only geomean {geomean:.4f}; worst {worst} {ratios[worst]:.4f}; the full space loses on "
           f"{len(losses)} of {len(rows)} layers{': ' + ', '.join(losses) if losses else ''}; "
-          f"full chose os on {sum(r['chose'] == 'os' for r in rows.values())} ({seconds:.0f} s)")
+          f"full chose os on {sum(r['chose'] == 'os' for r in rows.values())}; its schedule in the other dataflow "
+          f"is slower on {sum(r['twin'] > r['full'] for r in rows.values())} of {len(rows)} ({seconds:.0f} s)")
+    walks = {name: r["walk"] / r["ws"] for name, r in rows.items() if math.isfinite(r["walk"])}
+    if walks:
+        print(f"walked as any knob (--walk): / ws-only geomean {np.exp(np.mean(np.log(list(walks.values())))):.4f}, "
+              f"loses on {sum(q > 1.0 for q in walks.values())} of {len(walks)} layers")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -89,7 +115,9 @@ def main(argv: list[str] | None = None) -> None:
                    "session's, from the default's length)")
     p.add_argument("--no-default", action="store_true", help="do not seed the default schedule: measure the "
                    "search alone (the default's cycles are still measured and printed)")
-    p.add_argument("--db", default="build/dataflow_tuning", help="folder of the records (full.db, ws.db)")
+    p.add_argument("--walk", action="store_true", help="also tune the full space walking the dataflow as any "
+                   "other knob (the tuner before the twin search)")
+    p.add_argument("--db", default="build/dataflow_tuning", help="folder of the records (full.db, ws.db, walk.db)")
     args = p.parse_args(argv)
     args.tuner_options = {"feature_budget": args.feature_budget} if args.feature_budget else None
     hw = tk.HardwareConfig.preset("gemmini")
@@ -101,7 +129,7 @@ def main(argv: list[str] | None = None) -> None:
           f"tile policy {args.tile_policy}, feature budget {args.feature_budget or 'default'}, default "
           f"{'not seeded' if args.no_default else 'seeded'}, full space (ws+os) vs ws only")
     print(f"{'layer':<14} {'default':>11} {'ws-only':>11} {'full':>11} {'full/ws':>8} {'chose':>5} {'os/all':>7} "
-          f"{'best os':>11} {'best ws':>11} {'fail':>4}")
+          f"{'best os':>11} {'best ws':>11} {'twin/full':>9} {'walked':>11} {'fail':>4}")
     start, rows = time.perf_counter(), {}
     for layer in layers:
         rows[layer.name] = tune_layer(layer.op, hw, args)

@@ -14,7 +14,11 @@ instruction at a time in program order:
 * one DMA port shared by loads and stores moves ``dma_beat_bytes`` a cycle after
   ``dram_latency`` cycles; requests of successive mvins overlap their latency;
 * preload shifts ``b_rows`` weight rows in; compute streams ``a_rows`` rows and
-  its results reach the accumulator ``2*dim`` cycles later;
+  its results reach the accumulator ``2*dim`` cycles later; output-stationary
+  (config_ex), a compute streams its K steps, and a compute_preloaded first
+  waits ``dim`` cycles for the last chain's sums and shifts ``dim`` rows of D in
+  (which shift those sums out), as the RTL's execute unit does (it puts OS over
+  WS within 20% of where the RTL does: tests/test_dataflow.py);
 * a DMA write and an execute read of the same scratchpad bank at the same time
   conflict: the later of the two (in program order) waits for the overlap;
 * a loop (LOOP_WS, LOOP_CONV_WS) is timed as its unrolled primitives in
@@ -32,8 +36,8 @@ from typing import Mapping
 
 import numpy as np
 
-from isa import (ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, ConfigLd, HardwareConfig, Program, decode,
-                 encode_all)
+from isa import (ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, ConfigEx, ConfigLd, HardwareConfig, Program,
+                 decode, encode_all)
 from isa.encoding import split_operand
 from isa.loop_unroll import primitives
 from isa.opcodes import MVIN_FUNCTS, STACK, STACK_UNITS, Funct, stack_counter
@@ -145,6 +149,7 @@ class _Timeline:
         self.banks = _Banks(hw.sp_banks)
         self.ld_cfg = {state: (0, 0) for state in range(len(MVIN_FUNCTS))}   # -> (block_stride, shrink)
         self.pending_c = GARBAGE   # the C address of the last preload: where the next compute writes
+        self.ex = ConfigEx()       # the config_ex in force: its dataflow and A's transpose time a compute
         self.dispatch = self.dma_free = self.end_all = 0
         self.dma_bytes_read = self.dma_bytes_written = self.mesh_busy = self.queue_full = 0
         # funct -> its timing; any other funct is a compute (the unrolled stream has no loop words)
@@ -166,6 +171,8 @@ class _Timeline:
         ins = decode(funct, rs1, rs2)   # configs are few: the ISA's own decoder reads their fields
         if isinstance(ins, ConfigLd):
             self.ld_cfg[ins.state] = (ins.block_stride, ins.shrink)
+        elif isinstance(ins, ConfigEx):
+            self.ex = ins.applied_to(self.ex)
 
     def _fence(self, funct: int, rs1: int, rs2: int) -> None:
         """Nothing dispatches until everything before has completed."""
@@ -251,11 +258,16 @@ class _Timeline:
         self._issue_execute(sp_reads, b_rows, b_rows if sp_reads else 1, 0, [], [])
 
     def _compute(self, funct: int, a_operand: int, d_operand: int) -> None:
-        """A compute streams A's rows; its results reach the preloaded C ``2*dim`` cycles later."""
+        """A compute streams A's rows; its results reach the preloaded C ``2*dim`` cycles later.
+        Output-stationary it streams K steps (A's columns), after a compute_preloaded's wait and shift."""
         self._enter(self.execute)
-        a, _, a_rows = split_operand(a_operand)
+        a, a_cols, a_rows = split_operand(a_operand)
         d = split_operand(d_operand)[0]
-        self.mesh_busy += a_rows
+        streamed = a_rows
+        if not self.ex.dataflow:   # K steps; a compute_preloaded first waits out the sums and shifts D in
+            shift = 2 * self.dim if funct == Funct.COMPUTE_PRELOADED else 0
+            streamed = (a_rows if self.ex.a_transpose else a_cols) + shift
+        self.mesh_busy += streamed
         c, reads, writes = self.pending_c, [], []
         if c != GARBAGE:   # the results go to the preloaded address (accumulating: read it too)
             board = self.acc if c & ACC_BIT else self.sp
@@ -263,7 +275,7 @@ class _Timeline:
             if c & ACC_BIT and c & ACCUM_BIT:
                 reads.append(writes[0])
         sp_reads = [x for x in (a, d) if x != GARBAGE]
-        self._issue_execute(sp_reads, a_rows, max(a_rows, 1), 2 * self.dim, reads, writes)
+        self._issue_execute(sp_reads, a_rows, max(streamed, 1), 2 * self.dim, reads, writes)
 
     def _issue_execute(self, sp_reads: list[int], rows: int, occupancy: int, latency: int,
                        reads: list[_Access], writes: list[_Access]) -> None:

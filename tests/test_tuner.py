@@ -7,7 +7,7 @@ import math
 import os
 import random
 import time
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pytest
@@ -19,7 +19,7 @@ from tuner.api import tune
 from tuner.features import (DMA_CYCLES, FEATURE_NAMES, IDEAL, N_FEATURES, NOT_ESTIMATED, PRIOR, FeatureCache,
                             features)
 from tuner.model import CostModel, prior, spearman, target
-from tuner.search import TUNERS, make_tuner
+from tuner.search import TUNERS, ModelTuner, TwinTuner, Tuner, make_tuner
 from tuner.space import Space, fits
 from simulators.stand_in import estimate
 from simulators.stand_in import run as stand_in_run
@@ -258,10 +258,78 @@ def test_model_picks_take_the_best_of_each_shape_first() -> None:
         by_shape.setdefault(space.shape(p), []).append(p)
     crowded = max(by_shape.values(), key=len)
     ranked = crowded[:10] + [ps[0] for ps in by_shape.values() if ps is not crowded]
-    tuner = make_tuner("model", space, lambda pts: np.zeros((len(pts), N_FEATURES)), seed=0, feature_budget=8)
+    tuner = ModelTuner(space, lambda pts: np.zeros((len(pts), N_FEATURES)), seed=0, feature_budget=8)
     picks = tuner._diverse(ranked, 8)
     assert picks[0] == ranked[0] and len(by_shape) > 8
     assert len({space.shape(p) for p in picks}) == 8
+
+
+@pytest.mark.parametrize("knob,value", [("dataflow", "os"), ("loop_order", "bkhw")])
+def test_restrict_indexes_as_a_fixed_space(knob: str, value: str) -> None:
+    """Space.restrict (a fit knob, and a free one) gives the points, order and domains that enumerating
+    the space again with the knob fixed gives."""
+    op = tk.conv2d(1, 6, 6, 4, 8)
+    half, fixed = Space(op, TINY).restrict(knob, value), Space(op, TINY, fix={knob: value})
+    assert half.domains == fixed.domains and len(half) == len(fixed) < len(Space(op, TINY))
+    assert all(half.knobs(i) == fixed.knobs(i) for i in range(0, len(half), 7))
+    with pytest.raises(ValueError, match="restrict: dataflow='is'"):
+        Space(op, TINY).restrict("dataflow", "is")
+
+
+def _twin_case(os_factor: float) -> tuple[Space, np.ndarray, Callable[[Space], Callable[[Sequence[int]], np.ndarray]]]:
+    """A conv space whose cycles are a random figure per shape, times ``os_factor`` for output-stationary
+    points, and a featurizer whose prior (the estimate slot) knows them: the model's twin calls are right."""
+    space = Space(tk.conv2d(1, 6, 6, 4, 8), TINY)
+    flow = space.fit.index("dataflow")
+    rows = space.valid_fit.copy()
+    rows[:, flow] = 0   # a point and its twin share a row
+    _, same = np.unique(rows, axis=0, return_inverse=True)
+    by_shape = np.random.default_rng(2).uniform(1000, 4000, same.max() + 1).round()
+    fit_row = np.arange(len(space)) // space._free_size
+    cycles = by_shape[same[fit_row]] * np.where(space.valid_fit[fit_row, flow] == 1, os_factor, 1.0)
+
+    def featurizer(of: Space) -> Callable[[Sequence[int]], np.ndarray]:
+        feats = FeatureCache(of)
+
+        def featurize(points: Sequence[int]) -> np.ndarray:
+            X = feats(points).copy()
+            X[:, PRIOR] = np.log2(1 + cycles[[space.index_of(of.knobs(p)) for p in points]])
+            return X
+        return featurize
+    return space, cycles, featurizer
+
+
+def _search(tuner: Tuner, cycles: np.ndarray, to_space: Callable[[int], int], batches: int = 3) -> list[int]:
+    seen: list[int] = []
+    for _ in range(batches):
+        batch = tuner.next_batch(8)
+        tuner.update(batch, cycles[[to_space(p) for p in batch]])
+        seen += [to_space(p) for p in batch]
+    return seen
+
+
+def test_twin_tuner_walks_the_half_as_its_own_search_would() -> None:
+    """Where every twin is predicted slower, the twin search proposes exactly what the same search of
+    the weight-stationary half alone proposes: the dataflow knob does not thin out its walk."""
+    space, cycles, featurizer = _twin_case(os_factor=2.0)
+    twin = make_tuner("model", space, featurizer(space), seed=5, feature_budget=64)
+    assert isinstance(twin, TwinTuner)
+    alone_space = Space(space.op, TINY, fix={"dataflow": "ws"})
+    alone = make_tuner("model", alone_space, featurizer(alone_space), seed=5, feature_budget=64)
+    assert isinstance(alone, ModelTuner)
+    picks = _search(twin, cycles, int)
+    assert picks == _search(alone, cycles, lambda p: space.index_of(alone_space.knobs(p)))
+    assert twin.twins_taken == 0 and all(space.knobs(p)["dataflow"] == "ws" for p in picks)
+
+
+def test_twin_tuner_runs_the_twins_the_model_predicts_faster() -> None:
+    """Where output-stationary is faster, the picks run as their twins, and the search ends on one."""
+    space, cycles, featurizer = _twin_case(os_factor=0.5)
+    twin = make_tuner("model", space, featurizer(space), seed=5, feature_budget=64)
+    picks = _search(twin, cycles, int)
+    assert twin.twins_taken == len(picks)
+    assert space.knobs(min(picks, key=lambda p: cycles[p]))["dataflow"] == "os"
+    assert len(set(picks)) == len(picks)
 
 
 def _jittered_stand_in(program: tk.Program, inputs: dict[str, np.ndarray]) -> tk.RunResult:

@@ -37,8 +37,9 @@ from toolkit.schedule import Schedule
 if TYPE_CHECKING:
     from .space import Space
 
-FEATURE_VERSION = 6   # 2: pipeline features, 20 knob slots; 3: the stand-in's cycles; 4: order-free, closed-form
-# prior; 5: the hardware's sizes; 6: a closed-form prior for output-stationary schedules
+FEATURE_VERSION = 7   # 2: pipeline features, 20 knob slots; 3: the stand-in's cycles; 4: order-free, closed-form
+# prior; 5: the hardware's sizes; 6: a closed-form prior for output-stationary schedules; 7: the stand-in
+# times output-stationary computes (the prior of depthwise ones)
 OPCODES = ("config_ex", "config_ld", "config_st", "mvin", "mvin2", "mvin3", "mvout", "preload",
            "compute_preloaded", "compute_accumulated", "flush", "fence")
 # The tuner's schedules never emit Gemmini's CISC loop words (only the library baseline does),

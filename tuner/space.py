@@ -178,6 +178,35 @@ class Space:
             return None
         return self.index(genome)
 
+    def restrict(self, name: str, value: Any) -> "Space":
+        """The points with knob ``name`` at ``value``, indexed as ``Space(..., fix={name: value})`` would
+        index them (the knob's domain is ``[value]``), without enumerating the fit knobs again: the fitting
+        rows are this space's rows with that value, in the same order."""
+        if name not in self.names:
+            raise ValueError(f"restrict: {name!r} is not a knob of {self.cls.__name__} (it has {self.names})")
+        if value not in self.domains[name]:
+            raise ValueError(f"restrict: {name}={value!r} is not in its domain {self.domains[name]}")
+        half = copy.copy(self)
+        v = self.domains[name].index(value)
+        half.domains = {**self.domains, name: [value]}
+        half.fixed = {**self.fixed, name: value}
+        if name in self.fit:
+            col = self.fit.index(name)
+            rows = self.valid_fit[self.valid_fit[:, col] == v].copy()
+            rows[:, col] = 0
+            half.valid_fit = rows
+            half._fit_lookup = {tuple(row): i for i, row in enumerate(rows.tolist())}
+        else:
+            half._free_radix = [1 if n == name else r for n, r in zip(self.free, self._free_radix)]
+            half._free_size = math.prod(half._free_radix)
+        half.raw_size = math.prod(len(d) for d in half.domains.values())
+        half.size = len(half.valid_fit) * half._free_size
+        if half.default is not None and half.index_of(half.default) is None:
+            half.default = None
+        if half.size == 0:
+            raise ScheduleError(f"no schedule of {self.op.key} with {name}={value!r} fits {self.hw.name}")
+        return half
+
     # ---- moves ---------------------------------------------------------------------------
     def sample(self, rng: np.random.Generator, n: int, exclude: set[int] | frozenset[int] = frozenset()) -> list[int]:
         """Up to ``n`` distinct points drawn uniformly, none in ``exclude``."""
