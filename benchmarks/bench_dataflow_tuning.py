@@ -32,6 +32,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import toolkit as tk  # noqa: E402
+from benchmarks.bench_utilization import measure  # noqa: E402
 from networks.suite import load_suite  # noqa: E402
 
 KINDS = ("matmul", "conv2d", "depthwise")   # the kinds with a dataflow knob
@@ -65,15 +66,9 @@ def twin_cycles(op: tk.Op, hw: tk.HardwareConfig, schedule: tk.Schedule) -> floa
     """RTL cycles of ``schedule`` in the other dataflow, its outputs checked bit-exact (nan where it does not fit)."""
     twin = dataclasses.replace(schedule, dataflow="os" if schedule.dataflow == "ws" else "ws")
     try:
-        program = tk.compile(op, hw, twin)
+        return float(measure(op, hw, twin))
     except tk.ScheduleError:
         return math.nan
-    inputs = op.random_inputs(seed=0)
-    res = tk.run(program, inputs, backend="verilator", timeout=3600)
-    for name, want in op.reference(inputs).items():
-        if not np.array_equal(res.outputs[name], want):
-            raise AssertionError(f"{op.key} ({twin.dataflow}): output {name} differs from the reference")
-    return float(res.cycles)
 
 
 def _num(x: float | None) -> str:

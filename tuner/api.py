@@ -37,7 +37,9 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
          cycle_cap: float | None = CYCLE_CAP) -> TuneResult:
     """Search schedules of ``op`` on ``hw`` and record every measurement in ``db``.
 
-    tuner: "model" (cost-model-guided annealing), "random", "grid" or "ga".
+    tuner: "model" (cost-model-guided annealing), "random", "grid" or "ga". tuner_options: the
+    strategy's own, e.g. ``{"twins": None}`` to have the model tuner walk the dataflow as any other
+    knob (by default its model picks each candidate's dataflow: tuner.search.TwinTuner).
     backend: "verilator" (RTL cycles), "stand-in" (the analytical stand-in, for tests and
     benchmarks only), or a callable ``run(program, inputs) -> RunResult``.
     db: a path (SQLite, WAL) or Database; None keeps records in memory.
