@@ -246,8 +246,9 @@ class TwinTuner(Tuner):
     trials on ResNet-50's convs the full space lost to the weight-stationary half alone on 2 of 5
     layers. So the chains walk the default's half, exactly as a search of that half alone would (same
     indices, seed and features), and each pick runs as whichever twin (the same point at another
-    value of the knob) the model predicts fastest; the twins measured train the model too. A pick
-    whose twin was measured runs as itself.
+    value of the knob) the model predicts fastest. A twin measured trains the model and stands for its
+    point, which the walk then leaves alone. Before any measurement the call is the prior's: the
+    closed-form estimate (matmul, conv2d) or the stand-in (depthwise), both of which time either dataflow.
     """
 
     name = "model"
@@ -320,7 +321,7 @@ class TwinTuner(Tuner):
         return self._fill_random(batch, n)  # the half measured whole: the rest of the space
 
     def _choose(self, p: int, batch: list[int]) -> int:
-        """``p`` or the twin the model predicts fastest (``p`` on a tie); a twin measured or picked is out."""
+        """``p`` or the twin the model predicts fastest (``p`` on a tie); a twin already in the batch is out."""
         twins = [t for t in self.twins(p) if t not in batch]
         if not twins:
             return p
