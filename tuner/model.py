@@ -87,14 +87,18 @@ class CostModel:
             self._model.fit(X, y, sample_weight=weights)
         return self
 
+    def base(self, X: np.ndarray) -> np.ndarray:
+        """What the trees correct: the prior, or zeros without one (the prediction while unfitted)."""
+        X = np.asarray(X, dtype=np.float64)
+        return prior(X) if self.use_prior else np.zeros(len(X))
+
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Predicted log2(cycles / MACs) (lower is better); the prior (or zeros) while unfitted."""
         X = np.asarray(X, dtype=np.float64)
-        base = prior(X) if self.use_prior else np.zeros(len(X))
         if self._model is None:
-            return base
+            return self.base(X)
         with threadpool_limits(1, "openmp"):
-            return base + self._model.predict(X)
+            return self.base(X) + self._model.predict(X)
 
     def predict_cycles(self, X: np.ndarray) -> np.ndarray:
         return np.exp2(_log_macs(X) + self.predict(X))

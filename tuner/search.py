@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .model import CostModel, prior, spearman
+from .model import CostModel, spearman
 from .space import Space
 
 Featurizer = Callable[[Sequence[int]], np.ndarray]
@@ -265,7 +265,6 @@ class TwinTuner(Tuner):
         self.inner = ModelTuner(self.half, lambda qs: featurize([self.up(q) for q in qs]), seed,
                                 **options)  # type: ignore[arg-type]
         self.twins_taken = 0  # picks that ran as a twin
-        self.seen: set[int] = set()  # the knob's values (indices) of the points measured with success
 
     @property
     def feature_budget(self) -> int:
@@ -289,15 +288,21 @@ class TwinTuner(Tuner):
 
     def down(self, p: int) -> int | None:
         """The half's index of the space's point ``p``; None outside the half."""
+        return self._home(p) if self._value(p) == self.value else None
+
+    def _home(self, p: int) -> int | None:
+        """The half's index of ``p`` with the knob at the walk's value; None where that does not fit."""
         g = list(self.space.genome(p))
-        if g[self.pos] != self.value:
-            return None
-        g[self.pos] = 0
+        g[self.pos] = 0   # the half's one value
         return self.half.index(g)
+
+    def _value(self, p: int) -> int:
+        """The knob's value index at ``p``."""
+        return self.space.genome(p)[self.pos]
 
     def twins(self, p: int) -> list[int]:
         """``p`` at each other value of the knob that fits."""
-        return [t for v in range(len(self.space.domains[self.knob])) if v != self.space.genome(p)[self.pos]
+        return [t for v in range(len(self.space.domains[self.knob])) if v != self._value(p)
                 and (t := self._at(p, v)) is not None]
 
     def _at(self, p: int, v: int) -> int | None:
@@ -317,37 +322,33 @@ class TwinTuner(Tuner):
         self.seeds = own[n:]
         batch = own[:n]
         seeded = set(self.inner.seeds)
+        seen = {self._value(p) for p, c in self.measured.items() if math.isfinite(c)}   # values with a measurement
         for q in self.inner.next_batch(n - len(batch)):
-            batch.append(self.up(q) if q in seeded else self._choose(self.up(q), batch))
+            batch.append(self.up(q) if q in seeded else self._choose(self.up(q), batch, seen))
         return self._fill_random(batch, n)  # the half measured whole: the rest of the space
 
-    def _choose(self, p: int, batch: list[int]) -> int:
-        """``p`` or the twin the model predicts fastest (``p`` on a tie); a twin already in the batch is out."""
+    def _choose(self, p: int, batch: list[int], seen: set[int]) -> int:
+        """``p`` or the twin the model predicts fastest (``p`` on a tie); a twin already in the batch is out.
+        ``seen``: the knob's values the model has measurements in."""
         twins = [t for t in self.twins(p) if t not in batch]
         if not twins:
             return p
         X = self.featurize([p, *twins])
-        pred = self.inner.model.predict(X)
-        base = prior(X) if self.inner.model.use_prior else np.zeros(len(X))
+        pred, base = self.inner.model.predict(X), self.inner.model.base(X)
         # the trees learn the prior's error only where they saw measurements: in a dataflow with none, their
         # output is an extrapolation (on make demo's depthwise conv it ran 7 of 16 trials as OS twins 1.7-2.7x
         # slower), so a twin in one takes p's error, and the call between them is the prior's
-        blind = [self._value(t) not in self.seen for t in twins]
+        blind = [self._value(t) not in seen for t in twins]
         pred[1:] = np.where(blind, base[1:] + pred[0] - base[0], pred[1:])
         best = int(np.argmin(pred))
         self.twins_taken += best > 0
         return [p, *twins][best]
 
-    def _value(self, p: int) -> int:
-        return self.space.genome(p)[self.pos]
-
     def update(self, points: Sequence[int], cycles: Sequence[float]) -> None:
         super().update(points, cycles)
-        self.seen.update(self._value(p) for p, c in zip(points, cycles) if math.isfinite(c))
         halves = [self.down(p) for p in points]
         twins = [(p, c) for p, c, q in zip(points, cycles, halves) if q is None]
-        home = [self._at(p, self.value) for p, _ in twins]   # the half's point each twin stood for
-        self.inner.learn([q for h in home if h is not None and (q := self.down(h)) is not None],
+        self.inner.learn([q for p, _ in twins if (q := self._home(p)) is not None],   # the points they stood for
                          self.featurize([p for p, _ in twins]), [c for _, c in twins])
         self.inner.update([q for q in halves if q is not None], [c for c, q in zip(cycles, halves) if q is not None])
 
