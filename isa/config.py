@@ -14,6 +14,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from .host_cost import HOST_CMD_CYCLES
+
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
@@ -30,6 +32,8 @@ LIMITS: dict[str, int] = {
     "dim": 64, "sp_kib": 1 << 20, "sp_banks": 1 << 10, "acc_kib": 1 << 20, "acc_banks": 1 << 10,
     "dma_beat_bytes": 1 << 12, "max_block_len": 64, "dram_latency": 1 << 20,
     "ld_queue": 64, "ex_queue": 64, "st_queue": 64, "dma_inflight": 1 << 10,
+    "host_cmd_cycles": 1 << 16, "rocc_queue": 1 << 10, "rocc_latency": 1 << 10, "l2_kib": 1 << 16, "l2_ways": 64,
+    "l2_hit_cycles": 1 << 10, "l2_mshrs": 64, "mem_beat_bytes": 64, "dram_inflight": 1 << 10,
 }
 
 
@@ -39,10 +43,23 @@ DATAFLOW_SETS: dict[str, int] = {"os": 1, "ws": 2, "both": 3}
 
 
 # on/off fields (bool; a program file and the RTL parameters carry them as 0 or 1)
-FLAGS: tuple[str, ...] = ("store_requant", "store_col_scales")
+FLAGS: tuple[str, ...] = ("store_requant", "store_col_scales", "l2_warm")
 
-# fields left out of the config hash at these values (see HardwareConfig.config_hash)
-_UNHASHED_DEFAULTS: dict[str, object] = {"dataflows": "both", "store_requant": False, "store_col_scales": False}
+# The SoC's timing (README, "The SoC model"): fields that no RTL parameter holds. The harness takes
+# them from the program file at run time, so one build of the RTL serves every value of them.
+TIMING: tuple[str, ...] = ("dram_latency", "dma_inflight", "host_cmd_cycles", "rocc_queue", "rocc_latency",
+                           "l2_kib", "l2_ways", "l2_hit_cycles", "l2_mshrs", "mem_beat_bytes", "dram_inflight",
+                           "l2_warm")
+
+# fields that may be 0: no host cost (free issue), no L2 (the ideal DRAM port), no queue latency
+_ZERO_OK: tuple[str, ...] = ("host_cmd_cycles", "l2_kib", "rocc_latency")
+
+# fields left out of the config hash at these values (see HardwareConfig.config_hash): the SoC's at the
+# accelerator alone (free issue, no L2) and its other fields at the FireSim SoC's values
+_UNHASHED_DEFAULTS: dict[str, object] = {
+    "dataflows": "both", "store_requant": False, "store_col_scales": False, "host_cmd_cycles": 0, "l2_kib": 0,
+    "rocc_queue": 10, "rocc_latency": 5, "l2_ways": 8, "l2_hit_cycles": 6, "l2_mshrs": 10, "mem_beat_bytes": 8,
+    "dram_inflight": 16, "l2_warm": False}
 
 
 def _is_pow2(x: int) -> bool:
@@ -65,7 +82,9 @@ class HardwareConfig:
     acc_banks: int = 2
     dma_beat_bytes: int = 16
     max_block_len: int = 4
-    dram_latency: int = 40
+    # DRAM's latency in cycles: FASED's latency-bandwidth pipe (firesim be558e3f
+    # LatencyBandwidthPipe.scala:24-25) on the SoC; the ideal port's fixed latency without an L2
+    dram_latency: int = 30
     ld_queue: int = 8
     ex_queue: int = 16
     st_queue: int = 4
@@ -81,6 +100,19 @@ class HardwareConfig:
     # of the row it stores, loaded by config_st_scales words and used instead of config_st's one scale
     # (per-output-channel requantization).
     store_col_scales: bool = False
+    # ---- the SoC around the accelerator: timing only (TIMING), each value's source in the README,
+    # "The SoC model". host_cmd_cycles 0 with l2_kib 0 is the accelerator alone.
+    # the host's cycles per command, derived from the code prog.to_c exports (isa/host_cost.py)
+    host_cmd_cycles: int = HOST_CMD_CYCLES
+    rocc_queue: int = 10        # entries of the queues between the core and the reservation station
+    rocc_latency: int = 5       # cycles through them (five queues of two entries)
+    l2_kib: int = 512           # sifive InclusiveCache, chipyard's WithInclusiveCache defaults
+    l2_ways: int = 8
+    l2_hit_cycles: int = 6      # tag lookup to data out (InclusiveCache's pipeline)
+    l2_mshrs: int = 10          # misses in flight
+    mem_beat_bytes: int = 8     # the memory bus: bytes a cycle in each direction
+    dram_inflight: int = 16     # FASED's maxReads and maxWrites
+    l2_warm: bool = False       # the inputs sit in the L2 when a program starts (the core just wrote them)
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -98,8 +130,10 @@ class HardwareConfig:
                 if value not in DATAFLOW_SETS:
                     raise ConfigError(f"HardwareConfig.dataflows={value!r} must be one of {list(DATAFLOW_SETS)}")
                 continue
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigError(f"HardwareConfig.{f.name} must be a positive integer, got {value!r}")
+            least = 0 if f.name in _ZERO_OK else 1
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise ConfigError(f"HardwareConfig.{f.name} must be a {'non-negative' if least == 0 else 'positive'} "
+                                  f"integer, got {value!r}")
             if value > LIMITS[f.name]:
                 raise ConfigError(f"HardwareConfig.{f.name}={value} is above its limit of {LIMITS[f.name]}")
         if not _is_pow2(self.dim):
@@ -119,6 +153,29 @@ class HardwareConfig:
             raise ConfigError(f"HardwareConfig.dma_beat_bytes must be a power of two >= 4, got {self.dma_beat_bytes}")
         if self.sp_rows >= 1 << 29 or self.acc_rows >= 1 << 29:
             raise ConfigError("HardwareConfig memories exceed the 29-bit local address space")
+        self._check_soc()
+
+    def _check_soc(self) -> None:
+        if not _is_pow2(self.mem_beat_bytes):
+            raise ConfigError(f"HardwareConfig.mem_beat_bytes must be a power of two <= 64, got {self.mem_beat_bytes}")
+        if self.l2_kib and (self.l2_kib * 1024) % (64 * self.l2_ways):
+            raise ConfigError(f"HardwareConfig.l2_kib={self.l2_kib} does not split into l2_ways={self.l2_ways} ways "
+                              "of whole 64-byte blocks")
+
+    @property
+    def soc(self) -> bool:
+        """Whether the SoC's models are on (a host cost or an L2); else the accelerator alone."""
+        return bool(self.host_cmd_cycles or self.l2_kib)
+
+    def rtl_hash(self) -> str:
+        """Digest of the fields the RTL is built from (all but TIMING): one build serves every SoC timing."""
+        text = ",".join(f"{name}={value}" for name, value in zip(self._field_names(), self.hardware_fields())
+                        if name not in TIMING)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @classmethod
+    def _field_names(cls) -> list[str]:
+        return [f.name for f in fields(cls) if f.name != "name"]
 
     @property
     def watchdog_cycles(self) -> int:
@@ -250,9 +307,15 @@ class HardwareConfig:
         raise ConfigError(f"hw={spec!r} is neither a preset ({sorted(PRESETS)}) nor a .toml file")
 
 
+# the accelerator alone: free issue and the ideal DRAM port (what every cycle count meant before the SoC)
+ALONE: dict[str, int] = {"host_cmd_cycles": 0, "l2_kib": 0}
+
 PRESETS: dict[str, HardwareConfig] = {
+    # Gemmini's default config inside the SoC FireSim builds for it
     "gemmini": HardwareConfig(name="gemmini"),
+    # the same accelerator alone, with the ideal port's 40-cycle latency as before the SoC
+    "gemmini-alone": HardwareConfig(name="gemmini-alone", dram_latency=40, **ALONE),
     "tiny": HardwareConfig(name="tiny", dim=4, sp_kib=4, sp_banks=2, acc_kib=1, acc_banks=2,
                            dma_beat_bytes=4, max_block_len=2, dram_latency=10,
-                           ld_queue=4, ex_queue=4, st_queue=2),
+                           ld_queue=4, ex_queue=4, st_queue=2, **ALONE),
 }

@@ -80,6 +80,20 @@ COUNTERS = ("cycles", "load_busy", "exec_busy", "store_busy", "mesh_busy", "dma_
             "dma_bytes_written", "stall_hazard", "stall_bank_conflict", "stall_queue_full", "stall_dma_wait",
             *(stack_counter(u, c) for u in STACK_UNITS for c in STACK))
 
+# The SoC's counters (README, "The SoC model"), which the harness keeps beside the RTL's: the L2's
+# hits and misses by direction, its dirty evictions, DRAM's bytes each way, and two cycle stacks
+# that each sum to "cycles" when the SoC is on (zero on the accelerator alone). The host's: issue
+# (spending its cycles on a command), queue_full (a command ready, the RoCC queues full), fence (after
+# a fence, waiting for the accelerator to go idle), done (every command issued). The memory's: the
+# first that applies of dram_read (DRAM's read channel moves a beat), dram_write (its write channel
+# does), dram_wait (an L2 miss waits for DRAM: latency, in-flight limit), l2 (requests outstanding,
+# none waiting on DRAM), idle.
+SOC_STACKS = {"host": ("issue", "queue_full", "fence", "done"),
+              "mem": ("dram_read", "dram_write", "dram_wait", "l2", "idle")}
+SOC_COUNTERS = ("l2_read_hits", "l2_read_misses", "l2_write_hits", "l2_write_misses", "l2_writebacks",
+                "dram_bytes_read", "dram_bytes_written",
+                *(f"{unit}_{c}" for unit, cats in SOC_STACKS.items() for c in cats))
+
 # Gemmini's performance-counter events (gemmini_counter.h's numbering; external counters are
 # 44 + their code) that one of our counters measures, for COUNTER_OP in the C runtime.
 GEMMINI_COUNTER_EVENTS = {

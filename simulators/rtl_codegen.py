@@ -13,10 +13,11 @@ from pathlib import Path
 
 from isa import HardwareConfig
 from isa.assembly import funct_mnemonic
+from isa.config import TIMING
 from isa.loop_words import (BY_FUNCT as LOOP_WORDS, CONFIG_EX, CONFIG_LD, CONFIG_ST, CONFIG_ST_SCALES, LAYOUTS,
                             OPERAND, Field)
-from isa.opcodes import (COUNTER_OP, COUNTERS, GEMMINI_COUNTER_EVENTS, STACK, STACK_UNITS, ConfigKind, Funct,
-                         stack_counter)
+from isa.opcodes import (COUNTER_OP, COUNTERS, GEMMINI_COUNTER_EVENTS, SOC_COUNTERS, STACK, STACK_UNITS, ConfigKind,
+                         Funct, stack_counter)
 
 
 def _generated(source: str) -> str:
@@ -31,18 +32,23 @@ def _camel(name: str) -> str:
 
 
 def cfg_header(hw: HardwareConfig) -> str:
+    """The RTL's fields as CFG_* defines; the SoC's timing fields (TIMING) only by their index
+    (HWF_*), since the harness takes their values from each program file, not from the build."""
     n = hw.ld_queue + hw.ex_queue + hw.st_queue
     # the fields of HardwareConfig.hardware_fields(), which a program file lists in this order
     names = [f.name for f in dataclasses.fields(hw) if f.name != "name"]
-    values = hw.hardware_fields()
+    values = dict(zip(names, hw.hardware_fields(), strict=True))
     lines = [_generated("isa/config.py"), "#pragma once", "#include <cstdint>"]
-    lines += [f"#define CFG_{f.upper()} {v}" for f, v in zip(names, values, strict=True)]
+    lines += [f"#define CFG_{f.upper()} {values[f]}" for f in names if f not in TIMING]
     lines.append(f"#define CFG_SLOT_W {max(1, (n - 1).bit_length())}")
     lines += [
         "// the hardware fields of a program file, in its order (HardwareConfig.hardware_fields())",
         f"constexpr uint32_t N_HW_FIELDS = {len(names)};",
         "constexpr const char* HW_FIELDS[] = {" + ", ".join(f'"{f}"' for f in names) + "};",
-        "constexpr uint32_t HW_VALUES[] = {" + ", ".join(f"CFG_{f.upper()}" for f in names) + "};",
+        "constexpr uint32_t HW_VALUES[] = {" + ", ".join("0" if f in TIMING else f"CFG_{f.upper()}"
+                                                         for f in names) + "};",
+        "constexpr bool HW_TIMING[] = {" + ", ".join("true" if f in TIMING else "false" for f in names) + "};",
+        *(f"constexpr int HWF_{f.upper()} = {i};" for i, f in enumerate(names) if f in TIMING),
     ]
     return "\n".join(lines) + "\n"
 
@@ -123,6 +129,10 @@ def isa_header() -> str:
         f"constexpr const char* COUNTER_NAMES[] = {{{counters}}};   // the RTL's ctr_o order",
         f"constexpr int N_COUNTERS = {len(COUNTERS)};",
         f"constexpr int CTR_CYCLES = {COUNTERS.index('cycles')};",
+        "// the SoC's counters, which the harness keeps (isa.opcodes.SOC_COUNTERS)",
+        "constexpr const char* SOC_COUNTER_NAMES[] = {" + ", ".join(f'"{c}"' for c in SOC_COUNTERS) + "};",
+        f"constexpr int N_SOC_COUNTERS = {len(SOC_COUNTERS)};",
+        "enum SocCounter { " + ", ".join(f"SOC_{c.upper()}" for c in SOC_COUNTERS) + " };",
         f"constexpr uint64_t FUNCT_FENCE = {Funct.FENCE.value};",
         f"constexpr uint64_t FUNCT_COUNTER_OP = {COUNTER_OP};",
         "struct GemminiEvent { uint64_t event; int counter; };",

@@ -132,7 +132,7 @@ def cache_root() -> Path:
 
 def build_key(hw: HardwareConfig, trace: str | None = None) -> str:
     h = hashlib.sha256()
-    for part in (hw.config_hash(), CFLAGS, *MAKE_VARS, *VERILATOR_FLAGS, machine_key(), verilator_version(),
+    for part in (hw.rtl_hash(), CFLAGS, *MAKE_VARS, *VERILATOR_FLAGS, machine_key(), verilator_version(),
                  f"trace={trace}"):
         h.update(part.encode() + b"\0")
     for src in sources():

@@ -14,6 +14,7 @@ namespace cosim {
 extern "C" const char systolic_cosim_hw_toml[];      // HardwareConfig.to_toml()
 extern "C" const char systolic_cosim_pythonpath[];   // the functional engine's sys.path, ':'-separated
 extern "C" const uint64_t systolic_cosim_watchdog;   // cycles without progress before a run stops
+extern "C" const uint32_t systolic_cosim_hw_fields[];   // HardwareConfig.hardware_fields()
 
 class Engine {
   public:
@@ -27,6 +28,7 @@ class Engine {
     virtual void finish() = 0;         // at a clock read and at exit: until the accelerator is idle
     virtual uint64_t cycles() const = 0;
     virtual uint64_t counter(int index) const = 0;   // the counter COUNTER_NAMES[index]
+    virtual uint64_t soc_counter(int) const { return 0; }   // SOC_COUNTER_NAMES[index]: the SoC's
     virtual double clock_seconds() const = 0;         // wall time spent clocking the accelerator
 };
 

@@ -21,7 +21,8 @@ constexpr size_t QUEUE_LOW = 1 << 12;
 class VerilatorEngine : public Engine {
   public:
     explicit VerilatorEngine(ProcessMemory& memory)
-        : machine_(memory, "", harness::Limits{0, systolic_cosim_watchdog, false}) {
+        : machine_(memory, "", harness::Limits{0, systolic_cosim_watchdog, false},
+                   harness::Soc::from_fields(systolic_cosim_hw_fields)) {
         // the model's context (its constructor made it this thread's): an assertion's $stop then
         // marks it instead of exiting, so that clock() can report it
         Verilated::threadContextp()->fatalOnError(false);
@@ -48,6 +49,7 @@ class VerilatorEngine : public Engine {
     }
     uint64_t cycles() const override { return machine_.cycles(); }
     uint64_t counter(int index) const override { return harness::get64(machine_.top().ctr_o, index); }
+    uint64_t soc_counter(int index) const override { return machine_.soc_counter(index); }
     double clock_seconds() const override { return clock_s_; }
 
   private:

@@ -49,6 +49,8 @@ void report() {
                  rt->engine->cycles(), rt->engine->clock_seconds());
     for (int i = 0; i < N_COUNTERS; ++i)
         std::fprintf(stderr, " %s=%" PRIu64, COUNTER_NAMES[i], rt->engine->counter(i));
+    for (int i = 0; i < N_SOC_COUNTERS; ++i)
+        std::fprintf(stderr, " %s=%" PRIu64, SOC_COUNTER_NAMES[i], rt->engine->soc_counter(i));
     std::fprintf(stderr, "\n");
 }
 

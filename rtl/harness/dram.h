@@ -1,7 +1,8 @@
-// The DRAM behind the accelerator's DMA ports (see the README, "The DRAM model"):
-// one memory port that moves CFG_DMA_BEAT_BYTES a cycle. Each cycle drive() sets the
-// ready, response and acknowledgement inputs; sample() reads the handshakes before the
-// clock edge, commit() applies them after it and moves one beat.
+// The DRAM behind the accelerator's DMA ports (see the README, "The DRAM model" and "The SoC
+// model"). Each cycle drive() sets the ready, response and acknowledgement inputs; sample() reads
+// the handshakes before the clock edge, commit() applies them after it. Two timings: the ideal
+// port (one memory port that moves CFG_DMA_BEAT_BYTES a cycle after a fixed latency, the
+// accelerator alone) or, with an L2 configured, the SoC's memory (soc_memory.h).
 // Where the bytes live is the Memory's business: check(addr, len, what) refuses a transfer
 // (it throws) and at(addr) is its first byte. ImageMemory is the program file's DRAM image;
 // the co-simulation runtime's ProcessMemory is the C program's own address space.
@@ -16,6 +17,7 @@
 #include "failure.h"
 #include "ports.h"
 #include "program.h"
+#include "soc_memory.h"
 #include "systolic_cfg.h"
 
 namespace harness {
@@ -36,14 +38,13 @@ class ImageMemory {
 
 template <class Memory> class Dram {
   public:
-    static constexpr uint32_t MAX_READS = CFG_DMA_INFLIGHT;    // accepted, not yet answered
-    static constexpr uint32_t MAX_WRITES = CFG_DMA_INFLIGHT;   // accepted, not yet acknowledged
-
-    Dram(Memory& mem, bool drop_responses) : mem_(mem), drop_(drop_responses) {}
+    // inflight: reads accepted and not yet answered (and, apart, writes not yet acknowledged)
+    Dram(Memory& mem, bool drop_responses, const MemParams& p, uint32_t inflight)
+        : mem_(mem), drop_(drop_responses), p_(p), inflight_(inflight), soc_(p) {}
 
     void drive(Vaccel_top& top, uint64_t cycle) {
-        top.dma_rd_req_ready_i = reads_ < MAX_READS;
-        top.dma_wr_req_ready_i = writes_ < MAX_WRITES;
+        top.dma_rd_req_ready_i = reads_ < inflight_;
+        top.dma_wr_req_ready_i = writes_ < inflight_;
         resp_valid_ = !drop_ && !resps_.empty() && resps_.front().avail <= cycle;
         top.dma_rd_resp_valid_i = resp_valid_;
         if (resp_valid_ && presented_ != resp_id_) {
@@ -64,11 +65,11 @@ template <class Memory> class Dram {
         wr_fire_ = top.dma_wr_req_valid_o && top.dma_wr_req_ready_i;
         resp_fire_ = resp_valid_ && top.dma_rd_resp_ready_o;
         if (rd_fire_) {
-            rd_ = {true, cycle + CFG_DRAM_LATENCY, 0, top.dma_rd_req_tag_o, top.dma_rd_req_addr_o,
+            rd_ = {true, cycle, cycle + p_.dram_latency, 0, top.dma_rd_req_tag_o, top.dma_rd_req_addr_o,
                    top.dma_rd_req_len_o};
         }
         if (wr_fire_) {
-            wr_ = {false, cycle + 1, 0, top.dma_wr_req_tag_o, top.dma_wr_req_addr_o,
+            wr_ = {false, cycle, cycle + 1, 0, top.dma_wr_req_tag_o, top.dma_wr_req_addr_o,
                    top.dma_wr_req_len_o};
             wdata_.resize(wr_.len);
             get_bytes(top.dma_wr_req_data_o, wdata_.data(), wr_.len);
@@ -76,8 +77,8 @@ template <class Memory> class Dram {
         return rd_fire_ || wr_fire_ || resp_fire_ || ack_valid_;
     }
 
-    // After the edge at `cycle`: retire what was taken, accept the new requests and
-    // move one beat of the oldest ready transfer; returns whether the port moved.
+    // After the edge at `cycle`: retire what was taken, accept the new requests and, on the
+    // ideal port, move one beat of the oldest ready transfer; returns whether the port moved.
     bool commit(uint64_t cycle) {
         if (resp_fire_) { resps_.pop_front(); --reads_; ++resp_id_; }
         if (ack_valid_) { acks_.pop_front(); --writes_; }
@@ -90,8 +91,16 @@ template <class Memory> class Dram {
             std::memcpy(mem_.at(wr_.addr), wdata_.data(), wr_.len);   // visible at once
             ++writes_;
         }
-        return move_beat(cycle);
+        if (!p_.soc()) return move_beat(cycle);
+        soc_.account(cycle, reads_ + writes_ > 0);
+        return false;
     }
+
+    // The SoC's L2 holds [addr, addr + len) when the program starts (HardwareConfig.l2_warm).
+    void warm(uint64_t addr, uint64_t len) {
+        if (p_.soc()) soc_.warm(addr, len);
+    }
+    uint64_t counter(int i) const { return soc_.counter(i); }
 
     bool idle() const { return xfers_.empty() && resps_.empty() && acks_.empty(); }
     bool dropping() const { return drop_; }
@@ -99,7 +108,7 @@ template <class Memory> class Dram {
     size_t responses() const { return resps_.size(); }
 
   private:
-    struct Xfer { bool read; uint64_t ready; uint32_t beats, tag; uint64_t addr; uint32_t len; };
+    struct Xfer { bool read; uint64_t at, ready; uint32_t beats, tag; uint64_t addr; uint32_t len; };
     struct Resp { uint64_t avail; uint32_t tag; uint64_t addr; uint32_t len; };
     struct Ack { uint64_t avail; uint32_t tag; };
 
@@ -107,8 +116,20 @@ template <class Memory> class Dram {
         const uint64_t b = CFG_DMA_BEAT_BYTES;
         return uint32_t((addr + len + b - 1) / b - addr / b);
     }
+    // On the SoC the memory says when the answer comes (in order after the one before it); on
+    // the ideal port the transfer queues for its beats.
     void accept(Xfer& x, const char* what) {
         mem_.check(x.addr, x.len, what);
+        if (p_.soc()) {
+            if (x.read) {
+                last_resp_ = std::max(last_resp_, soc_.read(x.at, x.addr, x.len));
+                resps_.push_back({last_resp_, x.tag, x.addr, x.len});
+            } else {
+                last_ack_ = std::max(last_ack_, soc_.write(x.at, x.addr, x.len));
+                acks_.push_back({last_ack_, x.tag});
+            }
+            return;
+        }
         x.beats = beats_of(x.addr, x.len);   // the beat-aligned span of its bytes
         xfers_.push_back(x);
     }
@@ -128,6 +149,10 @@ template <class Memory> class Dram {
 
     Memory& mem_;
     const bool drop_;
+    const MemParams p_;
+    const uint32_t inflight_;
+    SocMemory soc_;
+    uint64_t last_resp_ = 0, last_ack_ = 0;
     std::deque<Xfer> xfers_;   // accepted, moving through the port in order
     std::deque<Resp> resps_;   // read rows waiting to go back, in order
     std::deque<Ack> acks_;

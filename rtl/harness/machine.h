@@ -1,6 +1,6 @@
-// The accelerator and its DRAM, clocked: instructions go in at the command port in order,
-// and run_until() clocks the model until a condition holds, a limit is reached or the
-// watchdog sees no progress. The harness (run.h) gives it a program file's instructions
+// The accelerator, the host that issues its words (host.h) and its DRAM (dram.h), clocked:
+// instructions go in at the command port in order, and run_until() clocks the model until a
+// condition holds, a limit is reached or the watchdog sees no progress. The harness (run.h) gives it a program file's instructions
 // and DRAM image; the co-simulation runtime (rtl/cosim) the words a C program issues and
 // that program's own memory.
 #pragma once
@@ -11,6 +11,7 @@
 #include "Vaccel_top.h"
 #include "dram.h"
 #include "failure.h"
+#include "host.h"
 #include "instr_log.h"
 #include "model.h"
 #include "ports.h"
@@ -25,6 +26,26 @@ struct Limits {
     bool drop_responses = false;
 };
 
+// The timing of the SoC around the accelerator: the HardwareConfig fields that no RTL parameter
+// holds (HW_TIMING in systolic_cfg.h), which a program file or the C runtime gives at run time.
+struct Soc {
+    HostParams host;
+    MemParams mem;
+    uint32_t dma_inflight = 1;
+    bool l2_warm = false;
+
+    // from the hardware fields in HardwareConfig.hardware_fields() order
+    static Soc from_fields(const uint32_t* v) {
+        Soc s;
+        s.host = {v[HWF_HOST_CMD_CYCLES], v[HWF_ROCC_QUEUE], v[HWF_ROCC_LATENCY]};
+        s.mem = {v[HWF_L2_KIB], v[HWF_L2_WAYS], v[HWF_L2_HIT_CYCLES], v[HWF_L2_MSHRS], CFG_DMA_BEAT_BYTES,
+                 v[HWF_MEM_BEAT_BYTES], v[HWF_DRAM_LATENCY], v[HWF_DRAM_INFLIGHT]};
+        s.dma_inflight = v[HWF_DMA_INFLIGHT];
+        s.l2_warm = v[HWF_L2_WARM] != 0;
+        return s;
+    }
+};
+
 // a word at a time: the bits past N_SLOTS are zero
 inline bool any_done(const Vaccel_top& top) {
     for (int w = 0; w < (N_SLOTS + 31) / 32; ++w) {
@@ -35,8 +56,9 @@ inline bool any_done(const Vaccel_top& top) {
 
 template <class Memory> class Machine {
   public:
-    Machine(Memory& mem, const std::string& wave, const Limits& limits)
-        : limits_(limits), model_(wave), top_(model_.top()), dram_(mem, limits.drop_responses) {
+    Machine(Memory& mem, const std::string& wave, const Limits& limits, const Soc& soc)
+        : limits_(limits), model_(wave), top_(model_.top()),
+          dram_(mem, limits.drop_responses, soc.mem, soc.dma_inflight), host_(soc.host) {
         model_.reset();
     }
 
@@ -45,6 +67,9 @@ template <class Memory> class Machine {
     uint64_t cycles() const { return cycles_; }
     uint64_t dispatched() const { return pc_; }
     void keep_log(InstrLog* log) { log_ = log; }
+    Dram<Memory>& dram() { return dram_; }
+    // the SoC's counters (SOC_COUNTER_NAMES): the host's and the memory's
+    uint64_t soc_counter(int i) const { return host_.counter(i) + dram_.counter(i); }
 
     // Every instruction taken and the machine and its DRAM port idle.
     bool done() const { return pc_ == instrs_.size() && top_.idle_o && dram_.idle(); }
@@ -76,23 +101,32 @@ template <class Memory> class Machine {
         dram_.drive(top_, cycles_);
         model_.falling();
         const bool cmd_fire = cmd_valid && top_.cmd_ready_o;
-        bool progress = dram_.sample(top_, cycles_) | cmd_fire | any_done(top_);
+        bool progress = dram_.sample(top_, cycles_) | cmd_fire | any_done(top_) | host_moved_;
         if (log_) log_->record(top_, cycles_);
         model_.rising();
         ++cycles_;
-        if (cmd_fire) ++pc_;
+        if (cmd_fire) {
+            ++pc_;
+            if (!host_.free()) host_.pop();
+        }
         progress |= dram_.commit(cycles_);
         return progress;
     }
 
-    // The next instruction on the command port, until all are dispatched.
+    // The next instruction on the command port: with free issue the next of all, else the one
+    // at the head of the host's queues.
     bool offer() {
-        const bool valid = pc_ < instrs_.size();
+        uint64_t next = pc_;
+        bool valid = pc_ < instrs_.size();
+        if (!host_.free()) {
+            host_moved_ = host_.advance(instrs_, cycles_, top_.idle_o && dram_.idle());
+            valid = host_.head(cycles_, next);
+        }
         top_.cmd_valid_i = valid;
         if (valid) {
-            top_.cmd_funct_i = uint8_t(instrs_[pc_].funct);
-            top_.cmd_rs1_i = instrs_[pc_].rs1;
-            top_.cmd_rs2_i = instrs_[pc_].rs2;
+            top_.cmd_funct_i = uint8_t(instrs_[next].funct);
+            top_.cmd_rs1_i = instrs_[next].rs1;
+            top_.cmd_rs2_i = instrs_[next].rs2;
         }
         return valid;
     }
@@ -115,6 +149,8 @@ template <class Memory> class Machine {
     Model model_;
     Vaccel_top& top_;
     Dram<Memory> dram_;
+    Host host_;
+    bool host_moved_ = false;
     std::vector<Instr> instrs_;
     InstrLog* log_ = nullptr;
     uint64_t pc_ = 0, cycles_ = 0, last_progress_ = 0;

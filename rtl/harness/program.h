@@ -20,9 +20,10 @@ constexpr uint64_t DRAM_SLACK = 64;   // zero bytes past the end, for beat-align
 struct Segment { uint64_t addr, len; };
 
 struct Program {
+    std::vector<uint32_t> hw;   // the hardware fields, in HardwareConfig.hardware_fields() order
     std::vector<Instr> instrs;
     std::vector<uint8_t> dram;   // DRAM_SLACK longer than the program's DRAM
-    std::vector<Segment> outputs;
+    std::vector<Segment> inputs, outputs;
 };
 
 // Little-endian fields in file order; a read past the end is a truncated file.
@@ -42,8 +43,9 @@ struct Reader {
     }
 };
 
-// Magic, version and the hardware fields, which must be those this model was built with.
-inline void check_header(Reader& r) {
+// Magic, version and the hardware fields: those of the RTL must be those this model was built
+// with; the SoC's timing fields (HW_TIMING) are the program's to choose.
+inline std::vector<uint32_t> check_header(Reader& r) {
     if (r.d.size() < 8 || std::memcmp(r.take(8), "SYSTOLIC", 8) != 0)
         fail(2, "not a program file (bad magic)");
     const uint32_t version = r.get<uint32_t>();
@@ -53,12 +55,14 @@ inline void check_header(Reader& r) {
     if (n_hw != N_HW_FIELDS)
         fail(2, "program file has " + std::to_string(n_hw) + " hardware fields, expected " +
                     std::to_string(N_HW_FIELDS));
+    std::vector<uint32_t> hw(n_hw);
     for (uint32_t i = 0; i < n_hw; ++i) {
-        const uint32_t v = r.get<uint32_t>();
-        if (v != HW_VALUES[i])
+        const uint32_t v = hw[i] = r.get<uint32_t>();
+        if (!HW_TIMING[i] && v != HW_VALUES[i])
             fail(2, std::string("program targets ") + HW_FIELDS[i] + "=" + std::to_string(v) +
                         " but this model was built with " + std::to_string(HW_VALUES[i]));
     }
+    return hw;
 }
 
 // The config's name and the buffer table, which the simulation does not need.
@@ -102,15 +106,16 @@ inline Program load_program(const std::string& path) {
     const std::vector<uint8_t> data((std::istreambuf_iterator<char>(f)),
                                     std::istreambuf_iterator<char>());
     Reader r{data};
-    check_header(r);
-    skip_names(r);
     Program p;
+    p.hw = check_header(r);
+    skip_names(r);
     const uint64_t dram_size = r.get<uint64_t>();
     if (dram_size > (uint64_t(1) << 36)) fail(2, "DRAM size too large");
     p.dram.assign(dram_size + DRAM_SLACK, 0);
     p.instrs = read_instrs(r);
     read_segments(r, dram_size, "DRAM image segment", [&](uint64_t addr, uint64_t len) {
         std::memcpy(p.dram.data() + addr, r.take(len), len);
+        p.inputs.push_back({addr, len});
     });
     read_segments(r, dram_size, "output segment",
                   [&](uint64_t addr, uint64_t len) { p.outputs.push_back({addr, len}); });

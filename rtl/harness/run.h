@@ -19,7 +19,11 @@ namespace harness {
 inline void run_program(const Options& opt) {
     Program prog = load_program(opt.program);
     ImageMemory memory(prog.dram);
-    Machine<ImageMemory> machine(memory, opt.wave, {opt.cycle_limit, opt.watchdog, opt.drop_responses});
+    const Soc soc = Soc::from_fields(prog.hw.data());
+    Machine<ImageMemory> machine(memory, opt.wave, {opt.cycle_limit, opt.watchdog, opt.drop_responses}, soc);
+    if (soc.l2_warm) {
+        for (const Segment& s : prog.inputs) machine.dram().warm(s.addr, s.len);
+    }
     std::unique_ptr<InstrLog> log;
     if (opt.log) {
         log = std::make_unique<InstrLog>(prog.instrs.size());
@@ -32,7 +36,7 @@ inline void run_program(const Options& opt) {
     const uint64_t sim_ns =
         uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
     machine.check_cycle_counter();
-    write_results(opt.results, machine.top(), prog, machine.cycles(), sim_ns, log.get());
+    write_results(opt.results, machine, prog, sim_ns, log.get());
 }
 
 }  // namespace harness

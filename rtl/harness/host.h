@@ -1,0 +1,75 @@
+// The core that issues every command (README, "The SoC model"): it spends `cmd_cycles` on each
+// word, pushes it into the RoCC queues between the core and the accelerator (`queue` entries,
+// `latency` cycles from the core's side to the accelerator's command port), stalls while they are
+// full, and after a fence waits until the accelerator is idle before it goes on. cmd_cycles 0 is
+// the accelerator alone: words reach the command port as fast as it takes them, as before the model.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "instr.h"
+#include "systolic_isa.h"
+
+namespace harness {
+
+struct HostParams {
+    uint32_t cmd_cycles = 0, queue = 1, latency = 0;
+};
+
+class Host {
+  public:
+    explicit Host(const HostParams& p) : p_(p), next_push_(p.cmd_cycles ? p.cmd_cycles - 1 : 0) {}
+
+    bool free() const { return p_.cmd_cycles == 0; }
+
+    // Before the edge at `cycle`: move what the core has ready into the queues, given how many
+    // words exist and whether the accelerator is idle; returns whether a word moved. Each cycle
+    // counts in one of the host's states (SOC_HOST_*), so that they sum to the total.
+    bool advance(const std::vector<Instr>& instrs, uint64_t cycle, bool accel_idle) {
+        int s = SOC_HOST_DONE;
+        bool moved = false;
+        if (fence_wait_ && accel_idle && queue_.empty()) {
+            fence_wait_ = false;
+            next_push_ = cycle + p_.cmd_cycles - 1;   // the next word's cycles start now
+        }
+        if (fence_wait_) {
+            s = SOC_HOST_FENCE;
+        } else if (pushed_ < instrs.size()) {
+            s = SOC_HOST_ISSUE;
+            if (cycle >= next_push_) {
+                if (queue_.size() < p_.queue) {
+                    queue_.push_back({pushed_, cycle + p_.latency});
+                    fence_wait_ = instrs[pushed_].funct == FUNCT_FENCE;
+                    ++pushed_;
+                    next_push_ = cycle + p_.cmd_cycles;
+                    moved = true;
+                } else {
+                    s = SOC_HOST_QUEUE_FULL;
+                }
+            }
+        }
+        ++counters_[s];
+        return moved;
+    }
+
+    // The word at the accelerator's command port this cycle, if any (an index into the words).
+    bool head(uint64_t cycle, uint64_t& index) const {
+        if (queue_.empty() || queue_.front().ready > cycle) return false;
+        index = queue_.front().index;
+        return true;
+    }
+    void pop() { queue_.pop_front(); }
+    bool idle() const { return queue_.empty() && !fence_wait_; }
+    uint64_t counter(int i) const { return counters_[i]; }
+
+  private:
+    struct Entry { uint64_t index, ready; };
+    const HostParams p_;
+    std::deque<Entry> queue_;
+    uint64_t pushed_ = 0, next_push_;
+    bool fence_wait_ = false;
+    uint64_t counters_[N_SOC_COUNTERS] = {};   // the memory's entries stay zero here
+};
+
+}  // namespace harness

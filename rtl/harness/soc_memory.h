@@ -1,0 +1,189 @@
+// The memory behind the DMA in a Gemmini SoC (README, "The SoC model"): the system bus, an L2 and
+// DRAM behind an 8-byte memory bus. Each request is timed when the DMA issues it, by reserving
+// the resources it crosses in order: the bus's A channel (a Get's one beat, a Put's data), the L2's
+// request pipeline (one block a cycle), its tags (a hit after `l2_hit` cycles; a miss takes an
+// MSHR, writes back a dirty victim and fills from DRAM), and the bus's D channel for read data.
+// DRAM is FASED's latency-bandwidth pipe: `dram_latency` cycles, `dram_inflight` reads and as many
+// writes in flight, one `mem_beat`-byte beat a cycle on each of its read and write channels.
+// Which bytes a request moves is the harness's business (dram.h); this model only says when.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <queue>
+#include <vector>
+
+#include "systolic_isa.h"
+
+namespace harness {
+
+struct MemParams {
+    uint32_t l2_kib = 0, l2_ways = 1, l2_hit = 1, l2_mshrs = 1, bus_beat = 16, mem_beat = 8;
+    uint32_t dram_latency = 1, dram_inflight = 1;
+    bool soc() const { return l2_kib > 0; }
+};
+
+// A channel that moves one beat a cycle: a transfer takes the first free cycles at or after its
+// earliest start. It keeps its busy intervals until they pass, for the cycle stack.
+class Channel {
+  public:
+    uint64_t reserve(uint64_t earliest, uint64_t beats) {
+        const uint64_t start = std::max(earliest, free_);
+        free_ = start + beats;
+        if (!busy_.empty() && busy_.back().second == start) busy_.back().second = free_;
+        else busy_.push_back({start, free_});
+        return start;
+    }
+    bool busy_at(uint64_t cycle) {
+        while (!busy_.empty() && busy_.front().second <= cycle) busy_.pop_front();
+        return !busy_.empty() && busy_.front().first <= cycle;
+    }
+
+  private:
+    uint64_t free_ = 0;
+    std::deque<std::pair<uint64_t, uint64_t>> busy_;
+};
+
+// At most `n` in flight: a new one starts no earlier than the end of the one n before it.
+class InFlight {
+  public:
+    explicit InFlight(uint32_t n) : ends_(n, 0) {}
+    uint64_t earliest(uint64_t t) const { return std::max(t, ends_[next_]); }
+    void record(uint64_t end) { ends_[next_] = end; next_ = (next_ + 1) % ends_.size(); }
+
+  private:
+    std::vector<uint64_t> ends_;
+    size_t next_ = 0;
+};
+
+class SocMemory {
+  public:
+    static constexpr uint64_t BLOCK = 64;   // the L2's block, and the DRAM transfer of a fill
+
+    explicit SocMemory(const MemParams& p)
+        : p_(p), sets_(std::max<uint64_t>(1, uint64_t(p.l2_kib) * 1024 / BLOCK / p.l2_ways)),
+          lines_(sets_ * p.l2_ways), mshr_(p.l2_mshrs, 0), dram_reads_(p.dram_inflight),
+          dram_writes_(p.dram_inflight) {}
+
+    // A Get of [addr, addr + len) issued at `t`: the cycle its last data beat has crossed the bus.
+    uint64_t read(uint64_t t, uint64_t addr, uint32_t len) {
+        const uint64_t at_l2 = a_.reserve(t, 1) + 1;
+        uint64_t done = at_l2;
+        for_blocks(addr, len, [&](uint64_t block, uint32_t bytes) {
+            const uint64_t ready = access(block, l2_pipe_.reserve(at_l2, 1), false, false);
+            const uint64_t beats = (bytes + p_.bus_beat - 1) / p_.bus_beat;
+            done = std::max(done, d_.reserve(ready, beats) + beats);
+        });
+        return done;
+    }
+
+    // A Put of [addr, addr + len) issued at `t`: the cycle its acknowledgement has crossed the bus.
+    uint64_t write(uint64_t t, uint64_t addr, uint32_t len) {
+        const uint64_t beats = (len + p_.bus_beat - 1) / p_.bus_beat;
+        const uint64_t at_l2 = a_.reserve(t, beats) + beats;
+        uint64_t done = at_l2;
+        for_blocks(addr, len, [&](uint64_t block, uint32_t bytes) {
+            const uint64_t ready = access(block, l2_pipe_.reserve(at_l2, 1), true, bytes == BLOCK);
+            done = std::max(done, d_.reserve(ready, 1) + 1);
+        });
+        return done;
+    }
+
+    // The blocks of [addr, addr + len) sit in the L2, dirty, as if the core had just written them.
+    void warm(uint64_t addr, uint64_t len) {
+        for (uint64_t b = addr / BLOCK; b * BLOCK < addr + len; ++b) install(b, 0, true, false);
+    }
+
+    // One cycle of the memory stack: what the memory is doing at `cycle`, given whether the DMA
+    // has requests outstanding.
+    void account(uint64_t cycle, bool outstanding) {
+        while (!fills_.empty() && fills_.top() <= cycle) fills_.pop();
+        int s = SOC_MEM_IDLE;
+        if (dram_rd_.busy_at(cycle)) s = SOC_MEM_DRAM_READ;
+        else if (dram_wr_.busy_at(cycle)) s = SOC_MEM_DRAM_WRITE;
+        else if (!fills_.empty()) s = SOC_MEM_DRAM_WAIT;
+        else if (outstanding) s = SOC_MEM_L2;
+        ++counters_[s];
+    }
+
+    uint64_t counter(int i) const { return counters_[i]; }
+
+  private:
+    struct Line { uint64_t tag = 0, used = 0, ready = 0; bool valid = false, dirty = false; };
+
+    template <class Each> static void for_blocks(uint64_t addr, uint32_t len, Each each) {
+        for (uint64_t a = addr; a < addr + len;) {
+            const uint64_t end = std::min<uint64_t>(addr + len, (a / BLOCK + 1) * BLOCK);
+            each(a / BLOCK, uint32_t(end - a));
+            a = end;
+        }
+    }
+
+    // A block's access entering the L2's tags at `t`; returns when its data (or its write) is done.
+    uint64_t access(uint64_t block, uint64_t t, bool write, bool full) {
+        Line* line = find(block);
+        if (line) {
+            ++counters_[write ? SOC_L2_WRITE_HITS : SOC_L2_READ_HITS];
+            line->used = ++clock_;
+            line->dirty |= write;
+            return std::max(t, line->ready) + p_.l2_hit;
+        }
+        ++counters_[write ? SOC_L2_WRITE_MISSES : SOC_L2_READ_MISSES];
+        auto slot = std::min_element(mshr_.begin(), mshr_.end());
+        const uint64_t start = std::max(t, *slot) + p_.l2_hit;   // the tags said miss
+        uint64_t ready = start;
+        if (!(write && full)) ready = dram_read(start) + p_.l2_hit;   // a fill, then the access
+        *slot = ready;
+        install(block, ready, write);
+        if (ready > t) fills_.push(ready);
+        return ready;
+    }
+
+    Line* find(uint64_t block) {
+        Line* set = &lines_[(block % sets_) * p_.l2_ways];
+        for (uint32_t w = 0; w < p_.l2_ways; ++w) {
+            if (set[w].valid && set[w].tag == block / sets_) return &set[w];
+        }
+        return nullptr;
+    }
+
+    // The least recently used way of the block's set takes it; a dirty victim is written back
+    // (unless the program has not started: warm()).
+    void install(uint64_t block, uint64_t ready, bool dirty, bool write_back = true) {
+        Line* set = &lines_[(block % sets_) * p_.l2_ways];
+        Line* victim = std::min_element(set, set + p_.l2_ways, [](const Line& a, const Line& b) {
+            return a.valid == b.valid ? a.used < b.used : !a.valid;
+        });
+        if (victim->valid && victim->dirty && write_back) {
+            ++counters_[SOC_L2_WRITEBACKS];
+            dram_write(ready);
+        }
+        *victim = {block / sets_, ++clock_, ready, true, dirty};
+    }
+
+    uint64_t dram_read(uint64_t t) {
+        const uint64_t beats = BLOCK / p_.mem_beat;
+        const uint64_t start = dram_rd_.reserve(dram_reads_.earliest(t) + p_.dram_latency, beats);
+        dram_reads_.record(start + beats);
+        counters_[SOC_DRAM_BYTES_READ] += BLOCK;
+        return start + beats;
+    }
+    void dram_write(uint64_t t) {
+        const uint64_t beats = BLOCK / p_.mem_beat;
+        const uint64_t start = dram_wr_.reserve(dram_writes_.earliest(t), beats);
+        dram_writes_.record(start + beats + p_.dram_latency);
+        counters_[SOC_DRAM_BYTES_WRITTEN] += BLOCK;
+    }
+
+    const MemParams p_;
+    const uint64_t sets_;
+    std::vector<Line> lines_;
+    std::vector<uint64_t> mshr_;   // when each is free again
+    InFlight dram_reads_, dram_writes_;
+    Channel a_, d_, l2_pipe_, dram_rd_, dram_wr_;
+    std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> fills_;
+    uint64_t clock_ = 0;
+    uint64_t counters_[N_SOC_COUNTERS] = {};   // the host's entries stay zero here
+};
+
+}  // namespace harness
