@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .host_cost import HOST_CMD_CYCLES
+from . import host_cost
 
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
@@ -54,12 +54,18 @@ TIMING: tuple[str, ...] = ("dram_latency", "dma_inflight", "host_cmd_cycles", "r
 # fields that may be 0: no host cost (free issue), no L2 (the ideal DRAM port), no queue latency
 _ZERO_OK: tuple[str, ...] = ("host_cmd_cycles", "l2_kib", "rocc_latency")
 
+# The FireSim SoC's values of the timing fields (each one's source in the README, "The SoC model"):
+# the HardwareConfig defaults, whence the host's cost is derived.
+SOC: dict[str, int] = {"dram_latency": 30, "rocc_queue": 10, "rocc_latency": 5, "l2_kib": 512, "l2_ways": 8,
+                       "l2_hit_cycles": 4, "l2_mshrs": 10, "mem_beat_bytes": 8, "dram_inflight": 16}
+HOST_CMD_CYCLES = host_cost.cmd_cycles(l2_hit_cycles=SOC["l2_hit_cycles"], dram_latency=SOC["dram_latency"],
+                                       mem_beat_bytes=SOC["mem_beat_bytes"])
+
 # fields left out of the config hash at these values (see HardwareConfig.config_hash): the SoC's at the
 # accelerator alone (free issue, no L2) and its other fields at the FireSim SoC's values
 _UNHASHED_DEFAULTS: dict[str, object] = {
     "dataflows": "both", "store_requant": False, "store_col_scales": False, "host_cmd_cycles": 0, "l2_kib": 0,
-    "rocc_queue": 10, "rocc_latency": 5, "l2_ways": 8, "l2_hit_cycles": 6, "l2_mshrs": 10, "mem_beat_bytes": 8,
-    "dram_inflight": 16, "l2_warm": False}
+    "l2_warm": False, **{k: v for k, v in SOC.items() if k not in ("dram_latency", "l2_kib")}}
 
 
 def _is_pow2(x: int) -> bool:
@@ -82,9 +88,8 @@ class HardwareConfig:
     acc_banks: int = 2
     dma_beat_bytes: int = 16
     max_block_len: int = 4
-    # DRAM's latency in cycles: FASED's latency-bandwidth pipe (firesim be558e3f
-    # LatencyBandwidthPipe.scala:24-25) on the SoC; the ideal port's fixed latency without an L2
-    dram_latency: int = 30
+    # DRAM's latency in cycles: FASED's latency-bandwidth pipe on the SoC; without an L2, the ideal port's
+    dram_latency: int = SOC["dram_latency"]
     ld_queue: int = 8
     ex_queue: int = 16
     st_queue: int = 4
@@ -104,15 +109,15 @@ class HardwareConfig:
     # "The SoC model". host_cmd_cycles 0 with l2_kib 0 is the accelerator alone.
     # the host's cycles per command, derived from the code prog.to_c exports (isa/host_cost.py)
     host_cmd_cycles: int = HOST_CMD_CYCLES
-    rocc_queue: int = 10        # entries of the queues between the core and the reservation station
-    rocc_latency: int = 5       # cycles through them (five queues of two entries)
-    l2_kib: int = 512           # sifive InclusiveCache, chipyard's WithInclusiveCache defaults
-    l2_ways: int = 8
-    l2_hit_cycles: int = 6      # tag lookup to data out (InclusiveCache's pipeline)
-    l2_mshrs: int = 10          # misses in flight
-    mem_beat_bytes: int = 8     # the memory bus: bytes a cycle in each direction
-    dram_inflight: int = 16     # FASED's maxReads and maxWrites
-    l2_warm: bool = False       # the inputs sit in the L2 when a program starts (the core just wrote them)
+    rocc_queue: int = SOC["rocc_queue"]          # entries of the queues between the core and the accelerator
+    rocc_latency: int = SOC["rocc_latency"]      # cycles through them
+    l2_kib: int = SOC["l2_kib"]                  # sifive InclusiveCache, chipyard's WithInclusiveCache
+    l2_ways: int = SOC["l2_ways"]
+    l2_hit_cycles: int = SOC["l2_hit_cycles"]    # a request at the L2 to its data (or its miss) out
+    l2_mshrs: int = SOC["l2_mshrs"]              # misses in flight
+    mem_beat_bytes: int = SOC["mem_beat_bytes"]  # the memory bus: bytes a cycle in each direction
+    dram_inflight: int = SOC["dram_inflight"]    # FASED's maxReads and maxWrites
+    l2_warm: bool = False   # the inputs sit in the L2 when a program starts, as if the core had just written them
 
     def __post_init__(self) -> None:
         for f in fields(self):

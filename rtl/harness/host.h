@@ -1,9 +1,13 @@
 // The core that issues every command (README, "The SoC model"): it spends `cmd_cycles` on each
 // word, pushes it into the RoCC queues between the core and the accelerator (`queue` entries,
-// `latency` cycles from the core's side to the accelerator's command port), stalls while they are
-// full, and after a fence waits until the accelerator is idle before it goes on. cmd_cycles 0 is
-// the accelerator alone: words reach the command port as fast as it takes them, as before the model.
+// `latency` cycles from the core's side to the accelerator's command port), and after a fence waits
+// until the accelerator is idle before it goes on. A word that finds the queues full is refused
+// and replayed as Rocket replays it (rocket-chip c1dda582 RocketCore.scala:766-770, 1058-1069):
+// flushed from writeback and refetched, it leaves at the earliest REPLAY cycles after the refusal
+// and RESUME cycles after the queues have room again. cmd_cycles 0 is the accelerator alone: words
+// reach the command port as fast as it takes them, as before the model.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -19,6 +23,9 @@ struct HostParams {
 
 class Host {
   public:
+    static constexpr uint64_t REPLAY = 5;   // writeback to writeback again, through a refetch
+    static constexpr uint64_t RESUME = 4;   // from decode, where it waited for room, to writeback
+
     explicit Host(const HostParams& p) : p_(p), next_push_(p.cmd_cycles ? p.cmd_cycles - 1 : 0) {}
 
     bool free() const { return p_.cmd_cycles == 0; }
@@ -38,15 +45,26 @@ class Host {
         } else if (pushed_ < instrs.size()) {
             s = SOC_HOST_ISSUE;
             if (cycle >= next_push_) {
-                if (queue_.size() < p_.queue) {
+                const bool room = queue_.size() < p_.queue;
+                if (!refused_ && !room) {
+                    refused_ = true;
+                    next_push_ = cycle + REPLAY;
+                } else if (refused_ && room && room_at_ == NONE) {
+                    room_at_ = cycle;
+                }
+                if (!refused_ || (room_at_ != NONE && cycle >= std::max(next_push_, room_at_ + RESUME))) {
                     queue_.push_back({pushed_, cycle + p_.latency});
                     fence_wait_ = instrs[pushed_].funct == FUNCT_FENCE;
                     ++pushed_;
                     next_push_ = cycle + p_.cmd_cycles;
+                    refused_ = false;
+                    room_at_ = NONE;
                     moved = true;
                 } else {
                     s = SOC_HOST_QUEUE_FULL;
                 }
+            } else if (refused_) {
+                s = SOC_HOST_QUEUE_FULL;
             }
         }
         ++counters_[s];
@@ -65,10 +83,12 @@ class Host {
 
   private:
     struct Entry { uint64_t index, ready; };
+    static constexpr uint64_t NONE = ~uint64_t(0);
     const HostParams p_;
     std::deque<Entry> queue_;
     uint64_t pushed_ = 0, next_push_;
-    bool fence_wait_ = false;
+    bool fence_wait_ = false, refused_ = false;
+    uint64_t room_at_ = NONE;   // after a refusal, the first cycle the queues had room
     uint64_t counters_[N_SOC_COUNTERS] = {};   // the memory's entries stay zero here
 };
 

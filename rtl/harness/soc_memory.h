@@ -1,8 +1,12 @@
 // The memory behind the DMA in a Gemmini SoC (README, "The SoC model"): the system bus, an L2 and
 // DRAM behind an 8-byte memory bus. Each request is timed when the DMA issues it, by reserving
-// the resources it crosses in order: the bus's A channel (a Get's one beat, a Put's data), the L2's
-// request pipeline (one block a cycle), its tags (a hit after `l2_hit` cycles; a miss takes an
-// MSHR, writes back a dirty victim and fills from DRAM), and the bus's D channel for read data.
+// the resources it crosses in order: Gemmini's own TileLink buffers (two each way), the bus's A
+// channel (a Get's one beat, a Put's data), the L2's request pipeline (one block a cycle, in
+// order: a miss that waits for an MSHR holds back the requests behind it, as InclusiveCache's
+// A channel stalls), its tags (a hit's data after `l2_hit` cycles; a miss takes an MSHR, fills from
+// DRAM unless it is a whole-block put, and crosses the L2 again; its victim, chosen at random as
+// InclusiveCache does, goes back to DRAM if dirty, and the MSHR waits for that write's answer),
+// and the bus's D channel for read data and acknowledgements.
 // DRAM is FASED's latency-bandwidth pipe: `dram_latency` cycles, `dram_inflight` reads and as many
 // writes in flight, one `mem_beat`-byte beat a cycle on each of its read and write channels.
 // Which bytes a request moves is the harness's business (dram.h); this model only says when.
@@ -59,6 +63,9 @@ class InFlight {
 class SocMemory {
   public:
     static constexpr uint64_t BLOCK = 64;   // the L2's block, and the DRAM transfer of a fill
+    // Gemmini's TLBuffer()s between its DMA and the system bus, each way (ucb-bar/gemmini 641fefb
+    // Scratchpad.scala:200-202)
+    static constexpr uint64_t DMA_BUFFERS = 2;
 
     explicit SocMemory(const MemParams& p)
         : p_(p), sets_(std::max<uint64_t>(1, uint64_t(p.l2_kib) * 1024 / BLOCK / p.l2_ways)),
@@ -67,31 +74,31 @@ class SocMemory {
 
     // A Get of [addr, addr + len) issued at `t`: the cycle its last data beat has crossed the bus.
     uint64_t read(uint64_t t, uint64_t addr, uint32_t len) {
-        const uint64_t at_l2 = a_.reserve(t, 1) + 1;
+        const uint64_t at_l2 = a_.reserve(t + DMA_BUFFERS, 1) + 1;
         uint64_t done = at_l2;
         for_blocks(addr, len, [&](uint64_t block, uint32_t bytes) {
-            const uint64_t ready = access(block, l2_pipe_.reserve(at_l2, 1), false, false);
+            const uint64_t ready = access(block, at_l2, false, false);
             const uint64_t beats = (bytes + p_.bus_beat - 1) / p_.bus_beat;
             done = std::max(done, d_.reserve(ready, beats) + beats);
         });
-        return done;
+        return done + DMA_BUFFERS;
     }
 
     // A Put of [addr, addr + len) issued at `t`: the cycle its acknowledgement has crossed the bus.
     uint64_t write(uint64_t t, uint64_t addr, uint32_t len) {
         const uint64_t beats = (len + p_.bus_beat - 1) / p_.bus_beat;
-        const uint64_t at_l2 = a_.reserve(t, beats) + beats;
+        const uint64_t at_l2 = a_.reserve(t + DMA_BUFFERS, beats) + beats;
         uint64_t done = at_l2;
         for_blocks(addr, len, [&](uint64_t block, uint32_t bytes) {
-            const uint64_t ready = access(block, l2_pipe_.reserve(at_l2, 1), true, bytes == BLOCK);
+            const uint64_t ready = access(block, at_l2, true, bytes == BLOCK);
             done = std::max(done, d_.reserve(ready, 1) + 1);
         });
-        return done;
+        return done + DMA_BUFFERS;
     }
 
     // The blocks of [addr, addr + len) sit in the L2, dirty, as if the core had just written them.
     void warm(uint64_t addr, uint64_t len) {
-        for (uint64_t b = addr / BLOCK; b * BLOCK < addr + len; ++b) install(b, 0, true, false);
+        for (uint64_t b = addr / BLOCK; b * BLOCK < addr + len; ++b) install(b, 0, 0, true, false);
     }
 
     // One cycle of the memory stack: what the memory is doing at `cycle`, given whether the DMA
@@ -109,7 +116,7 @@ class SocMemory {
     uint64_t counter(int i) const { return counters_[i]; }
 
   private:
-    struct Line { uint64_t tag = 0, used = 0, ready = 0; bool valid = false, dirty = false; };
+    struct Line { uint64_t tag = 0, ready = 0; bool valid = false, dirty = false; };
 
     template <class Each> static void for_blocks(uint64_t addr, uint32_t len, Each each) {
         for (uint64_t a = addr; a < addr + len;) {
@@ -120,21 +127,22 @@ class SocMemory {
     }
 
     // A block's access entering the L2's tags at `t`; returns when its data (or its write) is done.
-    uint64_t access(uint64_t block, uint64_t t, bool write, bool full) {
+    // A miss holds an MSHR until its fill is in and its dirty victim has gone out to DRAM.
+    uint64_t access(uint64_t block, uint64_t arrive, bool write, bool full) {
+        const uint64_t t = l2_pipe_.reserve(arrive, 1);
         Line* line = find(block);
         if (line) {
             ++counters_[write ? SOC_L2_WRITE_HITS : SOC_L2_READ_HITS];
-            line->used = ++clock_;
             line->dirty |= write;
             return std::max(t, line->ready) + p_.l2_hit;
         }
         ++counters_[write ? SOC_L2_WRITE_MISSES : SOC_L2_READ_MISSES];
         auto slot = std::min_element(mshr_.begin(), mshr_.end());
+        if (*slot > t) l2_pipe_.reserve(*slot, 1);   // the requests behind it wait with it
         const uint64_t start = std::max(t, *slot) + p_.l2_hit;   // the tags said miss
-        uint64_t ready = start;
-        if (!(write && full)) ready = dram_read(start) + p_.l2_hit;   // a fill, then the access
-        *slot = ready;
-        install(block, ready, write);
+        const uint64_t fill = write && full ? start : dram_read(start);
+        const uint64_t ready = fill + p_.l2_hit;   // the L2 again: the fill's or the put's data in
+        *slot = std::max(ready, install(block, start, ready, write));
         if (ready > t) fills_.push(ready);
         return ready;
     }
@@ -147,18 +155,25 @@ class SocMemory {
         return nullptr;
     }
 
-    // The least recently used way of the block's set takes it; a dirty victim is written back
-    // (unless the program has not started: warm()).
-    void install(uint64_t block, uint64_t ready, bool dirty, bool write_back = true) {
-        Line* set = &lines_[(block % sets_) * p_.l2_ways];
-        Line* victim = std::min_element(set, set + p_.l2_ways, [](const Line& a, const Line& b) {
-            return a.valid == b.valid ? a.used < b.used : !a.valid;
-        });
-        if (victim->valid && victim->dirty && write_back) {
+    // A way of the block's set, chosen at random (InclusiveCache's victimLFSR, which prefers no
+    // invalid way: rocket-chip-inclusive-cache 85420cf2 Directory.scala:115-120), takes it, its data
+    // there at `ready`; a dirty victim is written back from `evict` (unless the program has not
+    // started: warm()). Returns when DRAM has answered that write (`evict` if there is none).
+    uint64_t install(uint64_t block, uint64_t evict, uint64_t ready, bool dirty, bool write_back = true) {
+        Line& victim = lines_[(block % sets_) * p_.l2_ways + next_random() % p_.l2_ways];
+        uint64_t answered = evict;
+        if (victim.valid && victim.dirty && write_back) {
             ++counters_[SOC_L2_WRITEBACKS];
-            dram_write(ready);
+            answered = dram_write(evict);
         }
-        *victim = {block / sets_, ++clock_, ready, true, dirty};
+        victim = {block / sets_, ready, true, dirty};
+        return answered;
+    }
+
+    // a 16-bit maximal-length Galois LFSR (x^16 + x^14 + x^13 + x^11 + 1), one step a victim
+    uint32_t next_random() {
+        lfsr_ = uint16_t((lfsr_ >> 1) ^ (-(lfsr_ & 1u) & 0xB400u));
+        return lfsr_;
     }
 
     uint64_t dram_read(uint64_t t) {
@@ -168,11 +183,13 @@ class SocMemory {
         counters_[SOC_DRAM_BYTES_READ] += BLOCK;
         return start + beats;
     }
-    void dram_write(uint64_t t) {
+    // a block written to DRAM from `t`; returns when DRAM answers it
+    uint64_t dram_write(uint64_t t) {
         const uint64_t beats = BLOCK / p_.mem_beat;
-        const uint64_t start = dram_wr_.reserve(dram_writes_.earliest(t), beats);
-        dram_writes_.record(start + beats + p_.dram_latency);
+        const uint64_t answer = dram_wr_.reserve(dram_writes_.earliest(t), beats) + beats + p_.dram_latency;
+        dram_writes_.record(answer);
         counters_[SOC_DRAM_BYTES_WRITTEN] += BLOCK;
+        return answer;
     }
 
     const MemParams p_;
@@ -182,7 +199,7 @@ class SocMemory {
     InFlight dram_reads_, dram_writes_;
     Channel a_, d_, l2_pipe_, dram_rd_, dram_wr_;
     std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> fills_;
-    uint64_t clock_ = 0;
+    uint16_t lfsr_ = 1;
     uint64_t counters_[N_SOC_COUNTERS] = {};   // the host's entries stay zero here
 };
 

@@ -1,0 +1,155 @@
+"""The SoC around the accelerator (README, "The SoC model"), each model pinned by a small program on the
+RTL: the host's cost per command, its fence, the RoCC queues' back-pressure; the L2's hit and miss
+latency and its write to an absent block; DRAM's bandwidth each way and its in-flight limit; the
+cycle stacks; and exported C reproducing tk.run's cycles on the SoC. Every run is checked against
+the functional model. The SoC's fields are timing only, so all of this runs on one RTL build."""
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import toolkit as tk
+from isa import FULL_BIT, PRESETS, ConfigEx, ConfigLd, ConfigSt, Fence, HardwareConfig, Instruction, Mvin, Mvout
+from isa import Program, acc_addr, layout
+from isa.opcodes import SOC_STACKS
+from simulators import cosim
+
+from helpers import assert_like_functional
+
+GEMMINI = PRESETS["gemmini"]
+ROWS = 256
+BUFS = layout([("X", "input", "int8", (ROWS, 64)), ("O", "output", "int8", (ROWS, 64)),
+               ("W", "output", "int32", (ROWS, 16))])
+X, O, W = BUFS["X"].addr, BUFS["O"].addr, BUFS["W"].addr
+# no host cost, and the cold L2 of the FireSim SoC: each test turns on what it pins
+BASE = dataclasses.replace(GEMMINI, host_cmd_cycles=0)
+
+
+def _run(hw: HardwareConfig, *body: Instruction, stride: int = 64) -> tk.RunResult:
+    prog = Program(hw, [ConfigEx(), ConfigLd(dram_stride=stride), ConfigSt(dram_stride=stride), *body], BUFS)
+    inputs = {"X": np.random.default_rng(3).integers(-128, 128, (ROWS, 64), dtype=np.int8)}
+    res = tk.run(prog, inputs, backend="verilator")
+    assert_like_functional(prog, inputs, res)
+    return res
+
+
+def _cycles(hw: HardwareConfig, *body: Instruction, **kw: int) -> int:
+    return _run(hw, *body, **kw).cycles
+
+
+def _rows(cls: type, dram: int, local: int, rows: int, stride: int) -> list[Instruction]:
+    """``rows`` rows of 16 bytes as mvins or mvouts of dim rows each, ``stride`` bytes apart in DRAM."""
+    return [cls(dram + r * stride, local + r, min(16, rows - r), 16) for r in range(0, rows, 16)]
+
+
+def test_each_command_costs_the_host_its_cycles() -> None:
+    n, cost = 200, 20
+    res = _run(dataclasses.replace(BASE, host_cmd_cycles=cost), *[ConfigEx()] * n)
+    words = n + 3   # and the three configs of _run
+    assert res.counters["host_issue"] == words * cost
+    assert words * cost <= res.cycles <= words * cost + 20
+    assert _cycles(BASE, *[ConfigEx()] * n) < words + 10   # free issue: about a word a cycle
+
+
+def test_a_fence_waits_until_the_accelerator_is_idle() -> None:
+    hw = dataclasses.replace(BASE, host_cmd_cycles=1)
+    body = _rows(Mvin, X, 0, 64, 64)
+    fenced = _run(hw, *body, Fence(), ConfigEx())
+    assert fenced.counters["host_fence"] > hw.dram_latency
+    assert fenced.cycles > _cycles(hw, *body, ConfigEx())
+
+
+def test_full_queues_stall_the_host() -> None:
+    body = [Mvin(X + 64 * i, 16 * (i % 64), 1, 16) for i in range(ROWS)]
+    small = _run(dataclasses.replace(BASE, host_cmd_cycles=1, rocc_queue=2), *body)
+    assert small.counters["host_queue_full"] > ROWS   # the load queue and two entries fill at once
+    assert small.counters["host_issue"] == ROWS + 3
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_l2_miss_costs_dram_and_a_hit_costs_the_l2(warm: bool) -> None:
+    """One mvin of one row: a miss (cold L2) moves by exactly what DRAM's latency moves; a hit (the
+    input warm in the L2) does not, and moves by exactly what the L2's hit latency moves."""
+    hw = dataclasses.replace(BASE, l2_warm=warm)
+    body = (Mvin(X, 0, 1, 16),)
+    res = _run(hw, *body)
+    assert (res.counters["l2_read_hits"], res.counters["l2_read_misses"]) == ((1, 0) if warm else (0, 1))
+    slower_dram = _cycles(dataclasses.replace(hw, dram_latency=hw.dram_latency + 100), *body)
+    slower_l2 = _cycles(dataclasses.replace(hw, l2_hit_cycles=hw.l2_hit_cycles + 10), *body)
+    assert slower_dram - res.cycles == (0 if warm else 100)
+    assert slower_l2 - res.cycles == (10 if warm else 20)   # a miss crosses the L2 twice: tags, then fill
+    if warm:
+        assert res.cycles + hw.dram_latency + 64 // hw.mem_beat_bytes <= _cycles(BASE, *body)
+
+
+def test_a_partial_write_to_an_absent_block_fills_it_and_a_full_one_does_not() -> None:
+    partial = _run(BASE, Mvout(O, acc_addr(0), 1, 16))             # 16 bytes of a 64-byte block
+    full = _run(BASE, Mvout(W, acc_addr(0) | FULL_BIT, 1, 16))      # 16 int32: the whole block
+    for res in (partial, full):
+        assert (res.counters["l2_write_hits"], res.counters["l2_write_misses"]) == (0, 1)
+    assert partial.counters["dram_bytes_read"] == 64
+    assert full.counters["dram_bytes_read"] == 0
+
+
+@pytest.mark.parametrize("beat", [8, 4])
+def test_dram_read_bandwidth(beat: int) -> None:
+    """4 KiB read cold: DRAM's read channel moves it in 4096 / beat cycles, and the run takes at least that."""
+    res = _run(dataclasses.replace(BASE, mem_beat_bytes=beat), *_rows(Mvin, X, 0, ROWS, 16), stride=16)
+    assert res.counters["dram_bytes_read"] == 64 * 64
+    assert res.counters["mem_dram_read"] == 64 * 64 // beat
+    assert res.cycles > 64 * 64 // beat
+
+
+def test_dram_write_bandwidth_through_dirty_evictions() -> None:
+    """A 1 KiB L2 (8 sets of 2 ways) takes 64 dirty blocks, whole-block writes that read nothing: all
+    but 16 are written back, 64 bytes each over DRAM's write channel, and the MSHRs that evict them
+    wait for it. A channel of one byte a cycle takes 64 cycles a block, which bounds the run."""
+    hw = dataclasses.replace(BASE, l2_kib=1, l2_ways=2)
+    body = _rows(Mvout, W, acc_addr(0) | FULL_BIT, 64, 64)
+    res = _run(hw, *body)
+    assert res.counters["dram_bytes_read"] == 0
+    assert res.counters["l2_writebacks"] == 64 - 16
+    assert res.counters["dram_bytes_written"] == 64 * (64 - 16)
+    assert 0 < res.counters["mem_dram_write"] <= res.counters["dram_bytes_written"] // hw.mem_beat_bytes
+    narrow = _run(dataclasses.replace(hw, mem_beat_bytes=1), *body)
+    assert narrow.cycles >= (64 - 16 - hw.l2_mshrs) * 64 > 2 * res.cycles
+
+
+def test_dram_reads_in_flight_are_limited() -> None:
+    """64 rows, each in its own block: with one read in flight each waits for the one before."""
+    body = _rows(Mvin, X, 0, 64, 64)
+    one = dataclasses.replace(BASE, dram_inflight=1)
+    serial = _cycles(one, *body)
+    assert serial >= 64 * (one.dram_latency + 64 // one.mem_beat_bytes)
+    assert _cycles(BASE, *body) < serial / 4
+
+
+def test_cycle_stacks_sum_to_the_total_on_the_soc_only() -> None:
+    op = tk.matmul(64, 48, 80, bias="row", scale=0.02)
+    inputs = op.random_inputs(seed=0)
+    for hw, on in ((GEMMINI, True), (PRESETS["gemmini-alone"], False)):
+        res = tk.run(tk.compile(op, hw), inputs, backend="verilator")
+        for unit, cats in SOC_STACKS.items():
+            total = sum(res.counters[f"{unit}_{c}"] for c in cats)
+            assert total == (res.cycles if on else 0), unit
+
+
+def test_exported_c_reproduces_tk_run_on_the_soc(tmp_path: Path) -> None:
+    hw = dataclasses.replace(PRESETS["tiny"], **{k: getattr(GEMMINI, k) for k in
+                                                 ("host_cmd_cycles", "l2_kib", "dram_latency")})
+    op = tk.matmul(12, 8, 20, bias="row", scale=0.05)
+    prog = tk.compile(op, hw)
+    inputs = op.random_inputs(seed=1)
+    source = tmp_path / "exported.c"
+    source.write_text(prog.to_c(inputs, check=op.reference(inputs)))
+    binary = cosim.compile_c([source], tmp_path / "program", hw=hw, engine="verilator", workdir=tmp_path)
+    ran = cosim.run_c(binary, capture=True, timeout=600)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    (cycles,) = re.findall(r"^systolic: cycles (\d+)$", ran.stderr, re.M)
+    res = tk.run(prog, inputs, backend="verilator")
+    assert int(cycles) == res.cycles
+    assert res.counters["host_issue"] == len(prog.instructions) * hw.host_cmd_cycles
