@@ -5,8 +5,14 @@
 //  * W takes the next entry from the execute queue. For a weight-stationary
 //    compute_preloaded it reads the DIM weight rows (B; rows past b_rows and
 //    columns past b_cols are zero) one per cycle from the scratchpad into the
-//    next of NBUF weight buffers, after the rows that last used that buffer have
-//    left the mesh (with b_transpose, stored row n is weight column n).
+//    next of NBUF weight buffers (with b_transpose, stored row n is weight column
+//    n). The writes chase the last rows that used that buffer through the mesh:
+//    such a row reads PE row (or column) r until DIM - 1 + r cycles after it
+//    entered, and W writes row r at least r + 1 cycles after it starts, so W
+//    starts DIM - 1 cycles after that row entered, not when it has left the mesh
+//    (2*DIM - 1 cycles): with three buffers the weights of the next block load
+//    while the block before streams, and a new-weights compute costs no more
+//    than one that keeps its weights.
 //    compute_accumulated keeps the current buffer. Output-stationary, it reads
 //    the operand that goes through the transposer (A, or B when both are
 //    transposed) into the transposer's free block. config_ex takes effect here;
@@ -58,8 +64,13 @@ module execute_unit import systolic_pkg::*; #(
 );
   localparam int RA = 0, RD = 1, RB = 2;        // scratchpad read ports: A, D, B
   localparam int BUF_W  = 2;                       // weight buffer index (the mesh's sel)
-  localparam int HOLD   = 2 * DIM + 1;             // cycles a buffer is in use after its last row
-  localparam int HOLD_W = $clog2(HOLD + 1);
+  // a buffer's age: cycles since the last row that used it entered the mesh, minus one
+  // (0 the cycle after), saturated at AGE_MAX; W starts writing one at AGE_GO, which
+  // puts row (column) r's write at age r + DIM - 1 or later, the cycle after the last
+  // old row's last read of it (the assumption at the end checks every write)
+  localparam int AGE_MAX = 2 * DIM - 1;
+  localparam int AGE_W   = $clog2(AGE_MAX + 1);
+  localparam int AGE_GO  = (DIM > 2) ? DIM - 2 : 0;
   localparam int TIW    = (DIM > 1) ? $clog2(DIM) : 1;   // a transposer row or column
   localparam logic HAS_OS = DATAFLOWS[0];
   localparam logic HAS_WS = DATAFLOWS[1];
@@ -122,8 +133,9 @@ module execute_unit import systolic_pkg::*; #(
   logic              w_os, w_tr_a, w_tr, w_load, w_ph_done;
   logic [WORD_W-1:0] w_src;               // the operand W reads
   logic [BUF_W-1:0]  cur_buf_q, cur_buf_d, nbuf;
-  logic [HOLD_W-1:0] hold_q [NBUF];
-  logic [HOLD_W-1:0] hold_d [NBUF];
+  logic [AGE_W-1:0]  age_q [NBUF];
+  logic [AGE_W-1:0]  age_d [NBUF];
+  logic              w_buf_free;          // W may start writing the weights into nbuf
   // weight-row write, one cycle after the read
   logic              wwr_valid_q, wwr_valid_d, wwr_zero_q, wwr_zero_d;
   logic              wwr_tr_q, wwr_tr_d, wwr_col_q, wwr_col_d;   // into the transposer; a weight column
@@ -197,8 +209,14 @@ module execute_unit import systolic_pkg::*; #(
   assign w_tr    = w_tr_a || (w_os && w_q.cfg.b_t);
   assign w_load  = !w_ph_q || w_tr;
   assign w_src   = !w_ph_q ? w_q.b : w_tr_a ? w_q.a : w_q.d;
+  // nbuf is free once the last row that used it is AGE_GO old; with fewer than three
+  // buffers a row of S or the one entering may use it too (with three they use cur_buf_q
+  // or the one before, never nbuf)
+  assign w_buf_free = 32'(age_q[nbuf]) >= AGE_GO
+                      && !(NBUF < 3 && ((s_valid_q && s_buf_q == nbuf)
+                                        || (inj_valid_q && inj_q.buf_sel == nbuf)));
   assign w_go    = w_valid_q && w_load && (w_k_q != KW'(DIM))
-                   && (w_ph_q || w_started_q || hold_q[nbuf] == '0);
+                   && (w_ph_q || w_started_q || w_buf_free);
   assign w_bneed = (32'(w_k_q) < 32'(op_rows(w_src))) && (op_addr(w_src) != GARBAGE_ADDR);
   // S: rows of A and D (OS: of A and B, or D while shifting; none from the transposer)
   assign s_os     = s_q.cfg.os;
@@ -350,7 +368,7 @@ module execute_unit import systolic_pkg::*; #(
   assign mesh_busy_o = inj_valid_q;
   // a read of A, D or B waiting for its bank; the execute unit never waits on the DMA
   assign stack_o     = '{bank: (rd_req & ~sp_rd_gnt_i) != '0, dma: 1'b0, busy: busy};
-  assign dbg_state_o = {s_valid_q, w_valid_q && w_pre_q && !w_started_q && hold_q[nbuf] != '0,
+  assign dbg_state_o = {s_valid_q, w_valid_q && w_pre_q && !w_started_q && !w_buf_free,
                         w_valid_q && !w_loaded, w_valid_q && w_loaded && !s_free};
 
   // ---- next state: W --------------------------------------------------------------
@@ -372,11 +390,11 @@ module execute_unit import systolic_pkg::*; #(
     wwr_col_d   = wwr_col_q;
     wwr_buf_d   = wwr_buf_q;
     wwr_cols_d  = wwr_cols_q;
-    // weight buffers in use by rows in the mesh
+    // the weight buffers' ages
     for (int b = 0; b < NBUF; b++) begin
-      if (inj_valid_q && inj_q.buf_sel == BUF_W'(b)) hold_d[b] = HOLD_W'(HOLD);
-      else if (hold_q[b] != '0) hold_d[b] = hold_q[b] - 1'b1;
-      else hold_d[b] = '0;
+      if (inj_valid_q && inj_q.buf_sel == BUF_W'(b)) age_d[b] = '0;
+      else if (age_q[b] != AGE_W'(AGE_MAX)) age_d[b] = age_q[b] + 1'b1;
+      else age_d[b] = age_q[b];
     end
     if (w_step) begin
       w_k_d       = w_k_q + 1'b1;
@@ -526,7 +544,7 @@ module execute_unit import systolic_pkg::*; #(
       cur_buf_q   <= '0;
       cfg_q       <= '{a_stride: 16'd1, c_stride: 16'd1, scale: F32_ONE, relu: 1'b0,
                        os: !HAS_WS, a_t: 1'b0, b_t: 1'b0, rsh: '0};
-      hold_q      <= '{default: '0};
+      age_q       <= '{default: AGE_W'(AGE_MAX)};
       mode_q      <= 1'b0;
       tr_cur_q    <= 1'b0;
       gap_q       <= '0;
@@ -540,7 +558,7 @@ module execute_unit import systolic_pkg::*; #(
       cap_d_q     <= cap_d_d;
       cur_buf_q   <= cur_buf_d;
       cfg_q       <= cfg_d;
-      hold_q      <= hold_d;
+      age_q       <= age_d;
       mode_q      <= mode_d;
       tr_cur_q    <= tr_cur_d;
       gap_q       <= gap_d;
@@ -585,11 +603,15 @@ module execute_unit import systolic_pkg::*; #(
 `ifndef SYNTHESIS  // checks for simulation; synthesis (Yosys) elaborates none
   always_ff @(posedge clk_i or negedge rst_ni) begin : p_assumptions
     if (rst_ni) begin
-      // the weights being written are used by no row in the mesh or entering it
+      // the weights being written (PE row, or column, wwr_row_q of buffer wwr_buf_q) are
+      // read by no row in the mesh or entering it any more: the last row that used the
+      // buffer entered age + 1 cycles ago and reads PE row (column) r until DIM - 1 + r
+      // cycles after it entered
       if (wwr_valid_q && !wwr_tr_q) begin
-        assert (hold_q[wwr_buf_q] == '0 && !(inj_valid_q && inj_q.buf_sel == wwr_buf_q))
-          else $error("execute_unit: weights written into buffer %0d while it is in use",
-                      wwr_buf_q);
+        assert (32'(age_q[wwr_buf_q]) >= 32'(wwr_row_q) + DIM - 1
+                && !(inj_valid_q && inj_q.buf_sel == wwr_buf_q))
+          else $error("execute_unit: weights written into row %0d of buffer %0d while it is in use",
+                      wwr_row_q, wwr_buf_q);
       end
     end
   end

@@ -13,8 +13,11 @@ instruction at a time in program order:
   on ``dim``-row blocks of the scratchpad or accumulator) with an older one;
 * one DMA port shared by loads and stores moves ``dma_beat_bytes`` a cycle after
   ``dram_latency`` cycles; requests of successive mvins overlap their latency;
-* preload shifts ``b_rows`` weight rows in; compute streams ``a_rows`` rows and
-  its results reach the accumulator ``2*dim`` cycles later; output-stationary
+* preload loads ``b_rows`` weight rows (a row a cycle) into a free weight buffer
+  while the compute before it streams (the execute unit's W stage: from when that
+  compute starts), so new weights cost the array nothing behind a compute that
+  streams as long; compute streams ``a_rows`` rows and its results reach the
+  accumulator ``2*dim`` cycles later; output-stationary
   (config_ex), a compute streams its K steps, and a compute_preloaded first
   waits ``dim`` cycles for the last chain's sums and shifts ``dim`` rows of D in
   (which shift those sums out), as the RTL's execute unit does (it puts OS over
@@ -149,6 +152,7 @@ class _Timeline:
         self.banks = _Banks(hw.sp_banks)
         self.ld_cfg = {state: (0, 0) for state in range(len(MVIN_FUNCTS))}   # -> (block_stride, shrink)
         self.pending_c = GARBAGE   # the C address of the last preload: where the next compute writes
+        self.w_free = 0            # when the W stage may load weights: the last compute's start
         self.ex = ConfigEx()       # the config_ex in force: its dataflow and A's transpose time a compute
         self.dispatch = self.dma_free = self.end_all = 0
         self.dma_bytes_read = self.dma_bytes_written = self.mesh_busy = self.queue_full = 0
@@ -249,13 +253,22 @@ class _Timeline:
         self._finish(self.store, free, start, self.dma_free + self.latency, 0, reads, [])
 
     def _preload(self, funct: int, b_operand: int, c_operand: int) -> None:
-        """A preload shifts B's weight rows in, row by row (one cycle without B), and names where
-        the next compute's results go."""
+        """A preload loads B's weight rows, row by row, into a free weight buffer while the compute
+        before it streams (one cycle of the array without B), and names where the next compute's
+        results go."""
         self._enter(self.execute)
         self.pending_c = split_operand(c_operand)[0]
         b, _, b_rows = split_operand(b_operand)
-        sp_reads = [] if b == GARBAGE else [b]
-        self._issue_execute(sp_reads, b_rows, b_rows if sp_reads else 1, 0, [], [])
+        if b == GARBAGE:
+            self._issue_execute([], b_rows, 1, 0, [], [])
+            return
+        reads = [(self.sp, self._blocks(b, b_rows))]
+        free = max(self.dispatch, self.w_free)
+        start = max(free, _ready(reads, []))
+        stall = self._claim_banks(_EXEC_READ, {(b & ROW_MASK) // self.bank_rows}, start, start + b_rows)
+        loaded = start + b_rows + stall
+        self.execute.free = max(self.execute.free, loaded)   # the compute streams once its weights are in
+        self._finish(self.execute, free, start, loaded, stall, reads, [])
 
     def _compute(self, funct: int, a_operand: int, d_operand: int) -> None:
         """A compute streams A's rows; its results reach the preloaded C ``2*dim`` cycles later.
@@ -275,10 +288,10 @@ class _Timeline:
             if c & ACC_BIT and c & ACCUM_BIT:
                 reads.append(writes[0])
         sp_reads = [x for x in (a, d) if x != GARBAGE]
-        self._issue_execute(sp_reads, a_rows, max(streamed, 1), 2 * self.dim, reads, writes)
+        self.w_free = self._issue_execute(sp_reads, a_rows, max(streamed, 1), 2 * self.dim, reads, writes)
 
     def _issue_execute(self, sp_reads: list[int], rows: int, occupancy: int, latency: int,
-                       reads: list[_Access], writes: list[_Access]) -> None:
+                       reads: list[_Access], writes: list[_Access]) -> int:
         """Issue a preload or compute that reads ``rows`` rows at each of ``sp_reads`` and holds the
         array ``occupancy`` cycles (more if a scratchpad bank it reads is being written)."""
         reads += [(self.sp, self._blocks(addr, rows)) for addr in sp_reads]
@@ -287,6 +300,7 @@ class _Timeline:
                                   start, start + occupancy)
         self.execute.free = start + occupancy + stall
         self._finish(self.execute, free, start, self.execute.free + latency, stall, reads, writes)
+        return start
 
     def counters(self, instructions: int) -> tuple[int, dict[str, int]]:
         """The run's cycles and counters, the RTL's schema (COUNTERS) plus ``instructions``."""
