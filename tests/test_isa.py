@@ -22,7 +22,11 @@ from isa.program import FORMAT_VERSION, MAGIC
 # ---- hardware configuration ----------------------------------------------------------------
 @pytest.mark.parametrize("name, expected", [
     ("gemmini", dict(dim=16, sp_rows=16384, sp_banks=4, acc_rows=1024, acc_banks=2, dma_beat_bytes=16,
-                     max_block_len=4, dram_latency=40, ld_queue=8, ex_queue=16, st_queue=4)),
+                     max_block_len=4, dram_latency=30, ld_queue=8, ex_queue=16, st_queue=4, l2_kib=512,
+                     host_cmd_cycles=26, soc=True)),
+    ("gemmini-alone", dict(dim=16, sp_rows=16384, sp_banks=4, acc_rows=1024, acc_banks=2, dma_beat_bytes=16,
+                           max_block_len=4, dram_latency=40, ld_queue=8, ex_queue=16, st_queue=4, l2_kib=0,
+                           host_cmd_cycles=0, soc=False)),
     ("tiny", dict(dim=4, sp_rows=1024, sp_banks=2, acc_rows=64, acc_banks=2, dma_beat_bytes=4,
                   max_block_len=2, dram_latency=10, ld_queue=4, ex_queue=4, st_queue=2)),
 ])
@@ -84,9 +88,13 @@ def test_config_missing_file_and_unknown_preset(tmp_path) -> None:
 
 def test_config_hash_is_stable() -> None:
     # pinned: caches and tuning records are keyed by these digests (they moved when dma_inflight
-    # joined the fields: Gemmini's max_in_flight_mem_reqs, reads in flight went from 64 to 16)
-    assert PRESETS["gemmini"].config_hash() == "40ff860238b17544"
+    # joined the fields: Gemmini's max_in_flight_mem_reqs, reads in flight went from 64 to 16). The
+    # accelerator alone keeps the digest the gemmini preset had before the SoC; the SoC has its own.
+    assert PRESETS["gemmini-alone"].config_hash() == "40ff860238b17544"
+    assert PRESETS["gemmini"].config_hash() == "33a9740d30edd27a"
     assert PRESETS["tiny"].config_hash() == "a5bf430300c8d5c4"
+    # one RTL build serves every SoC timing
+    assert PRESETS["gemmini"].rtl_hash() == PRESETS["gemmini-alone"].rtl_hash()
     gemmini = PRESETS["gemmini"]
     renamed = replace(gemmini, name="other")
     assert renamed.config_hash() == gemmini.config_hash()

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import compile as compile_op
 from .. import run as run_program
-from ..profile import bound, cycle_stacks, format_stacks
+from ..profile import bound, cycle_stacks, format_soc_stacks, format_stacks, soc_stacks
 from .errors import seed
 from .common import add_op_args, add_schedule_args, hardware, op_from_args
 from .run import add_limit_args
@@ -39,12 +39,15 @@ def cmd_profile(args: argparse.Namespace) -> int:
     ref = op.reference(inputs)
     exact = all(np.array_equal(res.outputs[name], ref[name]) for name in ref)
     stacks = cycle_stacks(res.counters)
+    soc = soc_stacks(res.counters)
     b = bound(res.counters, hw)
     if args.json:
         print(json.dumps({"op": op.key, "hardware": hw.name, "cycles": res.cycles, "exact": exact,
-                          "stacks": stacks, "bound": b.name, "reason": b.reason, "scores": b.scores}))
+                          "stacks": stacks, "soc_stacks": soc, "bound": b.name, "reason": b.reason, "scores": b.scores}))
     else:
         print(f"{op.key} on {hw.name} (verilator): {res.cycles} cycles, bit-exact: {'yes' if exact else 'NO'}")
         print(format_stacks(stacks, res.cycles))
+        if soc:
+            print(format_soc_stacks(soc, res.cycles))
         print(f"bound: {b.name}: {b.reason}")
     return 0 if exact else 1
