@@ -12,10 +12,13 @@ short of ideal on FireSim are the ones that ask most of the memory system. The c
 
     .venv/bin/python benchmarks/bench_firesim.py
     .venv/bin/python benchmarks/bench_firesim.py --shapes 512x512x512 --no-flat
+    .venv/bin/python benchmarks/bench_firesim.py --no-flat --l2-warm     # the inputs start in the L2
+    .venv/bin/python benchmarks/bench_firesim.py --config gemmini-alone  # the accelerator alone
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 from pathlib import Path
@@ -53,6 +56,17 @@ def stack_text(counters: dict[str, int]) -> str:
     return "; ".join(parts)
 
 
+def soc_text(counters: dict[str, int]) -> str:
+    """On the SoC: the L2's misses and DRAM's bytes each way per cycle."""
+    if not counters.get("mem_idle") and not counters.get("host_done") and not counters.get("host_issue"):
+        return ""
+    cycles = counters["cycles"]
+    misses = counters["l2_read_misses"] + counters["l2_write_misses"]
+    hits = counters["l2_read_hits"] + counters["l2_write_hits"]
+    return (f"; L2 miss {misses / max(1, misses + hits):.0%}, DRAM B/c read "
+            f"{counters['dram_bytes_read'] / cycles:.2f} write {counters['dram_bytes_written'] / cycles:.2f}")
+
+
 def parse_shape(text: str) -> tuple[int, int, int]:
     try:
         m, k, n = (int(x) for x in text.lower().split("x"))
@@ -69,8 +83,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--shapes", nargs="+", type=parse_shape, default=list(FIRESIM),
                    help="MxKxN shapes to run (default: all six)")
     p.add_argument("--no-flat", dest="flat", action="store_false", help="skip the old flat port")
+    p.add_argument("--config", default="gemmini", choices=["gemmini", "gemmini-alone"],
+                   help="gemmini: inside the FireSim SoC (host, L2, DRAM); gemmini-alone: the accelerator alone")
+    p.add_argument("--l2-warm", action="store_true",
+                   help="start with the inputs in the L2, as if the core had just written them (default: cold)")
     args = p.parse_args(argv)
-    hw = tk.HardwareConfig.preset("gemmini")
+    hw = dataclasses.replace(tk.HardwareConfig.preset(args.config), l2_warm=args.l2_warm)
     print(f"{'M x K x N':>16} {'FireSim':>10} {'FS util':>7} {'ours':>10} {'ours/FS':>8} {'util':>6} {'DMA B/c':>7}"
           + (f" {'flat':>10} {'flat/FS':>8}" if args.flat else "") + "  cycle stack (ours)")
     ratios, flat_ratios = [], []
@@ -87,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             flat = measure(op, hw, "gemmini-flat").cycles
             flat_ratios.append(flat / fs)
             line += f" {flat:>10,} {flat / fs:>8.3f}"
-        print(line + "  " + stack_text(res.counters), flush=True)
+        print(line + "  " + stack_text(res.counters) + soc_text(res.counters), flush=True)
     geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
     print(f"\ngeomean ours/FireSim: {geo:.3f} (target within 0.93-1.07; every shape within 0.85-1.15: "
           f"{'yes' if all(0.85 <= r <= 1.15 for r in ratios) else 'no'})")
