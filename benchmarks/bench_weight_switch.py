@@ -1,6 +1,6 @@
 """Cost of switching weights on the RTL: cycles per block of a weight-stationary chain.
 
-    python benchmarks/bench_weight_switch.py [--presets tiny gemmini] [--blocks 64] [--json]
+    python benchmarks/bench_weight_switch.py [--presets tiny gemmini-alone] [--blocks 64] [--json]
 
 Two hand-built programs per preset, the same but for the weights (dim x dim blocks throughout):
 
@@ -84,7 +84,7 @@ def measure(hw: HardwareConfig, n: int, new_weights: bool) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--presets", nargs="+", default=["tiny", "gemmini"])
+    ap.add_argument("--presets", nargs="+", default=["tiny", "gemmini-alone"])
     ap.add_argument("--blocks", type=int, default=64, help="blocks in each chain (default 64)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON too")
     args = ap.parse_args(argv)
