@@ -52,7 +52,7 @@ TIMING: tuple[str, ...] = ("dram_latency", "dma_inflight", "host_cmd_cycles", "r
                            "l2_warm")
 
 # fields that may be 0: no host cost (free issue), no L2 (the ideal DRAM port), no queue latency
-_ZERO_OK: tuple[str, ...] = ("host_cmd_cycles", "l2_kib", "rocc_latency")
+ZERO_OK: tuple[str, ...] = ("host_cmd_cycles", "l2_kib", "rocc_latency")
 
 # The FireSim SoC's values of the timing fields (each one's source in the README, "The SoC model"):
 # the HardwareConfig defaults, whence the host's cost is derived.
@@ -135,7 +135,7 @@ class HardwareConfig:
                 if value not in DATAFLOW_SETS:
                     raise ConfigError(f"HardwareConfig.dataflows={value!r} must be one of {list(DATAFLOW_SETS)}")
                 continue
-            least = 0 if f.name in _ZERO_OK else 1
+            least = 0 if f.name in ZERO_OK else 1
             if not isinstance(value, int) or isinstance(value, bool) or value < least:
                 raise ConfigError(f"HardwareConfig.{f.name} must be a {'non-negative' if least == 0 else 'positive'} "
                                   f"integer, got {value!r}")

@@ -29,11 +29,12 @@ def sram_transistors(kib: int) -> int:
 
 
 def area(hw: HardwareConfig, synthesis: Synthesis | None = None) -> dict[str, int | str]:
-    """``{"transistors": total, "mesh", "scratchpad", "accumulator", "control": each part,
+    """``{"transistors": total, "mesh", "scratchpad", "accumulator", "control", "l2": each part,
     "logic_depth": the deepest gate chain, "deepest_module": where it lies}``; the logic from
     :func:`networks.synthesis.synthesize` (cached per config) unless ``synthesis`` is given."""
     syn = synthesis if synthesis is not None else synthesize(hw)
     parts = {"mesh": syn.mesh_transistors, "scratchpad": sram_transistors(hw.sp_kib),
-             "accumulator": sram_transistors(hw.acc_kib), "control": syn.control_transistors}
+             "accumulator": sram_transistors(hw.acc_kib), "control": syn.control_transistors,
+             "l2": sram_transistors(hw.l2_kib)}   # the SoC's L2 data array (0 on the accelerator alone)
     return {"transistors": sum(parts.values()), **parts, "logic_depth": syn.logic_depth,
             "deepest_module": syn.deepest_module}

@@ -90,7 +90,7 @@ def cache_dir() -> Path:
 
 
 def synthesis_key(hw: HardwareConfig) -> str:
-    h = hashlib.sha256(SCRIPT.encode() + hw.config_hash().encode())
+    h = hashlib.sha256(SCRIPT.encode() + hw.rtl_hash().encode())   # the logic: the SoC's timing is none of it
     for src in rtl.compiled_sources():
         if src.suffix == ".sv":
             h.update(src.name.encode() + b"\0" + src.read_bytes())

@@ -54,6 +54,8 @@ class RunResult:
     backend: str = ""
     wall_s: float = 0.0
     log: list[dict] | None = None   # per-instruction issue/complete log, where the backend keeps one
+    # with the log, on the SoC: the host's and the memory's states as runs, stack -> [(start cycle, state)]
+    soc_log: dict[str, list[tuple[int, str]]] | None = None
 
 
 RunFn = Callable[..., RunResult]

@@ -37,6 +37,7 @@ from isa import HardwareConfig, Preload, Program
 from isa.checker import check
 from isa.config import DATAFLOW_SETS
 from isa.opcodes import COUNTERS  # noqa: F401  (the counter names every run reports)
+from isa.opcodes import SOC_COUNTERS, SOC_STACKS
 
 from . import rtl_codegen
 from .base import (MAX_TIMEOUT_S, BackendError, CycleLimit, RunResult, SimulationTimeout, ToolchainError,
@@ -340,7 +341,8 @@ def _unit_of(ins: Any) -> str:
     return "execute"
 
 
-def _parse_results(data: bytes, program: Program) -> tuple[int, float, dict[str, int], dict[int, bytes], list]:
+def _parse_results(data: bytes, program: Program) -> tuple[int, float, dict[str, int], dict[int, bytes], list,
+                                                           dict[str, list[tuple[int, str]]]]:
     pos = 0
 
     def take(n: int) -> bytes:
@@ -368,7 +370,14 @@ def _parse_results(data: bytes, program: Program) -> tuple[int, float, dict[str,
     (n_log,) = struct.unpack("<I", take(4))
     raw = np.frombuffer(take(25 * n_log), dtype=np.dtype([("disp", "<u8"), ("issue", "<u8"), ("done", "<u8"),
                                                           ("unit", "u1")]))
-    return cycles, sim_ns / 1e9, counters, segments, raw
+    runs: dict[str, list[tuple[int, str]]] = {}
+    if pos < len(data):   # a log's SoC state runs: the host's, then the memory's
+        for stack in SOC_STACKS:
+            (n,) = struct.unpack("<I", take(4))
+            prefix = f"{stack}_"
+            runs[stack] = [(start, SOC_COUNTERS[state].removeprefix(prefix))
+                           for start, state in struct.iter_unpack("<QB", take(9 * n))]
+    return cycles, sim_ns / 1e9, counters, segments, raw, runs
 
 
 def _make_log(program: Program, raw: np.ndarray) -> list[dict]:
@@ -562,13 +571,14 @@ def _run_job(harnesses: _Harnesses, n: int, program: Program, inputs: Mapping[st
 
 
 def _result(program: Program, dram: np.ndarray, data: bytes, log: bool, start: float) -> RunResult:
-    cycles, sim_s, counters, segments, raw = _parse_results(data, program)
+    cycles, sim_s, counters, segments, raw, runs = _parse_results(data, program)
     for addr, chunk in segments.items():
         dram[addr:addr + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
     result = RunResult(program.read_outputs(dram), cycles, counters, "verilator", time.perf_counter() - start)
     result.sim_seconds = sim_s   # the harness's own time in its clock loop (for cycles/s)
     if log:
         result.log = _make_log(program, raw)
+        result.soc_log = {stack: r for stack, r in runs.items() if r} or None
     return result
 
 

@@ -156,3 +156,19 @@ def test_logic_depth_stops_at_flops_and_finds_loops() -> None:
     assert logic_depth({"cells": {**cells, "m": _gate("$_MUX_", {"A": [4], "B": [6], "S": [4]}, [7])}}) == 3
     with pytest.raises(ToolchainError, match="combinational loop through 2 gates"):
         logic_depth({"cells": {**cells, "n": _gate("$_NOT_", {"A": [4]}, [3])}}, "\\dispatch$top.u")
+
+
+def test_explore_sweeps_the_soc_on_one_rtl_build(tmp_path) -> None:
+    """The host's cost and the L2 are hardware fields like any other: on the RTL, a costlier host costs
+    cycles, both points share one build (the SoC's fields are timing, not RTL), and the L2 has area."""
+    space = {"host_cmd_cycles": [0, 40], "l2_kib": [0, 64]}
+    res = explore(tk.matmul(16, 16, 32), space, trials=1, backend="verilator", workers=1, db=str(tmp_path / "e.db"),
+                  base="tiny", progress=False, area_model=lambda hw: {"transistors": sram_transistors(hw.l2_kib) + 1})
+    cycles = {(p.hw.host_cmd_cycles, p.hw.l2_kib): p.cycles for p in res.points}
+    assert len(cycles) == 4 and all(c for c in cycles.values())
+    assert cycles[(40, 0)] > cycles[(0, 0)] and cycles[(40, 64)] > cycles[(0, 64)]
+    assert len({p.hw.rtl_hash() for p in res.points}) == 1
+    no_logic = type("NoLogic", (), {"mesh_transistors": 0, "control_transistors": 0, "logic_depth": 0,
+                                    "deepest_module": ""})()
+    parts = area(dataclasses.replace(tk.HardwareConfig.preset("tiny"), l2_kib=64), synthesis=no_logic)
+    assert parts["l2"] == sram_transistors(64) and parts["transistors"] >= parts["l2"]

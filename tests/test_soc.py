@@ -1,11 +1,12 @@
 """The SoC around the accelerator (README, "The SoC model"), each model pinned by a small program on the
 RTL: the host's cost per command, its fence, the RoCC queues' back-pressure; the L2's hit and miss
 latency and its write to an absent block; DRAM's bandwidth each way and its in-flight limit; the
-cycle stacks; and exported C reproducing tk.run's cycles on the SoC. Every run is checked against
+cycle stacks and the timeline; and exported C reproducing tk.run's cycles on the SoC. Every run is checked against
 the functional model. The SoC's fields are timing only, so all of this runs on one RTL build."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from isa import FULL_BIT, PRESETS, ConfigEx, ConfigLd, ConfigSt, Fence, Hardware
 from isa import Program, acc_addr, layout
 from isa.opcodes import SOC_STACKS
 from simulators import cosim
+from simulators.trace import write_chrome_trace
 
 from helpers import assert_like_functional
 
@@ -153,3 +155,26 @@ def test_exported_c_reproduces_tk_run_on_the_soc(tmp_path: Path) -> None:
     res = tk.run(prog, inputs, backend="verilator")
     assert int(cycles) == res.cycles
     assert res.counters["host_issue"] == len(prog.instructions) * hw.host_cmd_cycles
+
+
+def test_the_timeline_shows_the_host_and_the_memory(tmp_path: Path) -> None:
+    """With the log on the SoC: the host's runs, one issue run a word (and the fence's wait), and the
+    memory's; the Chrome trace draws both as tracks of their own."""
+    hw = dataclasses.replace(BASE, host_cmd_cycles=3)
+    body = [*_rows(Mvin, X, 0, 32, 64), Fence(), *_rows(Mvout, O, acc_addr(0), 16, 64)]
+    prog = Program(hw, [ConfigEx(), ConfigLd(dram_stride=64), ConfigSt(dram_stride=64), *body], BUFS)
+    inputs = {"X": np.zeros((ROWS, 64), np.int8)}
+    res = tk.run(prog, inputs, backend="verilator", log=True)
+    host, mem = res.soc_log["host"], res.soc_log["mem"]
+    assert sum(state == "issue" for _, state in host) == len(prog.instructions)
+    assert [state for _, state in host].count("fence") == 1   # the wait after the program's fence
+    assert {"dram_read", "dram_wait", "l2"} <= {state for _, state in mem}
+    assert [start for start, _ in host] == sorted(start for start, _ in host)
+    path = tmp_path / "trace.json"
+    write_chrome_trace(res.log, path, soc=res.soc_log, cycles=res.cycles)
+    events = json.loads(path.read_text())["traceEvents"]
+    tracks = {e["args"]["name"]: e["tid"] for e in events if e["name"] == "thread_name"}
+    slices = [e for e in events if e["ph"] == "X"]
+    assert sum(e["tid"] == tracks["host"] and e["name"] == "issue" for e in slices) == len(prog.instructions)
+    assert any(e["tid"] == tracks["memory"] and e["name"] == "dram_read" for e in slices)
+    assert max(e["ts"] + e["dur"] for e in slices if e["tid"] == tracks["memory"]) <= res.cycles + 1

@@ -101,6 +101,8 @@ template <class Memory> class Dram {
         if (p_.soc()) soc_.warm(addr, len);
     }
     uint64_t counter(int i) const { return soc_.counter(i); }
+    bool soc() const { return p_.soc(); }
+    int soc_state() const { return soc_.state(); }
 
     bool idle() const { return xfers_.empty() && resps_.empty() && acks_.empty(); }
     bool dropping() const { return drop_; }

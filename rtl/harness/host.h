@@ -68,6 +68,7 @@ class Host {
             }
         }
         ++counters_[s];
+        state_ = s;
         return moved;
     }
 
@@ -80,6 +81,7 @@ class Host {
     void pop() { queue_.pop_front(); }
     bool idle() const { return queue_.empty() && !fence_wait_; }
     uint64_t counter(int i) const { return counters_[i]; }
+    int state() const { return state_; }   // this cycle's (a SOC_HOST_* index)
 
   private:
     struct Entry { uint64_t index, ready; };
@@ -88,6 +90,7 @@ class Host {
     std::deque<Entry> queue_;
     uint64_t pushed_ = 0, next_push_;
     bool fence_wait_ = false, refused_ = false;
+    int state_ = SOC_HOST_DONE;
     uint64_t room_at_ = NONE;   // after a refusal, the first cycle the queues had room
     uint64_t counters_[N_SOC_COUNTERS] = {};   // the memory's entries stay zero here
 };

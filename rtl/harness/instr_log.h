@@ -1,5 +1,6 @@
 // The per-instruction log (--log): the cycles each instruction was dispatched, issued
-// and completed, and the unit that issued it.
+// and completed, and the unit that issued it; on the SoC, the host's and the memory's states
+// as runs (the cycle each run starts and its SOC_* counter index; the host's a run per word).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -32,7 +33,15 @@ class InstrLog {
         }
     }
 
-    // Its records in the results file's layout, through put(pointer, bytes).
+    // stack 0 the host's, 1 the memory's: a new run where the state changes, or where `fresh` says
+    // one starts (the host's next word)
+    void soc_state(int stack, uint64_t cycle, int state, bool fresh = false) {
+        auto& runs = runs_[stack];
+        if (fresh || runs.empty() || runs.back().state != state) runs.push_back({cycle, uint8_t(state)});
+    }
+
+    // Its records in the results file's layout, through put(pointer, bytes): the instructions',
+    // then per stack a count and its runs.
     template <class Put> void write(Put put) const {
         for (size_t i = 0; i < disp_.size(); ++i) {
             put(&disp_[i], 8);
@@ -40,9 +49,19 @@ class InstrLog {
             put(&done_[i], 8);
             put(&unit_[i], 1);
         }
+        for (const auto& runs : runs_) {
+            const uint32_t n = uint32_t(runs.size());
+            put(&n, 4);
+            for (const Run& r : runs) {
+                put(&r.start, 8);
+                put(&r.state, 1);
+            }
+        }
     }
 
   private:
+    struct Run { uint64_t start; uint8_t state; };
+    std::vector<Run> runs_[2];
     std::vector<uint64_t> disp_, issue_, done_;
     std::vector<uint8_t> unit_;
 };

@@ -97,6 +97,7 @@ template <class Memory> class Machine {
     // One clock cycle; returns whether anything moved (an instruction taken or completed,
     // a DMA handshake or beat), which is what the watchdog waits for.
     bool step() {
+        const uint64_t cycle = cycles_;
         const bool cmd_valid = offer();
         dram_.drive(top_, cycles_);
         model_.falling();
@@ -110,6 +111,11 @@ template <class Memory> class Machine {
             if (!host_.free()) host_.pop();
         }
         progress |= dram_.commit(cycles_);
+        if (log_) {
+            if (!host_.free()) log_->soc_state(0, cycle, host_.state(), host_word_starts_);
+            host_word_starts_ = host_moved_;
+            if (dram_.soc()) log_->soc_state(1, cycle, dram_.soc_state());
+        }
         return progress;
     }
 
@@ -150,7 +156,7 @@ template <class Memory> class Machine {
     Vaccel_top& top_;
     Dram<Memory> dram_;
     Host host_;
-    bool host_moved_ = false;
+    bool host_moved_ = false, host_word_starts_ = false;   // a word left the host (this cycle, the last)
     std::vector<Instr> instrs_;
     InstrLog* log_ = nullptr;
     uint64_t pc_ = 0, cycles_ = 0, last_progress_ = 0;

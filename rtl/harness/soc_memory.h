@@ -111,9 +111,11 @@ class SocMemory {
         else if (!fills_.empty()) s = SOC_MEM_DRAM_WAIT;
         else if (outstanding) s = SOC_MEM_L2;
         ++counters_[s];
+        state_ = s;
     }
 
     uint64_t counter(int i) const { return counters_[i]; }
+    int state() const { return state_; }   // the last accounted cycle's (a SOC_MEM_* index)
 
   private:
     struct Line { uint64_t tag = 0, ready = 0; bool valid = false, dirty = false; };
@@ -200,6 +202,7 @@ class SocMemory {
     Channel a_, d_, l2_pipe_, dram_rd_, dram_wr_;
     std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> fills_;
     uint16_t lfsr_ = 1;
+    int state_ = SOC_MEM_IDLE;
     uint64_t counters_[N_SOC_COUNTERS] = {};   // the host's entries stay zero here
 };
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from simulators import cosim
 
-from .common import add_hardware_args, hardware
+from .common import add_hardware_args, add_host_arg, hardware
 from .errors import output_file
 
 
@@ -29,6 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", choices=cosim.ENGINES, default="functional",
                    help="functional (the functional model, no timing) or verilator (the RTL: cycles and counters)")
     add_hardware_args(p)
+    add_host_arg(p)
     p.add_argument("-o", dest="output", type=output_file, metavar="BIN", help="keep the program here")
     p.add_argument("--keep", action="store_true", help="keep the objects and the generated link config (says where)")
     p.add_argument("--quiet", action="store_true", help="no notes on stderr while the runtime is built")

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
-from isa import HardwareConfig
+from isa import PRESETS, ConfigError, HardwareConfig
 
 from ..ops import Op
 from .errors import output_file, seed
@@ -14,7 +15,16 @@ LAYER_SCHEDULES = ("default", "gemmini", "gemmini-flat", "best")
 
 def add_hardware_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", default="gemmini", metavar="PRESET|FILE.toml",
-                   help="hardware: a preset (gemmini, tiny) or a TOML file (default: gemmini)")
+                   help=f"hardware: a preset ({', '.join(PRESETS)}) or a TOML file (default: gemmini, inside "
+                        "the SoC FireSim builds for it; gemmini-alone: the same accelerator alone)")
+
+
+
+def add_host_arg(p: argparse.ArgumentParser) -> None:
+    """--host-cmd-cycles over --config's (``hardware`` applies it): for the commands that run one program."""
+    p.add_argument("--host-cmd-cycles", type=int, metavar="N",
+                   help="the host's cycles per command on the SoC, instead of the config's (gemmini: "
+                        f"{PRESETS['gemmini'].host_cmd_cycles}, derived from the code exported C issues; 0: free issue)")
 
 
 def add_op_args(p: argparse.ArgumentParser, kinds: tuple[str, ...] = OP_KINDS) -> None:
@@ -99,4 +109,11 @@ def add_report_args(p: argparse.ArgumentParser, stem: str, plot_help: str) -> No
 
 
 def hardware(args: argparse.Namespace) -> HardwareConfig:
-    return HardwareConfig.resolve(args.config)
+    hw = HardwareConfig.resolve(args.config)
+    cycles = getattr(args, "host_cmd_cycles", None)
+    if cycles is None:
+        return hw
+    try:
+        return dataclasses.replace(hw, host_cmd_cycles=cycles)
+    except ConfigError as exc:
+        raise ConfigError(f"--host-cmd-cycles {cycles}: {exc}") from None

@@ -57,6 +57,16 @@ def positive_int(text: str) -> int:
     return _positive(text, int)
 
 
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return value
+
+
 def positive_float(text: str) -> float:
     return _positive(text, float)
 

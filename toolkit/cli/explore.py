@@ -5,9 +5,10 @@ import argparse
 import dataclasses
 
 from isa import HardwareConfig
+from isa.config import ZERO_OK
 
 from .common import OP_KINDS, add_op_args, add_report_args, hardware, op_from_args
-from .errors import output_file, positive_int, seconds, seed
+from .errors import non_negative_int, output_file, positive_int, seconds, seed
 
 SPACE_FIELDS = tuple(f.name for f in dataclasses.fields(HardwareConfig) if f.name != "name")
 
@@ -23,9 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                "--plot pareto.png --csv points.csv")
     add_op_args(p, kinds=(*OP_KINDS, "MODEL.onnx"))
     g = p.add_argument_group("the hardware space (each a list of values; a field not named keeps --config's)")
-    for name in SPACE_FIELDS:
-        g.add_argument(f"--{name.replace('_', '-')}", dest=f"space_{name}", type=positive_int, nargs="+",
-                       metavar="N")
+    for name in SPACE_FIELDS:   # the SoC's too (isa.config.TIMING): the L2, DRAM, the host's cost
+        g.add_argument(f"--{name.replace('_', '-')}", dest=f"space_{name}", nargs="+", metavar="N",
+                       type=non_negative_int if name in ZERO_OK else positive_int)
     p.add_argument("--trials", type=positive_int, default=20, help="tuning trials per task and point (default 20)")
     p.add_argument("--db", default="explore.db", type=output_file, help="SQLite tuning database (default explore.db)")
     p.add_argument("--backend", choices=("verilator", "stand-in"), default="verilator",

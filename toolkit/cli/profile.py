@@ -10,7 +10,7 @@ from .. import compile as compile_op
 from .. import run as run_program
 from ..profile import bound, cycle_stacks, format_soc_stacks, format_stacks, soc_stacks
 from .errors import seed
-from .common import add_op_args, add_schedule_args, hardware, op_from_args
+from .common import add_host_arg, add_op_args, add_schedule_args, hardware, op_from_args
 from .run import add_limit_args
 
 
@@ -22,6 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "DMA read, DMA write, banks or dispatch.",
                        epilog="example: systolic profile matmul --m 256 --n 256 --k 256 --json")
     add_op_args(p)
+    add_host_arg(p)
     add_schedule_args(p)
     p.add_argument("--seed", type=seed, default=0, help="seed of the random inputs")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")

@@ -14,7 +14,7 @@ from simulators.base import RunResult
 from .. import compile as compile_op
 from .. import run as run_program
 from .errors import output_dir, output_file, positive_float, positive_int, seconds, seed
-from .common import add_op_args, add_schedule_args, hardware, op_from_args
+from .common import add_host_arg, add_op_args, add_schedule_args, hardware, op_from_args
 
 BACKENDS = ("functional", "verilator", "cpu", "gpu")
 
@@ -34,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--wave", metavar="OUT.fst", type=output_file, help="verilator: FST waveform")
     p.add_argument("--clock-ghz", type=positive_float, default=1.0, help="clock used to convert cycles to time")
     add_limit_args(p)
+    add_host_arg(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("asm", help="write the assembly of a lowered op",
@@ -99,7 +100,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print_result(res, prog, args.clock_ghz)
     if args.trace:
         from simulators.trace import write_chrome_trace
-        write_chrome_trace(res.log or [], args.trace)
+        write_chrome_trace(res.log or [], args.trace, soc=res.soc_log, cycles=res.cycles or 0)
         print(f"trace: {args.trace} (open in https://ui.perfetto.dev)")
     bad = [name for name in ref if not np.array_equal(res.outputs[name], ref[name])]
     for name in bad:
