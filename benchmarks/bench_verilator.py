@@ -9,6 +9,11 @@ the default schedule of a size^3 matmul, checks it against the reference and
 prints simulated cycles, cycles/s of the harness's clock loop (one core),
 build time and utilization = ideal cycles / measured cycles.
 
+With --soc it runs the same words twice on one model, the SoC's models off (gemmini-alone) and on
+(gemmini: the host and the memory behind the DMA), alternating, and prints both clock-loop rates:
+the cost of the SoC's models in the harness. (A revision from before the SoC cannot be the
+baseline of the current program files: their hardware fields differ.)
+
 With --baseline REV it also exports rtl/, isa/ and simulators/ of that git
 revision into a temporary directory, builds that revision's model with that
 revision's own build function (cached like any build, keyed by its sources),
@@ -95,7 +100,7 @@ def run_binary(binary: Path, prog: tk.Program, inputs: dict, prog_file: Path) ->
                           capture_output=True, text=True)
     if proc.returncode:
         return None
-    cycles, sim_s, _, segments, _ = V._parse_results(res_file.read_bytes(), prog)
+    cycles, sim_s, _, segments, _, _ = V._parse_results(res_file.read_bytes(), prog)
     dram = prog.dram_image(inputs)
     for addr, chunk in segments.items():
         dram[addr:addr + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
@@ -130,6 +135,31 @@ def compare(rev: str, dim: int, size: int, schedules: list[str], repeats: int) -
     return rows
 
 
+def compare_soc(dim: int, size: int, schedules: list[str], repeats: int) -> None:
+    """The same words with the SoC's models off and on, one binary: best clock-loop rate of each, printed."""
+    alone = dataclasses.replace(tk.HardwareConfig.preset("gemmini-alone"), name=f"gemmini-alone-dim{dim}", dim=dim)
+    soc = dataclasses.replace(hw_of(dim), name=f"gemmini-dim{dim}")
+    binary = V.build(alone)
+    for schedule in schedules:
+        op = tk.matmul(size, size, size)
+        words = tk.compile(op, alone, schedule=None if schedule == "default" else schedule)
+        inputs = op.random_inputs(seed=0)
+        best: dict[str, tuple[int, float]] = {}
+        with tempfile.TemporaryDirectory(prefix="systolic-bench-") as tmp:
+            progs = {name: tk.Program(hw, words.instructions, words.buffers) for name, hw in
+                     (("alone", alone), ("soc", soc))}
+            for name, prog in progs.items():
+                (Path(tmp) / f"{name}.bin").write_bytes(prog.to_bytes(inputs))
+            for _ in range(repeats):   # alternate, so that a busy moment hurts both alike
+                for name, prog in progs.items():
+                    cycles, sim_s, outputs = run_binary(binary, prog, inputs, Path(tmp) / f"{name}.bin")
+                    np.testing.assert_array_equal(outputs["C"], op.reference(inputs)["C"], err_msg=name)
+                    best[name] = (cycles, min(sim_s, best.get(name, (0, float("inf")))[1]))
+        (ca, ta), (cs, ts) = best["alone"], best["soc"]
+        print(f"{dim:>4} {f'matmul {size}^3 {schedule}':<24} {ca:>10} {ca / ta:>13,.0f} {cs:>10} {cs / ts:>13,.0f} "
+              f"{(cs / ts) / (ca / ta):>6.2f}x", flush=True)
+
+
 def print_comparison(rev: str, rows: list[dict]) -> bool:
     """Prints the table; True when every program both models ran took the same cycles."""
     print(f"{'dim':>4} {'program':<24} {'cycles':>10} {f'{rev} cycles/s':>18} {'current cycles/s':>17} "
@@ -160,14 +190,24 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=512)
     parser.add_argument("--fresh", action="store_true", help="build into an empty temporary cache")
     parser.add_argument("--baseline", metavar="REV", help="compare with the RTL of this git revision")
+    parser.add_argument("--soc", action="store_true", help="the SoC's models off and on, the same words, one model")
     parser.add_argument("--schedules", nargs="+", default=["default"], choices=["default", "gemmini"],
-                        help="with --baseline: the matmul schedules to run")
-    parser.add_argument("--repeats", type=int, default=3, help="with --baseline: runs of each model, best kept")
+                        help="with --baseline or --soc: the matmul schedules to run")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="with --baseline or --soc: runs of each, best kept")
     args = parser.parse_args()
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     if args.fresh:
         os.environ["SYSTOLIC_CACHE"] = tempfile.mkdtemp(prefix="systolic-bench-")
+    if args.soc:
+        print(f"the SoC's models off (gemmini-alone) and on (gemmini), the same words on one model: matmul "
+              f"{args.size}^3, best clock-loop time of {args.repeats} alternating runs; machine {V.machine_key()}")
+        print(f"{'dim':>4} {'program':<24} {'alone cyc':>10} {'alone cyc/s':>13} {'SoC cyc':>10} {'SoC cyc/s':>13} "
+              f"{'ratio':>7}")
+        for dim in args.dims:
+            compare_soc(dim, args.size, args.schedules, args.repeats)
+        return 0
     if args.baseline:
         print(f"baseline {args.baseline} vs the working tree: matmul {args.size}^3, gemmini preset with dim "
               f"changed, best clock-loop time of {args.repeats} alternating runs; machine {V.machine_key()}")
