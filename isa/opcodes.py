@@ -85,11 +85,11 @@ COUNTERS = ("cycles", "load_busy", "exec_busy", "store_busy", "mesh_busy", "dma_
 # that each sum to "cycles" when the SoC is on (zero on the accelerator alone). The host's: issue
 # (spending its cycles on a command), queue_full (a command ready, the RoCC queues full), fence (after
 # a fence, waiting for the accelerator to go idle), done (every command issued). The memory's: the
-# first that applies of dram_read (DRAM's read channel moves a beat), dram_write (its write channel
-# does), dram_wait (an L2 miss waits for DRAM: latency, in-flight limit), l2 (requests outstanding,
-# none waiting on DRAM), idle.
+# first that applies of mbus_d (the memory bus's D channel moves a beat: DRAM's read data, or a write's
+# answer), mbus_a (its A channel does: a read's request, or write data), dram_wait (an L2 miss waits
+# for DRAM: its latency, the in-flight limit), l2 (requests outstanding, none waiting on DRAM), idle.
 SOC_STACKS = {"host": ("issue", "queue_full", "fence", "done"),
-              "mem": ("dram_read", "dram_write", "dram_wait", "l2", "idle")}
+              "mem": ("mbus_d", "mbus_a", "dram_wait", "l2", "idle")}
 SOC_COUNTERS = ("l2_read_hits", "l2_read_misses", "l2_write_hits", "l2_write_misses", "l2_writebacks",
                 "dram_bytes_read", "dram_bytes_written",
                 *(f"{unit}_{c}" for unit, cats in SOC_STACKS.items() for c in cats))

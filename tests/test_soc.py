@@ -99,24 +99,25 @@ def test_a_partial_write_to_an_absent_block_fills_it_and_a_full_one_does_not() -
 
 @pytest.mark.parametrize("beat", [8, 4])
 def test_dram_read_bandwidth(beat: int) -> None:
-    """4 KiB read cold: DRAM's read channel moves it in 4096 / beat cycles, and the run takes at least that."""
+    """4 KiB read cold: the memory bus's D channel moves it in 4096 / beat cycles, and the run takes at least
+    that."""
     res = _run(dataclasses.replace(BASE, mem_beat_bytes=beat), *_rows(Mvin, X, 0, ROWS, 16), stride=16)
     assert res.counters["dram_bytes_read"] == 64 * 64
-    assert res.counters["mem_dram_read"] == 64 * 64 // beat
+    assert res.counters["mem_mbus_d"] == 64 * 64 // beat
     assert res.cycles > 64 * 64 // beat
 
 
 def test_dram_write_bandwidth_through_dirty_evictions() -> None:
     """A 1 KiB L2 (8 sets of 2 ways) takes 64 dirty blocks, whole-block writes that read nothing: all
-    but 16 are written back, 64 bytes each over DRAM's write channel, and the MSHRs that evict them
-    wait for it. A channel of one byte a cycle takes 64 cycles a block, which bounds the run."""
+    but 16 are written back, 64 bytes each over the memory bus's A channel, and the MSHRs that evict
+    them wait for DRAM's answer. A bus of one byte a cycle takes 64 cycles a block, which bounds the run."""
     hw = dataclasses.replace(BASE, l2_kib=1, l2_ways=2)
     body = _rows(Mvout, W, acc_addr(0) | FULL_BIT, 64, 64)
     res = _run(hw, *body)
     assert res.counters["dram_bytes_read"] == 0
     assert res.counters["l2_writebacks"] == 64 - 16
     assert res.counters["dram_bytes_written"] == 64 * (64 - 16)
-    assert 0 < res.counters["mem_dram_write"] <= res.counters["dram_bytes_written"] // hw.mem_beat_bytes
+    assert 0 < res.counters["mem_mbus_a"] <= res.counters["dram_bytes_written"] // hw.mem_beat_bytes
     narrow = _run(dataclasses.replace(hw, mem_beat_bytes=1), *body)
     assert narrow.cycles >= (64 - 16 - hw.l2_mshrs) * 64 > 2 * res.cycles
 
@@ -168,7 +169,7 @@ def test_the_timeline_shows_the_host_and_the_memory(tmp_path: Path) -> None:
     host, mem = res.soc_log["host"], res.soc_log["mem"]
     assert sum(state == "issue" for _, state in host) == len(prog.instructions)
     assert [state for _, state in host].count("fence") == 1   # the wait after the program's fence
-    assert {"dram_read", "dram_wait", "l2"} <= {state for _, state in mem}
+    assert {"mbus_d", "dram_wait", "l2"} <= {state for _, state in mem}
     assert [start for start, _ in host] == sorted(start for start, _ in host)
     path = tmp_path / "trace.json"
     write_chrome_trace(res.log, path, soc=res.soc_log, cycles=res.cycles)
@@ -176,5 +177,5 @@ def test_the_timeline_shows_the_host_and_the_memory(tmp_path: Path) -> None:
     tracks = {e["args"]["name"]: e["tid"] for e in events if e["name"] == "thread_name"}
     slices = [e for e in events if e["ph"] == "X"]
     assert sum(e["tid"] == tracks["host"] and e["name"] == "issue" for e in slices) == len(prog.instructions)
-    assert any(e["tid"] == tracks["memory"] and e["name"] == "dram_read" for e in slices)
+    assert any(e["tid"] == tracks["memory"] and e["name"] == "mbus_d" for e in slices)
     assert max(e["ts"] + e["dur"] for e in slices if e["tid"] == tracks["memory"]) <= res.cycles + 1

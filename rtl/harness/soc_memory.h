@@ -6,9 +6,15 @@
 // A channel stalls), its tags (a hit's data after `l2_hit` cycles; a miss takes an MSHR, fills from
 // DRAM unless it is a whole-block put, and crosses the L2 again; its victim, chosen at random as
 // InclusiveCache does, goes back to DRAM if dirty, and the MSHR waits for that write's answer),
-// and the bus's D channel for read data and acknowledgements.
-// DRAM is FASED's latency-bandwidth pipe: `dram_latency` cycles, `dram_inflight` reads and as many
-// writes in flight, one `mem_beat`-byte beat a cycle on each of its read and write channels.
+// and the bus's D channel for read data and acknowledgements. Behind the L2 the memory bus has
+// one A channel, which carries the fills' Gets (a beat each) and the write-backs' data (their
+// beats; in the order they come: the cache cork's arbiter prefers write-backs, which is not
+// modelled), and one D channel, which carries the fills' data and the write-backs' answers (rocket-chip CacheCork.scala:101-109,171,
+// ToAXI4.scala:153-228).
+// DRAM is FASED's latency-bandwidth pipe: `dram_latency` cycles from a read's request to its first
+// beat and from a write's last beat to its answer, `dram_inflight` reads and as many writes in
+// flight, its channels independent (firesim be558e3f TimingModel.scala:226-239,
+// LatencyBandwidthPipe.scala:60-81), so the memory bus's two channels are what it shares.
 // Which bytes a request moves is the harness's business (dram.h); this model only says when.
 #pragma once
 #include <algorithm>
@@ -106,8 +112,8 @@ class SocMemory {
     void account(uint64_t cycle, bool outstanding) {
         while (!fills_.empty() && fills_.top() <= cycle) fills_.pop();
         int s = SOC_MEM_IDLE;
-        if (dram_rd_.busy_at(cycle)) s = SOC_MEM_DRAM_READ;
-        else if (dram_wr_.busy_at(cycle)) s = SOC_MEM_DRAM_WRITE;
+        if (mem_d_.busy_at(cycle)) s = SOC_MEM_MBUS_D;
+        else if (mem_a_.busy_at(cycle)) s = SOC_MEM_MBUS_A;
         else if (!fills_.empty()) s = SOC_MEM_DRAM_WAIT;
         else if (outstanding) s = SOC_MEM_L2;
         ++counters_[s];
@@ -178,17 +184,22 @@ class SocMemory {
         return lfsr_;
     }
 
+    // a block read from DRAM, asked at `t`: its Get on the memory bus's A channel, DRAM's latency, its
+    // beats on the D channel; returns when the last has arrived
     uint64_t dram_read(uint64_t t) {
         const uint64_t beats = BLOCK / p_.mem_beat;
-        const uint64_t start = dram_rd_.reserve(dram_reads_.earliest(t) + p_.dram_latency, beats);
+        const uint64_t asked = mem_a_.reserve(dram_reads_.earliest(t), 1) + 1;
+        const uint64_t start = mem_d_.reserve(asked + p_.dram_latency, beats);
         dram_reads_.record(start + beats);
         counters_[SOC_DRAM_BYTES_READ] += BLOCK;
         return start + beats;
     }
-    // a block written to DRAM from `t`; returns when DRAM answers it
+    // a block written to DRAM from `t`: its beats on the A channel, DRAM's latency, its answer's beat
+    // on the D channel; returns when that has arrived
     uint64_t dram_write(uint64_t t) {
         const uint64_t beats = BLOCK / p_.mem_beat;
-        const uint64_t answer = dram_wr_.reserve(dram_writes_.earliest(t), beats) + beats + p_.dram_latency;
+        const uint64_t sent = mem_a_.reserve(dram_writes_.earliest(t), beats) + beats;
+        const uint64_t answer = mem_d_.reserve(sent + p_.dram_latency, 1) + 1;
         dram_writes_.record(answer);
         counters_[SOC_DRAM_BYTES_WRITTEN] += BLOCK;
         return answer;
@@ -199,7 +210,7 @@ class SocMemory {
     std::vector<Line> lines_;
     std::vector<uint64_t> mshr_;   // when each is free again
     InFlight dram_reads_, dram_writes_;
-    Channel a_, d_, l2_pipe_, dram_rd_, dram_wr_;
+    Channel a_, d_, l2_pipe_, mem_a_, mem_d_;   // the system bus's, the L2's, the memory bus's
     std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> fills_;
     uint16_t lfsr_ = 1;
     int state_ = SOC_MEM_IDLE;
