@@ -3,7 +3,8 @@
 // the resources it crosses in order: Gemmini's own TileLink buffers (two each way), the bus's A
 // channel (a Get's one beat, a Put's data), the L2's request pipeline (one block a cycle, in
 // order: a miss that waits for an MSHR holds back the requests behind it, as InclusiveCache's
-// A channel stalls), its tags (a hit's data after `l2_hit` cycles; a miss takes an MSHR, fills from
+// A channel stalls; a request to a set an MSHR works on waits until that MSHR is done, as the
+// Scheduler queues it behind the MSHR, rocket-chip-inclusive-cache Scheduler.scala:172-173), its tags (a hit's data after `l2_hit` cycles; a miss takes an MSHR, fills from
 // DRAM unless it is a whole-block put, and crosses the L2 again; its victim, chosen at random as
 // InclusiveCache does, goes back to DRAM if dirty, and the MSHR waits for that write's answer),
 // and the bus's D channel for read data and acknowledgements. Behind the L2 the memory bus has
@@ -75,7 +76,7 @@ class SocMemory {
 
     explicit SocMemory(const MemParams& p)
         : p_(p), sets_(std::max<uint64_t>(1, uint64_t(p.l2_kib) * 1024 / BLOCK / p.l2_ways)),
-          lines_(sets_ * p.l2_ways), mshr_(p.l2_mshrs, 0), dram_reads_(p.dram_inflight),
+          lines_(sets_ * p.l2_ways), set_free_(sets_, 0), mshr_(p.l2_mshrs, 0), dram_reads_(p.dram_inflight),
           dram_writes_(p.dram_inflight) {}
 
     // A Get of [addr, addr + len) issued at `t`: the cycle its last data beat has crossed the bus.
@@ -137,7 +138,8 @@ class SocMemory {
     // A block's access entering the L2's tags at `t`; returns when its data (or its write) is done.
     // A miss holds an MSHR until its fill is in and its dirty victim has gone out to DRAM.
     uint64_t access(uint64_t block, uint64_t arrive, bool write, bool full) {
-        const uint64_t t = l2_pipe_.reserve(arrive, 1);
+        uint64_t& set_free = set_free_[block % sets_];
+        const uint64_t t = std::max(l2_pipe_.reserve(arrive, 1), set_free);
         Line* line = find(block);
         if (line) {
             ++counters_[write ? SOC_L2_WRITE_HITS : SOC_L2_READ_HITS];
@@ -150,7 +152,7 @@ class SocMemory {
         const uint64_t start = std::max(t, *slot) + p_.l2_hit;   // the tags said miss
         const uint64_t fill = write && full ? start : dram_read(start);
         const uint64_t ready = fill + p_.l2_hit;   // the L2 again: the fill's or the put's data in
-        *slot = std::max(ready, install(block, start, ready, write));
+        *slot = set_free = std::max(ready, install(block, start, ready, write));
         if (ready > t) fills_.push(ready);
         return ready;
     }
@@ -208,6 +210,7 @@ class SocMemory {
     const MemParams p_;
     const uint64_t sets_;
     std::vector<Line> lines_;
+    std::vector<uint64_t> set_free_;   // when the MSHR working on each set is done
     std::vector<uint64_t> mshr_;   // when each is free again
     InFlight dram_reads_, dram_writes_;
     Channel a_, d_, l2_pipe_, mem_a_, mem_d_;   // the system bus's, the L2's, the memory bus's
