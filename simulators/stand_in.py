@@ -25,7 +25,12 @@ instruction at a time in program order:
 * a DMA write and an execute read of the same scratchpad bank at the same time
   conflict: the later of the two (in program order) waits for the overlap;
 * a loop (LOOP_WS, LOOP_CONV_WS) is timed as its unrolled primitives in
-  isa.loop_unroll's sequential order (Gemmini's unrollers overlap its phases).
+  isa.loop_unroll's sequential order (Gemmini's unrollers overlap its phases);
+* on the SoC, the host (rtl/harness/host.h) pushes a word ``host_cmd_cycles`` after
+  the one before, once the ``rocc_queue`` words before it have dispatched (no replay
+  penalty), and it reaches dispatch ``rocc_latency`` later; after a fence the host
+  waits for everything before it. A loop's words are the host's; the primitives its
+  unroller issues are not. The SoC's memory (the L2, DRAM) is not modelled.
 
 Outputs come from the functional model, so a stand-in run is still checked
 bit-exact.
@@ -42,7 +47,7 @@ import numpy as np
 from isa import (ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, ConfigEx, ConfigLd, HardwareConfig, Program,
                  decode, encode_all)
 from isa.encoding import split_operand
-from isa.loop_unroll import primitives
+from isa.loop_unroll import Unroller
 from isa.opcodes import MVIN_FUNCTS, STACK, STACK_UNITS, Funct, stack_counter
 from . import functional
 from .base import RunResult
@@ -155,17 +160,35 @@ class _Timeline:
         self.w_free = 0            # when the W stage may load weights: the last compute's start
         self.ex = ConfigEx()       # the config_ex in force: its dataflow and A's transpose time a compute
         self.dispatch = self.dma_free = self.end_all = 0
+        self.host_cost, self.host_latency = hw.host_cmd_cycles, hw.rocc_latency
+        self.host_push = -1                                  # when the host pushed the last word
+        self.host_queue: deque[int] = deque(maxlen=hw.rocc_queue)   # the last words' dispatch times
         self.dma_bytes_read = self.dma_bytes_written = self.mesh_busy = self.queue_full = 0
         # funct -> its timing; any other funct is a compute (the unrolled stream has no loop words)
         self.handlers = {Funct.CONFIG: self._config, Funct.FENCE: self._fence, Funct.FLUSH: self._fence,
                          Funct.MVOUT: self._mvout, Funct.PRELOAD: self._preload,
                          **{funct: self._mvin for funct in MVIN_FUNCTS}}
 
-    def run(self, words: list[list[int]]) -> None:
-        """Time (funct, rs1, rs2) words in program order."""
+    def run(self, words: list[list[int]], host: list[int]) -> None:
+        """Time (funct, rs1, rs2) words in program order; ``host[i]``: the host's words that go out
+        before word i reaches dispatch (1 for a word of the program's own; for a loop's first
+        primitive, the loop's words; 0 for its other primitives)."""
         handlers, compute = self.handlers, self._compute
-        for funct, rs1, rs2 in words:
+        for (funct, rs1, rs2), pushed in zip(words, host, strict=True):
+            for _ in range(pushed if self.host_cost else 0):
+                self._host_issue()
             handlers.get(funct, compute)(funct, rs1, rs2)
+            if self.host_cost:
+                self.host_queue.append(self.dispatch)
+                if funct == Funct.FENCE:
+                    self.host_push = max(self.host_push, self.end_all - 1)
+
+    def _host_issue(self) -> None:
+        """The word reaches dispatch no earlier than the host can push it through the RoCC queues."""
+        queue = self.host_queue
+        room = queue[0] if len(queue) == queue.maxlen else 0
+        self.host_push = max(self.host_push + self.host_cost, room)
+        self.dispatch = max(self.dispatch, self.host_push + self.host_latency)
 
     def _blocks(self, addr: int, rows: int) -> range:
         row = addr & ROW_MASK
@@ -316,11 +339,26 @@ class _Timeline:
         return cycles, c
 
 
+def _unrolled(prog: Program) -> tuple[list, list[int]]:
+    """The primitives the units see (loops as their unrollers issue them), and before each how many of
+    the program's own words the host has issued (see _Timeline.run)."""
+    unroller, prims, host, pending = Unroller(prog.hw), [], [], 0
+    for ins in prog.instructions:
+        pending += 1
+        expanded = unroller.feed(ins)
+        for prim in [ins] if expanded is None else expanded:
+            prims.append(prim)
+            host.append(pending)
+            pending = 0
+    return prims, host
+
+
 def estimate(prog: Program) -> tuple[int, dict[str, int]]:
     """Stand-in cycles and counters of ``prog`` (see the module note: not RTL)."""
-    words = encode_all(primitives(prog.instructions, prog.hw)).tolist()   # loops as their unrollers issue them
+    prims, host = _unrolled(prog)
+    words = encode_all(prims).tolist()
     timeline = _Timeline(prog.hw)
-    timeline.run(words)
+    timeline.run(words, host)
     return timeline.counters(len(words))
 
 
