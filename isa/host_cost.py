@@ -21,7 +21,8 @@ instructions) and 16 of table a word, one 64-byte line missed every 64 bytes in 
 L1 caches block on a miss (the frontend waits for its line, the data cache for its refill), and
 a program's code and table come from DRAM, so each line costs the SoC's miss path (``miss_cycles``).
 
-Cycles a word = 3 + 1 + 28 / 64 x miss_cycles.
+Cycles a word = 3 + 1 + 28 / 64 x miss_cycles. A fence is one instruction (``fence``) and no table
+entry: one cycle (then it waits until the accelerator is idle).
 """
 from __future__ import annotations
 

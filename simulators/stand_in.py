@@ -27,7 +27,7 @@ instruction at a time in program order:
 * a loop (LOOP_WS, LOOP_CONV_WS) is timed as its unrolled primitives in
   isa.loop_unroll's sequential order (Gemmini's unrollers overlap its phases);
 * on the SoC, the host (rtl/harness/host.h) pushes a word ``host_cmd_cycles`` after
-  the one before, once the ``rocc_queue`` words before it have dispatched (no replay
+  the one before (a fence one cycle after), once the ``rocc_queue`` words before it have dispatched (no replay
   penalty), and it reaches dispatch ``rocc_latency`` later; after a fence the host
   waits for everything before it. A loop's words are the host's; the primitives its
   unroller issues are not. The SoC's memory (the L2, DRAM) is not modelled.
@@ -175,19 +175,19 @@ class _Timeline:
         primitive, the loop's words; 0 for its other primitives)."""
         handlers, compute = self.handlers, self._compute
         for (funct, rs1, rs2), pushed in zip(words, host, strict=True):
-            for _ in range(pushed if self.host_cost else 0):
-                self._host_issue()
+            for i in range(pushed if self.host_cost else 0):
+                self._host_issue(funct == Funct.FENCE and i == pushed - 1)
             handlers.get(funct, compute)(funct, rs1, rs2)
             if self.host_cost:
                 self.host_queue.append(self.dispatch)
                 if funct == Funct.FENCE:
                     self.host_push = max(self.host_push, self.end_all - 1)
 
-    def _host_issue(self) -> None:
+    def _host_issue(self, fence: bool) -> None:
         """The word reaches dispatch no earlier than the host can push it through the RoCC queues."""
         queue = self.host_queue
         room = queue[0] if len(queue) == queue.maxlen else 0
-        self.host_push = max(self.host_push + self.host_cost, room)
+        self.host_push = max(self.host_push + (1 if fence else self.host_cost), room)
         self.dispatch = max(self.dispatch, self.host_push + self.host_latency)
 
     def _blocks(self, addr: int, rows: int) -> range:

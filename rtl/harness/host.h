@@ -1,5 +1,5 @@
 // The core that issues every command (README, "The SoC model"): it spends `cmd_cycles` on each
-// word, pushes it into the RoCC queues between the core and the accelerator (`queue` entries,
+// word (a fence: one cycle, its one instruction), pushes it into the RoCC queues between the core and the accelerator (`queue` entries,
 // `latency` cycles from the core's side to the accelerator's command port), and after a fence waits
 // until the accelerator is idle before it goes on. A word that finds the queues full is refused
 // and replayed as Rocket replays it (rocket-chip c1dda582 RocketCore.scala:766-770, 1058-1069):
@@ -26,7 +26,9 @@ class Host {
     static constexpr uint64_t REPLAY = 5;   // writeback to writeback again, through a refetch
     static constexpr uint64_t RESUME = 4;   // from decode, where it waited for room, to writeback
 
-    explicit Host(const HostParams& p) : p_(p), next_push_(p.cmd_cycles ? p.cmd_cycles - 1 : 0) {}
+    static constexpr uint64_t FENCE = 1;    // a fence is one instruction of the issue code
+
+    explicit Host(const HostParams& p) : p_(p) {}
 
     bool free() const { return p_.cmd_cycles == 0; }
 
@@ -38,34 +40,14 @@ class Host {
         bool moved = false;
         if (fence_wait_ && accel_idle && queue_.empty()) {
             fence_wait_ = false;
-            next_push_ = cycle + p_.cmd_cycles - 1;   // the next word's cycles start now
+            start_ = cycle;   // the next word's cycles start now
         }
         if (fence_wait_) {
             s = SOC_HOST_FENCE;
         } else if (pushed_ < instrs.size()) {
-            s = SOC_HOST_ISSUE;
-            if (cycle >= next_push_) {
-                const bool room = queue_.size() < p_.queue;
-                if (!refused_ && !room) {
-                    refused_ = true;
-                    next_push_ = cycle + REPLAY;
-                } else if (refused_ && room && room_at_ == NONE) {
-                    room_at_ = cycle;
-                }
-                if (!refused_ || (room_at_ != NONE && cycle >= std::max(next_push_, room_at_ + RESUME))) {
-                    queue_.push_back({pushed_, cycle + p_.latency});
-                    fence_wait_ = instrs[pushed_].funct == FUNCT_FENCE;
-                    ++pushed_;
-                    next_push_ = cycle + p_.cmd_cycles;
-                    refused_ = false;
-                    room_at_ = NONE;
-                    moved = true;
-                } else {
-                    s = SOC_HOST_QUEUE_FULL;
-                }
-            } else if (refused_) {
-                s = SOC_HOST_QUEUE_FULL;
-            }
+            const bool fence = instrs[pushed_].funct == FUNCT_FENCE;
+            moved = cycle + 1 >= start_ + (fence ? FENCE : p_.cmd_cycles) && push(cycle, fence);
+            s = refused_ ? SOC_HOST_QUEUE_FULL : SOC_HOST_ISSUE;
         }
         ++counters_[s];
         state_ = s;
@@ -84,11 +66,30 @@ class Host {
     int state() const { return state_; }   // this cycle's (a SOC_HOST_* index)
 
   private:
+    // The word is ready at `cycle`: into the queues if they have room, else refused (and replayed).
+    bool push(uint64_t cycle, bool fence) {
+        const bool room = queue_.size() < p_.queue;
+        if (!refused_ && !room) {
+            refused_ = true;
+            retry_ = cycle + REPLAY;
+        } else if (refused_ && room && room_at_ == NONE) {
+            room_at_ = cycle;
+        }
+        if (refused_ && (room_at_ == NONE || cycle < std::max(retry_, room_at_ + RESUME))) return false;
+        queue_.push_back({pushed_, cycle + p_.latency});
+        fence_wait_ = fence;
+        ++pushed_;
+        start_ = cycle + 1;
+        refused_ = false;
+        room_at_ = NONE;
+        return true;
+    }
+
     struct Entry { uint64_t index, ready; };
     static constexpr uint64_t NONE = ~uint64_t(0);
     const HostParams p_;
     std::deque<Entry> queue_;
-    uint64_t pushed_ = 0, next_push_;
+    uint64_t pushed_ = 0, start_ = 0, retry_ = 0;   // start_: when the next word's cycles began
     bool fence_wait_ = false, refused_ = false;
     int state_ = SOC_HOST_DONE;
     uint64_t room_at_ = NONE;   // after a refusal, the first cycle the queues had room
