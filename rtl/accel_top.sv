@@ -199,8 +199,8 @@ module accel_top import systolic_pkg::*; #(
   );
 
   store_unit #(
-    .DIM(DIM), .SP_ROWS(SP_ROWS), .ACC_ROWS(ACC_ROWS), .N(N), .STORE_REQUANT(STORE_REQUANT),
-    .STORE_COL_SCALES(STORE_COL_SCALES)
+    .DIM(DIM), .MAX_BLOCK_LEN(MAX_BLOCK_LEN), .SP_ROWS(SP_ROWS), .ACC_ROWS(ACC_ROWS), .N(N),
+    .STORE_REQUANT(STORE_REQUANT), .STORE_COL_SCALES(STORE_COL_SCALES)
   ) u_store (
     .clk_i, .rst_ni,
     .iss_valid_i (iss_valid[ST]), .iss_ready_o (iss_ready[ST]), .iss_i (iss[ST]),

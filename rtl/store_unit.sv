@@ -6,8 +6,13 @@
 // cols x itemsize bytes at dram + row * stride, and takes the next mvout once
 // all its rows are read. It is done when the DMA has acknowledged its last row.
 // An mvout wider than DIM columns (not .full) reads block b of its columns from the
-// local rows DIM * b after its address: row r is block by block DMA writes of up to DIM
-// bytes at dram + r * stride + b * DIM (Gemmini's block mvout).
+// local rows DIM * b after its address (Gemmini's block mvout), a block a cycle. Its row r is
+// contiguous in DRAM, from dram + r * stride: the unit joins the row's blocks into one DMA write,
+// up to JOIN blocks a write (min(MAX_BLOCK_LEN, 4): DIM * MAX_BLOCK_LEN bytes, Gemmini's
+// dma_maxbytes, within the DIM * 4-byte data port), as Gemmini's StoreController and DMA writer
+// do (block_counter and store_en on the row's last block; the writer's len = block * DIM + len).
+// A block waits in a join register until its write's last block arrives. Full int32 rows and
+// pooled pixels are one write each.
 //
 // Max pooling (config_st's pool_stride > 0, as Gemmini's StoreController): an mvout's local
 // rows are an orows x ocols image, one pixel a row. For each pooled pixel (porow, pocol), row by
@@ -30,6 +35,7 @@
 // that cycle) still reads the old scales.
 module store_unit import systolic_pkg::*; #(
   parameter int DIM      = 4,
+  parameter int MAX_BLOCK_LEN = 2,   // blocks a DMA write may join (Gemmini's dma_maxbytes / DIM)
   parameter int SP_ROWS  = 256,
   parameter int ACC_ROWS = 64,
   parameter int N        = 10,
@@ -40,7 +46,10 @@ module store_unit import systolic_pkg::*; #(
   localparam int SLOT_W  = $clog2(N),
   localparam int SP_AW   = $clog2(SP_ROWS),
   localparam int ACC_AW  = $clog2(ACC_ROWS),
-  localparam int ROW_W   = DIM * 32
+  localparam int ROW_W   = DIM * 32,
+  // the blocks of an 8-bit row one write joins: the port's DIM * 4 bytes hold 4
+  localparam int JOIN    = (MAX_BLOCK_LEN < 4) ? MAX_BLOCK_LEN : 4,
+  localparam int JOIN_W  = (JOIN > 1) ? $clog2(JOIN) : 1
 ) (
   input  logic                clk_i,
   input  logic                rst_ni,
@@ -80,6 +89,9 @@ module store_unit import systolic_pkg::*; #(
     $error("store_unit: %0d scratchpad / %0d accumulator rows do not fit 29-bit row numbers",
            SP_ROWS, ACC_ROWS);
   end
+  if (MAX_BLOCK_LEN < 1) begin : g_block_check
+    $error("store_unit: MAX_BLOCK_LEN = %0d, a write joins at least one block", MAX_BLOCK_LEN);
+  end
   if (FIFO < 1) begin : g_fifo_check
     $error("store_unit: FIFO = %0d, the DMA FIFO needs at least one entry", FIFO);
   end
@@ -107,6 +119,8 @@ module store_unit import systolic_pkg::*; #(
     logic              pool;   // a row of a pooling mvout
     logic              tap;    // pooling: the window position is in the image (read and compared)
     logic              wlast;  // pooling: the window's last position (its max goes out)
+    logic [JOIN_W-1:0] jidx;   // the block's place in its DMA write (0: the write's first)
+    logic              jend;   // the write's last block (it goes out)
     logic [15:0]       cols;
     logic [WORD_W-1:0] addr;   // DRAM address of the row
     logic [SLOT_W-1:0] slot;
@@ -132,6 +146,8 @@ module store_unit import systolic_pkg::*; #(
   logic [15:0]       rd_blk_q, rd_blk_d, rd_nblk_q, rd_nblk_d, rd_cols_q, rd_cols_d;
   logic [28:0]       rd_row0_q, rd_row0_d;
   logic [WORD_W-1:0] rd_addr0_q, rd_addr0_d;
+  // the place of the block being read in its DMA write
+  logic [JOIN_W-1:0] rd_jidx_q, rd_jidx_d;
   // pooling: the pooled pixel and window position being read; the running max of the window
   // whose rows arrive, and whether it has any yet
   logic [7:0]        porow_q, porow_d, pocol_q, pocol_d;
@@ -141,6 +157,8 @@ module store_unit import systolic_pkg::*; #(
   // the row whose data arrives this cycle
   logic              ar_valid_q, ar_valid_d, ar_last_q, ar_last_d;
   row_t              ar_q, ar_d;
+  // the blocks of the DMA write being joined, from its first, and with the arriving one
+  logic [ROW_W-1:0]  join_q, joined;
   // rows waiting for the DMA; a push writes one entry (a per-entry enable)
   pending_t          fifo_q [FIFO];
   pending_t          fifo_new;
@@ -271,7 +289,14 @@ module store_unit import systolic_pkg::*; #(
     end
   end
 
-  assign push = ar_valid_q && (!ar_q.pool || ar_q.wlast);
+  // a block joins the write's blocks before it: its 8-bit lanes at bytes jidx * DIM (the lanes above
+  // the row's are 0); a write's first block, a full row's too, is the row as it is
+  always_comb begin
+    joined = row_data;
+    if (ar_q.jidx != '0) joined = join_q | (row_data << (32'(ar_q.jidx) * DIM * 8));
+  end
+
+  assign push = ar_valid_q && (ar_q.pool ? ar_q.wlast : ar_q.jend);
   assign wr_req_valid_o = f_cnt_q != '0;
   assign wr_req_o       = fifo_q[f_rd_q].req;
   assign wr_req_data_o  = fifo_q[f_rd_q].data;
@@ -309,6 +334,7 @@ module store_unit import systolic_pkg::*; #(
     rd_cols_d   = rd_cols_q;
     rd_row0_d   = rd_row0_q;
     rd_addr0_d  = rd_addr0_q;
+    rd_jidx_d   = rd_jidx_q;
     porow_d     = porow_q;
     pocol_d     = pocol_q;
     wrow_d      = wrow_q;
@@ -317,6 +343,8 @@ module store_unit import systolic_pkg::*; #(
       ar_d       = rd_q;
       ar_d.tap   = tap;
       ar_d.wlast = win_last;
+      ar_d.jidx  = '0;
+      ar_d.jend  = 1'b1;
       ar_d.addr  = pool_addr;
       ar_last_d  = rd_last;
       wcol_d     = (wcol_q == cfg_q.pool.pool_size - 2'd1) ? '0 : wcol_q + 2'd1;
@@ -327,6 +355,10 @@ module store_unit import systolic_pkg::*; #(
     end else if (rd_step) begin
       ar_d      = rd_q;
       ar_last_d = rd_last;
+      // a write ends with its row, its JOIN-th block, or a full row's one block
+      ar_d.jidx = rd_jidx_q;
+      ar_d.jend = rd_q.full || blk_last || rd_jidx_q == JOIN_W'(JOIN - 1);
+      rd_jidx_d = ar_d.jend ? '0 : rd_jidx_q + 1'b1;
       if (blk_last) begin   // the next row, from its first block
         rd_blk_d   = '0;
         rd_idx_d   = rd_idx_q + 16'd1;
@@ -356,7 +388,7 @@ module store_unit import systolic_pkg::*; #(
       rd_active_d = 1'b1;
       rd_d = '{acc: insn.rs2[31], full: insn.rs2[31] && insn.rs2[29], relu: cfg_q.relu,
                scale: cfg_q.scale, offset: cfg_q.offset, uint8: cfg_q.uint8, col: cfg_q.col,
-               pool: cfg_q.pool.pool_stride != '0, tap: 1'b0, wlast: 1'b0,
+               pool: cfg_q.pool.pool_stride != '0, tap: 1'b0, wlast: 1'b0, jidx: '0, jend: 1'b1,
                cols: op_cols(insn.rs2), addr: insn.rs1, slot: iss_i.slot};
       porow_d     = '0;
       pocol_d     = '0;
@@ -371,6 +403,7 @@ module store_unit import systolic_pkg::*; #(
       rd_cols_d   = op_cols(insn.rs2);
       rd_row0_d   = insn.rs2[28:0];
       rd_addr0_d  = insn.rs1;
+      rd_jidx_d   = '0;
       rd_d.cols   = blk_cols(op_cols(insn.rs2), '0);
     end
   end
@@ -378,9 +411,11 @@ module store_unit import systolic_pkg::*; #(
   always_comb begin
     f_wr_d = f_wr_q;
     f_rd_d = f_rd_q;
-    fifo_new = '{req: '{addr: ar_q.addr, len: ar_q.full ? ar_q.cols << 2 : ar_q.cols,
+    // a joined write starts at its first block: the blocks before this one are DIM bytes each
+    fifo_new = '{req: '{addr: ar_q.addr - WORD_W'(ar_q.jidx) * WORD_W'(DIM),
+                        len: ar_q.full ? ar_q.cols << 2 : 16'(ar_q.jidx) * 16'(DIM) + ar_q.cols,
                         tag: '{slot: DMA_SLOT_W'(ar_q.slot), last: ar_last_q, row: '0}},
-                 data: ar_q.pool ? ROW_W'(merged) : row_data};
+                 data: ar_q.pool ? ROW_W'(merged) : joined};
     if (push) f_wr_d = (f_wr_q == FW'(FIFO - 1)) ? '0 : f_wr_q + 1'b1;
     if (pop) f_rd_d = (f_rd_q == FW'(FIFO - 1)) ? '0 : f_rd_q + 1'b1;
     f_cnt_d       = f_cnt_q + FW'(push) - FW'(pop);
@@ -425,6 +460,7 @@ module store_unit import systolic_pkg::*; #(
     rd_cols_q   <= rd_cols_d;
     rd_row0_q   <= rd_row0_d;
     rd_addr0_q  <= rd_addr0_d;
+    rd_jidx_q   <= rd_jidx_d;
     ar_q        <= ar_d;
     ar_last_q   <= ar_last_d;
     porow_q     <= porow_d;
@@ -433,6 +469,7 @@ module store_unit import systolic_pkg::*; #(
     wcol_q      <= wcol_d;
     max_q       <= max_d;
     if (push) fifo_q[f_wr_q] <= fifo_new;
+    if (ar_valid_q && !ar_q.jend) join_q <= joined;
   end
 
   // ---- assumptions ----------------------------------------------------------------

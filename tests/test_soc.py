@@ -97,6 +97,17 @@ def test_a_partial_write_to_an_absent_block_fills_it_and_a_full_one_does_not() -
     assert full.counters["dram_bytes_read"] == 0
 
 
+def test_a_block_mvout_row_is_one_whole_block_write() -> None:
+    """A 1x64 int8 mvout (four blocks at dim 16) reaches the L2 as one 64-byte put, as Gemmini's DMA writer
+    joins a row's blocks (len = block * 16 + len, up to dma_maxbytes = 64): one miss that fills nothing,
+    where four 16-byte writes were a miss that fills the block from DRAM and three hits."""
+    res = _run(BASE, Mvout(O, acc_addr(0), 1, 64))
+    assert O % 64 == 0
+    assert res.counters["dma_bytes_written"] == 64
+    assert (res.counters["l2_write_hits"], res.counters["l2_write_misses"]) == (0, 1)
+    assert res.counters["dram_bytes_read"] == 0
+
+
 @pytest.mark.parametrize("beat", [8, 4])
 def test_dram_read_bandwidth(beat: int) -> None:
     """4 KiB read cold: the memory bus's D channel moves it in 4096 / beat cycles, and the run takes at least

@@ -6,7 +6,9 @@ each after a latency. The DRAM bytes are compared with the epilogue of numerics:
 raw int8 rows, scaled and saturated accumulator rows with ReLU, full int32 rows; with
 config_st's pooling fields, the max of each window (padding never wins); and with the
 requantization extension, the offset and the int8 or uint8 clip; with the column-scale
-extension, each lane's scale from the vector that config_st_scales words load."""
+extension, each lane's scale from the vector that config_st_scales words load. The writes
+themselves are checked too: a block mvout's row is one write of up to min(MAX_BLOCK_LEN, 4)
+blocks (Gemmini's writer joins a row's blocks), a full int32 row one write."""
 from __future__ import annotations
 
 import dataclasses
@@ -41,7 +43,11 @@ async def mvouts_write_the_epilogue(dut) -> None:
         Mvout(768, acc_addr(8), 3, dim - 1),                # saturated, no ReLU
         Mvout(832, 20, 3, 2 * dim - 1),                     # block mvouts: block b from rows
         Mvout(896, acc_addr(2), 2, 2 * dim),                #   b * dim further on
+        ConfigSt(dram_stride=32, activation=0, acc_scale=1.0),
+        Mvout(960, 40, 2, 4 * dim + 1),                     # 5 blocks: writes of up to `join` blocks
     ]
+    join = min(int(dut.MAX_BLOCK_LEN.value), 4)   # the blocks a write joins: the port holds 4
+    want_writes = []
     want = np.zeros(1024, np.uint8)
     cfg = (0, False, 1.0)
     for ins in program:
@@ -51,6 +57,11 @@ async def mvouts_write_the_epilogue(dut) -> None:
         stride, relu, scale = cfg
         row0 = ins.local & 0x1FFFFFFF
         for r in range(ins.rows):
+            if ins.local & (1 << 29):
+                want_writes.append((ins.dram + r * stride, 4 * ins.cols))
+            else:
+                want_writes += [(ins.dram + r * stride + c0, min(ins.cols - c0, join * dim))
+                                for c0 in range(0, ins.cols, join * dim)]
             mem = acc if ins.local & (1 << 31) else sp
             data = np.concatenate([mem[row0 + b * dim + r, :min(dim, ins.cols - c0)]
                                    for b, c0 in enumerate(range(0, ins.cols, dim))])
@@ -61,13 +72,17 @@ async def mvouts_write_the_epilogue(dut) -> None:
             raw = np.frombuffer(data.tobytes(), np.uint8)
             want[ins.dram + r * stride: ins.dram + r * stride + raw.size] = raw
 
-    got = await run_store(dut, program, sp, acc, rng, want.size)
+    writes: list = []
+    got = await run_store(dut, program, sp, acc, rng, want.size, writes)
     np.testing.assert_array_equal(got, want)
+    assert writes == want_writes, f"writes (addr, len) {writes}, expected {want_writes}"
 
 
-async def run_store(dut, program: list, sp: np.ndarray, acc: np.ndarray, rng: random.Random, size: int) -> np.ndarray:
-    """Issue ``program`` to the unit (the memories and the DMA at random pace) and return the DRAM it wrote;
-    every instruction completes, an mvout with the acknowledgement of its last row."""
+async def run_store(dut, program: list, sp: np.ndarray, acc: np.ndarray, rng: random.Random, size: int,
+                    writes: list | None = None) -> np.ndarray:
+    """Issue ``program`` to the unit (the memories and the DMA at random pace) and return the DRAM it wrote
+    (and append each write's (addr, len) to ``writes``); every instruction completes, an mvout with the
+    acknowledgement of its last row."""
     dim = int(dut.DIM.value)
     issue = issue_fields(int(dut.N.value))
     sp_req, acc_req = mem_req_fields(dim, sp.shape[0], 8), mem_req_fields(dim, acc.shape[0], 32)
@@ -107,6 +122,8 @@ async def run_store(dut, program: list, sp: np.ndarray, acc: np.ndarray, rng: ra
             addr, length = req["addr"], req["len"]
             data = int(dut.wr_req_data_o.value).to_bytes(4 * dim, "little")
             got[addr:addr + length] = np.frombuffer(data[:length], np.uint8)
+            if writes is not None:
+                writes.append((addr, length))
             acks.append((cycle + LATENCY, req["tag"]))
         if ack is not None:
             acks.popleft()

@@ -90,12 +90,13 @@ def test_load_unit(tmp_path_factory) -> None:
          {"DIM": 4, "MAX_BLOCK_LEN": 2, "SP_ROWS": 64, "ACC_ROWS": 16, "LDQ": 4, "N": 10})
 
 
-# Gemmini's store unit, and one with both extensions (requantization, column scales)
-@pytest.mark.parametrize("extensions", [0, 1], ids=["gemmini", "extensions"])
-def test_store_unit(tmp_path_factory, extensions: int) -> None:
+# Gemmini's store unit (the tiny preset's max_block_len 2: writes of up to 2 blocks), and one with both
+# extensions (requantization, column scales) and max_block_len 4 (writes of up to 4 blocks, the whole port)
+@pytest.mark.parametrize("extensions, max_block_len", [(0, 2), (1, 4)], ids=["gemmini", "extensions"])
+def test_store_unit(tmp_path_factory, extensions: int, max_block_len: int) -> None:
     _run(tmp_path_factory, "store_unit", ["systolic_pkg.sv", "store_unit.sv"], "cocotb_store_unit",
-         {"DIM": 4, "SP_ROWS": 64, "ACC_ROWS": 16, "N": 10, "STORE_REQUANT": extensions,
-          "STORE_COL_SCALES": extensions})
+         {"DIM": 4, "MAX_BLOCK_LEN": max_block_len, "SP_ROWS": 64, "ACC_ROWS": 16, "N": 10,
+          "STORE_REQUANT": extensions, "STORE_COL_SCALES": extensions})
 
 
 LOOP_CONV_FILES = ["systolic_pkg.sv", "loop_conv_pkg.sv", "loop_conv_pipe.sv", "loop_conv_seq.sv",
