@@ -42,6 +42,7 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 
 import toolkit as tk  # noqa: E402
+from simulators import results_file  # noqa: E402
 from simulators import verilator as V  # noqa: E402
 
 # what the exported revision needs to build its own model
@@ -100,7 +101,7 @@ def run_binary(binary: Path, prog: tk.Program, inputs: dict, prog_file: Path) ->
                           capture_output=True, text=True)
     if proc.returncode:
         return None
-    cycles, sim_s, _, segments, _, _ = V._parse_results(res_file.read_bytes(), prog)
+    cycles, sim_s, _, segments, _, _ = results_file.parse(res_file.read_bytes(), prog)
     dram = prog.dram_image(inputs)
     for addr, chunk in segments.items():
         dram[addr:addr + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)

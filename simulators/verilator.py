@@ -23,7 +23,6 @@ import os
 import platform
 import select
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -33,13 +32,12 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
-from isa import HardwareConfig, Preload, Program
+from isa import HardwareConfig, Program
 from isa.checker import check
 from isa.config import DATAFLOW_SETS
 from isa.opcodes import COUNTERS  # noqa: F401  (the counter names every run reports)
-from isa.opcodes import SOC_COUNTERS, SOC_STACKS
 
-from . import rtl_codegen
+from . import results_file, rtl_codegen
 from .base import (MAX_TIMEOUT_S, BackendError, CycleLimit, RunResult, SimulationTimeout, ToolchainError,
                    positive_limit)
 
@@ -330,76 +328,6 @@ def _build_in(tmp: Path, hw: HardwareConfig, trace: str | None, env: dict[str, s
 
 
 # ---- running ------------------------------------------------------------------------
-def _unit_of(ins: Any) -> str:
-    op = ins.op
-    if op in ("mvin", "mvin2", "mvin3", "config_ld"):
-        return "load"
-    if op in ("mvout", "config_st"):
-        return "store"
-    if op in ("fence", "flush"):
-        return "dispatch"
-    return "execute"
-
-
-def _parse_results(data: bytes, program: Program) -> tuple[int, float, dict[str, int], dict[int, bytes], list,
-                                                           dict[str, list[tuple[int, str]]]]:
-    pos = 0
-
-    def take(n: int) -> bytes:
-        nonlocal pos
-        if pos + n > len(data):
-            raise BackendError("verilator harness wrote a truncated results file")
-        chunk = data[pos:pos + n]
-        pos += n
-        return chunk
-
-    if take(8) != b"SYSRES01":
-        raise BackendError("verilator harness wrote a results file with a bad magic")
-    cycles, sim_ns = struct.unpack("<QQ", take(16))
-    (n_ctr,) = struct.unpack("<I", take(4))
-    counters = {}
-    for _ in range(n_ctr):
-        (n,) = struct.unpack("<H", take(2))
-        name = take(n).decode()
-        (counters[name],) = struct.unpack("<Q", take(8))
-    (n_seg,) = struct.unpack("<I", take(4))
-    segments = {}
-    for _ in range(n_seg):
-        addr, length = struct.unpack("<QQ", take(16))
-        segments[addr] = take(length)
-    (n_log,) = struct.unpack("<I", take(4))
-    raw = np.frombuffer(take(25 * n_log), dtype=np.dtype([("disp", "<u8"), ("issue", "<u8"), ("done", "<u8"),
-                                                          ("unit", "u1")]))
-    runs: dict[str, list[tuple[int, str]]] = {}
-    if pos < len(data):   # a log's SoC state runs: the host's, then the memory's
-        for stack in SOC_STACKS:
-            (n,) = struct.unpack("<I", take(4))
-            prefix = f"{stack}_"
-            runs[stack] = [(start, SOC_COUNTERS[state].removeprefix(prefix))
-                           for start, state in struct.iter_unpack("<QB", take(9 * n))]
-    return cycles, sim_ns / 1e9, counters, segments, raw, runs
-
-
-def _make_log(program: Program, raw: np.ndarray) -> list[dict]:
-    none = np.uint64(0xFFFFFFFFFFFFFFFF)
-    log = []
-    ins = program.instructions
-    for i, rec in enumerate(raw):
-        if rec["issue"] != none:
-            issue, done = int(rec["issue"]), int(rec["done"]) if rec["done"] != none else None
-        else:
-            issue = done = int(rec["disp"]) if rec["disp"] != none else None
-        log.append({"index": i, "op": ins[i].op, "unit": _unit_of(ins[i]), "issue": issue, "complete": done})
-    # a preload runs with the compute that follows it
-    for i, entry in enumerate(log):
-        if isinstance(ins[i], Preload):
-            for j in range(i + 1, len(ins)):
-                if ins[j].op in ("compute_preloaded", "compute_accumulated"):
-                    entry["issue"], entry["complete"] = log[j]["issue"], log[j]["complete"]
-                    break
-    return log
-
-
 # what each exit status of the harness means, for the error message
 _FAILURE_KINDS = {2: "bad harness arguments or program file",
                   3: "deadlock, or slower than the watchdog of {watchdog} cycles allows", 4: "cycle limit",
@@ -571,13 +499,13 @@ def _run_job(harnesses: _Harnesses, n: int, program: Program, inputs: Mapping[st
 
 
 def _result(program: Program, dram: np.ndarray, data: bytes, log: bool, start: float) -> RunResult:
-    cycles, sim_s, counters, segments, raw, runs = _parse_results(data, program)
+    cycles, sim_s, counters, segments, raw, runs = results_file.parse(data, program)
     for addr, chunk in segments.items():
         dram[addr:addr + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
     result = RunResult(program.read_outputs(dram), cycles, counters, "verilator", time.perf_counter() - start)
     result.sim_seconds = sim_s   # the harness's own time in its clock loop (for cycles/s)
     if log:
-        result.log = _make_log(program, raw)
+        result.log = results_file.instruction_log(program, raw)
         result.soc_log = {stack: r for stack, r in runs.items() if r} or None
     return result
 
