@@ -157,6 +157,8 @@ class HardwareConfig:
             says = f"HardwareConfig.{memory}_kib={getattr(self, f'{memory}_kib')} gives {rows} rows"
             if rows % banks or rows < banks * self.dim:
                 raise ConfigError(f"{says}, which do not split into {banks} banks of at least dim={self.dim} rows")
+            if rows % (2 * self.dim):   # the double buffers' halves; the RTL's loop units are built on them
+                raise ConfigError(f"{says}, which do not split into two halves of whole dim={self.dim}-row blocks")
         if self.sp_rows >= 1 << 29 or self.acc_rows >= 1 << 29:
             raise ConfigError("HardwareConfig memories exceed the 29-bit local address space")
         self._check_soc()

@@ -124,6 +124,22 @@ def test_values_no_hardware_takes_stop_it_before_any_point(space: dict, says: st
     assert not (tmp_path / "e.db").exists()
 
 
+def test_points_that_are_no_hardware_stop_before_build_and_synthesis(tmp_path) -> None:
+    """acc_kib=3 (gemmini: 48 accumulator rows, not two halves of 16-row blocks) is refused by the
+    config as the RTL would refuse it; sp_kib=3 (192 scratchpad rows, 4 banks of 48) is hardware."""
+    synthesized = []
+
+    def area_model(hw: tk.HardwareConfig) -> dict[str, int]:
+        synthesized.append(hw)
+        return fake_area(hw)
+
+    res = explore(tk.matmul(16, 16, 16), {"acc_kib": [3, 4], "sp_kib": [3]}, trials=1, backend="stand-in",
+                  workers=1, db=str(tmp_path / "e.db"), base="gemmini", progress=False, area_model=area_model)
+    bad, good = res.points
+    assert bad.hw is None and "acc_kib=3 gives 48 rows" in bad.reason and bad.area == {} and not bad.seconds
+    assert good.fits and [(hw.acc_kib, hw.sp_kib) for hw in synthesized] == [(4, 3)]
+
+
 def test_sram_model() -> None:
     assert sram_transistors(64) == round(64 * 1024 * 8 * TRANSISTORS_PER_BIT * (1 + PERIPHERY_OVERHEAD))
 
