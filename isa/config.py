@@ -72,6 +72,37 @@ def _is_pow2(x: int) -> bool:
     return x > 0 and (x & (x - 1)) == 0
 
 
+# fields that are powers of two, each with its least value
+POW2: dict[str, int] = {"dim": 1, "sp_banks": 1, "acc_banks": 1, "dma_beat_bytes": 4, "mem_beat_bytes": 1}
+
+
+def check_field(name: str, value: Any) -> None:
+    """Raise ConfigError when no HardwareConfig can have ``value`` as its field ``name``, whatever its
+    other fields (the checks that need several fields are HardwareConfig's own)."""
+    if name == "name":
+        if not isinstance(value, str) or not _NAME.fullmatch(value):
+            raise ConfigError(f"HardwareConfig.name={value!r} must match [A-Za-z0-9_.-]+ "
+                              "(it is written unquoted in assembly)")
+    elif name in FLAGS:
+        if not isinstance(value, bool):
+            raise ConfigError(f"HardwareConfig.{name} must be true or false, got {value!r}")
+    elif name == "dataflows":
+        if value not in DATAFLOW_SETS:
+            raise ConfigError(f"HardwareConfig.dataflows={value!r} must be one of {list(DATAFLOW_SETS)}")
+    elif name not in LIMITS:
+        raise ConfigError(f"{name!r} is no HardwareConfig field")
+    else:
+        least = 0 if name in ZERO_OK else 1
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise ConfigError(f"HardwareConfig.{name} must be a {'non-negative' if least == 0 else 'positive'} "
+                              f"integer, got {value!r}")
+        if value > LIMITS[name]:
+            raise ConfigError(f"HardwareConfig.{name}={value} is above its limit of {LIMITS[name]}")
+        if name in POW2 and (not _is_pow2(value) or value < POW2[name]):
+            raise ConfigError(f"HardwareConfig.{name} must be a power of two from {POW2[name]} to "
+                              f"{LIMITS[name]}, got {value}")
+
+
 @dataclass(frozen=True)
 class HardwareConfig:
     """Sizes of one Gemmini-style accelerator instance.
@@ -121,48 +152,18 @@ class HardwareConfig:
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name == "name":
-                if not isinstance(value, str) or not _NAME.fullmatch(value):
-                    raise ConfigError(f"HardwareConfig.name={value!r} must match [A-Za-z0-9_.-]+ "
-                                      "(it is written unquoted in assembly)")
-                continue
-            if f.name in FLAGS:
-                if not isinstance(value, bool):
-                    raise ConfigError(f"HardwareConfig.{f.name} must be true or false, got {value!r}")
-                continue
-            if f.name == "dataflows":
-                if value not in DATAFLOW_SETS:
-                    raise ConfigError(f"HardwareConfig.dataflows={value!r} must be one of {list(DATAFLOW_SETS)}")
-                continue
-            least = 0 if f.name in ZERO_OK else 1
-            if not isinstance(value, int) or isinstance(value, bool) or value < least:
-                raise ConfigError(f"HardwareConfig.{f.name} must be a {'non-negative' if least == 0 else 'positive'} "
-                                  f"integer, got {value!r}")
-            if value > LIMITS[f.name]:
-                raise ConfigError(f"HardwareConfig.{f.name}={value} is above its limit of {LIMITS[f.name]}")
-        if not _is_pow2(self.dim):
-            raise ConfigError(f"HardwareConfig.dim must be a power of two <= {LIMITS['dim']}, got {self.dim}")
-        for bank_field in ("sp_banks", "acc_banks"):
-            if not _is_pow2(getattr(self, bank_field)):
-                raise ConfigError(f"HardwareConfig.{bank_field} must be a power of two, got {getattr(self, bank_field)}")
-        if self.sp_rows % self.sp_banks or self.sp_rows < self.sp_banks * self.dim:
-            raise ConfigError(
-                f"HardwareConfig.sp_kib={self.sp_kib} gives {self.sp_rows} rows, which do not split into "
-                f"{self.sp_banks} banks of at least dim={self.dim} rows")
-        if self.acc_rows % self.acc_banks or self.acc_rows < self.acc_banks * self.dim:
-            raise ConfigError(
-                f"HardwareConfig.acc_kib={self.acc_kib} gives {self.acc_rows} rows, which do not split into "
-                f"{self.acc_banks} banks of at least dim={self.dim} rows")
-        if not _is_pow2(self.dma_beat_bytes) or self.dma_beat_bytes < 4:
-            raise ConfigError(f"HardwareConfig.dma_beat_bytes must be a power of two >= 4, got {self.dma_beat_bytes}")
+            check_field(f.name, getattr(self, f.name))
+        for memory, rows, banks in (("sp", self.sp_rows, self.sp_banks), ("acc", self.acc_rows, self.acc_banks)):
+            says = f"HardwareConfig.{memory}_kib={getattr(self, f'{memory}_kib')} gives {rows} rows"
+            if rows % banks or rows < banks * self.dim:
+                raise ConfigError(f"{says}, which do not split into {banks} banks of at least dim={self.dim} rows")
+            if rows % (2 * self.dim):   # the double buffers' halves; the RTL's loop units are built on them
+                raise ConfigError(f"{says}, which do not split into two halves of whole dim={self.dim}-row blocks")
         if self.sp_rows >= 1 << 29 or self.acc_rows >= 1 << 29:
             raise ConfigError("HardwareConfig memories exceed the 29-bit local address space")
         self._check_soc()
 
     def _check_soc(self) -> None:
-        if not _is_pow2(self.mem_beat_bytes):
-            raise ConfigError(f"HardwareConfig.mem_beat_bytes must be a power of two <= 64, got {self.mem_beat_bytes}")
         if self.l2_kib and (self.l2_kib * 1024) % (64 * self.l2_ways):
             raise ConfigError(f"HardwareConfig.l2_kib={self.l2_kib} does not split into l2_ways={self.l2_ways} ways "
                               "of whole 64-byte blocks")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from isa import HardwareConfig
-from isa.config import ConfigError
+from isa.config import ConfigError, check_field
 from toolkit.kinds import default_schedule, dram_cycles, ideal_cycles
 from toolkit.limits import SizeError, check_size
 from toolkit.ops import Op
@@ -119,7 +119,8 @@ def workload_tasks(workload: Op | Sequence[Op] | Network) -> tuple[str, list[Tas
 
 
 def hardware_points(space: Mapping[str, Sequence[int]]) -> tuple[dict[str, tuple[int, ...]], list[dict[str, int]]]:
-    """The space checked (fields of HardwareConfig, non-empty lists of integers) and its points."""
+    """The space checked (fields of HardwareConfig, non-empty lists of integers that some HardwareConfig
+    can take) and its points; a point whose values do not go together stays, reported as a misfit."""
     if not isinstance(space, Mapping) or not space:
         raise ValueError(f"space must be a non-empty dict of HardwareConfig field -> values, got {space!r:.80}")
     known = [f.name for f in dataclasses.fields(HardwareConfig) if f.name != "name"]
@@ -131,6 +132,11 @@ def hardware_points(space: Mapping[str, Sequence[int]]) -> tuple[dict[str, tuple
         if not isinstance(vals, (list, tuple)) or not vals or not all(
                 isinstance(v, int) and not isinstance(v, bool) for v in vals):
             raise ValueError(f"space[{name!r}] must be a non-empty list of integers, got {values!r}")
+        for v in vals:
+            try:
+                check_field(name, v)
+            except ConfigError as exc:
+                raise ValueError(f"space[{name!r}] has {v}, which no hardware can take: {exc}") from None
         checked[name] = tuple(dict.fromkeys(vals))
     return checked, [dict(zip(checked, combo)) for combo in itertools.product(*checked.values())]
 

@@ -25,6 +25,9 @@ BAD = [
     (["explore", *MM], "name at least one hardware field to explore"),
     (["explore", "nosuch", "--dim", "4"], "the workload 'nosuch' is no op kind"),
     (["explore", *MM, "--dim", "0"], "argument --dim: must be a positive integer"),
+    (["explore", *MM, "--dim", "3"], "argument --dim: HardwareConfig.dim must be a power of two from 1 to 64, got 3"),
+    (["explore", *MM, "--dim", "4", "1024"], "argument --dim: HardwareConfig.dim=1024 is above its limit of 64"),
+    (["explore", *MM, "--sp-banks", "3"], "argument --sp-banks: HardwareConfig.sp_banks must be a power of two"),
     (["run", "matmul", "--clock-ghz", "0"], "argument --clock-ghz: must be a positive number, got '0'"),
     (["run", "matmul", "--clock-ghz", "-2"], "argument --clock-ghz: must be a positive number"),
     (["run", "matmul", "--m", "0"], "M must be a positive integer"),
@@ -167,6 +170,15 @@ def test_bad_arguments_fail_in_one_line(workdir: Path, argv: list[str], message:
     assert message.replace("{d}", str(workdir)) in err
     assert "Traceback" not in err
     assert _snapshot(workdir) == before     # nothing written, nothing overwritten
+
+
+@pytest.mark.parametrize("flag, value", [("--dim", "3"), ("--dim", "1024"), ("--mem-beat-bytes", "12")])
+def test_explore_refuses_a_value_no_hardware_takes_before_any_work(flag: str, value: str,
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["explore", *MM, flag, value, "--backend", "stand-in", "--quiet"])
+    out, err = capsys.readouterr()
+    assert exc.value.code == 2 and out == "" and f"argument {flag}: " in err and f"{value}" in err
 
 
 def test_a_cache_that_is_a_file_is_one_line(workdir: Path, monkeypatch, capsys: pytest.CaptureFixture) -> None:

@@ -17,7 +17,7 @@ from tuner.transfer import other_hardware, seed_points
 from tuner.space import Space
 
 OP = tk.matmul(24, 20, 40, bias="row", activation="relu", scale=0.05)
-SPACE = {"dim": [4, 8], "sp_banks": [2, 3]}   # sp_banks=3 is no hardware: reported, not dropped
+SPACE = {"dim": [4, 8], "sp_banks": [2, 512]}   # 512 banks of tiny's 4 KiB are too small: reported, not dropped
 
 
 def fake_area(hw: tk.HardwareConfig) -> dict[str, int]:
@@ -35,7 +35,7 @@ def test_points_front_and_misfits(tmp_path) -> None:
     res = _explore(str(tmp_path / "e.db"))
     assert len(res.points) == 4
     bad = [p for p in res.points if not p.fits]
-    assert len(bad) == 2 and all("sp_banks" in p.reason and p.cycles is None for p in bad)
+    assert len(bad) == 2 and all("512 banks" in p.reason and p.cycles is None for p in bad)
     good = [p for p in res.points if p.fits]
     assert sorted(p.hw.dim for p in good) == [4, 8]
     for p in good:
@@ -111,6 +111,33 @@ def test_bad_arguments_name_themselves(kwargs: dict, word: str, tmp_path) -> Non
                 base="tiny", progress=False, area_model=fake_area)
     with pytest.raises(ValueError, match=word):
         explore(**{**args, **kwargs})
+
+
+@pytest.mark.parametrize("space, says", [
+    ({"dim": [4, 3]}, r"space\['dim'\] has 3, .*power of two"), ({"dim": [1024]}, r"dim=1024 is above its limit"),
+    ({"sp_banks": [3]}, r"space\['sp_banks'\] has 3"), ({"dma_beat_bytes": [2]}, r"dma_beat_bytes.* got 2")])
+def test_values_no_hardware_takes_stop_it_before_any_point(space: dict, says: str, tmp_path) -> None:
+    """A value that no HardwareConfig can take is a bad argument, not a point that does not fit."""
+    with pytest.raises(ValueError, match=says):
+        explore(OP, {"sp_kib": [4], **space}, trials=1, backend="stand-in", db=str(tmp_path / "e.db"), base="tiny",
+                progress=False, area_model=lambda hw: pytest.fail("a point went on to synthesis"))
+    assert not (tmp_path / "e.db").exists()
+
+
+def test_points_that_are_no_hardware_stop_before_build_and_synthesis(tmp_path) -> None:
+    """acc_kib=3 (gemmini: 48 accumulator rows, not two halves of 16-row blocks) is refused by the
+    config as the RTL would refuse it; sp_kib=3 (192 scratchpad rows, 4 banks of 48) is hardware."""
+    synthesized = []
+
+    def area_model(hw: tk.HardwareConfig) -> dict[str, int]:
+        synthesized.append(hw)
+        return fake_area(hw)
+
+    res = explore(tk.matmul(16, 16, 16), {"acc_kib": [3, 4], "sp_kib": [3]}, trials=1, backend="stand-in",
+                  workers=1, db=str(tmp_path / "e.db"), base="gemmini", progress=False, area_model=area_model)
+    bad, good = res.points
+    assert bad.hw is None and "acc_kib=3 gives 48 rows" in bad.reason and bad.area == {} and not bad.seconds
+    assert good.fits and [(hw.acc_kib, hw.sp_kib) for hw in synthesized] == [(4, 3)]
 
 
 def test_sram_model() -> None:

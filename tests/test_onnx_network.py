@@ -323,7 +323,24 @@ def _denormal_dequantize():
     return _qmodel(nodes, {"x": [1, 4]}, 2, [_const("tiny", np.float32(1e-45))])
 
 
+def _flow(nodes, inits=()):
+    """A model of ``nodes`` (name, op, inputs, output) from the int8 graph input 'x' to the last one's output."""
+    from onnx import helper
+    return _qmodel([helper.make_node(op, ins, [out], name=name) for name, op, ins, out in nodes], {"x": [1, 4]}, 2,
+                   inits)
+
+
 BAD_MODELS = {
+    "cycle": (lambda: _flow([("enter", "Add", ["x", "b"], "a"), ("loop", "Relu", ["a"], "b"),
+                             ("leave", "Identity", ["a"], "y")]),
+              r"^model bad: node 'enter' \(Add\) reads its own output through a cycle: node 'enter' \(Add\) -> "
+              r"node 'loop' \(Relu\) -> node 'enter' \(Add\)$"),
+    "missing initializer": (lambda: _flow([("fc", "MatMul", ["x", "w"], "y")]),
+                            r"^model bad: node 'fc' \(MatMul\): its input 'w' is no graph input, initializer or "
+                            r"node output \(a missing initializer\?\)$"),
+    "nodes out of order": (lambda: _flow([("second", "Neg", ["a"], "y"), ("first", "Relu", ["x"], "a")]),
+                           r"^model bad: node 'second' \(Neg\) reads 'a', which node 'first' \(Relu\), listed after "
+                           r"it, gives"),
     "1-D conv": (lambda: _qconv((1, 4, 8), (4, 4, 3)), r"node 'conv' \(QLinearConv\): input 'x' is \(1, 4, 8\), not "
                                                         r"N x C x H x W"),
     "3-D conv": (lambda: _qconv((1, 4, 8, 8, 8), (4, 4, 3, 3, 3)), r"node 'conv' .*input 'x' is \(1, 4, 8, 8, 8\)"),

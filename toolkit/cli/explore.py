@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from typing import Callable
 
 from isa import HardwareConfig
-from isa.config import ZERO_OK
+from isa.config import ZERO_OK, ConfigError, check_field
 
 from .common import OP_KINDS, add_op_args, add_report_args, hardware, op_from_args
 from .errors import non_negative_int, output_file, positive_int, seconds, seed
@@ -26,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g = p.add_argument_group("the hardware space (each a list of values; a field not named keeps --config's)")
     for name in SPACE_FIELDS:   # the SoC's too (isa.config.TIMING): the L2, DRAM, the host's cost
         g.add_argument(f"--{name.replace('_', '-')}", dest=f"space_{name}", nargs="+", metavar="N",
-                       type=non_negative_int if name in ZERO_OK else positive_int)
+                       type=space_value(name))
     p.add_argument("--trials", type=positive_int, default=20, help="tuning trials per task and point (default 20)")
     p.add_argument("--db", default="explore.db", type=output_file, help="SQLite tuning database (default explore.db)")
     p.add_argument("--backend", choices=("verilator", "stand-in"), default="verilator",
@@ -39,6 +40,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_report_args(p, "explore", "Pareto plot of cycles against area")
     p.set_defaults(func=cmd_explore)
+
+
+def space_value(name: str) -> Callable[[str], int]:
+    """The type of --NAME's values: an integer that some HardwareConfig can take as its field ``name``
+    (isa.config.check_field), so that a value no point could use stops the command before any work."""
+    number = non_negative_int if name in ZERO_OK else positive_int
+
+    def parse(text: str) -> int:
+        value = number(text)
+        try:
+            check_field(name, value)
+        except ConfigError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return value
+    return parse
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
