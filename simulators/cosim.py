@@ -20,13 +20,16 @@ Engines, one runtime library each, built on first use and cached like the harnes
 """
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 import sysconfig
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from isa import HardwareConfig
 
@@ -39,6 +42,7 @@ FORCED_HEADER = "systolic_riscv.h"   # included into every C file: fence and rdc
 ENGINES = ("functional", "verilator")
 LIBRARY = "libcosim.a"
 CFLAGS = "-O2 -march=native"
+PR_SET_PDEATHSIG = 1   # <sys/prctl.h>
 
 
 def runtime_sources() -> list[Path]:
@@ -195,8 +199,10 @@ def compile_c(sources: Sequence[str | os.PathLike], output: str | os.PathLike, *
 
     The compatibility include directory comes before ``include_dirs``, so that its
     ``rocc-software/src/xcustom.h`` wins over a checkout's own. ``defines`` are NAME or NAME=VALUE;
-    ``workdir`` holds the objects. A compile or link error raises ``ToolchainError`` with gcc's message.
+    ``workdir`` holds the objects. A source that is not C, or an ``output`` that is a source, raises
+    ``ValueError``; a compile or link error raises ``ToolchainError`` with gcc's message.
     """
+    check_sources(sources, output)
     library = build_runtime(engine, hw)
     work = Path(workdir)
     config = work / "systolic_link_config.c"
@@ -212,6 +218,32 @@ def compile_c(sources: Sequence[str | os.PathLike], output: str | os.PathLike, *
     return Path(output)
 
 
+def check_sources(sources: Sequence[str | os.PathLike], output: str | os.PathLike | None,
+                  names: tuple[str, str] = ("source", "output")) -> None:
+    """Refuse, with a ``ValueError`` that calls the arguments ``names``, a source that is no C file
+    gcc would compile (gcc takes any other name for the linker's input) and an ``output`` that is
+    one of the sources (the same file, by any path), which linking would overwrite."""
+    for src in sources:
+        problem = why_not_c(Path(src))
+        if problem:
+            raise ValueError(f"{names[0]} {os.fspath(src)!r} {problem}")
+        if output is not None and Path(output).exists() and os.path.samefile(output, src):
+            raise ValueError(f"{names[1]} {os.fspath(output)!r} is the source {os.fspath(src)!r}: the program "
+                             "would overwrite it")
+
+
+def why_not_c(source: Path) -> str | None:
+    """Why ``source`` is no C source, or None: it must be a file named .c, of text (no NUL byte)."""
+    if not source.is_file():
+        return "is not a file"
+    if source.suffix != ".c":
+        return "is not C: its name does not end in .c"
+    with source.open("rb") as f:
+        if b"\0" in f.read(1 << 16):
+            return "is not C: it holds a NUL byte"
+    return None
+
+
 def _compiler(cmd: list[str], what: str) -> None:
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
@@ -224,6 +256,34 @@ def _compiler(cmd: list[str], what: str) -> None:
 def run_c(binary: str | os.PathLike, args: Sequence[str] = (), *, capture: bool = False,
           timeout: float | None = None) -> subprocess.CompletedProcess:
     """Run a program ``compile_c`` built: its stdout and stderr (the runtime's report), captured or
-    passed through, and its exit status (70: the simulation failed, said on stderr)."""
-    return subprocess.run([str(Path(binary).resolve()), *args], capture_output=capture, text=True,
-                          timeout=timeout)
+    passed through, and its exit status (70: the simulation failed, said on stderr; negative: the
+    signal it died of).
+
+    The program runs in a session and process group of its own, so that nothing it starts outlives
+    it: past ``timeout`` seconds (``subprocess.TimeoutExpired``), or when any exception reaches this
+    call (KeyboardInterrupt, a handler's for SIGTERM), the whole group is killed before the exception
+    goes on. On Linux the program is also killed when its parent dies, even of SIGKILL."""
+    cmd = [str(Path(binary).resolve()), *args]
+    pipe = subprocess.PIPE if capture else None
+    with subprocess.Popen(cmd, stdout=pipe, stderr=pipe, text=True, start_new_session=True,
+                          preexec_fn=_die_with(os.getpid()) if sys.platform == "linux" else None) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _die_with(parent: int) -> Callable[[], None]:
+    """What the child runs before exec: SIGKILL when ``parent`` dies (prctl's PR_SET_PDEATHSIG), and
+    at once if it died before that was set."""
+    prctl = ctypes.CDLL(None).prctl   # looked up in the parent: between fork and exec the child only calls it
+
+    def preexec() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:
+            os._exit(128 + signal.SIGKILL)
+    return preexec

@@ -113,9 +113,16 @@ BAD = [
     (["net", "m.onnx", "--tune", "0"], "argument --tune: must be a positive integer"),
     (["net", "m.onnx", "--workers", "-1"], "argument --workers: must be a positive integer"),
     (["cc", "{d}/missing.c"], "FILE.c: '{d}/missing.c' is not a file"),
-    (["cc", "{d}/mm.s", "-I", "{d}/missing"], "-I '{d}/missing' is not a directory"),
-    (["cc", "{d}/mm.s", "--backend", "gpu"], "argument --backend: invalid choice: 'gpu'"),
-    (["cc", "{d}/mm.s", "-o", "{d}/missing/prog"], "directory '{d}/missing' does not exist"),
+    (["cc", "{d}/prog.c", "-I", "{d}/missing"], "-I '{d}/missing' is not a directory"),
+    (["cc", "{d}/prog.c", "--backend", "gpu"], "argument --backend: invalid choice: 'gpu'"),
+    (["cc", "{d}/prog.c", "-o", "{d}/missing/prog"], "directory '{d}/missing' does not exist"),
+    (["cc", "{d}/prog.c", "-o", "{d}/prog.c"], "-o '{d}/prog.c' is the source '{d}/prog.c'"),
+    (["cc", "{d}/prog.c", "-o", "{d}/../{d.name}/prog.c"], "/prog.c' is the source '{d}/prog.c'"),
+    (["cc", "{d}/prog.c", "-o", "{d}/link.c"], "-o '{d}/link.c' is the source '{d}/prog.c'"),
+    (["cc", "/bin/true"], "FILE.c: '/bin/true' is not C: its name does not end in .c"),
+    (["cc", "{d}/prog.c", "{d}/mm.s"], "FILE.c: '{d}/mm.s' is not C: its name does not end in .c"),
+    (["cc", "{d}/elf.c"], "FILE.c: '{d}/elf.c' is not C: it holds a NUL byte"),
+    (["cc", "{d}/prog.c", "--timeout", "0"], "argument --timeout: must be a positive number, got '0'"),
     (["asm", "matmul", "--c", "{d}/missing/x.c"], "directory '{d}/missing' does not exist"),
     # the command itself
     (["frobnicate"], "invalid choice: 'frobnicate'"),
@@ -134,6 +141,9 @@ def workdir(tmp_path_factory) -> Path:
     (d / "huge.toml").write_text("dram_latency = 99999999999\n")
     (d / "binary.toml").write_bytes(b"\xff\xfe\x00")
     (d / "empty.toml").write_text("# nothing set\n[hardware]\n")
+    (d / "prog.c").write_text("int main(void) { return 0; }\n")
+    (d / "link.c").symlink_to(d / "prog.c")
+    (d / "elf.c").write_bytes(Path("/bin/true").read_bytes())
     (d / "afile").write_text("not a directory\n")
     (d / "bad.yaml").write_text("layers: [a: b\n")
     (d / "notmap.yaml").write_text("name: notmap\nlayers:\n  - {name: a, kind: matmul, M: 4, N: 4, K: 4}\n"
@@ -155,7 +165,7 @@ def _snapshot(d: Path) -> dict[str, bytes]:
 @pytest.mark.parametrize("argv, message", BAD, ids=[" ".join(a) or "no-args" for a, _ in BAD])
 def test_bad_arguments_fail_in_one_line(workdir: Path, argv: list[str], message: str,
                                         capsys: pytest.CaptureFixture) -> None:
-    argv = [a.replace("{d}", str(workdir)) for a in argv]
+    argv = [a.replace("{d.name}", workdir.name).replace("{d}", str(workdir)) for a in argv]
     before = _snapshot(workdir)
     try:
         status = main(argv)

@@ -5,8 +5,13 @@ counters count on the RTL; and a program exported as C reproduces ``tk.run``'s o
 RTL its cycles, to the cycle. Built with the machine's gcc."""
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -135,3 +140,98 @@ def test_cli_cc_exits_with_the_programs_status(tmp_path: Path, capfd: pytest.Cap
     assert main(["cc", str(exported), "-I", str(tmp_path / "missing")]) == 2
     err = capfd.readouterr().err
     assert "0xdead0000" in err and "-I" in err and "is not a directory" in err
+
+
+def test_compile_c_refuses_what_it_would_overwrite_or_cannot_compile(tmp_path: Path) -> None:
+    """The library, as the CLI: the output may not be a source, and a source must be C text."""
+    source = tmp_path / "victim.c"
+    source.write_text("int main(void) { return 0; }\n")
+    with pytest.raises(ValueError, match="output '.*victim.c' is the source '.*victim.c'"):
+        cosim.compile_c([source], tmp_path / "." / "victim.c", hw=TINY, workdir=tmp_path)
+    assert source.read_text() == "int main(void) { return 0; }\n"
+    with pytest.raises(ValueError, match="source '/bin/true' is not C: its name does not end in .c"):
+        cosim.compile_c(["/bin/true"], tmp_path / "program", hw=TINY, workdir=tmp_path)
+
+
+LOOP = r"""
+#include <stdio.h>
+#include <unistd.h>
+int main(void) {
+  printf("%d\n", (int)getpid());
+  fflush(stdout);
+  if (fork() == 0) {   /* a child the program started: it dies with it */
+    printf("%d\n", (int)getpid());
+    fflush(stdout);
+  }
+  for (;;) {}
+}
+"""
+
+
+def _gone(pid: int) -> bool:
+    """Dead: no such process, or a zombie nobody has reaped yet."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+def _all_gone(pids: list[int], within: float = 10) -> bool:
+    deadline = time.monotonic() + within
+    while not all(map(_gone, pids)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return all(map(_gone, pids))
+
+
+def test_cli_cc_kills_a_program_past_its_timeout(tmp_path: Path, capfd: pytest.CaptureFixture) -> None:
+    source = tmp_path / "loop.c"
+    source.write_text(LOOP)
+    start = time.monotonic()
+    assert main(["cc", str(source), "--timeout", "2"]) == 124
+    assert time.monotonic() - start < 60
+    out, err = capfd.readouterr()
+    assert "systolic cc: the program ran past --timeout 2 s and was killed\n" in err
+    assert _all_gone([int(pid) for pid in out.split()])
+
+
+@pytest.mark.parametrize("body, name, number", [("*(volatile int *)0 = 1;", "SIGSEGV", 11),
+                                                 ("abort();", "SIGABRT", 6)])
+def test_cli_cc_names_the_signal_a_program_died_of(tmp_path: Path, capfd: pytest.CaptureFixture,
+                                                    body: str, name: str, number: int) -> None:
+    source = tmp_path / "dies.c"
+    source.write_text(f"#include <stdlib.h>\nint main(void) {{ {body} return 0; }}\n")
+    assert main(["cc", str(source)]) == 128 + number
+    assert f"systolic cc: the program died of {name}\n" in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("sig, status, said", [(signal.SIGTERM, 128 + signal.SIGTERM, "terminated by SIGTERM"),
+                                               (signal.SIGINT, 130, "interrupted"),
+                                               (signal.SIGHUP, 128 + signal.SIGHUP, "terminated by SIGHUP"),
+                                               (signal.SIGKILL, -signal.SIGKILL, None)])
+def test_a_killed_cc_takes_its_program_and_its_folder(tmp_path: Path, sig: signal.Signals, status: int,
+                                                      said: str | None) -> None:
+    """The program (and what it started) dies with ``systolic cc``; the temporary folder goes too.
+    SIGKILL cannot be caught: the program still dies (PR_SET_PDEATHSIG), but a process it started
+    and the folder are left."""
+    source = tmp_path / "loop.c"
+    source.write_text(LOOP)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    cc = subprocess.Popen([sys.executable, "-m", "toolkit.cli", "cc", str(source)], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(temp)},
+                          cwd=Path(cosim.__file__).parents[1])
+    pids: list[int] = []
+    try:
+        pids += [int(cc.stdout.readline()), int(cc.stdout.readline())]
+        cc.send_signal(sig)
+        assert cc.wait(timeout=60) == status
+        assert _all_gone(pids if sig != signal.SIGKILL else pids[:1]), "the program's child has no PDEATHSIG"
+    finally:
+        cc.kill()
+        cc.wait()
+        for pid in pids:    # what a failure left running
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    if said:
+        assert cc.stderr.read() == f"systolic cc: {said}\n"
+        assert list(temp.iterdir()) == []

@@ -2,14 +2,21 @@
 from __future__ import annotations
 
 import argparse
+import shutil
+import signal
+import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from simulators import cosim
 
 from .common import add_hardware_args, add_host_arg, hardware
-from .errors import output_file
+from .errors import output_file, seconds, terminate_on
+
+EXIT_TIMEOUT = 124   # as coreutils' timeout
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,7 +26,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "xcustom.h mapped to the simulator; the RISC-V fence and rdcycle of gemmini.h work as they "
                     "are) and run the program with the accelerator simulated in its process. The program's "
                     "stdout comes first, then cycles and counters on stderr; the exit status is the "
-                    "program's (70: the simulation failed, said on stderr).",
+                    "program's (70: the simulation failed, said on stderr), or 124 when it ran past "
+                    "--timeout, or 128+N when it died of signal N (both said on stderr). The program "
+                    "and whatever it started die with systolic cc (SIGINT, SIGTERM, SIGHUP), and the "
+                    "temporary build folder goes with them.",
         epilog="example: systolic cc bareMetalC/mvin_mvout.c -I gemmini-rocc-tests -I gemmini-rocc-tests/include "
                "--backend verilator")
     p.add_argument("sources", nargs="+", metavar="FILE.c", help="C sources")
@@ -30,31 +40,54 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="functional (the functional model, no timing) or verilator (the RTL: cycles and counters)")
     add_hardware_args(p)
     add_host_arg(p)
-    p.add_argument("-o", dest="output", type=output_file, metavar="BIN", help="keep the program here")
+    p.add_argument("-o", dest="output", type=output_file, metavar="BIN",
+                   help="keep the program here (not one of the sources)")
+    p.add_argument("--timeout", type=seconds, default=600.0, metavar="SECONDS",
+                   help="wall-clock seconds the program may run, its build not counted, before it and every "
+                        "process it started are killed: exit 124 (default 600)")
     p.add_argument("--keep", action="store_true", help="keep the objects and the generated link config (says where)")
     p.add_argument("--quiet", action="store_true", help="no notes on stderr while the runtime is built")
     p.set_defaults(func=cmd_cc)
 
 
 def cmd_cc(args: argparse.Namespace) -> int:
-    for src in args.sources:
-        if not Path(src).is_file():
-            raise ValueError(f"FILE.c: {src!r} is not a file")
+    cosim.check_sources(args.sources, args.output, names=("FILE.c:", "-o"))
     for directory in args.include:
         if not Path(directory).is_dir():
             raise ValueError(f"-I {directory!r} is not a directory")
     hw = hardware(args)
-    work = Path(tempfile.mkdtemp(prefix="systolic-cc-"))
-    try:
+    with terminate_on(signal.SIGTERM, signal.SIGHUP), _workdir(args.keep) as work:
         binary = cosim.compile_c(args.sources, args.output or work / "program", hw=hw, engine=args.backend,
                                  include_dirs=args.include, defines=args.define, optimize=args.optimize,
                                  workdir=work)
         sys.stdout.flush()
-        return cosim.run_c(binary).returncode
+        try:
+            status = cosim.run_c(binary, timeout=args.timeout).returncode
+        except subprocess.TimeoutExpired:
+            print(f"systolic cc: the program ran past --timeout {args.timeout:g} s and was killed", file=sys.stderr)
+            return EXIT_TIMEOUT
+    if status < 0:
+        print(f"systolic cc: the program died of {_signal_name(-status)}", file=sys.stderr)
+        return 128 - status
+    return status
+
+
+@contextmanager
+def _workdir(keep: bool) -> Iterator[Path]:
+    """A temporary folder for the objects (and the program, without -o): removed afterwards, however
+    the command ends, unless ``keep``."""
+    work = Path(tempfile.mkdtemp(prefix="systolic-cc-"))
+    try:
+        yield work
     finally:
-        if args.keep:
+        if keep:
             print(f"systolic cc: kept the build in {work}", file=sys.stderr)
         else:
-            for f in work.iterdir():
-                f.unlink()
-            work.rmdir()
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"

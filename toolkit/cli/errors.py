@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import traceback
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, Iterator, NoReturn
 
 from simulators.base import MAX_TIMEOUT_S, positive_limit
 
@@ -38,13 +40,42 @@ def describe(exc: BaseException) -> str:
     return " | ".join(line.strip() for line in text.strip().splitlines() if line.strip())
 
 
+class Terminated(BaseException):
+    """A signal that ends the command (``terminate_on``); like KeyboardInterrupt, no ``except Exception``
+    stops it, and every ``finally`` on the way runs."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextmanager
+def terminate_on(*signums: signal.Signals) -> Iterator[None]:
+    """Within: each of ``signums`` raises ``Terminated`` (instead of ending the process at once, which
+    skips the cleanup), and once one has, the rest are ignored until the cleanup is done."""
+    def handler(signum: int, frame: object) -> None:
+        for s in signums:
+            signal.signal(s, signal.SIG_IGN)
+        raise Terminated(signum)
+    before = {s: signal.signal(s, handler) for s in signums}
+    try:
+        yield
+    finally:
+        for s, previous in before.items():
+            signal.signal(s, previous)
+
+
 def run_command(prog: str, func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
-    """``func(args)``, with every failure turned into one line on stderr and an exit status."""
+    """``func(args)``, with every failure turned into one line on stderr and an exit status
+    (130 for SIGINT, 128 + the signal for ``Terminated``)."""
     try:
         return func(args)
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Terminated as exc:
+        print(f"{prog}: terminated by {exc}", file=sys.stderr)
+        return 128 + exc.signum
     except Exception as exc:
         if debugging():
             traceback.print_exc()
