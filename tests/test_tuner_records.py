@@ -1,14 +1,19 @@
 """Tuner measurement and records: failures are recorded and skipped, a killed run resumes, JSONL round trips."""
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -250,3 +255,73 @@ def test_cli_tune_help_says_what_a_timeout_costs(capsys: pytest.CaptureFixture) 
     with pytest.raises(SystemExit):
         main(["tune", "--help"])
     assert "a rerun with a longer --timeout measures it again" in " ".join(capsys.readouterr().out.split())
+
+
+def _outcome(fn: Callable[[], object]) -> dict[str, str]:
+    """What ``fn()`` returned or raised (SystemExit too: argparse's errors), and what it wrote on stderr."""
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            result = fn()
+        return {"returned": repr(result), "stderr": err.getvalue()}
+    except (Exception, SystemExit) as exc:
+        return {"raised": f"{type(exc).__name__}: {exc}", "stderr": err.getvalue()}
+
+
+def _as_unprivileged(fn: Callable[[], object]) -> dict[str, str]:
+    """:func:`_outcome` of ``fn`` for a user that file permissions bind: this process, unless it is root (who
+    writes any file, so ``chmod 444`` proves nothing); then a forked child under uid and gid 65534 (nobody),
+    which needs the modules ``fn`` uses imported already (root's Python may be unreadable to nobody)."""
+    if os.geteuid() != 0:
+        return _outcome(fn)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never back into pytest
+        try:
+            os.close(read)
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            os.write(write, json.dumps(_outcome(fn)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as fh:
+        data = fh.read()
+    os.waitpid(pid, 0)
+    return json.loads(data)
+
+
+def _files(directory: Path) -> dict[str, tuple[bytes, int]]:
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in directory.iterdir()}
+
+
+@pytest.mark.parametrize("locked", ["file", "directory"])
+def test_a_database_this_user_cannot_write_is_refused_in_one_line_and_left_untouched(locked: str) -> None:
+    """Issue 41 #13: a read-only file (or one in a read-only directory, where SQLite keeps its journal)."""
+    from toolkit.cli import main
+    args = ["tune", "matmul", "--m", "8", "--n", "8", "--k", "16", "--config", "tiny", "--backend", "stand-in"]
+    base = Path(tempfile.mkdtemp(prefix="ro-db-"))  # not tmp_path: pytest's folder of root's is closed to nobody
+    try:
+        db = base / "t.db"
+        assert main([*args, "--trials", "2", "--db", str(db), "--quiet"]) == 0  # also imports what the child runs
+        db.chmod(0o444 if locked == "file" else 0o666)
+        base.chmod(0o777 if locked == "file" else 0o555)
+        before = _files(base)
+        api = _as_unprivileged(lambda: tk.tune(OP, TINY, trials=4, backend="stand-in", db=db, progress=False))
+        cli = _as_unprivileged(lambda: main([*args, "--trials", "4", "--db", str(db), "--quiet"]))
+        assert _files(base) == before, "the database, byte for byte and its mtime, and no -wal or -shm beside it"
+        read = _as_unprivileged(lambda: best_schedule(db, tk.matmul(8, 8, 16), TINY))
+    finally:
+        base.chmod(0o700)
+        shutil.rmtree(base)
+    why = ("this user has no write permission on it" if locked == "file"
+           else f"this user cannot write its directory {str(base)!r}, where SQLite keeps its journal")
+    message = f"tuning database {str(db)!r} cannot be written: {why}; it was left untouched"
+    assert api["raised"] == f"DatabaseError: {message}"
+    if locked == "file":
+        assert cli == {"returned": "2", "stderr": f"systolic tune: error: {message}\n"}
+        assert read["returned"].startswith("MatmulSchedule("), "reading a read-only database is fine"
+    else:  # the CLI checks --db's directory as it parses
+        assert cli == {"raised": "SystemExit: 2", "stderr": f"systolic tune: error: argument --db: cannot write "
+                       f"{str(db)!r}: directory {str(base)!r} is not writable (see systolic tune --help)\n"}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sqlite3
 import time
 from contextlib import contextmanager
@@ -140,10 +141,16 @@ class Record:
 
 
 class Database:
-    """A tuning-records file (``":memory:"`` for a throwaway one). Safe to reopen while another process reads."""
+    """A tuning-records file (``":memory:"`` for a throwaway one). Safe to reopen while another process reads.
 
-    def __init__(self, path: str | Path = ":memory:") -> None:
+    write=True: refuse (before SQLite opens it, which may leave -wal and -shm files beside it) a file that
+    this user cannot write, or one in a directory this user cannot write (where SQLite keeps its journal).
+    """
+
+    def __init__(self, path: str | Path = ":memory:", *, write: bool = False) -> None:
         self.path = str(path)
+        if write:
+            check_writable(self.path)
         try:
             # autocommit: one record, one commit
             self.conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
@@ -351,8 +358,29 @@ class Database:
         return iter(self.records())
 
 
-def open_db(db: "Database | str | Path | None") -> Database:
-    return db if isinstance(db, Database) else Database(":memory:" if db is None else db)
+def check_writable(path: str) -> None:
+    """Raise DatabaseError when this user cannot write the database file ``path`` or its directory (SQLite
+    writes its -wal, -shm or -journal file beside it); a file or directory that does not exist yet passes."""
+    if path == ":memory:":
+        return
+    file = Path(path)
+    if file.exists() and not os.access(file, os.W_OK):
+        raise DatabaseError(f"tuning database {path!r} cannot be written: this user has no write permission "
+                            "on it; it was left untouched")
+    directory = file.parent
+    if directory.is_dir() and not os.access(directory, os.W_OK | os.X_OK):
+        raise DatabaseError(f"tuning database {path!r} cannot be written: this user cannot write its directory "
+                            f"{str(directory)!r}, where SQLite keeps its journal; it was left untouched")
+
+
+def open_db(db: "Database | str | Path | None", *, write: bool = False) -> Database:
+    """``db`` itself, or the database at that path (None: a throwaway one in memory); write=True: one this
+    user can write, checked before anything opens it."""
+    if isinstance(db, Database):
+        if write:
+            check_writable(db.path)
+        return db
+    return Database(":memory:" if db is None else db, write=write)
 
 
 def best_schedule(db: "Database | str | Path", op: Op, hw: HardwareConfig, backend: str | None = None) -> Schedule:

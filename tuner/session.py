@@ -72,7 +72,7 @@ class TuningSession:
         try:
             self.scope = (op.key, hw.config_hash(), measurer.name)  # the records this run counts and learns from
             self.owner = new_owner()
-            self.database = open_db(db)
+            self.database = open_db(db, write=True)
             if self.database is not db:
                 self._exit.callback(self.database.close)
             self._exit.callback(self.database.release, self.owner)
