@@ -235,3 +235,47 @@ def test_a_killed_cc_takes_its_program_and_its_folder(tmp_path: Path, sig: signa
     if said:
         assert cc.stderr.read() == f"systolic cc: {said}\n"
         assert list(temp.iterdir()) == []
+
+
+HWM_PROGRAM = r"""
+#include <stdint.h>
+#include <stdio.h>
+#include "rocc-software/src/xcustom.h"
+
+/* the program's peak resident memory, the runtime's words included */
+static long peak_kib(void) {
+  FILE* f = fopen("/proc/self/status", "r");
+  char line[256];
+  long kib = -1;
+  while (f && fgets(line, sizeof line, f)) {
+    if (sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
+  }
+  if (f) fclose(f);
+  return kib;
+}
+
+int main(void) {
+  for (long i = 0; i < WORDS; ++i) ROCC_INSTRUCTION_0_R_R(XCUSTOM_ACC, RS1, RS2, FUNCT);
+  asm volatile("fence");
+  printf("peak %ld\n", peak_kib());
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads VmHWM from /proc")
+def test_the_runtime_forgets_the_words_it_has_dispatched(tmp_path: Path) -> None:
+    """Issue 41 #4: the verilator engine kept every word ever issued (24 bytes each, and a vector's
+    doubling). 3M config_ex words must cost the program's peak memory about what 100k do."""
+    from isa import ConfigEx
+    from isa.encoding import encode
+    funct, rs1, rs2 = encode(ConfigEx())
+    source = tmp_path / "many.c"
+    source.write_text(HWM_PROGRAM)
+    peaks = {}
+    for words in (100_000, 3_000_000):
+        ran = _run(tmp_path, source, "verilator",
+                   defines=(f"WORDS={words}L", f"FUNCT={funct}", f"RS1={rs1}ull", f"RS2={rs2}ull"))
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        (peaks[words],) = [int(x) for x in re.findall(r"^peak (\d+)$", ran.stdout, re.M)]
+    assert peaks[3_000_000] - peaks[100_000] < 16 * 1024, peaks   # 2.9M words kept would be 70 MB

@@ -33,10 +33,14 @@ class VerilatorEngine : public Engine {
 
     void issue(const harness::Instr& in) override {
         machine_.instrs().push_back(in);
-        if (waiting() > QUEUE_HIGH) clock([&] { return waiting() <= QUEUE_LOW; });
+        if (waiting() > QUEUE_HIGH) {
+            clock([&] { return waiting() <= QUEUE_LOW; });
+            machine_.forget_dispatched();   // keep only the words still waiting
+        }
     }
     void dispatch_all() override {
         if (waiting()) clock([&] { return waiting() == 0; });
+        machine_.forget_dispatched();
     }
     // A fence word: dispatch takes it once every earlier instruction is done.
     void fence() override {

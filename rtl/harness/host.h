@@ -61,6 +61,11 @@ class Host {
         return true;
     }
     void pop() { queue_.pop_front(); }
+    // The words before `n` are forgotten (Machine::forget_dispatched): indexes move down by n.
+    void rebase(uint64_t n) {
+        pushed_ -= n;
+        for (Entry& e : queue_) e.index -= n;
+    }
     bool idle() const { return queue_.empty() && !fence_wait_; }
     uint64_t counter(int i) const { return counters_[i]; }
     int state() const { return state_; }   // this cycle's (a SOC_HOST_* index)

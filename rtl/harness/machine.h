@@ -4,6 +4,7 @@
 // and DRAM image; the co-simulation runtime (rtl/cosim) the words a C program issues and
 // that program's own memory.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -63,6 +64,14 @@ template <class Memory> class Machine {
     }
 
     std::vector<Instr>& instrs() { return instrs_; }
+    // Drop the words the RTL has taken, so that a long C program's words do not pile up; the
+    // indexes into instrs() move down by that many (the RTL's own numbers do not).
+    void forget_dispatched() {
+        instrs_.erase(instrs_.begin(), instrs_.begin() + std::ptrdiff_t(pc_));
+        if (!host_.free()) host_.rebase(pc_);
+        base_ += pc_;
+        pc_ = 0;
+    }
     const Vaccel_top& top() const { return top_; }
     uint64_t cycles() const { return cycles_; }
     uint64_t dispatched() const { return pc_; }
@@ -141,13 +150,13 @@ template <class Memory> class Machine {
         const uint64_t n_instr = instrs_.size();
         if (limits_.cycle_limit && cycles_ >= limits_.cycle_limit) {
             fail(4, "cycle limit of " + std::to_string(limits_.cycle_limit) + " cycles reached with " +
-                        std::to_string(n_instr - pc_) + " of " + std::to_string(n_instr) +
+                        std::to_string(n_instr - pc_) + " of " + std::to_string(base_ + n_instr) +
                         " instructions not yet dispatched");
         }
         if (cycles_ - last_progress_ > limits_.watchdog) {
             fail(3, "watchdog: no progress for " + std::to_string(limits_.watchdog) +
                         " cycles (at cycle " + std::to_string(cycles_) + "); " +
-                        stall_report(top_, instrs_, pc_, dram_));
+                        stall_report(top_, instrs_, base_, pc_, dram_));
         }
     }
 
@@ -160,6 +169,7 @@ template <class Memory> class Machine {
     std::vector<Instr> instrs_;
     InstrLog* log_ = nullptr;
     uint64_t pc_ = 0, cycles_ = 0, last_progress_ = 0;
+    uint64_t base_ = 0;   // the number of the first word in instrs_ (forget_dispatched)
 };
 
 }  // namespace harness

@@ -12,13 +12,15 @@
 
 namespace harness {
 
+// `instrs` holds the words from number `base` on (the C runtime forgets those dispatched long ago);
+// `pc` indexes it.
 inline void report_dispatch(std::ostringstream& m, const Vaccel_top& top,
-                            const std::vector<Instr>& instrs, uint64_t pc) {
+                            const std::vector<Instr>& instrs, uint64_t base, uint64_t pc) {
     if (pc >= instrs.size()) {
         m << "all instructions dispatched; ";
         return;
     }
-    m << "dispatch holds instr #" << pc << " (" << op_name(instrs[pc]) << ")"
+    m << "dispatch holds instr #" << base + pc << " (" << op_name(instrs[pc]) << ")"
       << (top.dbg_fence_o ? ", a fence waiting for all earlier instructions"
                           : ", its queue is full")
       << "; ";
@@ -26,10 +28,10 @@ inline void report_dispatch(std::ostringstream& m, const Vaccel_top& top,
 
 // Queue q's candidate for issue and the hazards that hold it.
 inline void report_unit(std::ostringstream& m, const Vaccel_top& top, const std::vector<Instr>& instrs,
-                        int q) {
+                        uint64_t base, int q) {
     static const char* const names[3] = {"load", "execute", "store"};
     auto name = [&](uint32_t seq) {
-        return seq < instrs.size() ? op_name(instrs[seq]) : "?";
+        return seq >= base && seq - base < instrs.size() ? op_name(instrs[seq - base]) : "?";
     };
     const uint32_t waiting = getbits(top.dbg_waiting_o, q * (CFG_SLOT_W + 1), CFG_SLOT_W + 1);
     m << names[q] << " unit: ";
@@ -54,11 +56,11 @@ inline void report_unit(std::ostringstream& m, const Vaccel_top& top, const std:
 
 // (a template over the DRAM, whose memory may be the program file's or the process's)
 template <class Dram>
-std::string stall_report(const Vaccel_top& top, const std::vector<Instr>& instrs, uint64_t pc,
+std::string stall_report(const Vaccel_top& top, const std::vector<Instr>& instrs, uint64_t base, uint64_t pc,
                          const Dram& dram) {
     std::ostringstream m;
-    report_dispatch(m, top, instrs, pc);
-    for (int q = 0; q < 3; ++q) report_unit(m, top, instrs, q);
+    report_dispatch(m, top, instrs, base, pc);
+    for (int q = 0; q < 3; ++q) report_unit(m, top, instrs, base, q);
     m << "load unit has " << top.dbg_ld_outstanding_o << " DMA reads outstanding"
       << (dram.dropping() ? " (responses are being dropped: --drop-dma-responses)" : "")
       << "; store unit has " << top.dbg_st_outstanding_o << " DMA writes unacknowledged"
