@@ -265,9 +265,18 @@ def run_c(binary: str | os.PathLike, args: Sequence[str] = (), *, capture: bool 
     goes on. On Linux the program is also killed when its parent dies, even of SIGKILL."""
     cmd = [str(Path(binary).resolve()), *args]
     pipe = subprocess.PIPE if capture else None
-    with subprocess.Popen(cmd, stdout=pipe, stderr=pipe, text=True, start_new_session=True,
-                          preexec_fn=_die_with(os.getpid()) if sys.platform == "linux" else None) as proc:
+    # The signals that end `systolic cc` wait while the program starts: one that came between the fork and
+    # the try below would leave the program's group running.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
+    try:
+        proc = subprocess.Popen(cmd, stdout=pipe, stderr=pipe, text=True, start_new_session=True,
+                                preexec_fn=_child_setup(os.getpid(), held))
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        raise
+    with proc:
         try:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)   # a signal held meanwhile arrives here
             out, err = proc.communicate(timeout=timeout)
         except BaseException:
             with contextlib.suppress(ProcessLookupError):
@@ -277,13 +286,19 @@ def run_c(binary: str | os.PathLike, args: Sequence[str] = (), *, capture: bool 
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
-def _die_with(parent: int) -> Callable[[], None]:
-    """What the child runs before exec: SIGKILL when ``parent`` dies (prctl's PR_SET_PDEATHSIG), and
-    at once if it died before that was set."""
-    prctl = ctypes.CDLL(None).prctl   # looked up in the parent: between fork and exec the child only calls it
+HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
+def _child_setup(parent: int, mask: set) -> Callable[[], None]:
+    """What the child runs before exec: the signal mask ``mask`` back (the parent held some while it
+    started the child) and, on Linux, SIGKILL when ``parent`` dies (prctl's PR_SET_PDEATHSIG), at once
+    if it died before that was set."""
+    prctl = ctypes.CDLL(None).prctl if sys.platform == "linux" else None   # looked up here, not in the child
 
     def preexec() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:
-            os._exit(128 + signal.SIGKILL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+            if os.getppid() != parent:
+                os._exit(128 + signal.SIGKILL)
     return preexec
