@@ -265,10 +265,17 @@ class Unroller:
 def primitives(instructions: Iterable[Instruction], hw: HardwareConfig) -> Iterator[Instruction]:
     """``instructions`` with each loop replaced by its primitives and the loop config words dropped:
     what the accelerator's units see, in a valid sequential order. Check the program first."""
-    unroller = Unroller(hw)
+    return (prim for prim, _ in issued(instructions, hw))
+
+
+def issued(instructions: Iterable[Instruction], hw: HardwareConfig) -> Iterator[tuple[Instruction, int]]:
+    """:func:`primitives`, each with how many of ``instructions`` the host has issued since the primitive
+    before it: 1 for an instruction of its own, a loop's words for the loop's first primitive (its
+    configs and the loop word), 0 for the loop's other primitives."""
+    unroller, pending = Unroller(hw), 0
     for ins in instructions:
+        pending += 1
         expanded = unroller.feed(ins)
-        if expanded is None:
-            yield ins
-        else:
-            yield from expanded
+        for prim in [ins] if expanded is None else expanded:
+            yield prim, pending
+            pending = 0

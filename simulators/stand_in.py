@@ -27,10 +27,11 @@ instruction at a time in program order:
 * a loop (LOOP_WS, LOOP_CONV_WS) is timed as its unrolled primitives in
   isa.loop_unroll's sequential order (Gemmini's unrollers overlap its phases);
 * on the SoC, the host (rtl/harness/host.h) pushes a word ``host_cmd_cycles`` after
-  the one before (a fence one cycle after), once the ``rocc_queue`` words before it have dispatched (no replay
-  penalty), and it reaches dispatch ``rocc_latency`` later; after a fence the host
-  waits for everything before it. A loop's words are the host's; the primitives its
-  unroller issues are not. The SoC's memory (the L2, DRAM) is not modelled.
+  the one before (a fence one cycle after), once the ``rocc_queue`` words before it
+  have dispatched (no replay penalty), and it reaches dispatch ``rocc_latency`` later;
+  after a fence the host waits for everything before it. A loop's words are the host's;
+  the primitives its unroller issues are not. The SoC's memory (the L2, DRAM) is not
+  modelled.
 
 Outputs come from the functional model, so a stand-in run is still checked
 bit-exact.
@@ -47,7 +48,7 @@ import numpy as np
 from isa import (ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, ConfigEx, ConfigLd, HardwareConfig, Program,
                  decode, encode_all)
 from isa.encoding import split_operand
-from isa.loop_unroll import Unroller
+from isa.loop_unroll import issued
 from isa.opcodes import MVIN_FUNCTS, STACK, STACK_UNITS, Funct, stack_counter
 from . import functional
 from .base import RunResult
@@ -339,24 +340,11 @@ class _Timeline:
         return cycles, c
 
 
-def _unrolled(prog: Program) -> tuple[list, list[int]]:
-    """The primitives the units see (loops as their unrollers issue them), and before each how many of
-    the program's own words the host has issued (see _Timeline.run)."""
-    unroller, prims, host, pending = Unroller(prog.hw), [], [], 0
-    for ins in prog.instructions:
-        pending += 1
-        expanded = unroller.feed(ins)
-        for prim in [ins] if expanded is None else expanded:
-            prims.append(prim)
-            host.append(pending)
-            pending = 0
-    return prims, host
-
-
 def estimate(prog: Program) -> tuple[int, dict[str, int]]:
     """Stand-in cycles and counters of ``prog`` (see the module note: not RTL)."""
-    prims, host = _unrolled(prog)
-    words = encode_all(prims).tolist()
+    # loops as their unrollers issue them, and before each primitive the host's words
+    prims, host = zip(*issued(prog.instructions, prog.hw)) if prog.instructions else ((), ())
+    words = encode_all(list(prims)).tolist()
     timeline = _Timeline(prog.hw)
     timeline.run(words, host)
     return timeline.counters(len(words))

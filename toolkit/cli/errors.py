@@ -124,13 +124,7 @@ def cycle_cap(text: str) -> float | None:
 
 
 def seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
-    return value
+    return non_negative_int(text)
 
 
 def _positive(text: str, kind: type) -> Any:
