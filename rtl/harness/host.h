@@ -1,6 +1,7 @@
 // The core that issues every command (README, "The SoC model"): it spends `cmd_cycles` on each
-// word (a fence: one cycle, its one instruction), pushes it into the RoCC queues between the core and the accelerator (`queue` entries,
-// `latency` cycles from the core's side to the accelerator's command port), and after a fence waits
+// word (a fence: one cycle, its one instruction), pushes it into the RoCC queues between the core
+// and the accelerator (`queue` entries, `latency` cycles from the core's side to the accelerator's
+// command port), and after a fence waits
 // until the accelerator is idle before it goes on. A word that finds the queues full is refused
 // and replayed as Rocket replays it (rocket-chip c1dda582 RocketCore.scala:766-770, 1058-1069):
 // flushed from writeback and refetched, it leaves at the earliest REPLAY cycles after the refusal

@@ -1,7 +1,7 @@
 // The accelerator, the host that issues its words (host.h) and its DRAM (dram.h), clocked:
 // instructions go in at the command port in order, and run_until() clocks the model until a
-// condition holds, a limit is reached or the watchdog sees no progress. The harness (run.h) gives it a program file's instructions
-// and DRAM image; the co-simulation runtime (rtl/cosim) the words a C program issues and
+// condition holds, a limit is reached or the watchdog sees no progress. The harness (run.h) gives
+// it a program file's instructions and DRAM image; the co-simulation runtime (rtl/cosim) the words a C program issues and
 // that program's own memory.
 #pragma once
 #include <cstddef>

@@ -1,17 +1,20 @@
 // The memory behind the DMA in a Gemmini SoC (README, "The SoC model"): the system bus, an L2 and
 // DRAM behind an 8-byte memory bus. Each request is timed when the DMA issues it, by reserving
-// the resources it crosses in order: Gemmini's own TileLink buffers (two each way), the bus's A
-// channel (a Get's one beat, a Put's data), the L2's request pipeline (one block a cycle, in
-// order: a miss that waits for an MSHR holds back the requests behind it, as InclusiveCache's
-// A channel stalls; a request to a set an MSHR works on waits until that MSHR is done, as the
-// Scheduler queues it behind the MSHR, rocket-chip-inclusive-cache Scheduler.scala:172-173), its tags (a hit's data after `l2_hit` cycles; a miss takes an MSHR, fills from
-// DRAM unless it is a whole-block put, and crosses the L2 again; its victim, chosen at random as
-// InclusiveCache does, goes back to DRAM if dirty, and the MSHR waits for that write's answer),
-// and the bus's D channel for read data and acknowledgements. Behind the L2 the memory bus has
-// one A channel, which carries the fills' Gets (a beat each) and the write-backs' data (their
-// beats; in the order they come: the cache cork's arbiter prefers write-backs, which is not
-// modelled), and one D channel, which carries the fills' data and the write-backs' answers (rocket-chip CacheCork.scala:101-109,171,
-// ToAXI4.scala:153-228).
+// the resources it crosses in order:
+// * Gemmini's own TileLink buffers (two each way), and the system bus's A channel (a Get's one
+//   beat, a Put's data);
+// * the L2's request pipeline, one block a cycle in order: a miss that waits for an MSHR holds
+//   back the requests behind it, as InclusiveCache's A channel stalls; a request to a set that an
+//   MSHR works on waits until that MSHR is done, as the Scheduler queues it behind the MSHR
+//   (rocket-chip-inclusive-cache Scheduler.scala:172-173);
+// * its tags: a hit's data after `l2_hit` cycles; a miss takes an MSHR, fills from DRAM unless it
+//   is a whole-block put, and crosses the L2 again; its victim, chosen at random as InclusiveCache
+//   does, goes back to DRAM if dirty, and the MSHR waits for that write's answer;
+// * the system bus's D channel, for read data and acknowledgements;
+// * behind the L2, the memory bus: one A channel, which carries the fills' Gets (a beat each) and
+//   the write-backs' data (their beats, in the order they come: the cache cork's arbiter prefers
+//   write-backs, which is not modelled), and one D channel, which carries the fills' data and the
+//   write-backs' answers (rocket-chip CacheCork.scala:101-109,171, ToAXI4.scala:153-228).
 // DRAM is FASED's latency-bandwidth pipe: `dram_latency` cycles from a read's request to its first
 // beat and from a write's last beat to its answer, `dram_inflight` reads and as many writes in
 // flight, its channels independent (firesim be558e3f TimingModel.scala:226-239,
@@ -35,12 +38,15 @@ struct MemParams {
 };
 
 // A channel that moves one beat a cycle: a transfer takes the first free cycles at or after its
-// earliest start. It keeps its busy intervals until they pass, for the cycle stack.
+// earliest start. A tracked one keeps its busy intervals until they pass, for the cycle stack.
 class Channel {
   public:
+    explicit Channel(bool tracked = false) : tracked_(tracked) {}
+
     uint64_t reserve(uint64_t earliest, uint64_t beats) {
         const uint64_t start = std::max(earliest, free_);
         free_ = start + beats;
+        if (!tracked_) return start;
         if (!busy_.empty() && busy_.back().second == start) busy_.back().second = free_;
         else busy_.push_back({start, free_});
         return start;
@@ -51,6 +57,7 @@ class Channel {
     }
 
   private:
+    const bool tracked_;
     uint64_t free_ = 0;
     std::deque<std::pair<uint64_t, uint64_t>> busy_;
 };
@@ -213,7 +220,8 @@ class SocMemory {
     std::vector<uint64_t> set_free_;   // when the MSHR working on each set is done
     std::vector<uint64_t> mshr_;   // when each is free again
     InFlight dram_reads_, dram_writes_;
-    Channel a_, d_, l2_pipe_, mem_a_, mem_d_;   // the system bus's, the L2's, the memory bus's
+    Channel a_, d_, l2_pipe_;                          // the system bus's, the L2's
+    Channel mem_a_{true}, mem_d_{true};                // the memory bus's: the memory stack reads them
     std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> fills_;
     uint16_t lfsr_ = 1;
     int state_ = SOC_MEM_IDLE;

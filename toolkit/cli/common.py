@@ -24,7 +24,8 @@ def add_host_arg(p: argparse.ArgumentParser) -> None:
     """--host-cmd-cycles over --config's (``hardware`` applies it): for the commands that run one program."""
     p.add_argument("--host-cmd-cycles", type=int, metavar="N",
                    help="the host's cycles per command on the SoC, instead of the config's (gemmini: "
-                        f"{PRESETS['gemmini'].host_cmd_cycles}, derived from the code exported C issues; 0: free issue)")
+                        f"{PRESETS['gemmini'].host_cmd_cycles}, derived from the code exported C issues; "
+                        "0: free issue)")
 
 
 def add_op_args(p: argparse.ArgumentParser, kinds: tuple[str, ...] = OP_KINDS) -> None:

@@ -44,7 +44,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
     b = bound(res.counters, hw)
     if args.json:
         print(json.dumps({"op": op.key, "hardware": hw.name, "cycles": res.cycles, "exact": exact,
-                          "stacks": stacks, "soc_stacks": soc, "bound": b.name, "reason": b.reason, "scores": b.scores}))
+                          "stacks": stacks, "soc_stacks": soc, "bound": b.name, "reason": b.reason,
+                          "scores": b.scores}))
     else:
         print(f"{op.key} on {hw.name} (verilator): {res.cycles} cycles, bit-exact: {'yes' if exact else 'NO'}")
         print(format_stacks(stacks, res.cycles))
