@@ -158,12 +158,18 @@ def test_a_killed_run_leaves_no_process_behind(tmp_path: Path) -> None:
     db = tmp_path / "tuning.db"
     proc = subprocess.Popen([*SCRIPT, str(db), "200", "2", "0"], start_new_session=True)
     try:
-        deadline = time.time() + 120   # a loaded machine (CI runs two test processes) starts it slowly
-        while (_count(db) < 4 or not _holds(proc.pid, db)) and time.time() < deadline and proc.poll() is None:
+        def workers() -> list[int]:
+            return [pid for pid in _session(proc.pid) if pid != proc.pid]
+
+        # a loaded machine (CI runs two test processes) starts it slowly, and a short-lived process of
+        # its start-up may still be there: look once it measures in its two workers and holds the database
+        deadline = time.time() + 120
+        while (_count(db) < 4 or not _holds(proc.pid, db) or len(workers()) != 2) and time.time() < deadline \
+                and proc.poll() is None:
             time.sleep(0.05)
-        workers = [pid for pid in _session(proc.pid) if pid != proc.pid]
-        assert len(workers) == 2 and _holds(proc.pid, db), "the run, measuring in two workers"
-        assert not any(_holds(pid, db) for pid in workers), "a worker holds the database"
+        pool = workers()
+        assert len(pool) == 2 and _holds(proc.pid, db), "the run, measuring in two workers"
+        assert not any(_holds(pid, db) for pid in pool), "a worker holds the database"
         os.kill(proc.pid, signal.SIGKILL)   # the run alone, as kill -9 does: its workers must follow
         proc.wait()
         deadline = time.time() + 5
