@@ -5,6 +5,7 @@ Adding an op kind is adding a row to :data:`KINDS`; nothing registers itself on 
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Mapping
 
@@ -12,6 +13,7 @@ from isa import HardwareConfig, Program
 
 from .bounds import dense_cycles
 from .estimate import os_cycles
+from .family import flat_cycles, loop_cycles
 from .col_scales import load_column_scales
 from .census import Census, computes
 from .conv.census import conv_census
@@ -60,6 +62,11 @@ class Kind:
     # the output-stationary chains of a schedule, which the estimate adds to its tiles' WS estimate:
     # (op, its WS twin, hw, the OS schedule's own census where the caller has it, else None)
     os_chains: Callable[[Any, Any, HardwareConfig, Census | None], int] | None = None
+    # whether the default weighs gemmini.h's loops (``library``) against the flat stream on a hardware
+    # point with a host cost; depthwise does not: tiled_conv_dw_auto issues a loop per channel and tap
+    # (8,640 on MobileNetV2's first depthwise conv), too many to unroll for an estimate, and each too
+    # small to keep the array busy
+    loops_by_default: bool = False
 
     def knob_domains(self, op: Op, hw: HardwareConfig, tile_policy: str) -> Domains:
         if self.domains is None:
@@ -89,14 +96,16 @@ KINDS: dict[str, Kind] = {
                    domains=matmul_domains, fit_knobs=MATMUL_FIT, ideal=matmul_ideal_cycles, census=matmul_census,
                    estimate=lambda op, s, hw: pipelined_matmul_cycles(op.M, op.N, op.K, s, hw,
                                                                       4 if op.out_dtype == "int32" else 1),
-                   os_chains=lambda op, s, hw, counted=None: os_chains(op, s, hw)),
+                   os_chains=lambda op, s, hw, counted=None: os_chains(op, s, hw), loops_by_default=True),
     "conv2d": Kind(Conv2d, ConvSchedule, default_conv2d, lower_conv, library=tiled_conv_auto,
                    flat=gemmini_conv_schedule, domains=conv_domains, fit_knobs=CONV_FIT, ideal=conv_ideal_cycles,
-                   census=conv_census, estimate=pipelined_conv_cycles, os_chains=_conv_os_chains),
+                   census=conv_census, estimate=pipelined_conv_cycles, os_chains=_conv_os_chains,
+                   loops_by_default=True),
     "depthwise": Kind(DepthwiseConv2d, DepthwiseSchedule, default_conv_schedule, lower_conv,
                       library=tiled_conv_dw_auto, flat=gemmini_conv_schedule, domains=conv_domains,
                       fit_knobs=CONV_FIT, census=conv_census),
-    "resadd": Kind(ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd, library=tiled_resadd_auto),
+    "resadd": Kind(ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd, library=tiled_resadd_auto,
+                   loops_by_default=True),
     "maxpool": Kind(MaxPool2d, MaxPoolSchedule, default_maxpool, lower_maxpool),
 }
 
@@ -115,8 +124,36 @@ def from_dict(data: Mapping[str, Any]) -> Op:
 
 
 def default_schedule(op: Op, hw: HardwareConfig) -> Schedule:
-    """The toolkit's own heuristic for ``op`` on ``hw`` (what an untuned user gets)."""
-    return KINDS[op.KIND].default(op, hw)
+    """The toolkit's own heuristic for ``op`` on ``hw`` (what an untuned user gets): the kind's flat
+    schedule, or on a hardware point whose host pays for every word (the SoC) Gemmini's loops where
+    their estimate is no worse (toolkit.family)."""
+    kind = KINDS[op.KIND]
+    flat = kind.default(op, hw)
+    if not hw.host_cmd_cycles or not kind.loops_by_default or isinstance(flat, LibrarySchedule):
+        return flat
+    return _pick_family(op, hw, flat)
+
+
+@functools.lru_cache(maxsize=256)
+def _pick_family(op: Op, hw: HardwareConfig, flat: Schedule) -> Schedule:
+    """``flat`` or gemmini.h's loops for ``op``, whichever toolkit.family estimates faster (the loops on a
+    tie); the unrolled walk is skipped where the loops' words alone cost the host more than ``flat``."""
+    try:
+        loops = KINDS[op.KIND].library(op, hw)
+        prog = lower(op, loops, hw)
+    except ScheduleError:   # an op gemmini.h cannot do
+        return flat
+    flat_cycles_ = flat_estimate(op, flat, hw)
+    if len(prog.instructions) * hw.host_cmd_cycles > flat_cycles_:
+        return flat
+    return loops if loop_cycles(op, prog, hw) <= flat_cycles_ else flat
+
+
+def flat_estimate(op: Op, schedule: Schedule, hw: HardwareConfig) -> float:
+    """toolkit.family.flat_cycles of ``schedule``: its words counted by the census (or rendered)."""
+    counted = census(op, schedule, hw)
+    words = int(counted[0].count.sum()) if counted is not None else len(lower(op, schedule, hw).instructions)
+    return flat_cycles(words, estimate_cycles(op, schedule, hw, counted[0] if counted else None), hw)
 
 
 def knob_domains(op: Op, hw: HardwareConfig, tile_policy: str = "balanced") -> Domains:

@@ -19,7 +19,7 @@ from ..gemm.op import Matmul
 from ..gemm.schedule import matmul_blocks
 from ..schedule import ScheduleError, grow_tiles
 from .schedule import LibraryMatmul
-from .words import ACT, NULL, at, check_fits, fits_half
+from .words import ACT, NULL, at, fits_half
 
 
 def tiled_matmul_auto(op: Matmul, hw: HardwareConfig) -> LibraryMatmul:
@@ -69,16 +69,19 @@ def axis(extent: int, tile: int, dim: int) -> Axis:
 def matmul_context(op: Matmul, s: LibraryMatmul, hw: HardwareConfig) -> dict[str, Any]:
     """What matmul_library.s.j2 lays out: the config words' values and each tile's loop_ws fields.
     Tiles past the matrix or the memories are refused, as tiled_matmul's assertions refuse them."""
-    d, blocks = hw.dim, matmul_blocks(op.M, op.N, op.K, hw)
-    if s.tile_i > blocks["i"] or s.tile_j > blocks["j"] or s.tile_k > blocks["k"]:
-        raise ScheduleError(f"{s.describe()}: a tile is larger than the {op.M}x{op.N}x{op.K} matmul's "
-                            f"{blocks['i']}x{blocks['j']}x{blocks['k']} blocks")
-    check_fits(s.describe(), *matmul_rows(dict(i=s.tile_i, j=s.tile_j, k=s.tile_k), d), hw)
+    s.memory_plan(hw, op)
     full_c = op.out_dtype == "int32"
     repeating_bias = op.bias == "row"
     return dict(op=op, schedule=s.to_dict(), dim=hw.dim, act=op.activation,
                 c_row_bytes=op.N * (4 if full_c else 1), d_row_bytes=0 if repeating_bias else op.N * 4,
                 words=matmul_words(op, s, hw))
+
+
+def walk(i_tiles: int, j_tiles: int, k_tiles: int, order: str) -> list[tuple[int, int, int]]:
+    """The (i0, j0, k0) tiles in the host's ``order`` (LibraryMatmul.order), k innermost."""
+    if order == "ji":
+        return [(i, j, k) for j, i, k in itertools.product(range(j_tiles), range(i_tiles), range(k_tiles))]
+    return list(itertools.product(range(i_tiles), range(j_tiles), range(k_tiles)))
 
 
 def matmul_words(op: Matmul, s: LibraryMatmul, hw: HardwareConfig) -> list[dict[str, Any]]:
@@ -91,7 +94,7 @@ def matmul_words(op: Matmul, s: LibraryMatmul, hw: HardwareConfig) -> list[dict[
     a_reuse, b_reuse = I.tiles * K.tiles <= 2, J.tiles * K.tiles <= 2
     a_spad_id = b_spad_id = 0
     words = []
-    for i0, j0, k0 in itertools.product(range(I.tiles), range(J.tiles), range(K.tiles)):
+    for i0, j0, k0 in walk(I.tiles, J.tiles, K.tiles, s.order):
         if a_reuse:
             a_spad_id = 1 if i0 + k0 == 0 else 2
         if b_reuse:

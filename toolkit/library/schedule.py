@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Mapping
 
-from ..schedule import Schedule, ScheduleError, check_int
+from isa import HardwareConfig
+
+from ..schedule import MemoryPlan, Region, Schedule, ScheduleError, check_int
+from .words import check_fits
 
 
 @dataclass(frozen=True)
@@ -22,7 +25,8 @@ class LibrarySchedule(Schedule):
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            check_int(f.name, getattr(self, f.name), 1)
+            if f.type in (int, "int"):
+                check_int(f.name, getattr(self, f.name), 1)
 
     def to_dict(self) -> dict[str, Any]:
         return {"call": self.CALL, **super().to_dict()}
@@ -36,20 +40,46 @@ class LibrarySchedule(Schedule):
         return super().from_dict(data)
 
     def describe(self) -> str:
-        return f"{self.CALL}(" + ", ".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self)) + ")"
+        return f"{self.CALL}(" + ", ".join(f"{f.name}={getattr(self, f.name)!r}" if isinstance(getattr(self, f.name), str)
+                                           else f"{f.name}={getattr(self, f.name)}" for f in fields(self)) + ")"
+
+
+MATMUL_ORDERS = ("ij", "ji")   # the host's walk over output tiles, k innermost: i outer (gemmini.h's), or j
 
 
 @dataclass(frozen=True)
 class LibraryMatmul(LibrarySchedule):
-    """tiled_matmul_auto's tile_I, tile_J, tile_K, in ``dim`` blocks."""
+    """tiled_matmul's tile_I, tile_J, tile_K, in ``dim`` blocks (tiled_matmul_auto's choice by default),
+    and ``order``, the host's walk over the output tiles: "ij" (gemmini.h's tiled_matmul_outer: rows of
+    tiles, each row's tiles in turn) or "ji" (columns of tiles). k stays innermost, so a tile's partial
+    sums stay in its accumulator half until its last k tile stores them. A schedule of Gemmini's loops
+    that the tuner may change: its words are gemmini_loop_ws's, per tile."""
 
     tile_i: int
     tile_j: int
     tile_k: int
+    order: str = "ij"
 
     OP: ClassVar[str] = "matmul"
     CALL: ClassVar[str] = "tiled_matmul_auto"
     TEMPLATE: ClassVar[str] = "matmul_library.s.j2"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.order not in MATMUL_ORDERS:
+            raise ScheduleError(f"order={self.order!r} is not one of {MATMUL_ORDERS}")
+
+    def memory_plan(self, hw: HardwareConfig, op: Any = None) -> MemoryPlan:
+        """Where each loop's tiles go (A at the bottom of a scratchpad half, B ending at its top, C in an
+        accumulator half: LoopMatmul's slots); ScheduleError unless they fit half of each memory (or, with
+        ``op``, a tile is larger than the matmul)."""
+        d = hw.dim
+        if op is not None:
+            check_tiles_within(self, op, hw)
+        a, b, c = self.tile_i * self.tile_k * d, self.tile_k * self.tile_j * d, self.tile_i * self.tile_j * d
+        check_fits(self.describe(), a + b, c, hw)
+        half = hw.sp_rows // 2
+        return MemoryPlan(Region(0, a, 2, half), Region(half - b, b, 2, half), Region(0, c, 2, hw.acc_rows // 2))
 
 
 @dataclass(frozen=True)
@@ -105,3 +135,12 @@ def library_class(call: Any) -> type[LibrarySchedule]:
     if call not in CALLS:
         raise ScheduleError(f"call={call!r} is not one of gemmini.h's {sorted(CALLS)}")
     return CALLS[call]
+
+
+def check_tiles_within(s: LibraryMatmul, op: Any, hw: HardwareConfig) -> None:
+    """ScheduleError where a tile is larger than the matmul's blocks (tiled_matmul's assertions)."""
+    d = hw.dim
+    blocks = {"i": -(-op.M // d), "j": -(-op.N // d), "k": -(-op.K // d)}
+    if s.tile_i > blocks["i"] or s.tile_j > blocks["j"] or s.tile_k > blocks["k"]:
+        raise ScheduleError(f"{s.describe()}: a tile is larger than the {op.M}x{op.N}x{op.K} matmul's "
+                            f"{blocks['i']}x{blocks['j']}x{blocks['k']} blocks")

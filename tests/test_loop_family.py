@@ -1,0 +1,87 @@
+"""Gemmini's loops as a schedule family: their knobs, the default's choice of family, and the floor.
+
+Every program is held bit-exact against the op's numpy reference (on the RTL, every buffer against
+the functional model's too).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import toolkit as tk
+from isa import HardwareConfig
+from isa.loop_words import LoopWs
+from toolkit.floor import floor, memory_cycles
+from toolkit.kinds import default_schedule
+from toolkit.library import LibraryMatmul
+from toolkit.library.matmul import matmul_words
+from toolkit.schedule import ScheduleError
+
+from helpers import assert_exact
+
+# 3 x 4 x 3 tiles on tiny (dim 4): ragged at every edge, a bias per row, k accumulated over tiles
+MATMUL = tk.matmul(40, 27, 70, bias="row", activation="relu", scale=0.05)
+TILES = LibraryMatmul(4, 2, 8)
+
+
+def test_order_walks_the_output_tiles_as_named() -> None:
+    hw = HardwareConfig.preset("tiny")
+    corners = {order: [(w["i"], w["j"], w["c"]) for w in matmul_words(MATMUL, TILES.replace(order=order), hw)
+                       if w["c"]] for order in ("ij", "ji")}
+    ij, ji = corners["ij"], corners["ji"]
+    assert sorted(ij) == sorted(ji) and ij != ji   # the same tiles stored, in another order
+    c_of = lambda words: [w["c"] for w in words if w["c"]]   # noqa: E731
+    assert c_of(matmul_words(MATMUL, TILES, hw))[:2] == ["C+0", "C+8"]          # along a row of tiles
+    assert c_of(matmul_words(MATMUL, TILES.replace(order="ji"), hw))[:2] == ["C+0", "C+432"]   # down a column
+
+
+@pytest.mark.parametrize("order", ["ij", "ji"])
+def test_each_order_is_bit_exact_on_the_functional_model(order: str) -> None:
+    ran = assert_exact(MATMUL, "tiny", TILES.replace(order=order))
+    assert sum(isinstance(i, LoopWs) for i in ran.program.instructions) == 3 * 4 * 3
+
+
+def test_each_order_is_bit_exact_on_the_rtl(tiny_model) -> None:
+    for order in ("ij", "ji"):
+        assert_exact(MATMUL, "tiny", TILES.replace(order=order), backend="verilator")
+
+
+def test_an_unknown_order_and_a_tile_past_half_a_memory_are_refused() -> None:
+    with pytest.raises(ScheduleError, match="order='kij' is not one of"):
+        TILES.replace(order="kij")
+    hw = HardwareConfig.preset("tiny")
+    with pytest.raises(ScheduleError, match="does not fit tiny"):
+        LibraryMatmul(10, 7, 18).memory_plan(hw, MATMUL)
+    with pytest.raises(ScheduleError, match="a tile is larger than the 40x27x70 matmul"):
+        LibraryMatmul(11, 1, 1).memory_plan(hw, MATMUL)
+
+
+def test_a_library_dict_without_order_loads_as_gemmini_hs_walk() -> None:
+    old = {"call": "tiled_matmul_auto", "tile_i": 4, "tile_j": 2, "tile_k": 8}
+    assert LibraryMatmul.from_dict(old) == TILES and TILES.to_dict() == {**old, "order": "ij"}
+
+
+def test_the_default_takes_the_loops_where_the_host_pays_for_words() -> None:
+    soc = HardwareConfig.preset("gemmini")
+    alone = HardwareConfig.preset("gemmini-alone")
+    op = tk.matmul(512, 512, 512, scale=0.001)
+    assert isinstance(default_schedule(op, soc), LibraryMatmul)          # 68k flat words at 26 cycles each
+    assert not isinstance(default_schedule(op, alone), LibraryMatmul)    # words are free: the flat pipeline
+    free_host = dataclasses.replace(soc, host_cmd_cycles=0)
+    assert not isinstance(default_schedule(op, free_host), LibraryMatmul)
+
+
+def test_the_floor_names_its_bound() -> None:
+    soc = HardwareConfig.preset("gemmini")
+    big = tk.matmul(512, 512, 512)
+    assert floor(big, soc).bound == "compute" and floor(big, soc).cycles == 512 ** 3 // 256
+    # 12544 x 64 of int8 in, 12544 x 256 out: the reads cross the memory bus at 8 B a cycle
+    wide = tk.matmul(12544, 256, 64)
+    read, write = memory_cycles(wide, soc)
+    assert read == 12544 * 64 // 8 + 64 * 256 // 8
+    # the output (3.2 MB) is more than the L2 keeps, so its write-back shares the A channel with the Gets
+    assert write == -(-(12544 * 64 + 64 * 256) // 64) + (12544 * 256 - 512 * 1024) // 8
+    assert floor(wide, soc).host == soc.host_cmd_cycles * 6 * -(-12544 * 16 // soc.acc_rows)
+    assert memory_cycles(wide, HardwareConfig.preset("gemmini-alone"))[0] == -(-(12544 * 64 + 64 * 256 + 12544 * 256)
+                                                                          // 16)
