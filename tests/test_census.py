@@ -11,7 +11,7 @@ import pytest
 import toolkit as tk
 from toolkit.census import computes
 from toolkit.estimate import os_cycles
-from toolkit.kinds import KINDS, census, default_schedule, estimate_cycles, gemmini_schedule, lower
+from toolkit.kinds import KINDS, census, flat_schedule, estimate_cycles, gemmini_schedule, lower
 from tuner.features import (FEATURE_NAMES, STREAM_NAMES, candidate_features, census_features, features,
                             stream_features)
 from tuner.space import Space
@@ -60,7 +60,7 @@ def _mismatch(op: tk.Op, hw: tk.HardwareConfig, schedule: object, domains: dict)
 def test_census_features_equal_the_rendered_streams(hw: tk.HardwareConfig, op: tk.Op) -> None:
     space = Space(op, hw)
     points = space.sample(np.random.default_rng(len(op.key)), min(POINTS, len(space)))
-    schedules = [default_schedule(op, hw), *(space[p] for p in points)]
+    schedules = [flat_schedule(op, hw), *(space[p] for p in points)]
     assert census(op, schedules[0], hw) is not None, "the census covers this kind"
     for s in schedules:
         assert not _mismatch(op, hw, s, space.domains), s
@@ -74,7 +74,7 @@ def test_output_stationary_census_equals_the_rendered_stream(op: tk.Op) -> None:
     """The output-stationary words (a preload and a compute per run, the accumulator rows on the last)."""
     space = Space(op, GEMMINI)
     points = space.sample(np.random.default_rng(2), min(POINTS, len(space)))
-    for s in [default_schedule(op, GEMMINI), *(space[p] for p in points)]:
+    for s in [flat_schedule(op, GEMMINI), *(space[p] for p in points)]:
         s = replace(s, dataflow="os")
         assert not _mismatch(op, GEMMINI, s, space.domains), s
 
@@ -83,7 +83,7 @@ def test_output_stationary_census_equals_the_rendered_stream(op: tk.Op) -> None:
 def test_the_packed_copy_and_every_tap_class_are_covered() -> None:
     """Packed taps read a padded copy: its words are in the census too."""
     op = tk.conv2d(1, 16, 16, 3, 32, stride=2)
-    s = default_schedule(op, GEMMINI).replace(pack_taps=True, tile_c=1)
+    s = flat_schedule(op, GEMMINI).replace(pack_taps=True, tile_c=1)
     assert s.geometry(op).source == "padded"
     assert not _mismatch(op, GEMMINI, s, Space(op, GEMMINI).domains)
 
@@ -92,7 +92,7 @@ def test_candidates_the_census_does_not_cover_are_rendered() -> None:
     """The rule: only a kind's own tunable schedules have a census and a closed-form estimate (in either
     dataflow); Gemmini's library words and the kinds without one render."""
     mm = tk.matmul(32, 16, 40)
-    ws = default_schedule(mm, GEMMINI)
+    ws = flat_schedule(mm, GEMMINI)
     os_ = replace(ws, dataflow="os")
     assert census(mm, ws, GEMMINI) is not None and estimate_cycles(mm, ws, GEMMINI) is not None
     assert census(mm, os_, GEMMINI) is not None and estimate_cycles(mm, os_, GEMMINI) is not None
@@ -100,7 +100,7 @@ def test_candidates_the_census_does_not_cover_are_rendered() -> None:
     uncovered = [k for k, kind in KINDS.items() if kind.census is None]
     assert set(uncovered) == {"resadd", "maxpool"}
     for op in (tk.resadd(1, 4, 4, 8), tk.maxpool2d(1, 6, 6, 8)):
-        s = default_schedule(op, TINY)
+        s = flat_schedule(op, TINY)
         assert census(op, s, TINY) is None
         assert not _mismatch(op, TINY, s, Space(op, TINY).domains)   # rendered, so equal by construction
 
@@ -110,7 +110,7 @@ def test_candidates_the_census_does_not_cover_are_rendered() -> None:
 def test_output_stationary_estimate_counts_the_rendered_chains(op) -> None:
     """The OS estimate is its tiles' WS estimate plus a cost per chain, and its chain count is the rendered
     OS stream's: one compute_preloaded starts each chain (matmul_ws_computes.s.j2, conv_ws_steps.s.j2)."""
-    ws = default_schedule(op, TINY)
+    ws = flat_schedule(op, TINY)
     os_ = replace(ws, dataflow="os")
     starts = sum(i.OP == "compute_preloaded" for i in lower(op, os_, TINY).instructions)
     assert KINDS[op.KIND].os_chains(op, ws, TINY) == starts

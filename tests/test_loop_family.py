@@ -85,3 +85,23 @@ def test_the_floor_names_its_bound() -> None:
     assert floor(wide, soc).host == soc.host_cmd_cycles * 6 * -(-12544 * 16 // soc.acc_rows)
     assert memory_cycles(wide, HardwareConfig.preset("gemmini-alone"))[0] == -(-(12544 * 64 + 64 * 256 + 12544 * 256)
                                                                           // 16)
+
+
+def test_the_loop_family_is_a_space_seeded_with_gemmini_hs_choice() -> None:
+    from tuner.api import tune
+    from tuner.space import Space
+    hw = HardwareConfig.preset("tiny")
+    space = Space(MATMUL, hw, family="loops")
+    assert space.cls is LibraryMatmul and space.default == tk.gemmini_schedule(MATMUL, hw)
+    assert space.index_of(space.default) is not None
+    assert all(space[p].memory_plan(hw, MATMUL) for p in range(len(space)))   # every point fits
+    result = tune(MATMUL, hw, trials=4, backend="stand-in", family="loops", progress=False)
+    assert isinstance(result.schedule, LibraryMatmul) and result.cycles <= result.default_cycles
+    assert [t.schedule for t in result.history][0] == space.default.to_dict()   # the default goes first
+
+
+def test_tuning_searches_the_family_of_the_default() -> None:
+    from toolkit.kinds import default_family
+    op = tk.matmul(512, 512, 512, scale=0.001)
+    assert default_family(op, HardwareConfig.preset("gemmini")) == "loops"
+    assert default_family(op, HardwareConfig.preset("gemmini-alone")) == "flat"

@@ -24,8 +24,8 @@ from .conv.knobs import CONV_FIT, conv_domains
 from .conv.lowering import lower_conv
 from .conv.ops import Conv2d, DepthwiseConv2d
 from .conv.schedule import ConvSchedule, DepthwiseSchedule
-from .library import (LibrarySchedule, library_class, lower_library, tiled_conv_auto, tiled_conv_dw_auto,
-                      tiled_matmul_auto, tiled_resadd_auto)
+from .library import (LIBRARY_MATMUL_FIT, LibraryMatmul, LibrarySchedule, library_class, library_matmul_domains,
+                      lower_library, tiled_conv_auto, tiled_conv_dw_auto, tiled_matmul_auto, tiled_resadd_auto)
 from .gemm import Matmul, MatmulSchedule, default_matmul_schedule, gemmini_matmul_schedule, lower_matmul
 from .gemm.heuristic import default_dataflow, os_chains
 from .gemm.bounds import matmul_ideal_cycles
@@ -37,6 +37,16 @@ from .maxpool import MaxPool2d, MaxPoolSchedule, default_maxpool, lower_maxpool
 from .ops import Op
 from .resadd import ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd
 from .schedule import Schedule, ScheduleError
+
+
+@dataclass(frozen=True)
+class LoopFamily:
+    """A kind's schedules of Gemmini's loops as the tuner sees them: the class, its knob domains
+    ((op, hw, tile_policy) -> knob -> values) and the knobs its memory plan reads."""
+
+    schedule: type[LibrarySchedule]
+    domains: Callable[[Any, HardwareConfig, str], Domains]
+    fit_knobs: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -67,6 +77,8 @@ class Kind:
     # (8,640 on MobileNetV2's first depthwise conv), too many to unroll for an estimate, and each too
     # small to keep the array busy
     loops_by_default: bool = False
+    # the tuner's family of gemmini.h's loops (Space(..., family="loops")): its class, knob domains, fit knobs
+    loops: "LoopFamily | None" = None
 
     def knob_domains(self, op: Op, hw: HardwareConfig, tile_policy: str) -> Domains:
         if self.domains is None:
@@ -96,7 +108,8 @@ KINDS: dict[str, Kind] = {
                    domains=matmul_domains, fit_knobs=MATMUL_FIT, ideal=matmul_ideal_cycles, census=matmul_census,
                    estimate=lambda op, s, hw: pipelined_matmul_cycles(op.M, op.N, op.K, s, hw,
                                                                       4 if op.out_dtype == "int32" else 1),
-                   os_chains=lambda op, s, hw, counted=None: os_chains(op, s, hw), loops_by_default=True),
+                   os_chains=lambda op, s, hw, counted=None: os_chains(op, s, hw), loops_by_default=True,
+                   loops=LoopFamily(LibraryMatmul, library_matmul_domains, LIBRARY_MATMUL_FIT)),
     "conv2d": Kind(Conv2d, ConvSchedule, default_conv2d, lower_conv, library=tiled_conv_auto,
                    flat=gemmini_conv_schedule, domains=conv_domains, fit_knobs=CONV_FIT, ideal=conv_ideal_cycles,
                    census=conv_census, estimate=pipelined_conv_cycles, os_chains=_conv_os_chains,
@@ -123,12 +136,17 @@ def from_dict(data: Mapping[str, Any]) -> Op:
     return cls(**data)
 
 
+def flat_schedule(op: Op, hw: HardwareConfig) -> Schedule:
+    """The toolkit's own flat heuristic for ``op`` (the default's choice where the host is free)."""
+    return KINDS[op.KIND].default(op, hw)
+
+
 def default_schedule(op: Op, hw: HardwareConfig) -> Schedule:
     """The toolkit's own heuristic for ``op`` on ``hw`` (what an untuned user gets): the kind's flat
     schedule, or on a hardware point whose host pays for every word (the SoC) Gemmini's loops where
     their estimate is no worse (toolkit.family)."""
     kind = KINDS[op.KIND]
-    flat = kind.default(op, hw)
+    flat = flat_schedule(op, hw)
     if not hw.host_cmd_cycles or not kind.loops_by_default or isinstance(flat, LibrarySchedule):
         return flat
     return _pick_family(op, hw, flat)
@@ -194,6 +212,37 @@ def gemmini_flat_schedule(op: Op, hw: HardwareConfig) -> Schedule:
     load-compute-store order per tile; a tunable schedule (knobs can be replaced), not Gemmini's words."""
     kind = KINDS[op.KIND]
     return (kind.flat or kind.default)(op, hw)
+
+
+def schedule_from_dict(kind: str, knobs: Mapping[str, Any]) -> Schedule:
+    """A record's schedule of an op of ``kind``: gemmini.h's loops where the dict names their ``call``, else
+    the kind's flat schedule."""
+    if "call" in knobs:
+        return library_class(knobs["call"]).from_dict(knobs)
+    return KINDS[kind].schedule.from_dict(knobs)
+
+
+FAMILIES = ("flat", "loops")   # the tuner's two families of schedules (tuner.space.Space's family)
+
+
+def family_class(op: Op, family: str) -> type[Schedule]:
+    """The schedule class of ``family`` for ``op``: the kind's own (flat) or gemmini.h's call (loops)."""
+    if family not in FAMILIES:
+        raise ValueError(f"family={family!r} is not one of {FAMILIES}")
+    kind = KINDS[op.KIND]
+    if family == "flat":
+        return kind.schedule
+    if kind.loops is None:
+        raise ValueError(f"family='loops': the tuner has no loop schedules of {op.KIND} yet (it has them of "
+                         f"{sorted(k for k, v in KINDS.items() if v.loops is not None)})")
+    return kind.loops.schedule
+
+
+def default_family(op: Op, hw: HardwareConfig) -> str:
+    """The tuner's family of ``op``'s default schedule: "loops" where the default is gemmini.h's loops and
+    the tuner has a loop family of the kind, else "flat"."""
+    loops = KINDS[op.KIND].loops
+    return "loops" if loops is not None and isinstance(default_schedule(op, hw), loops.schedule) else "flat"
 
 
 def schedule_class(op: Op, spec: Any) -> type[Schedule]:

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from isa import HardwareConfig
 from simulators.base import MAX_TIMEOUT_S, positive_limit
+from toolkit.kinds import default_family
 from toolkit.limits import check_size
 from toolkit.ops import Op
 
@@ -34,7 +35,7 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
          include_default: bool = True, tile_policy: str = "balanced", space: Space | None = None,
          callback: Callable[[Trial], None] | None = None, tuner_options: dict[str, Any] | None = None,
          allow_large: bool = False, fix: dict[str, Any] | None = None,
-         cycle_cap: float | None = CYCLE_CAP) -> TuneResult:
+         cycle_cap: float | None = CYCLE_CAP, family: str = "auto") -> TuneResult:
     """Search schedules of ``op`` on ``hw`` and record every measurement in ``db``.
 
     tuner: "model" (cost-model-guided annealing), "random", "grid" or "ga". tuner_options: the
@@ -54,6 +55,9 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
     record it as slow (on the verilator backend; the others run every candidate to its end); the
     seeded default (or a transferred schedule) runs alone first, so that it caps the rest of the
     first batch. None: never stop one.
+    family: the schedules searched: "flat" (the toolkit's own streams), "loops" (Gemmini's loops:
+    gemmini.h's call with its tiles and the host's walk as knobs, seeded with gemmini.h's own choice),
+    or "auto": the family of the default schedule where the tuner has it, so that the default is seeded.
     A failure of the measurement itself (no toolchain, a broken executor) stops the tuning
     with an error and is never recorded against a candidate.
     """
@@ -69,7 +73,10 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
     start = time.perf_counter()
     if space is not None and fix is not None:
         raise ValueError("fix: give it to the Space you pass as space=, not to tune")
-    space = space if space is not None else Space(op, hw, tile_policy=tile_policy, fix=fix)
+    if space is not None and family != "auto":
+        raise ValueError("family: give it to the Space you pass as space=, not to tune")
+    space = space if space is not None else Space(op, hw, tile_policy=tile_policy, fix=fix,
+                                                  family=default_family(op, hw) if family == "auto" else family)
     # the measuring processes first: forked before the session opens the database, they hold none of it
     measurer = Measurer(backend, workers=workers, scheduler=scheduler, executor=executor, timeout=timeout, seed=seed)
     with TuningSession(op, hw, space, measurer, db, tuner=tuner, seed=seed, batch_size=batch_size,

@@ -25,7 +25,7 @@ import numpy as np
 
 from isa import HardwareConfig
 from toolkit.ops import Op
-from toolkit.kinds import KINDS
+from toolkit.kinds import schedule_from_dict
 from toolkit.kinds import from_dict as op_from_dict
 from toolkit.schedule import Schedule, ScheduleError
 from toolkit.version import __version__
@@ -126,7 +126,7 @@ class Record:
         return op_from_dict(self.op)
 
     def make_schedule(self) -> Schedule:
-        return KINDS[self.op["kind"]].schedule.from_dict(self.schedule)
+        return schedule_from_dict(self.op["kind"], self.schedule)
 
     def to_json(self) -> str:
         data = asdict(self)

@@ -29,7 +29,10 @@ from isa.loop_words import CONFIG_LD, OPERAND, Field
 from isa.opcodes import MVIN_FUNCTS, ConfigKind, Funct
 from simulators.stand_in import estimate
 from toolkit.census import Census
-from toolkit.kinds import KINDS, census, estimate_cycles, knob_domains, lower
+from isa.loop_unroll import primitives
+from toolkit.family import loop_cycles
+from toolkit.kinds import KINDS, census, estimate_cycles, family_class, knob_domains, lower
+from toolkit.library import LibrarySchedule
 from toolkit.kinds import from_dict as op_from_dict
 from toolkit.ops import Op
 from toolkit.schedule import Schedule
@@ -122,7 +125,12 @@ def ld_configs(funct: np.ndarray, rs1: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 def program_census(prog: Program) -> Census:
     """The census of a rendered program: each instruction once, in order."""
-    w = encode_all(prog.instructions)
+    return instruction_census(prog.instructions)
+
+
+def instruction_census(instructions: Iterable[Any]) -> Census:
+    """The census of a stream of primitives (no CISC loop words: unroll them first)."""
+    w = encode_all(instructions)
     f = w[:, 0].astype(np.int64)
     if ((f >= Funct.LOOP_WS) & (f <= Funct.LOOP_CONV_WS_CONFIG_6) & (f != Funct.MVIN3)).any():
         raise ValueError("stream_features: the stream holds CISC loop words, which the features do not model")
@@ -444,16 +452,28 @@ def features(prog: Program, op: Op, schedule: Schedule, domains: dict[str, list]
     """
     if domains is None:
         domains = knob_domains(op, prog.hw)
-    return _vector(stream_features(prog), prior_feature(op, schedule, prog.hw, prog), op, schedule, prog.hw,
-                   domains)
+    hw = prog.hw
+    if isinstance(schedule, LibrarySchedule):   # Gemmini's loops: see loop_features
+        stream = census_features(instruction_census(primitives(prog.instructions, hw)), hw, prog.buffers)
+        return _vector(stream, float(_log(loop_cycles(op, prog, hw))), op, schedule, hw, domains)
+    return _vector(stream_features(prog), prior_feature(op, schedule, hw, prog), op, schedule, hw, domains)
+
+
+def loop_features(op: Op, hw: HardwareConfig, schedule: LibrarySchedule, domains: dict[str, list]) -> np.ndarray:
+    """The vector of a schedule of Gemmini's loops: the stream part over the primitives its loops unroll
+    into (what the accelerator's units see); its prior toolkit.family.loop_cycles, whose host term
+    counts the words the host issues; its knobs in the slots of the loop class's fields."""
+    return features(lower(op, schedule, hw), op, schedule, domains)
 
 
 def candidate_features(op: Op, hw: HardwareConfig, schedule: Schedule, domains: dict[str, list] | None = None
                        ) -> np.ndarray:
     """The vector of one candidate, equal to :func:`features` of its rendered program: from its census
-    (toolkit.kinds.census: no rendering) where one covers the schedule, else rendered. ScheduleError
-    if it does not fit."""
+    (toolkit.kinds.census: no rendering) where one covers the schedule, else rendered; a schedule of
+    Gemmini's loops by :func:`loop_features`. ScheduleError if it does not fit."""
     domains = domains if domains is not None else knob_domains(op, hw)
+    if isinstance(schedule, LibrarySchedule):
+        return loop_features(op, hw, schedule, domains)
     counted = census(op, schedule, hw)
     if counted is None:
         return features(lower(op, schedule, hw), op, schedule, domains)
@@ -473,11 +493,11 @@ def featurize(op: Op, hw: HardwareConfig, schedules: Sequence[Schedule],
 
 
 def _featurize_knobs(op: dict[str, Any], hw: dict[str, Any], knobs: list[dict[str, Any]],
-                     domains: dict[str, list]) -> np.ndarray:
+                     domains: dict[str, list], family: str = "flat") -> np.ndarray:
     """Worker side of :class:`FeatureCache`: plain dicts in, so any executor can run it."""
     the_op = op_from_dict(op)
-    cls = KINDS[the_op.KIND].schedule
-    return featurize(the_op, HardwareConfig.from_dict(hw), [cls.from_dict(k) for k in knobs], domains)
+    cls = family_class(the_op, family)
+    return featurize(the_op, HardwareConfig.from_dict(hw), [cls(**k) for k in knobs], domains)
 
 
 class FeatureCache:
@@ -500,7 +520,8 @@ class FeatureCache:
             if self.executor is not None and len(missing) >= 2 * self.workers:
                 size = -(-len(missing) // self.workers)
                 futs = [self.executor.submit(_featurize_knobs, sp.op.to_dict(), sp.hw.as_dict(),
-                                             knobs[i:i + size], sp.domains) for i in range(0, len(missing), size)]
+                                             knobs[i:i + size], sp.domains, sp.family)
+                        for i in range(0, len(missing), size)]
                 X = np.vstack([f.result() for f in futs])
             else:
                 X = featurize(sp.op, sp.hw, [sp.cls(**k) for k in knobs], sp.domains)

@@ -33,7 +33,7 @@ import numpy as np
 
 from isa import HardwareConfig
 from simulators.base import CycleLimit, SimulationTimeout, ToolchainError
-from toolkit.kinds import KINDS, roofline_cycles
+from toolkit.kinds import roofline_cycles, schedule_from_dict
 from toolkit.kinds import from_dict as op_from_dict
 from toolkit.ops import Op
 from toolkit.schedule import Schedule, ScheduleError
@@ -140,7 +140,7 @@ def _lower(op: dict[str, Any], hw: dict[str, Any], knobs: dict[str, Any], seed: 
     start = time.perf_counter()
     the_op = op_from_dict(op)
     the_hw = HardwareConfig.from_dict(hw)
-    schedule = KINDS[the_op.KIND].schedule.from_dict(knobs)
+    schedule = schedule_from_dict(the_op.KIND, knobs)
     try:
         fits(schedule, the_op, the_hw)
     except ScheduleError as exc:

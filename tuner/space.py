@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from isa import HardwareConfig
-from toolkit.kinds import KINDS, default_schedule
+from toolkit.kinds import KINDS, default_schedule, family_class
 from toolkit.knobs import Domains
 from toolkit.ops import Op
 from toolkit.schedule import Schedule, ScheduleError
@@ -53,15 +53,20 @@ class Space:
     """The valid schedules of ``op`` on ``hw``; index ``i`` -> :class:`Schedule`."""
 
     def __init__(self, op: Op, hw: HardwareConfig, *, tile_policy: str = "balanced",
-                 domains: Domains | None = None, fix: Mapping[str, Any] | None = None) -> None:
+                 domains: Domains | None = None, fix: Mapping[str, Any] | None = None,
+                 family: str = "flat") -> None:
         """``fix`` holds knobs at one value each (e.g. ``{"dataflow": "ws"}``): the space is the
-        points with those values, and its default the heuristic's schedule with them."""
+        points with those values, and its default the heuristic's schedule with them. ``family``:
+        the toolkit's flat streams ("flat"), or Gemmini's loops ("loops": gemmini.h's call with
+        every tile and the host's walk a knob; its default is gemmini.h's own choice)."""
         if op.KIND not in KINDS:
             raise ValueError(f"no Schedule class registered for op kind {op.KIND!r}")
         self.op, self.hw, self.tile_policy = op, hw, tile_policy
         kind = KINDS[op.KIND]
-        self.cls: type[Schedule] = kind.schedule
-        knobs = dict(domains) if domains is not None else kind.knob_domains(op, hw, tile_policy)
+        self.family, self.cls = family, family_class(op, family)
+        loops = kind.loops if family == "loops" else None
+        knobs = (dict(domains) if domains is not None else loops.domains(op, hw, tile_policy) if loops
+                 else kind.knob_domains(op, hw, tile_policy))
         self.names: list[str] = [f.name for f in fields(self.cls)]
         missing = [n for n in self.names if n not in knobs]
         if missing:
@@ -69,19 +74,21 @@ class Space:
         self.fixed = _check_fix(fix, knobs, op)
         knobs.update({name: [value] for name, value in self.fixed.items()})
         try:  # the library default is always a point of the space, so tuning never loses to it
-            self.default: Schedule | None = _fixed_default(op, hw, self.cls, self.fixed)
-            for name, value in self.default.to_dict().items():
+            self.default: Schedule | None = _fixed_default(op, hw, self.cls, self.fixed, family)
+            for name in self.names if isinstance(self.default, self.cls) else ():
+                value = getattr(self.default, name)   # (a library schedule's dict names its call too)
                 if value not in knobs[name]:
                     knobs[name] = sorted([*knobs[name], value], key=_order_key)
         except (ScheduleError, KeyError):
             self.default = None
         self.domains: dict[str, list] = {n: list(knobs[n]) for n in self.names}
-        fit = kind.fit_knobs if kind.fit_knobs is not None else frozenset(self.names)
+        fit_knobs = loops.fit_knobs if loops else kind.fit_knobs
+        fit = fit_knobs if fit_knobs is not None else frozenset(self.names)
         self.fit = [n for n in self.names if n in fit]
         self.free = [n for n in self.names if n not in fit]
         self._fit_pos = [self.names.index(n) for n in self.fit]
         self._sizing_cols = ([i for i, n in enumerate(self.fit) if n not in PLACEMENT_KNOBS]
-                             if kind.fit_knobs is not None else [])
+                             if fit_knobs is not None else [])
         self._free_pos = [self.names.index(n) for n in self.free]
         self._free_radix = [len(self.domains[n]) for n in self.free]
         self._free_size = math.prod(self._free_radix)
@@ -121,7 +128,7 @@ class Space:
                         allowed[p] = _passes(lambda: self.cls(**{**knobs, **values}))
                     if allowed[p] and _passes(lambda: fits(_placed(schedule, values), self.op, self.hw)):
                         ok.append(place)
-                placed[shapes] = np.array(ok, dtype=np.int32).reshape(-1, len(placement))
+                placed[shapes] = np.array(ok, dtype=np.int32).reshape(len(ok), len(placement))
             rows = placed[shapes]
             valid.append(np.hstack([np.broadcast_to(np.array(size, np.int32), (len(rows), len(sizes))), rows]))
         columns = [(sizes + placement).index(n) for n in self.fit]
@@ -303,10 +310,12 @@ def _check_fix(fix: Mapping[str, Any] | None, knobs: Domains, op: Op) -> dict[st
     return dict(fix)
 
 
-def _fixed_default(op: Op, hw: HardwareConfig, cls: type[Schedule], fixed: dict[str, Any]) -> Schedule:
-    """The heuristic's schedule with the ``fixed`` knobs; ScheduleError where that does not fit (a
-    default of another class, Gemmini's library words, is left as it is: it is no point of the space)."""
-    default = default_schedule(op, hw)
+def _fixed_default(op: Op, hw: HardwareConfig, cls: type[Schedule], fixed: dict[str, Any],
+                   family: str = "flat") -> Schedule:
+    """The heuristic's schedule with the ``fixed`` knobs (of the "loops" family, gemmini.h's own choice);
+    ScheduleError where that does not fit (a default of another class is left as it is: it is no point
+    of the space)."""
+    default = KINDS[op.KIND].library(op, hw) if family == "loops" else default_schedule(op, hw)
     if fixed and isinstance(default, cls):
         default = replace(default, **fixed)
         fits(default, op, hw)

@@ -18,6 +18,7 @@ from ..ops import Op
 from ..schedule import ScheduleError
 from .conv import conv_context, tiled_conv_auto
 from .depthwise import depthwise_context, tiled_conv_dw_auto
+from .knobs import LIBRARY_MATMUL_FIT, library_matmul_domains
 from .matmul import matmul_context, tiled_matmul_auto
 from .resadd import resadd_context, tiled_resadd_auto
 from .schedule import (CALLS, LibraryConv, LibraryDepthwise, LibraryMatmul, LibraryResAdd, LibrarySchedule,
@@ -39,6 +40,6 @@ def lower_library(op: Op, s: LibrarySchedule, hw: HardwareConfig) -> Program:
                          layout(specs))
 
 
-__all__ = ["CALLS", "LibraryConv", "LibraryDepthwise", "LibraryMatmul", "LibraryResAdd", "LibrarySchedule",
+__all__ = ["CALLS", "LIBRARY_MATMUL_FIT", "library_matmul_domains", "LibraryConv", "LibraryDepthwise", "LibraryMatmul", "LibraryResAdd", "LibrarySchedule",
            "library_class", "lower_library", "tiled_conv_auto", "tiled_conv_dw_auto", "tiled_matmul_auto",
            "tiled_resadd_auto"]
