@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import toolkit as tk
-from toolkit.kinds import estimate_cycles, lower
+from toolkit.kinds import KINDS, estimate_cycles, lower
 from toolkit.knobs import tile_values
 from tuner.api import tune
 from tuner.features import (DMA_CYCLES, FEATURE_NAMES, IDEAL, N_FEATURES, NOT_ESTIMATED, PRIOR, FeatureCache,
@@ -71,6 +71,35 @@ def test_space_holds_every_fitting_point_and_no_other(op: tk.Op) -> None:
         want.add(combo)
     assert want and {tuple(row) for row in space.valid_fit.tolist()} == want
     assert len(space.valid_fit) == len(want)
+
+
+@pytest.mark.parametrize("hw, op", [(TINY, tk.matmul(100, 50, 70, bias="row")),
+                                    (GEMMINI, tk.matmul(64, 64, 64, transpose_a=True)),
+                                    (TINY, tk.conv2d(2, 10, 10, 20, 40, kernel=3, padding=1)),
+                                    (GEMMINI, tk.conv2d(1, 28, 28, 3, 16, kernel=7, stride=2, padding=3)),
+                                    (GEMMINI, tk.depthwise_conv2d(2, 9, 8, 10, stride=2))],
+                         ids=lambda x: x.KIND if isinstance(x, tk.Op) else x.name)
+def test_space_enumerated_over_arrays_equals_the_point_by_point_one(hw: tk.HardwareConfig, op: tk.Op) -> None:
+    """The kind's own domains are enumerated over arrays (plan_arrays, regions_fit); given as domains, the same
+    ones are enumerated point by point through memory_plan. Same rows in the same order, and the same
+    restrictions and indices."""
+    fast = Space(op, hw)
+    slow = Space(op, hw, domains=KINDS[op.KIND].knob_domains(op, hw, "balanced"))
+    assert fast._vectorized and not slow._vectorized
+    assert fast.domains == slow.domains and len(fast) == len(slow)
+    assert fast.valid_fit.dtype == slow.valid_fit.dtype and np.array_equal(fast.valid_fit, slow.valid_fit)
+    for point in np.random.default_rng(0).integers(0, len(fast), 200).tolist():
+        assert fast.genome(point) == slow.genome(point) and fast.shape(point) == slow.shape(point)
+        assert fast.index(fast.genome(point)) == point
+    for name in ("dataflow", "split_buffers", fast.fit[0]):
+        for value in fast.domains[name]:
+            try:
+                a, b = fast.restrict(name, value), slow.restrict(name, value)
+            except tk.ScheduleError:
+                continue
+            assert np.array_equal(a.valid_fit, b.valid_fit) and len(a) == len(b)
+            assert [a.index(a.genome(i)) for i in range(0, len(a), max(1, len(a) // 50))] == \
+                list(range(0, len(a), max(1, len(a) // 50)))
 
 
 def test_space_covers_every_knob_of_conv() -> None:
