@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import math
 import os
 import random
 import time
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -16,8 +18,9 @@ import toolkit as tk
 from toolkit.kinds import KINDS, estimate_cycles, lower
 from toolkit.knobs import tile_values
 from tuner.api import tune
-from tuner.features import (DMA_CYCLES, FEATURE_NAMES, IDEAL, N_FEATURES, NOT_ESTIMATED, PRIOR, FeatureCache,
-                            features)
+from tuner.database import Database, schedule_key
+from tuner.features import (DMA_CYCLES, FEATURE_NAMES, FEATURE_VERSION, IDEAL, N_FEATURES, NOT_ESTIMATED, PRIOR,
+                            FeatureCache, features)
 from tuner.model import CostModel, prior, spearman, target
 from tuner.search import TUNERS, ModelTuner, TwinTuner, Tuner, make_tuner
 from tuner.space import Space, fits
@@ -381,6 +384,38 @@ def test_tune_is_reproducible_for_a_seed_whatever_the_load_or_workers() -> None:
     fast, slow = ([(t.schedule, t.status, t.cycles, t.best) for t in r.history] for r in runs)
     assert len(fast) == 16 and fast == slow
     assert runs[0].schedule == runs[1].schedule and runs[0].cycles == runs[1].cycles
+
+
+def _records(db: Path) -> list[tuple]:
+    """A database's records, without when or how long they took, in schedule order (they land in any order),
+    each with its stored feature row."""
+    database = Database(db)
+    try:
+        recs = database.records()
+        feats = database.features([r.id for r in recs], FEATURE_VERSION)
+        return sorted((r.workload, schedule_key(r.schedule), r.status, r.cycles, json.dumps(r.counters, sort_keys=True),
+                       r.error, r.tuner, feats[r.id].tobytes() if r.id in feats else None) for r in recs)
+    finally:
+        database.close()
+
+
+def test_the_same_seed_gives_the_same_records_with_one_worker_or_two(tmp_path: Path) -> None:
+    """A database tuned with one worker and one tuned with two on a jittery machine (its candidates land out
+    of order) hold the same records; then a similar workload, warm-started and seeded from those records
+    (their order of landing differs), searches the same in both."""
+    runs = {}
+    for workers, backend in ((1, "stand-in"), (2, _jittered_stand_in)):
+        db = tmp_path / f"{workers}.db"
+        runs[workers] = [tune(op, TINY, trials=trials, tuner="model", backend=backend, workers=workers, seed=3, db=db,
+                              progress=False, batch_size=6)
+                         for op, trials in ((tk.matmul(8, 8, 16), 12), (tk.matmul(8, 16, 16), 8))]
+        runs[workers].append(_records(db))
+    one, two = runs[1], runs[2]
+    assert len(one[2]) == 20 and one[2] == two[2]
+    for a, b in zip(one[:2], two[:2]):
+        assert [(t.schedule, t.status, t.cycles, t.best) for t in a.history] == \
+            [(t.schedule, t.status, t.cycles, t.best) for t in b.history]
+        assert a.schedule == b.schedule and a.cycles == b.cycles
 
 
 @pytest.mark.slow
