@@ -25,7 +25,7 @@ from ..lowering import op_buffers
 from .geometry import padded_width
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
-from .schedule import ConvSchedule, DepthwiseSchedule
+from .schedule import ConvPlan, ConvSchedule, DepthwiseSchedule
 from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, tile_ranges
 
 _SP, _IN, _W, _ACC = 0, 1, 2, 3   # what shifts a word's local address: nothing, the input, weight, acc base
@@ -85,6 +85,31 @@ class _Piece:
         return c._replace(words=words, count=np.repeat(np.asarray(counts, dtype=np.int64), lens))
 
 
+class _Classes:
+    """A census's parts, class by class: ``each`` groups the steps of a part into classes (with the buffers
+    each uses), builds a class's piece once (shared across candidates of one context) and joins the part's."""
+
+    def __init__(self, parts: list[Census], bufs: list[np.ndarray], plan: ConvPlan) -> None:
+        self.parts, self.bufs, self.plan = parts, bufs, plan
+
+    def each(self, part: str, context: tuple, keys: list[np.ndarray], active: np.ndarray,
+             build: Callable[[_Piece, int], None]) -> None:
+        """Classes of ``active`` steps alike in ``keys``; ``build`` fills a class's piece from its first step."""
+        bufs, plan = self.bufs, self.plan
+        firsts, counts = classes(keys + bufs, active)
+        pieces = []
+        for n, values in zip(firsts.tolist(), np.stack(keys)[:, firsts].T.tolist()):
+            key = (context, part, *values)
+            if key not in _PIECES:
+                if len(_PIECES) >= _MAX_PIECES:
+                    _PIECES.clear()
+                build(_PIECES.setdefault(key, _Piece()), n)
+            pieces.append(_PIECES[key])
+        bases = np.stack([np.zeros(len(firsts), np.int64), plan.a.base(bufs[0][firsts]), plan.b.base(bufs[1][firsts]),
+                          plan.c.base(bufs[2][firsts])], axis=1)
+        self.parts.append(_Piece.census(pieces, counts, bases))
+
+
 def _loads(piece: _Piece, loads: list, funct: int, dram: int, local: Callable, shift: int, stride: int) -> None:
     """mvins (or mvouts) of ``loads`` (tiles.Load) from buffer address ``dram``."""
     if loads:
@@ -141,7 +166,6 @@ def _copy_census(op: Conv2d, hw: HardwareConfig, buffers: dict[str, Buffer]) -> 
     return join([frame(1, config_ex=0), w.census(1)])
 
 
-# Over 40 lines: the step arrays and the five kinds of words of a step, each a short call.
 def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
                 ) -> tuple[Census, dict[str, Buffer]]:
     """The census of ``lower_conv(op, s, hw)``'s stream, and its buffers. A depthwise conv's reduction is
@@ -179,21 +203,7 @@ def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedul
     # that differ only there share them
     loads, computes_of = (op, hw, t, s.packs_taps, s.mvin_blocks), (op, hw, t, s.packs_taps, s.dataflow)
 
-    def each(part: str, context: tuple, keys: list[np.ndarray], active: np.ndarray,
-             build: Callable[[_Piece, int], None]) -> None:
-        firsts, counts = classes(keys + bufs, active)
-        pieces = []
-        for n, values in zip(firsts.tolist(), np.stack(keys)[:, firsts].T.tolist()):
-            key = (context, part, *values)
-            if key not in _PIECES:
-                if len(_PIECES) >= _MAX_PIECES:
-                    _PIECES.clear()
-                build(_PIECES.setdefault(key, _Piece()), n)
-            pieces.append(_PIECES[key])
-        bases = np.stack([np.zeros(len(firsts), np.int64), plan.a.base(bufs[0][firsts]), plan.b.base(bufs[1][firsts]),
-                          plan.c.base(bufs[2][firsts])], axis=1)
-        parts.append(_Piece.census(pieces, counts, bases))
-
+    each = _Classes(parts, bufs, plan).each
     src, out_bytes, full = buffers[geo.source].addr, (4 if op.out_dtype == "int32" else 1), op.out_dtype == "int32"
     # a step's words depend on its channel tile only through whether it is the last (a ragged one), and
     # on the reduction's first step (it overwrites the accumulators); the other channel tiles are alike
