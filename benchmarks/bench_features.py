@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -37,6 +34,8 @@ from toolkit.kinds import estimate_cycles, lower  # noqa: E402
 from tuner.features import candidate_features, features  # noqa: E402
 from tuner.model import spearman  # noqa: E402
 from tuner.space import Space  # noqa: E402
+
+from benchmarks.revision import python_tree, run_in  # noqa: E402
 
 GEMMINI = tk.HardwareConfig.preset("gemmini")
 RESNET_3X3 = tk.conv2d(1, 56, 56, 64, 64, kernel=3, padding=1)
@@ -68,21 +67,12 @@ for n, knobs in enumerate(case["knobs"]):
 
 def baseline_rows(rev: str, space: Space, *points: list[int]) -> list[tuple[float, np.ndarray]]:
     """The candidates a CPU second and the rows of each list of ``points`` under revision ``rev``'s code."""
-    with tempfile.TemporaryDirectory(prefix="systolic-features-") as tmp:
-        packages = ["isa", "simulators", "templates", "toolkit", "tuner"]
-        archive = subprocess.Popen(["git", "-C", str(ROOT), "archive", rev, *packages], stdout=subprocess.PIPE)
-        subprocess.run(["tar", "-x", "-C", tmp], stdin=archive.stdout, check=True)
-        if archive.wait():
-            raise SystemExit(f"--baseline {rev}: git archive failed")
-        case = Path(tmp) / "case.json"
+    with python_tree(rev) as tree:
+        case = tree / "case.json"
         case.write_text(json.dumps({"op": space.op.to_dict(), "hw": space.hw.as_dict(), "domains": space.domains,
                                     "knobs": [[space.knobs(p) for p in pts] for pts in points]}))
-        out = subprocess.run([sys.executable, "-c", _BASELINE_RUN, str(case), f"{tmp}/rows"], cwd=tmp,
-                             env={**os.environ, "PYTHONPATH": tmp}, capture_output=True, text=True)
-        if out.returncode:
-            raise SystemExit(f"--baseline {rev}: featurizing failed:\n{out.stderr[-3000:]}")
-        rates = [float(x) for x in out.stdout.split()[-len(points):]]
-        return [(rate, np.load(f"{tmp}/rows{n}.npy")) for n, rate in enumerate(rates)]
+        rates = [float(x) for x in run_in(tree, _BASELINE_RUN, str(case), f"{tree}/rows").split()[-len(points):]]
+        return [(rate, np.load(f"{tree}/rows{n}.npy")) for n, rate in enumerate(rates)]
 
 
 def _rate(space: Space, points: list[int]) -> tuple[float, list[np.ndarray]]:

@@ -17,10 +17,14 @@ from toolkit.ops import Op
 from toolkit.schedule import Schedule, ScheduleError, regions_fit
 
 
-def _grid(domains: Mapping[str, list], names: Sequence[str]) -> np.ndarray:
-    """Every combination of value indices of ``names``, in itertools.product's order, one per row."""
-    lens = [len(domains[n]) for n in names]
-    return np.indices(lens, dtype=np.int32).reshape(len(lens), -1).T
+CHUNK = 1 << 20   # sizes decided at once: bounds the memory of a large grid (tile_policy "all")
+
+
+def _grid(lens: Sequence[int], at: np.ndarray) -> np.ndarray:
+    """The value indices (one column per knob of domain lengths ``lens``) of the combinations at positions
+    ``at`` of their itertools.product order."""
+    return np.stack(np.unravel_index(at, lens), axis=1).astype(np.int32) if len(lens) else np.zeros((len(at), 0),
+                                                                                                   np.int32)
 
 
 def _values(domains: Mapping[str, list], names: Sequence[str], grid: np.ndarray) -> dict[str, np.ndarray]:
@@ -33,33 +37,48 @@ def _fit(cls: type[Schedule], op: Op, hw: HardwareConfig, knobs: Mapping[str, An
     return regions_fit(hw, plan, np.where(knobs["double_buffer"], 2, 1), np.asarray(knobs["split_buffers"])), plan
 
 
+def _fitting_sizes(cls: type[Schedule], op: Op, hw: HardwareConfig, domains: Mapping[str, list], sizes: list[str],
+                   knobs: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """The positions (product order) of the sizes that fit with ``knobs`` (the rest), and the shape of each:
+    its regions' rows and its buffer count; a chunk of sizes at a time."""
+    lens = [len(domains[n]) for n in sizes]
+    total = math.prod(lens)
+    found, shapes = [], []
+    for lo in range(0, total, CHUNK):
+        at = np.arange(lo, min(total, lo + CHUNK))
+        size_knobs = _values(domains, sizes, _grid(lens, at))
+        fits, plan = _fit(cls, op, hw, {**knobs, **size_knobs})
+        keep = np.flatnonzero(fits)
+        nbuf = np.where({**knobs, **size_knobs}["double_buffer"], 2, 1)
+        found.append(at[keep])
+        shapes.append(np.stack([np.broadcast_to(r, at.shape)[keep] for r in (*plan.rows, nbuf)], axis=1))
+    return np.concatenate(found), np.concatenate(shapes)
+
+
 def fit_codes(cls: type[Schedule], op: Op, hw: HardwareConfig, domains: Mapping[str, list], fit: Sequence[str],
-             placement: Sequence[str], base: Mapping[str, Any], constructs: Callable[[dict[str, Any]], bool]
-             ) -> np.ndarray:
-    """The codes (:class:`FitRows`) of the fitting rows (value indices of ``fit``), as the point-by-point enumeration
-    gives them: the sizes (fit knobs but ``placement``) in product order, each followed by the
+              placement: Sequence[str], base: Mapping[str, Any], constructs: Callable[[dict[str, Any]], bool]
+              ) -> np.ndarray:
+    """The codes (:class:`FitRows`) of the fitting rows (value indices of ``fit``), as the point-by-point
+    enumeration gives them: the sizes (fit knobs but ``placement``) in product order, each followed by the
     placements that fit it in product order. A size fits at the placements' first values; a placement
     fits a size when the plan fits and the schedule class accepts it (``constructs``, asked once per
     placement of the first fitting size). ``base``: the other knobs' values."""
     sizes, placement = [n for n in fit if n not in placement], list(placement)
-    size_grid, place_grid = _grid(domains, sizes), _grid(domains, placement)
-    first = {n: domains[n][0] for n in placement}
-    size_knobs = _values(domains, sizes, size_grid)
-    fits_first, plan = _fit(cls, op, hw, {**base, **first, **size_knobs})
-    fitting = np.flatnonzero(fits_first)
+    size_lens = [len(domains[n]) for n in sizes]
+    place_grid = _grid([len(domains[n]) for n in placement], np.arange(math.prod(len(domains[n]) for n in placement)))
+    fitting, shapes = _fitting_sizes(cls, op, hw, domains, sizes, {**base, **{n: domains[n][0] for n in placement}})
     if not len(fitting):
         return np.zeros(0, np.int64)
-    nbuf = np.where({**base, **size_knobs}["double_buffer"], 2, 1)
-    shapes = np.stack([np.broadcast_to(r, size_grid.shape[:1])[fitting] for r in (*plan.rows, nbuf)], axis=1)
     _, reps, which = np.unique(_combined(shapes), return_index=True, return_inverse=True)
     # each distinct shape against every placement: a representative size of it, the placements broadcast
-    rep = {n: v[fitting[reps]][:, None] for n, v in size_knobs.items()}
+    rep = {n: v[:, None] for n, v in _values(domains, sizes, _grid(size_lens, fitting[reps])).items()}
     placed = {n: v[None, :] for n, v in _values(domains, placement, place_grid).items()}
     ok = _fit(cls, op, hw, {**base, **rep, **placed})[0]
-    knobs = {**base, **{n: domains[n][int(size_grid[fitting[0], i])] for i, n in enumerate(sizes)}}
+    first = _grid(size_lens, fitting[:1])[0]
+    knobs = {**base, **{n: domains[n][int(v)] for n, v in zip(sizes, first)}}
     ok = ok & np.array([constructs({**knobs, **{n: domains[n][int(v)] for n, v in zip(placement, p)}})
                         for p in place_grid], dtype=bool)[None, :]
-    return _rows(size_grid, place_grid, fitting, ok, which.ravel())
+    return _rows(len(place_grid), fitting, ok, which.ravel())
 
 
 def _combined(columns: np.ndarray) -> np.ndarray:
@@ -71,8 +90,7 @@ def _combined(columns: np.ndarray) -> np.ndarray:
     return code
 
 
-def _rows(size_grid: np.ndarray, place_grid: np.ndarray, fitting: np.ndarray, ok: np.ndarray, which: np.ndarray
-          ) -> np.ndarray:
+def _rows(places_n: int, fitting: np.ndarray, ok: np.ndarray, which: np.ndarray) -> np.ndarray:
     """The codes of the fitting sizes each repeated over the placements that fit its shape (``ok[which]``):
     a row's size's and placement's positions in their product orders, mixed-radix (so increasing)."""
     per_shape = ok.sum(axis=1)
@@ -80,7 +98,7 @@ def _rows(size_grid: np.ndarray, place_grid: np.ndarray, fitting: np.ndarray, ok
     counts = per_shape[which]
     starts = np.cumsum(counts) - counts
     out_place = places[np.arange(int(counts.sum())) + np.repeat(np.cumsum(per_shape)[which] - counts - starts, counts)]
-    return np.repeat(fitting.astype(np.int64) * len(place_grid), counts) + out_place
+    return np.repeat(fitting.astype(np.int64) * places_n, counts) + out_place
 
 
 class FitRows:
