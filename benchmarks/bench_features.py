@@ -9,11 +9,15 @@ the closed-form prior against the RTL on real layers.
          random points of a few real layers: Spearman, and the RTL cycles of each one's pick over the
          best measured.
 
-    .venv/bin/python benchmarks/bench_features.py [--part rate|layers] [--points 200]
+(rate, --baseline REV) the same random points featurized by revision REV's code too (its packages from
+         git archive, in a subprocess), side by side, and whether every row is bit-identical to it.
+
+    .venv/bin/python benchmarks/bench_features.py [--part rate|layers] [--points 200] [--baseline REV]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -31,6 +35,8 @@ from tuner.features import candidate_features, features  # noqa: E402
 from tuner.model import spearman  # noqa: E402
 from tuner.space import Space  # noqa: E402
 
+from benchmarks.revision import python_tree, run_in  # noqa: E402
+
 GEMMINI = tk.HardwareConfig.preset("gemmini")
 RESNET_3X3 = tk.conv2d(1, 56, 56, 64, 64, kernel=3, padding=1)
 LAYERS = {   # real layers small enough to simulate a few points each on 2 cores
@@ -40,34 +46,70 @@ LAYERS = {   # real layers small enough to simulate a few points each on 2 cores
 }
 
 
-def part_rate(points: int, rendered: int, budget_s: float) -> None:
+# run by --baseline in the other revision's tree: argv[1] a JSON file of the op, hardware, domains and
+# lists of knobs, argv[2] where to save each list's rows; prints each list's candidates a CPU second
+_BASELINE_RUN = """
+import json, sys, time
+import numpy as np
+from isa import HardwareConfig
+from toolkit.kinds import KINDS, from_dict
+from tuner.features import candidate_features
+case = json.load(open(sys.argv[1]))
+op, hw = from_dict(case["op"]), HardwareConfig.from_dict(case["hw"])
+for n, knobs in enumerate(case["knobs"]):
+    schedules = [KINDS[op.KIND].schedule(**k) for k in knobs]
+    start = time.process_time()
+    rows = [candidate_features(op, hw, s, case["domains"]) for s in schedules]
+    print(len(rows) / (time.process_time() - start))
+    np.save(f"{sys.argv[2]}{n}.npy", np.stack(rows))
+"""
+
+
+def baseline_rows(rev: str, space: Space, *points: list[int]) -> list[tuple[float, np.ndarray]]:
+    """The candidates a CPU second and the rows of each list of ``points`` under revision ``rev``'s code."""
+    with python_tree(rev) as tree:
+        case = tree / "case.json"
+        case.write_text(json.dumps({"op": space.op.to_dict(), "hw": space.hw.as_dict(), "domains": space.domains,
+                                    "knobs": [[space.knobs(p) for p in pts] for pts in points]}))
+        rates = [float(x) for x in run_in(tree, _BASELINE_RUN, str(case), f"{tree}/rows").split()[-len(points):]]
+        return [(rate, np.load(f"{tree}/rows{n}.npy")) for n, rate in enumerate(rates)]
+
+
+def _rate(space: Space, points: list[int]) -> tuple[float, list[np.ndarray]]:
+    """Candidates a CPU second featurizing ``points`` from their census, and their rows."""
+    start = time.process_time()
+    rows = [candidate_features(RESNET_3X3, GEMMINI, space[p], space.domains) for p in points]
+    return len(points) / (time.process_time() - start), rows
+
+
+def part_rate(points: int, rendered: int, budget_s: float, baseline: str | None = None) -> None:
     space = Space(RESNET_3X3, GEMMINI)
     rng = np.random.default_rng(0)
     pts = space.sample(rng, points)
-    start = time.process_time()
-    counted = {p: candidate_features(RESNET_3X3, GEMMINI, space[p], space.domains) for p in pts}
-    census_rate = len(pts) / (time.process_time() - start)
     near = [space.neighbor(p, rng) for p in pts for _ in range(4)]
-    start = time.process_time()
-    for p in near:
-        candidate_features(RESNET_3X3, GEMMINI, space[p], space.domains)
-    near_rate = len(near) / (time.process_time() - start)
+    before = baseline_rows(baseline, space, pts, near) if baseline else None
+    ours = [_rate(space, pts), _rate(space, near)]
+    print(f"featurizing {RESNET_3X3.key} on gemmini ({len(space):,} points), candidates a CPU second:")
+    for n, what in enumerate((f"{len(pts)} random points", f"{len(near)} neighbours of them")):
+        line = f"  census, {what:<24} {ours[n][0]:10.1f}/s"
+        if before is not None:
+            same = sum(np.array_equal(a, b) for a, b in zip(before[n][1], ours[n][1]))
+            line += (f"   {baseline}: {before[n][0]:.1f}/s, {ours[n][0] / before[n][0]:.2f}x; {same} of "
+                     f"{len(ours[n][1])} rows bit-identical to its")
+        print(line)
     start, equal, done = time.process_time(), 0, 0
-    for p in pts[:rendered]:
+    for p, counted in list(zip(pts, ours[0][1]))[:rendered]:
         if time.process_time() - start > budget_s:
             break
         row = features(lower(RESNET_3X3, space[p], GEMMINI), RESNET_3X3, space[p], space.domains)
-        equal += bool(np.array_equal(row, counted[p]))
+        equal += bool(np.array_equal(row, counted))
         done += 1
-    print(f"featurizing {RESNET_3X3.key} on gemmini ({len(space):,} points), candidates a CPU second:")
-    print(f"  census, {len(pts)} random points      {census_rate:10.1f}/s")
-    print(f"  census, {len(near)} neighbours of them {near_rate:10.1f}/s")
     if done:   # --rendered 0 (or a budget spent before the first) renders none
         render_rate = done / (time.process_time() - start)
         print(f"  rendered, first {done} random points  {render_rate:10.2f}/s   ({equal} of {done} equal to the "
               "census's)")
-        print(f"  census / rendered: {census_rate / render_rate:.0f}x on random points, "
-              f"{near_rate / render_rate:.0f}x on neighbours")
+        print(f"  census / rendered: {ours[0][0] / render_rate:.0f}x on random points, "
+              f"{ours[1][0] / render_rate:.0f}x on neighbours")
 
 
 def part_layers(points: int) -> None:
@@ -96,10 +138,11 @@ def main() -> int:
     p.add_argument("--points", type=int, default=200, help="(rate) random points; (layers) points per layer / 10")
     p.add_argument("--rendered", type=int, default=6, help="(rate) random points also rendered")
     p.add_argument("--render-budget", type=float, default=120.0, help="(rate) seconds of rendering at most")
+    p.add_argument("--baseline", metavar="REV", help="(rate) also featurize the random points with this git revision")
     args = p.parse_args()
     parts = args.part or ["rate", "layers"]
     if "rate" in parts:
-        part_rate(args.points, args.rendered, args.render_budget)
+        part_rate(args.points, args.rendered, args.render_budget, args.baseline)
     if "layers" in parts:
         part_layers(max(4, args.points // 10))
     return 0

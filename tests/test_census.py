@@ -128,3 +128,18 @@ def test_an_output_stationary_census_counts_the_ws_twins_computes(hw: tk.Hardwar
         own = census(op, s, hw)[0]
         assert computes(own) == computes(census(op, replace(s, dataflow="ws"), hw)[0]), s
         assert estimate_cycles(op, s, hw, own) == estimate_cycles(op, s, hw), s
+
+
+@pytest.mark.parametrize("op", [tk.conv2d(1, 9, 7, 20, 24, kernel=3, padding=1, bias="channel", scale=0.1),
+                                tk.depthwise_conv2d(1, 9, 8, 40, stride=2, bias="channel", scale=0.1)],
+                         ids=lambda op: op.KIND)
+def test_candidates_that_share_a_census_part_each_count_their_own_stream(op: tk.Op) -> None:
+    """A census shares a class's words across candidates by part: the loads across dataflows, the computes
+    across mvin widths, the stores across both. Candidates featurized one after another, each differing
+    from the last only there, each equal the rendered stream."""
+    space = Space(op, GEMMINI)
+    s = space[space.sample(np.random.default_rng(4), 1)[0]]
+    for change in ({}, {"dataflow": "os"}, {"mvin_blocks": 2}, {"dataflow": "ws"}, {"mvin_blocks": 3, "dataflow": "os"},
+                   {"in_bank": 1, "w_bank": 2, "load_ahead": 1}):
+        s = replace(s, **change)
+        assert not _mismatch(op, GEMMINI, s, space.domains), s

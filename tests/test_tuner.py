@@ -3,21 +3,24 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import math
 import os
 import random
 import time
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 import pytest
 
 import toolkit as tk
-from toolkit.kinds import estimate_cycles, lower
+from toolkit.kinds import KINDS, estimate_cycles, lower
 from toolkit.knobs import tile_values
 from tuner.api import tune
-from tuner.features import (DMA_CYCLES, FEATURE_NAMES, IDEAL, N_FEATURES, NOT_ESTIMATED, PRIOR, FeatureCache,
-                            features)
+from tuner.database import Database, schedule_key
+from tuner.features import (DMA_CYCLES, FEATURE_NAMES, FEATURE_VERSION, IDEAL, N_FEATURES, NOT_ESTIMATED, PRIOR,
+                            FeatureCache, features)
 from tuner.model import CostModel, prior, spearman, target
 from tuner.search import TUNERS, ModelTuner, TwinTuner, Tuner, make_tuner
 from tuner.space import Space, fits
@@ -71,6 +74,35 @@ def test_space_holds_every_fitting_point_and_no_other(op: tk.Op) -> None:
         want.add(combo)
     assert want and {tuple(row) for row in space.valid_fit.tolist()} == want
     assert len(space.valid_fit) == len(want)
+
+
+@pytest.mark.parametrize("hw, op", [(TINY, tk.matmul(100, 50, 70, bias="row")),
+                                    (GEMMINI, tk.matmul(64, 64, 64, transpose_a=True)),
+                                    (TINY, tk.conv2d(2, 10, 10, 20, 40, kernel=3, padding=1)),
+                                    (GEMMINI, tk.conv2d(1, 28, 28, 3, 16, kernel=7, stride=2, padding=3)),
+                                    (GEMMINI, tk.depthwise_conv2d(2, 9, 8, 10, stride=2))],
+                         ids=lambda x: x.KIND if isinstance(x, tk.Op) else x.name)
+def test_space_enumerated_over_arrays_equals_the_point_by_point_one(hw: tk.HardwareConfig, op: tk.Op) -> None:
+    """The kind's own domains are enumerated over arrays (plan_arrays, regions_fit); given as domains, the same
+    ones are enumerated point by point through memory_plan. Same rows in the same order, and the same
+    restrictions and indices."""
+    fast = Space(op, hw)
+    slow = Space(op, hw, domains=KINDS[op.KIND].knob_domains(op, hw, "balanced"))
+    assert fast._vectorized and not slow._vectorized
+    assert fast.domains == slow.domains and len(fast) == len(slow)
+    assert fast.valid_fit.dtype == slow.valid_fit.dtype and np.array_equal(fast.valid_fit, slow.valid_fit)
+    for point in np.random.default_rng(0).integers(0, len(fast), 200).tolist():
+        assert fast.genome(point) == slow.genome(point) and fast.shape(point) == slow.shape(point)
+        assert fast.index(fast.genome(point)) == point
+    for name in ("dataflow", "split_buffers", fast.fit[0]):
+        for value in fast.domains[name]:
+            try:
+                a, b = fast.restrict(name, value), slow.restrict(name, value)
+            except tk.ScheduleError:
+                continue
+            assert np.array_equal(a.valid_fit, b.valid_fit) and len(a) == len(b)
+            assert [a.index(a.genome(i)) for i in range(0, len(a), max(1, len(a) // 50))] == \
+                list(range(0, len(a), max(1, len(a) // 50)))
 
 
 def test_space_covers_every_knob_of_conv() -> None:
@@ -352,6 +384,38 @@ def test_tune_is_reproducible_for_a_seed_whatever_the_load_or_workers() -> None:
     fast, slow = ([(t.schedule, t.status, t.cycles, t.best) for t in r.history] for r in runs)
     assert len(fast) == 16 and fast == slow
     assert runs[0].schedule == runs[1].schedule and runs[0].cycles == runs[1].cycles
+
+
+def _records(db: Path) -> list[tuple]:
+    """A database's records, without when or how long they took, in schedule order (they land in any order),
+    each with its stored feature row."""
+    database = Database(db)
+    try:
+        recs = database.records()
+        feats = database.features([r.id for r in recs], FEATURE_VERSION)
+        return sorted((r.workload, schedule_key(r.schedule), r.status, r.cycles, json.dumps(r.counters, sort_keys=True),
+                       r.error, r.tuner, feats[r.id].tobytes() if r.id in feats else None) for r in recs)
+    finally:
+        database.close()
+
+
+def test_the_same_seed_gives_the_same_records_with_one_worker_or_two(tmp_path: Path) -> None:
+    """A database tuned with one worker and one tuned with two on a jittery machine (its candidates land out
+    of order) hold the same records; then a similar workload, warm-started and seeded from those records
+    (their order of landing differs), searches the same in both."""
+    runs = {}
+    for workers, backend in ((1, "stand-in"), (2, _jittered_stand_in)):
+        db = tmp_path / f"{workers}.db"
+        runs[workers] = [tune(op, TINY, trials=trials, tuner="model", backend=backend, workers=workers, seed=3, db=db,
+                              progress=False, batch_size=6)
+                         for op, trials in ((tk.matmul(8, 8, 16), 12), (tk.matmul(8, 16, 16), 8))]
+        runs[workers].append(_records(db))
+    one, two = runs[1], runs[2]
+    assert len(one[2]) == 20 and one[2] == two[2]
+    for a, b in zip(one[:2], two[:2]):
+        assert [(t.schedule, t.status, t.cycles, t.best) for t in a.history] == \
+            [(t.schedule, t.status, t.cycles, t.best) for t in b.history]
+        assert a.schedule == b.schedule and a.cycles == b.cycles
 
 
 @pytest.mark.slow

@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 from dataclasses import MISSING, dataclass, fields, replace
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Mapping, NamedTuple, Sequence
+
+import numpy as np
 
 from isa import HardwareConfig
 from isa.checker import transpose_error
@@ -98,16 +100,34 @@ class Schedule:
 DATAFLOWS = ("ws", "os")
 
 
+def dataflow_error(dataflow: Any, hw: HardwareConfig, transposes: tuple[bool, bool] = (False, False)) -> str | None:
+    """Why ``dataflow`` is not one the hardware has or, with the op's transposed operands (A, B), one
+    Gemmini's single transposer allows (isa.checker.transpose_error); None when it is."""
+    if dataflow not in DATAFLOWS:
+        return f"dataflow={dataflow!r} is not one of {DATAFLOWS}"
+    if not hw.has_dataflow(dataflow):
+        return f"dataflow={dataflow!r}: hardware {hw.name} has only dataflows={hw.dataflows!r}"
+    if reason := transpose_error(dataflow, *transposes):
+        return (f"dataflow={dataflow!r} with transpose_a={transposes[0]}, "
+                f"transpose_b={transposes[1]}: {reason}")
+    return None
+
+
 def check_dataflow(s: Schedule, hw: HardwareConfig, transposes: tuple[bool, bool] = (False, False)) -> None:
-    """ScheduleError unless ``s.dataflow`` is one the hardware has and, with the op's transposed operands
-    (A, B), one Gemmini's single transposer allows (isa.checker.transpose_error)."""
-    if s.dataflow not in DATAFLOWS:
-        raise ScheduleError(f"dataflow={s.dataflow!r} is not one of {DATAFLOWS}")
-    if not hw.has_dataflow(s.dataflow):
-        raise ScheduleError(f"dataflow={s.dataflow!r}: hardware {hw.name} has only dataflows={hw.dataflows!r}")
-    if reason := transpose_error(s.dataflow, *transposes):
-        raise ScheduleError(f"dataflow={s.dataflow!r} with transpose_a={transposes[0]}, "
-                            f"transpose_b={transposes[1]}: {reason}")
+    """ScheduleError unless ``s.dataflow`` passes :func:`dataflow_error`."""
+    if reason := dataflow_error(s.dataflow, hw, transposes):
+        raise ScheduleError(reason)
+
+
+def dataflows_allowed(dataflow: np.ndarray, hw: HardwareConfig, transposes: tuple[bool, bool] = (False, False)
+                      ) -> np.ndarray:
+    """Which of an array of dataflows pass :func:`dataflow_error` (asked once per dataflow)."""
+    dataflow = np.asarray(dataflow)
+    allowed = np.zeros(dataflow.shape, dtype=bool)
+    for v in DATAFLOWS:
+        if dataflow_error(v, hw, transposes) is None:
+            allowed |= dataflow == v
+    return allowed
 
 
 def check_int(name: str, value: Any, lo: int, hi: int | None = None) -> None:
@@ -171,6 +191,43 @@ def check_plan(s: Schedule, hw: HardwareConfig, regions: tuple[tuple[str, Region
                 raise ScheduleError(f"{s.describe()} does not fit: {name} (rows {region.start}..{region.end - 1}) "
                                     f"and {other} (rows {oregion.start}..{oregion.end - 1}) overlap; "
                                     f"choose other banks")
+
+
+class PlanArrays(NamedTuple):
+    """What a kind's ``memory_plan`` decides over arrays of schedules (``plan_arrays``): the rows of one
+    buffer of each region (a, b in the scratchpad, c in the accumulator), each region's first bank,
+    whether b packs right after a, and whether the checks besides placement (dataflow, tile extents) pass."""
+
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray]
+    banks: tuple[np.ndarray, np.ndarray, np.ndarray]
+    ok: np.ndarray
+
+
+def regions_fit(hw: HardwareConfig, plan: PlanArrays, nbuf: np.ndarray, split: np.ndarray) -> np.ndarray:
+    """:func:`place` and :func:`check_plan` over arrays (broadcast together): which plans fit, with the
+    banks in range. The tuner's space asks this of every size and placement at once (its tests hold it
+    equal to ``memory_plan`` asked of each point)."""
+    (ra, rb, rc), (ba, bb, bc) = plan.rows, plan.banks
+    packed = ba == bb
+    ok = plan.ok & (ba >= 0) & (ba < hw.sp_banks) & (bb >= 0) & (bb < hw.sp_banks) & (bc >= 0) & (bc < hw.acc_banks)
+    multi = nbuf > 1
+    sp_stride = np.where(split & multi & (hw.sp_banks > 1), (hw.sp_banks // 2) * hw.sp_bank_rows, 0)
+    acc_stride = np.where(split & multi & (hw.acc_banks > 1), (hw.acc_banks // 2) * hw.acc_bank_rows, 0)
+    a_start = ba * hw.sp_bank_rows
+    b_start = np.where(packed, a_start + np.where(sp_stride != 0, ra, ra * nbuf), bb * hw.sp_bank_rows)
+    regions = [(a_start, ra, sp_stride, hw.sp_rows), (b_start, rb, sp_stride, hw.sp_rows),
+               (bc * hw.acc_bank_rows, rc, acc_stride, hw.acc_rows)]
+    for start, rows, stride, limit in regions:
+        step = np.where(stride != 0, stride, rows)
+        ok = ok & ~((rows > step) & multi) & (start + (nbuf - 1) * step + rows <= limit)
+    (sa, ra_, st_a, _), (sb, rb_, st_b, _) = regions[0], regions[1]
+    step_a, step_b = np.where(st_a != 0, st_a, ra_), np.where(st_b != 0, st_b, rb_)
+    for i in range(2):
+        for j in range(2):
+            lo, o_lo = sa + i * step_a, sb + j * step_b
+            both = (i < nbuf) & (j < nbuf)
+            ok = ok & ~(both & (lo <= o_lo + rb_ - 1) & (o_lo <= lo + ra_ - 1))
+    return ok
 
 
 def grow_tiles(tiles: dict[str, int], limits: dict[str, int], fits: Callable[[dict[str, int]], bool],

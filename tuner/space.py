@@ -23,6 +23,8 @@ from toolkit.knobs import Domains
 from toolkit.ops import Op
 from toolkit.schedule import Schedule, ScheduleError
 
+from .fitting import FitRows, fit_codes
+
 
 # fit knobs that place regions, not size them: at their first values (bank 0, packed) they take the least room.
 # They only move regions, so whether a placement fits depends on the sizing knobs only through the regions'
@@ -93,14 +95,14 @@ class Space:
         self._free_radix = [len(self.domains[n]) for n in self.free]
         self._free_size = math.prod(self._free_radix)
         self.raw_size = math.prod(len(v) for v in self.domains.values())
-        self.valid_fit = self._enumerate_fit()
-        self._fit_lookup = {tuple(row): i for i, row in enumerate(self.valid_fit.tolist())}
-        self.size = len(self.valid_fit) * self._free_size
+        self._vectorized = domains is None and hasattr(self.cls, "plan_arrays") and kind.fit_knobs is not None
+        self._fit_rows = self._enumerate_fit()
+        self.size = len(self._fit_rows) * self._free_size
         if self.size == 0:
             raise ScheduleError(f"no schedule of {op.key} fits {hw.name}")
 
     # ---- construction --------------------------------------------------------------
-    def _enumerate_fit(self) -> np.ndarray:
+    def _enumerate_fit(self) -> FitRows:
         """Every fitting combination of the fit knobs, in two stages: the placement knobs (banks,
         split buffers) only multiply the sizes that fit at their first values, bank 0 and packed,
         which take the least room: a size that does not fit there fits nowhere. A placement only
@@ -109,6 +111,10 @@ class Space:
         base = {n: self.domains[n][0] for n in self.free}
         placement = [n for n in self.fit if n in PLACEMENT_KNOBS]
         sizes = [n for n in self.fit if n not in PLACEMENT_KNOBS]
+        radix, order = [len(self.domains[n]) for n in self.fit], [self.fit.index(n) for n in sizes + placement]
+        if self._vectorized:   # the kind's own domains: every value is one its class accepts
+            return FitRows(fit_codes(self.cls, self.op, self.hw, self.domains, self.fit, placement, base,
+                                     lambda knobs: _passes(lambda: self.cls(**knobs))), radix, order)
         places = [(p, {n: self.domains[n][v] for n, v in zip(placement, p)})
                   for p in itertools.product(*(range(len(self.domains[n])) for n in placement))]
         allowed: list[bool | None] = [None] * len(places)
@@ -132,7 +138,14 @@ class Space:
             rows = placed[shapes]
             valid.append(np.hstack([np.broadcast_to(np.array(size, np.int32), (len(rows), len(sizes))), rows]))
         columns = [(sizes + placement).index(n) for n in self.fit]
-        return np.concatenate(valid)[:, columns] if valid else np.zeros((0, len(self.fit)), np.int32)
+        rows = np.concatenate(valid)[:, columns] if valid else np.zeros((0, len(self.fit)), np.int32)
+        return FitRows.of_rows(rows, radix, order)
+
+    @property
+    def valid_fit(self) -> np.ndarray:
+        """Every fitting combination of the fit knobs, one row of value indices (in :attr:`fit`'s order)
+        each, int32; built on first use (a large conv has millions)."""
+        return self._fit_rows.rows()
 
     # ---- indexing ----------------------------------------------------------------------
     def __len__(self) -> int:
@@ -144,7 +157,7 @@ class Space:
             raise IndexError(f"point {index} outside a space of {self.size}")
         fit_i, rest = divmod(int(index), self._free_size)
         g = [0] * len(self.names)
-        for pos, v in zip(self._fit_pos, self.valid_fit[fit_i].tolist()):
+        for pos, v in zip(self._fit_pos, self._fit_rows.row(fit_i)):
             g[pos] = v
         for pos, radix in zip(reversed(self._free_pos), reversed(self._free_radix)):
             rest, g[pos] = divmod(rest, radix)
@@ -154,12 +167,12 @@ class Space:
         """The value indices of point ``index``'s sizing knobs (its fit knobs but the placement ones: tiles,
         buffering, dataflow): points of one shape differ only in placement, order and pipeline knobs.
         () for every point of a kind that names no fit knobs (resadd, maxpool)."""
-        row = self.valid_fit[int(index) // self._free_size]
-        return tuple(int(row[c]) for c in self._sizing_cols)
+        row = self._fit_rows.row(int(index) // self._free_size)
+        return tuple(row[c] for c in self._sizing_cols)
 
     def index(self, genome: Sequence[int]) -> int | None:
         """Point index of ``genome``, or None when it does not fit."""
-        fit_i = self._fit_lookup.get(tuple(genome[p] for p in self._fit_pos))
+        fit_i = self._fit_rows.get([genome[p] for p in self._fit_pos])
         if fit_i is None:
             return None
         rest = 0
@@ -198,16 +211,12 @@ class Space:
         half.domains = {**self.domains, name: [value]}
         half.fixed = {**self.fixed, name: value}
         if name in self.fit:
-            col = self.fit.index(name)
-            rows = self.valid_fit[self.valid_fit[:, col] == v].copy()
-            rows[:, col] = 0
-            half.valid_fit = rows
-            half._fit_lookup = {tuple(row): i for i, row in enumerate(rows.tolist())}
+            half._fit_rows = self._fit_rows.restrict(self.fit.index(name), v)
         else:
             half._free_radix = [1 if n == name else r for n, r in zip(self.free, self._free_radix)]
             half._free_size = math.prod(half._free_radix)
         half.raw_size = math.prod(len(d) for d in half.domains.values())
-        half.size = len(half.valid_fit) * half._free_size
+        half.size = len(half._fit_rows) * half._free_size
         if half.default is not None and half.index_of(half.default) is None:
             half.default = None
         if half.size == 0:
@@ -262,9 +271,9 @@ class Space:
 
         g = [0] * len(self.names)
         if self.fit:
-            dist = sum(np.abs(coords(n)[self.valid_fit[:, k]] - target[p])
+            dist = sum(np.abs(coords(n)[self._fit_rows.column(k)] - target[p])
                        for k, (n, p) in enumerate(zip(self.fit, self._fit_pos)))
-            for pos, v in zip(self._fit_pos, self.valid_fit[int(np.argmin(dist))].tolist()):
+            for pos, v in zip(self._fit_pos, self._fit_rows.row(int(np.argmin(dist)))):
                 g[pos] = v
         for pos in self._free_pos:
             g[pos] = int(np.argmin(np.abs(coords(self.names[pos]) - target[pos])))

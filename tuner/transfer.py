@@ -23,7 +23,7 @@ from isa import HardwareConfig
 from toolkit.ops import Op
 from toolkit.kinds import from_dict as op_from_dict
 
-from .database import Database, Record
+from .database import Database, Record, schedule_key
 from .features import FEATURE_VERSION, featurize
 from .space import Space
 
@@ -52,6 +52,12 @@ def similar_workloads(db: Database, op: Op, hw: HardwareConfig, backend: str, k:
     return sorted((t for t in found if math.isfinite(t[2])), key=lambda t: (t[2], t[0]))[:k]
 
 
+def _fastest(recs: list[Record]) -> list[Record]:
+    """Records fastest first; ties by schedule (as Database.best breaks them), never by which landed
+    first: workers finish in any order, and the order decides which records warm-start and seed a search."""
+    return sorted(recs, key=lambda r: (r.cycles, schedule_key(r.schedule)))
+
+
 def hardware_distance(a: HardwareConfig, b: HardwareConfig) -> float:
     """L1 distance of the log2 hardware sizes; a field that may be 0 (an on/off extension such as
     store_requant) counts 1 where the two differ."""
@@ -66,7 +72,7 @@ def other_hardware(db: Database, op: Op, hw: HardwareConfig, backend: str, k: in
     for r in db.records(workload=op.key, backend=backend, status="ok"):
         if r.hw_hash != hw.config_hash() and r.cycles is not None:
             by_hw.setdefault(r.hw_hash, []).append(r)
-    found = [(HardwareConfig.from_dict(recs[0].hw), sorted(recs, key=lambda r: r.cycles)) for recs in by_hw.values()]
+    found = [(HardwareConfig.from_dict(recs[0].hw), _fastest(recs)) for recs in by_hw.values()]
     return sorted(found, key=lambda t: (hardware_distance(hw, t[0]), t[0].config_hash()))[:k]
 
 
@@ -92,7 +98,7 @@ def warm_start(db: Database, op: Op, hw: HardwareConfig, backend: str, *, worklo
                         if r.cycles is not None]) for key, o, _ in similar_workloads(db, op, hw, backend, workloads)]
     sources += [(op.to_dict(), other, recs) for other, recs in other_hardware(db, op, hw, backend, hardware)]
     for op_dict, rec_hw, recs in sources:
-        recs = sorted(recs, key=lambda r: r.cycles)[:per_workload]
+        recs = _fastest(recs)[:per_workload]
         X += _featurized(db, op_dict, rec_hw, recs)
         y += [float(r.cycles) for r in recs]
     if not X:
@@ -106,8 +112,8 @@ def seed_points(db: Database, space: Space, backend: str, *, workloads: int = 3,
     then of its workload on the nearest other hardware points."""
     out: list[int] = []
     hw_hash = space.hw.config_hash()
-    ranked = [sorted((r for r in db.records(workload=key, hw_hash=hw_hash, backend=backend, status="ok")
-                      if r.cycles is not None), key=lambda r: r.cycles)
+    ranked = [_fastest([r for r in db.records(workload=key, hw_hash=hw_hash, backend=backend, status="ok")
+                        if r.cycles is not None])
               for key, _, _ in similar_workloads(db, space.op, space.hw, backend, workloads)]
     ranked += [recs for _, recs in other_hardware(db, space.op, space.hw, backend, hardware)]
     for recs in ranked:

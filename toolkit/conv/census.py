@@ -25,7 +25,7 @@ from ..lowering import op_buffers
 from .geometry import padded_width
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
-from .schedule import ConvSchedule, DepthwiseSchedule
+from .schedule import ConvPlan, ConvSchedule, DepthwiseSchedule
 from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, tile_ranges
 
 _SP, _IN, _W, _ACC = 0, 1, 2, 3   # what shifts a word's local address: nothing, the input, weight, acc base
@@ -63,16 +63,51 @@ class _Piece:
             self.words.add(funct, rs1, rs2, stride)
             self.shift.append((shift1.ravel(), shift2.ravel()))
 
-    def census(self, count: int, bases: np.ndarray) -> Census:
-        """The words with each local address shifted by ``bases`` (indexed by _SP, _IN, _W, _ACC)."""
-        c = self.words.census(count)
+    @functools.cached_property
+    def _built(self) -> tuple[Census, np.ndarray]:
+        """The words (count 1) and, per word, what shifts its rs1 and rs2: joined once, when the piece is
+        complete (its first census), then shared by every census of it."""
+        c = self.words.census(1)
         if not self.shift:
-            return c
+            return c, np.zeros((len(c.count), 2), dtype=np.int64)   # _SP: base 0, no shift
+        return c, np.stack([np.concatenate([s[which] for s in self.shift]) for which in (0, 1)], axis=1)
+
+    @staticmethod
+    def census(pieces: list["_Piece"], counts: np.ndarray, bases: np.ndarray) -> Census:
+        """The words of ``pieces`` one after another, each piece's ``counts`` times, with each local address
+        shifted by its row of ``bases`` (columns _SP, _IN, _W, _ACC)."""
+        built = [p._built for p in pieces]
+        c = join([b[0] for b in built])
+        lens = np.array([len(b[0].count) for b in built], dtype=np.int64)
+        shift = np.concatenate([b[1] for b in built]) if built else np.zeros((0, 2), np.int64)
         words = c.words.copy()
-        for col, which in ((1, 0), (2, 1)):
-            shift = np.concatenate([s[which] for s in self.shift])
-            words[:, col] += bases[shift].astype(np.uint64)
-        return c._replace(words=words)
+        words[:, 1:] += bases.astype(np.uint64)[np.repeat(np.arange(len(pieces)), lens)[:, None], shift]
+        return c._replace(words=words, count=np.repeat(np.asarray(counts, dtype=np.int64), lens))
+
+
+class _Classes:
+    """A census's parts, class by class: ``each`` groups the steps of a part into classes (with the buffers
+    each uses), builds a class's piece once (shared across candidates of one context) and joins the part's."""
+
+    def __init__(self, parts: list[Census], bufs: list[np.ndarray], plan: ConvPlan) -> None:
+        self.parts, self.bufs, self.plan = parts, bufs, plan
+
+    def each(self, part: str, context: tuple, keys: list[np.ndarray], active: np.ndarray,
+             build: Callable[[_Piece, int], None]) -> None:
+        """Classes of ``active`` steps alike in ``keys``; ``build`` fills a class's piece from its first step."""
+        bufs, plan = self.bufs, self.plan
+        firsts, counts = classes(keys + bufs, active)
+        pieces = []
+        for n, values in zip(firsts.tolist(), np.stack(keys)[:, firsts].T.tolist()):
+            key = (context, part, *values)
+            if key not in _PIECES:
+                if len(_PIECES) >= _MAX_PIECES:
+                    _PIECES.clear()
+                build(_PIECES.setdefault(key, _Piece()), n)
+            pieces.append(_PIECES[key])
+        bases = np.stack([np.zeros(len(firsts), np.int64), plan.a.base(bufs[0][firsts]), plan.b.base(bufs[1][firsts]),
+                          plan.c.base(bufs[2][firsts])], axis=1)
+        self.parts.append(_Piece.census(pieces, counts, bases))
 
 
 def _loads(piece: _Piece, loads: list, funct: int, dram: int, local: Callable, shift: int, stride: int) -> None:
@@ -131,7 +166,6 @@ def _copy_census(op: Conv2d, hw: HardwareConfig, buffers: dict[str, Buffer]) -> 
     return join([frame(1, config_ex=0), w.census(1)])
 
 
-# Over 40 lines: the step arrays and the five kinds of words of a step, each a short call.
 def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
                 ) -> tuple[Census, dict[str, Buffer]]:
     """The census of ``lower_conv(op, s, hw)``'s stream, and its buffers. A depthwise conv's reduction is
@@ -164,40 +198,32 @@ def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedul
         out = _Output(*(rng[x[n]] for rng, x in zip(ranges, (b, h, w, k))), 0)
         return out, walk.step(out, int(r[n]), walk.reduction(out.kbs) if dw else reduction)
 
-    # a class's words at base 0 depend on the op, the hardware, the tiles, the mvin width and the
-    # dataflow, not on the placement, loop order or pipeline knobs: candidates that differ only there share them
-    context = (op, hw, t, s.mvin_blocks, s.packs_taps, s.dataflow)
+    # a class's words at base 0 depend on the op, the hardware, the tiles, and per part the mvin width (the
+    # loads), the dataflow (the computes), not on the placement, loop order or pipeline knobs: candidates
+    # that differ only there share them
+    loads, computes_of = (op, hw, t, s.packs_taps, s.mvin_blocks), (op, hw, t, s.packs_taps, s.dataflow)
 
-    def each(part: str, keys: list[np.ndarray], active: np.ndarray, build: Callable[[_Piece, int], None]) -> None:
-        for n, count in zip(*classes(keys + bufs, active)):
-            key = (context, part, *(int(x[n]) for x in keys))
-            if key not in _PIECES:
-                if len(_PIECES) >= _MAX_PIECES:
-                    _PIECES.clear()
-                build(_PIECES.setdefault(key, _Piece()), int(n))
-            bases = np.array([0, plan.a.base(bufs[0][n]), plan.b.base(bufs[1][n]), plan.c.base(bufs[2][n])])
-            parts.append(_PIECES[key].census(int(count), bases))
-
+    each = _Classes(parts, bufs, plan).each
     src, out_bytes, full = buffers[geo.source].addr, (4 if op.out_dtype == "int32" else 1), op.out_dtype == "int32"
     # a step's words depend on its channel tile only through whether it is the last (a ragged one), and
     # on the reduction's first step (it overwrites the accumulators); the other channel tiles are alike
     taps, last_c = r // nc, r % nc == nc - 1
-    each("input", [last[0], hcls, wcls, taps, last_c, *([last[3]] if dw else [])], new_in, lambda p, n: _loads(
+    each("input", loads, [last[0], hcls, wcls, taps, last_c, *([last[3]] if dw else [])], new_in, lambda p, n: _loads(
         p, walk._input_loads(*tile(n), 0), Funct.MVIN, src, lambda x: x, _IN, plan.in_plane))
     if dw:
-        each("weights", [last[3], taps], new_w, lambda p, n: _diagonals(
+        each("weights", loads, [last[3], taps], new_w, lambda p, n: _diagonals(
             p, walk._diagonals(tile(n)[1], 0), buffers["weight"].addr))
     else:
-        each("weights", [last[3], taps, last_c], new_w, lambda p, n: _loads(
+        each("weights", loads, [last[3], taps, last_c], new_w, lambda p, n: _loads(
             p, walk._weight_loads(tile(n)[1], tile(n)[0].kbs, 0), Funct.MVIN2, buffers["weight"].addr,
             lambda x: x, _W, plan.w_plane))
     if op.bias:
-        each("bias", [*last, first_r], first_r, lambda p, n: _loads(
+        each("bias", loads, [*last, first_r], first_r, lambda p, n: _loads(
             p, walk._bias_loads(tile(n)[0]), Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
-    each("computes", [last[0], hcls, wcls, taps, last_c, first_r, last[3]], np.ones(len(b), bool),
+    each("computes", computes_of, [last[0], hcls, wcls, taps, last_c, first_r, last[3]], np.ones(len(b), bool),
          lambda p, n: _computes(p, *walk.computes(*tile(n), 0, 0), s.dataflow))
-    each("stores", [*last, last_r], last_r, lambda p, n: _store(p, walk._stores(tile(n)[0]), buffers["output"].addr,
-                                                       out_bytes, full))
+    each("stores", (op, hw, t, s.packs_taps), [*last, last_r], last_r, lambda p, n: _store(
+        p, walk._stores(tile(n)[0]), buffers["output"].addr, out_bytes, full))
     return join(parts), buffers
 
 

@@ -2,22 +2,38 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, Mapping, NamedTuple
+
+import numpy as np
 
 from isa import HardwareConfig
 
-from ..schedule import DATAFLOWS, MemoryPlan, Pipelined, ScheduleError, check_dataflow, check_int, check_plan, place
+from ..schedule import (DATAFLOWS, MemoryPlan, Pipelined, PlanArrays, ScheduleError, check_dataflow, check_int, check_plan,
+                        dataflows_allowed, place)
 from .geometry import ConvGeometry, conv_geometry
 
 
-def axis_slots(tile: int, ktile: int, stride: int | None) -> int:
-    """Input indices {o * stride + k} an output tile of ``tile`` and kernel tile of ``ktile`` reads.
+def axis_slots(tile: Any, ktile: Any, stride: Any) -> Any:
+    """Input indices {o * stride + k} an output tile of ``tile`` (>= 1) and kernel tile of ``ktile`` reads
+    (ints or arrays): (tile - 1) * stride + ktile, or tile * ktile when the stride skips inputs (stride >
+    ktile), which is then the smaller.
 
     Without the stride (``None``) the bound for any stride, tile * ktile.
     """
-    if stride is None or stride > ktile:
+    if stride is None:
         return tile * ktile
-    return (tile - 1) * stride + ktile
+    wide, narrow = tile * ktile, (tile - 1) * stride + ktile
+    return np.minimum(wide, narrow) if isinstance(wide, np.ndarray) or isinstance(narrow, np.ndarray) \
+        else min(wide, narrow)
+
+
+def plan_rows(t: Tiles, d: int, strides: tuple[Any, Any], depthwise: bool) -> tuple[Any, ...]:
+    """Rows of one channel block of the input, weights and accumulators, then of one buffer of each
+    region (ints or arrays)."""
+    in_plane = t.b * axis_slots(t.oh, t.kh, strides[0]) * axis_slots(t.ow, t.kw, strides[1])
+    w_plane = t.kh * t.kw * t.c * d
+    acc_plane = t.b * t.oh * t.ow
+    return in_plane, w_plane, acc_plane, t.c * in_plane, w_plane * (1 if depthwise else t.k), t.k * acc_plane
 
 
 class Tiles(NamedTuple):
@@ -96,17 +112,34 @@ class ConvScheduleBase(Pipelined):
                 if tile > extent:
                     packed = " under pack_taps (kernel (KH, 1) over KW*in_c channels)" if self.packs_taps else ""
                     raise ScheduleError(f"{name}={tile} is more than the {extent} of {op.key}{packed}")
-        in_plane = t.b * axis_slots(t.oh, t.kh, strides[0]) * axis_slots(t.ow, t.kw, strides[1])
-        w_plane = t.kh * t.kw * t.c * d
-        acc_plane = t.b * t.oh * t.ow
+        in_plane, w_plane, acc_plane, a_rows, b_rows, c_rows = plan_rows(t, d, strides, self.OP == "depthwise")
         sp = (hw.sp_bank_rows, hw.sp_banks, split)
-        a = place(self.in_bank, t.c * in_plane, self.nbuf, *sp)
-        b = place(self.w_bank, w_plane * (1 if self.OP == "depthwise" else t.k), self.nbuf, *sp,
-                  after=a if self.w_bank == self.in_bank else None)
-        c = place(self.acc_bank, t.k * acc_plane, self.nbuf, hw.acc_bank_rows, hw.acc_banks, split)
+        a = place(self.in_bank, a_rows, self.nbuf, *sp)
+        b = place(self.w_bank, b_rows, self.nbuf, *sp, after=a if self.w_bank == self.in_bank else None)
+        c = place(self.acc_bank, c_rows, self.nbuf, hw.acc_bank_rows, hw.acc_banks, split)
         check_plan(self, hw, (("input", a, "scratchpad"), ("weights", b, "scratchpad"),
                               ("accumulators", c, "accumulator")))
         return ConvPlan(a, b, c, in_plane, w_plane, acc_plane)
+
+    @classmethod
+    def plan_arrays(cls, hw: HardwareConfig, op: Any, knobs: Mapping[str, Any]) -> PlanArrays:
+        """:meth:`memory_plan` over arrays of knobs (the tuner's space: toolkit.schedule.regions_fit places
+        them); a conv's geometry, so its strides and extents, depends on pack_taps."""
+        k = {n: np.asarray(v) for n, v in knobs.items()}
+        ok = dataflows_allowed(k["dataflow"], hw) & (k["mvin_blocks"] >= 1) & (k["mvin_blocks"] <= hw.max_block_len)
+        depthwise = cls.OP == "depthwise"
+        t = Tiles(*(k[f"tile_{n}"] for n in ("b", "oh", "ow", "c" if depthwise else "k", "kh", "kw", "c")))
+        strides: tuple[Any, Any] = (None, None)
+        if op is not None:
+            ok = ok & (not getattr(op, "pool", None))
+            pack = k.get("pack_taps", np.asarray(False))
+            direct, packed = conv_geometry(op, False), conv_geometry(op, True) if pack.any() else None
+            pick = (lambda f: np.where(pack, f(packed), f(direct))) if packed else (lambda f: f(direct))  # noqa: E731
+            strides = (pick(lambda g: g.stride[0]), pick(lambda g: g.stride[1]))
+            ok = ok & (t.kh <= pick(lambda g: g.kernel[0])) & (t.kw <= pick(lambda g: g.kernel[1])) \
+                & (t.c <= pick(lambda g: -(-g.channels // hw.dim)))
+        rows = plan_rows(t, hw.dim, strides, depthwise)[3:]
+        return PlanArrays(rows, (k["in_bank"], k["w_bank"], k["acc_bank"]), ok)
 
     def describe(self) -> str:
         t = self.tiles()

@@ -1,6 +1,7 @@
 """The conv tile walk: residency, and the runs each tile loads, computes and stores."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
@@ -78,12 +79,14 @@ class ConvTile:
     stores: list
 
 
-def axis_layout(o0: int, n: int, k0: int, nk: int, stride: int, padding: int) -> tuple[list[int], np.ndarray]:
+@functools.lru_cache(maxsize=65536)
+def axis_layout(o0: int, n: int, k0: int, nk: int, stride: int, padding: int) -> tuple[tuple[int, ...], np.ndarray]:
     """The phase layout of one spatial axis of an input tile.
 
     Output pixels o0..o0+n-1 under taps k0..k0+nk-1 read input o * stride + k - padding.
     Returns ``offset`` (tap k reads slot (o - o0) + offset[k - k0]) and the input
-    index held by each slot; slots group by phase, consecutive within one.
+    index held by each slot; slots group by phase, consecutive within one. Cached (the walk asks it
+    per step, the census per class): both read-only.
     """
     span: dict[int, tuple[int, int]] = {}
     for k in range(k0, k0 + nk):
@@ -95,9 +98,11 @@ def axis_layout(o0: int, n: int, k0: int, nk: int, stride: int, padding: int) ->
         lo, hi = span[r]
         base[r] = len(index)
         index.extend((o0 + lo + j) * stride + r for j in range(n + hi - lo))
-    offset = [base[(k - padding) % stride] + (k - padding) // stride - span[(k - padding) % stride][0]
-              for k in range(k0, k0 + nk)]
-    return offset, np.array(index)
+    offset = tuple(base[(k - padding) % stride] + (k - padding) // stride - span[(k - padding) % stride][0]
+                   for k in range(k0, k0 + nk))
+    held = np.array(index)
+    held.setflags(write=False)
+    return offset, held
 
 
 def tile_ranges(extent: int, tile: int) -> list[range]:
@@ -153,9 +158,9 @@ class _Step:
     khs: range
     kws: range
     cbs: range
-    row_offset: list[int]
+    row_offset: tuple[int, ...]
     row_index: np.ndarray
-    col_offset: list[int]
+    col_offset: tuple[int, ...]
     col_index: np.ndarray
     first: bool
     last: bool

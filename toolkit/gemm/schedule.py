@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
 
 from isa import HardwareConfig
 
-from ..schedule import DATAFLOWS, MemoryPlan, Pipelined, ScheduleError, check_dataflow, check_int, check_plan, place
+from ..schedule import (DATAFLOWS, MemoryPlan, Pipelined, PlanArrays, ScheduleError, check_dataflow, check_int, check_plan,
+                        dataflows_allowed, place)
 
 
 LOOP_ORDERS = ("ijk", "jik")
@@ -64,17 +67,32 @@ class MatmulSchedule(Pipelined):
         check_int("a_bank", self.a_bank, 0, hw.sp_banks - 1)
         check_int("b_bank", self.b_bank, 0, hw.sp_banks - 1)
         check_int("c_bank", self.c_bank, 0, hw.acc_banks - 1)
-        d, split = hw.dim, self.split_buffers
-        a = place(self.a_bank, self.tile_i * self.tile_k * d, self.nbuf, hw.sp_bank_rows, hw.sp_banks, split)
-        b = place(self.b_bank, self.tile_k * self.tile_j * d, self.nbuf, hw.sp_bank_rows, hw.sp_banks, split,
+        split = self.split_buffers
+        rows_a, rows_b, rows_c = _region_rows(self.tile_i, self.tile_j, self.tile_k, hw.dim)
+        a = place(self.a_bank, rows_a, self.nbuf, hw.sp_bank_rows, hw.sp_banks, split)
+        b = place(self.b_bank, rows_b, self.nbuf, hw.sp_bank_rows, hw.sp_banks, split,
                   after=a if self.b_bank == self.a_bank else None)
-        c = place(self.c_bank, self.tile_i * self.tile_j * d, self.nbuf, hw.acc_bank_rows, hw.acc_banks, split)
+        c = place(self.c_bank, rows_c, self.nbuf, hw.acc_bank_rows, hw.acc_banks, split)
         check_plan(self, hw, (("A", a, "scratchpad"), ("B", b, "scratchpad"), ("C", c, "accumulator")))
         return MemoryPlan(a, b, c)
+
+    @classmethod
+    def plan_arrays(cls, hw: HardwareConfig, op: Any, knobs: Mapping[str, Any]) -> PlanArrays:
+        """:meth:`memory_plan` over arrays of knobs (the tuner's space: toolkit.schedule.regions_fit places them)."""
+        transposes = (op.transpose_a, op.transpose_b) if op is not None else (False, False)
+        mvin = np.asarray(knobs["mvin_blocks"])
+        ok = dataflows_allowed(knobs["dataflow"], hw, transposes) & (mvin >= 1) & (mvin <= hw.max_block_len)
+        return PlanArrays(_region_rows(knobs["tile_i"], knobs["tile_j"], knobs["tile_k"], hw.dim),
+                          (knobs["a_bank"], knobs["b_bank"], knobs["c_bank"]), ok)
 
     def describe(self) -> str:
         return (f"tiles {self.tile_i}x{self.tile_j}x{self.tile_k}, "
                 f"{'double' if self.double_buffer else 'single'}-buffered")
+
+
+def _region_rows(tile_i: Any, tile_j: Any, tile_k: Any, d: int) -> tuple[Any, Any, Any]:
+    """Rows of one buffer of A, B and C (ints or arrays)."""
+    return tile_i * tile_k * d, tile_k * tile_j * d, tile_i * tile_j * d
 
 
 def matmul_blocks(M: int, N: int, K: int, hw: HardwareConfig) -> dict[str, int]:
