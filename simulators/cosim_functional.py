@@ -2,7 +2,8 @@
 calls this): the toolkit's functional model, fed one RoCC word at a time, with the C program's own
 memory as its DRAM.
 
-Every DMA row is checked first by the runtime (the address, its length, read or write), so that
+Every word is checked first (``CosimWords``, the runtime's check on either engine), and every DMA
+row is checked by the runtime (the address, its length, read or write), so that
 memory that is not the program's is an error naming the address, never a crash.
 """
 from __future__ import annotations
@@ -12,9 +13,8 @@ import tomllib
 
 import numpy as np
 
-from isa import HardwareConfig
-from isa.encoding import decode
-from isa.loop_unroll import Unroller
+from isa import HardwareConfig, Instruction
+from isa.checker import WordChecker
 
 from .functional import FunctionalModel
 
@@ -48,16 +48,27 @@ class _ProcessModel(FunctionalModel):
             self._bytes(addr + i * stride, row.size, True)[:] = row
 
 
+class CosimWords:
+    """The runtime's check of every word a C program issues, on either engine (``rtl/cosim/word_check.h``
+    calls ``check`` before the engine sees the word): the toolkit's checker, word by word."""
+
+    def __init__(self, hw_toml: str) -> None:
+        self.hw = HardwareConfig.from_dict(tomllib.loads(hw_toml)["hardware"])
+        self._checker = WordChecker(self.hw)
+        self.checked: list[Instruction] = []   # the primitives of the word last checked
+
+    def check(self, funct: int, rs1: int, rs2: int) -> None:
+        """Raise :class:`isa.checker.ProgramError` (naming the word) unless the word may run."""
+        self.checked = self._checker.feed(funct, rs1, rs2)
+
+
 class CosimModel:
-    """The accelerator of one C program: ``issue`` runs each word as it comes (loops unrolled)."""
+    """The accelerator of one C program: ``issue`` runs the word ``words`` last checked (its loops unrolled)."""
 
-    def __init__(self, hw_toml: str, refusal: int) -> None:
-        hw = HardwareConfig.from_dict(tomllib.loads(hw_toml)["hardware"])
-        self._model = _ProcessModel(hw, refusal)
-        self._unroller = Unroller(hw)
+    def __init__(self, words: CosimWords, refusal: int) -> None:
+        self._words = words
+        self._model = _ProcessModel(words.hw, refusal)
 
-    def issue(self, funct: int, rs1: int, rs2: int) -> None:
-        ins = decode(funct, rs1, rs2)
-        expanded = self._unroller.feed(ins)
-        for primitive in [ins] if expanded is None else expanded:
+    def issue(self) -> None:
+        for primitive in self._words.checked:
             self._model.step(primitive)
