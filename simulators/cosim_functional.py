@@ -18,8 +18,8 @@ from isa.checker import WordChecker
 
 from .functional import FunctionalModel
 
-# the runtime's systolic_cosim_refusal(addr, len, write): why not, or NULL
-_Refusal = ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int)
+# the runtime's systolic_cosim_copy(addr, len, buf, write): NULL when copied, else why not
+_Copy = ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_int)
 
 
 class MemoryRefused(ValueError):
@@ -27,25 +27,28 @@ class MemoryRefused(ValueError):
 
 
 class _ProcessModel(FunctionalModel):
-    """The functional model whose DRAM is the process's memory, checked row by row."""
+    """The functional model whose DRAM is the process's memory, copied row by row by the runtime, which
+    checks each row as it moves."""
 
-    def __init__(self, hw: HardwareConfig, refusal: int) -> None:
+    def __init__(self, hw: HardwareConfig, copy: int) -> None:
         super().__init__(hw, None)
-        self._refusal = _Refusal(refusal)
+        self._copy = _Copy(copy)
 
-    def _bytes(self, addr: int, nbytes: int, write: bool) -> np.ndarray:
-        why = self._refusal(addr, nbytes, int(write))
+    def _move(self, addr: int, row: np.ndarray, write: bool) -> None:
+        why = self._copy(addr, row.size, row.ctypes.data, int(write))
         if why:
             raise MemoryRefused(why.decode())
-        return np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(addr))
 
     def _dram_rows(self, addr: int, rows: int, stride: int, nbytes: int) -> np.ndarray:
-        return np.stack([self._bytes(addr + r * stride, nbytes, False) for r in range(rows)])
+        out = np.empty((rows, nbytes), np.uint8)
+        for r in range(rows):
+            self._move(addr + r * stride, out[r], False)
+        return out
 
     def _dram_write(self, addr: int, stride: int, data: np.ndarray) -> None:
         raw = np.ascontiguousarray(data).view(np.uint8).reshape(data.shape[0], -1)
         for i, row in enumerate(raw):
-            self._bytes(addr + i * stride, row.size, True)[:] = row
+            self._move(addr + i * stride, row, True)
 
 
 class CosimWords:
@@ -65,9 +68,9 @@ class CosimWords:
 class CosimModel:
     """The accelerator of one C program: ``issue`` runs the word ``words`` last checked (its loops unrolled)."""
 
-    def __init__(self, words: CosimWords, refusal: int) -> None:
+    def __init__(self, words: CosimWords, copy: int) -> None:
         self._words = words
-        self._model = _ProcessModel(words.hw, refusal)
+        self._model = _ProcessModel(words.hw, copy)
 
     def issue(self) -> None:
         for primitive in self._words.checked:

@@ -79,6 +79,20 @@ def test_unmapped_memory_is_an_error_naming_the_address(tmp_path: Path, engine: 
     assert "was not refused" not in ran.stdout
 
 
+@pytest.mark.parametrize("case, why", [("FREED", "DMA read of \\d+ bytes at {}: not memory of this program"),
+                                       ("READONLY", "DMA write of \\d+ bytes at {}: the program's memory there is "
+                                                    "read-only")])
+def test_memory_the_program_gave_up_is_an_error_not_a_crash(tmp_path: Path, engine: str, case: str,
+                                                            why: str) -> None:
+    """Issue 41 #1: the runtime checked against its last copy of /proc/self/maps, so DMA to a buffer
+    after free() (unmapped) or mprotect(PROT_READ) passed the check and died of SIGSEGV."""
+    ran = _run(tmp_path, C_DIR / "stale_memory.c", engine, defines=(case,))
+    assert ran.returncode == 70, ran.stdout + ran.stderr
+    (addr,) = re.findall(r"^stale_memory: at (0x[0-9a-f]+)$", ran.stdout, re.M)
+    assert re.search("^systolic: error: " + why.format(addr), ran.stderr, re.M), ran.stderr
+    assert "not refused" not in ran.stdout
+
+
 def test_gemmini_counters_count_on_the_rtl(tmp_path: Path, verilator_ok: None) -> None:
     ran = _run(tmp_path, C_DIR / "counters.c", "verilator")
     assert ran.returncode == 0, ran.stdout + ran.stderr

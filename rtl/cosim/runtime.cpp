@@ -111,10 +111,11 @@ extern "C" uint64_t systolic_rdcycle(void) {
     });
 }
 
-// For the functional engine's Python side: why a DMA may not touch these bytes, or NULL.
-extern "C" const char* systolic_cosim_refusal(uint64_t addr, uint64_t len, int write) {
+// For the functional engine's Python side: one DMA row copied between `buf` and the program's
+// memory (into it when `write`) at the moment of the call; NULL when done, else why not.
+extern "C" const char* systolic_cosim_copy(uint64_t addr, uint64_t len, void* buf, int write) {
     static std::string why;
-    why = cosim::runtime().memory.refusal(addr, len, write != 0);
+    why = cosim::runtime().memory.copy(addr, buf, len, write != 0);
     return why.empty() ? nullptr : why.c_str();
 }
 
