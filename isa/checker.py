@@ -28,7 +28,9 @@ from .instructions import (
     DATAFLOWS, ConfigSt, ConfigStScales, Fence, Flush, Instruction, ISAError, Mvin, Mvout, Preload,
 )
 from .buffers import MAX_DRAM_BYTES, BufferTableError, check_buffer_table
+from .config import HardwareConfig
 from .dram_hazards import DramAccesses
+from .encoding import decode
 from .loop_unroll import Unroller
 from .loop_words import LoopConvWs, LoopError, LoopWord, LoopWs
 from .program import Program
@@ -70,6 +72,40 @@ def check_buffers(prog: Program) -> None:
     check_buffer_table(prog.buffers)
 
 
+DECODED_WORDS = 1 << 16   # distinct words a WordChecker keeps decoded
+
+
+class WordChecker:
+    """The checker of a stream of words, each checked as it comes, before any engine runs it: a C
+    program's words under ``systolic cc`` (``rtl/cosim``), on either engine. It checks what
+    :func:`check` checks of each instruction (its fields, its rows, the config state, a loop's
+    expansion), but not DRAM: the program's memory is the process's, which the runtime checks at
+    each access; nor DRAM hazards, whose order the program's own fences set."""
+
+    def __init__(self, hw: HardwareConfig) -> None:
+        self._checker = _Checker(Program(hw, [], {}))
+        self._checker.dram = False
+        self._decoded: dict[tuple[int, int, int], Instruction] = {}   # a program repeats its words
+        self.words = 0   # words checked so far: the next one's index
+
+    def feed(self, funct: int, rs1: int, rs2: int) -> list[Instruction]:
+        """The primitives word (funct, rs1, rs2) runs, or :class:`ProgramError` naming the word by its
+        index (from 0), its assembly text (or its three fields, when it decodes to no instruction) and why."""
+        index, word = self.words, (funct, rs1, rs2)
+        ins = self._decoded.get(word)
+        if ins is None:
+            try:
+                ins = decode(*word)
+            except ISAError as exc:
+                raise ProgramError(index, f"funct={funct} rs1={rs1:#x} rs2={rs2:#x}", str(exc)) from None
+            if len(self._decoded) >= DECODED_WORDS:
+                self._decoded.clear()
+            self._decoded[word] = ins
+        expanded = self._checker.step(index, ins)
+        self.words += 1
+        return expanded
+
+
 class _Checker:
     def __init__(self, prog: Program) -> None:
         self.prog, self.hw = prog, prog.hw
@@ -84,28 +120,36 @@ class _Checker:
         self.in_loop = False        # checking a loop's expansion: its DRAM ranges must lie inside buffers
         self.accesses = DramAccesses(prog.dram_size)
         self.at = (0, -1)           # the instruction being checked: (index, position in its loop's expansion)
+        self.unroller = Unroller(self.hw)
+        self.previous: _Loop | None = None   # the last loop, while only loop words follow it
+        self.dram = True            # check DRAM ranges against the program's DRAM (a WordChecker's is the process's)
         self.dispatch = {Mvin: self.mvin, Mvout: self.mvout, Preload: self.preload,
                          ComputePreloaded: self.compute, ComputeAccumulated: self.compute,
                          ConfigEx: self.config_ex, ConfigLd: self.config_ld, ConfigSt: self.config_st,
                          ConfigStScales: self.config_st_scales, Flush: _nothing, Fence: self.fence}
 
     def run(self) -> None:
-        unroller = Unroller(self.hw)
-        previous: _Loop | None = None   # the last loop, while only loop words follow it
         for index, ins in enumerate(self.prog.instructions):
-            self.at = (index, -1)
-            try:
-                expanded = unroller.feed(ins)
-            except LoopError as exc:
-                raise self._error(index, ins, str(exc)) from None
-            if expanded is None:
-                if reason := self.dispatch[type(ins)](ins):
-                    raise self._error(index, ins, reason)
-                previous = None   # Gemmini's unrollers pass it on only once every loop before it is issued
-            elif isinstance(ins, (LoopWs, LoopConvWs)):
-                # LoopConv and LoopMatmul each run two loops of their own kind at once, never of the other
-                overlapping = previous if previous and type(previous.ins) is type(ins) else None
-                previous = self._loop(index, ins, expanded, overlapping)
+            self.step(index, ins)
+
+    def step(self, index: int, ins: Instruction) -> list[Instruction]:
+        """Check instruction ``index`` under the state the ones before it left; the primitives it runs."""
+        self.at = (index, -1)
+        try:
+            expanded = self.unroller.feed(ins)
+        except LoopError as exc:
+            raise self._error(index, ins, str(exc)) from None
+        if expanded is None:
+            if reason := self.dispatch[type(ins)](ins):
+                raise self._error(index, ins, reason)
+            self.previous = None   # Gemmini's unrollers pass it on only once every loop before it is issued
+            return [ins]
+        if isinstance(ins, (LoopWs, LoopConvWs)):
+            # LoopConv and LoopMatmul each run two loops of their own kind at once, never of the other
+            previous = self.previous
+            overlapping = previous if previous and type(previous.ins) is type(ins) else None
+            self.previous = self._loop(index, ins, expanded, overlapping)
+        return expanded
 
     def _error(self, index: int, ins: Instruction, reason: str) -> ProgramError:
         return ProgramError(index, format_instruction(ins, self.dram_names), reason)
@@ -151,8 +195,7 @@ class _Checker:
             return f"{what}: accumulate/full flags ({addr:#x}) only apply to accumulator addresses"
         if acc and write and addr & FULL_BIT:
             return f"{what}: the .full flag applies to reads only"
-        if acc and not write and addr & ACCUM_BIT:
-            return f"{what}: the .accum flag applies to writes only"
+        # a read ignores .accum, as Gemmini's does (gemmini.h's tiled_matmul mvouts C with it set)
         limit = self.hw.acc_rows if acc else self.hw.sp_rows
         last = (addr & ROW_MASK) + first + (count - 1) * stride
         if last >= limit:
@@ -161,6 +204,8 @@ class _Checker:
         return None
 
     def _dram(self, addr: int, rows: int, stride: int, row_bytes: int, write: bool, local: int) -> str | None:
+        if not self.dram:
+            return None
         end = addr + (rows - 1) * stride + row_bytes
         if end > self.prog.dram_size:
             return f"DRAM bytes {addr}..{end - 1} run past the end of DRAM ({self.prog.dram_size} bytes)"

@@ -6,6 +6,7 @@ RTL its cycles, to the cycle. Built with the machine's gcc."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 import signal
@@ -18,6 +19,7 @@ import numpy as np
 import pytest
 
 import toolkit as tk
+from isa import Fence
 from simulators import cosim
 from toolkit.cli import main
 
@@ -62,13 +64,13 @@ def test_a_loop_conv_with_rotated_weights_checks(tmp_path: Path, engine: str) ->
 
 
 def test_a_loop_field_we_lack_stops_the_program(tmp_path: Path, engine: str) -> None:
-    """LOOP_WS's act=2 (LayerNorm): the functional engine's checker and the RTL's assertion each stop
-    the program with exit 70 and the runtime's error line, not with a status the program could give."""
+    """LOOP_WS's act=2 (LayerNorm): the runtime's check of the word stops the program on either engine
+    (the RTL never sees it) with exit 70 and the same error line, not with a status the program could
+    give."""
     ran = _run(tmp_path, C_DIR / "loop_ws.c", engine, defines=("ACT=2",))
     assert ran.returncode == 70, ran.stdout + ran.stderr
-    why = "loop_ws.act=2 (LAYERNORM) is not implemented" if engine == "functional" else \
-        "an RTL assertion failed at cycle"
-    assert f"systolic: error: {why}" in ran.stderr
+    assert re.search(r"^systolic: error: instruction \d+ `loop_ws .*act=2 .*`: loop_ws.act=2 \(LAYERNORM\) is not "
+                     r"implemented", ran.stderr, re.M), ran.stderr
     assert "loop_ws: ok" not in ran.stdout
 
 
@@ -77,6 +79,20 @@ def test_unmapped_memory_is_an_error_naming_the_address(tmp_path: Path, engine: 
     assert ran.returncode == 70
     assert "systolic: error: DMA read of 4 bytes at 0xdead0000: not memory of this program" in ran.stderr
     assert "was not refused" not in ran.stdout
+
+
+@pytest.mark.parametrize("case, why", [("FREED", "DMA read of 4 bytes at {}: not memory of this program"),
+                                       ("READONLY", "DMA write of 4 bytes at {}: the program's memory there is "
+                                                    "read-only")])   # a row of DIM (4) bytes, on both engines
+def test_memory_the_program_gave_up_is_an_error_not_a_crash(tmp_path: Path, engine: str, case: str,
+                                                            why: str) -> None:
+    """Issue 41 #1: the runtime checked against its last copy of /proc/self/maps, so DMA to a buffer
+    after free() (unmapped) or mprotect(PROT_READ) passed the check and died of SIGSEGV."""
+    ran = _run(tmp_path, C_DIR / "stale_memory.c", engine, defines=(case,))
+    assert ran.returncode == 70, ran.stdout + ran.stderr
+    (addr,) = re.findall(r"^stale_memory: at (0x[0-9a-f]+)$", ran.stdout, re.M)
+    assert re.search("^systolic: error: " + why.format(addr), ran.stderr, re.M), ran.stderr
+    assert "not refused" not in ran.stdout
 
 
 def test_gemmini_counters_count_on_the_rtl(tmp_path: Path, verilator_ok: None) -> None:
@@ -110,6 +126,31 @@ def test_exported_c_reproduces_tk_run(tmp_path: Path, engine: str, case: str) ->
     assert "outputs match" in ran.stdout
     if engine == "verilator":
         assert _cycles(ran.stderr) == tk.run(prog, inputs, backend="verilator").cycles
+
+
+def _without_its_last_fence(prog: tk.Program) -> tk.Program:
+    assert isinstance(prog.instructions[-1], Fence)
+    return dataclasses.replace(prog, instructions=prog.instructions[:-1])
+
+
+ENDS_WITHOUT_FENCE = {"matmul without its fence": (tk.matmul(10, 7, 9), _without_its_last_fence),
+                      "maxpool2d": (tk.maxpool2d(1, 9, 9, 5, kernel=3, stride=2, padding=1), lambda prog: prog)}
+
+
+@pytest.mark.parametrize("case", ENDS_WITHOUT_FENCE)
+def test_exported_c_of_a_program_without_a_last_fence_ends_on_its_cycle(tmp_path: Path, verilator_ok: None,
+                                                                       case: str) -> None:
+    """Issue 41 #9: the exported C waited for the accelerator at its end with a fence, whose word costs
+    the RTL's dispatch a cycle that tk.run (ending when the accelerator is done) never counts: 130
+    against 129 for a matmul without its fence, 410 against 409 for maxpool2d."""
+    op, edit = ENDS_WITHOUT_FENCE[case]
+    prog, inputs = edit(tk.compile(op, TINY)), op.random_inputs(seed=1)
+    assert not isinstance(prog.instructions[-1], Fence)
+    source = tmp_path / "exported.c"
+    source.write_text(prog.to_c(inputs, check=op.reference(inputs)))
+    ran = _run(tmp_path, source, "verilator")
+    assert ran.returncode == 0 and "outputs match" in ran.stdout, ran.stdout + ran.stderr
+    assert _cycles(ran.stderr) == tk.run(prog, inputs, backend="verilator").cycles
 
 
 def test_exported_c_fails_on_a_wrong_output(tmp_path: Path) -> None:
@@ -279,3 +320,21 @@ def test_the_runtime_forgets_the_words_it_has_dispatched(tmp_path: Path) -> None
         assert ran.returncode == 0, ran.stdout + ran.stderr
         (peaks[words],) = [int(x) for x in re.findall(r"^peak (\d+)$", ran.stdout, re.M)]
     assert peaks[3_000_000] - peaks[100_000] < 16 * 1024, peaks   # 2.9M words kept would be 70 MB
+
+
+@pytest.mark.parametrize("define, why", [
+    ("FUNCT=50", "instruction 2 `funct=50 rs1=0x0 rs2=0x0`: unknown funct 50"),
+    ("FUNCT=0x1234567", "instruction 2 `funct=19088743 rs1=0x0 rs2=0x0`: unknown funct 19088743"),
+    ("ROW=0x3ffff", "instruction 2 `mvin dram="),
+])
+def test_both_engines_refuse_a_bad_word_alike(tmp_path: Path, engine: str, define: str, why: str) -> None:
+    """Issue 41 #2: the RTL ran unknown functs and wrapped a scratchpad row past the end; the functional
+    engine refused them, the row with numpy's broadcast error. The runtime's check refuses each on both
+    engines, before it runs, with the checker's message naming the word and the field."""
+    ran = _run(tmp_path, C_DIR / "bad_word.c", engine, defines=(define,))
+    assert ran.returncode == 70, ran.stdout + ran.stderr
+    (line,) = [ln for ln in ran.stderr.splitlines() if ln.startswith("systolic: error: ")]
+    assert line.startswith(f"systolic: error: {why}"), line
+    if define.startswith("ROW"):
+        assert line.endswith("local: row 262146 is past the scratchpad (1024 rows)"), line
+    assert "bad_word: ran" not in ran.stdout

@@ -126,6 +126,20 @@ def test_c_rows_are_checked_with_the_stride_of_the_compute() -> None:
         check(prog)
 
 
+def test_a_read_ignores_the_accumulate_flag_as_gemmini_s_does(tiny_model) -> None:
+    """gemmini.h's tiled_matmul mvouts C from an accumulator address with .accum set (Gemmini ignores it on a
+    read): the checker takes it, and both backends store what the plain address holds."""
+    buffers = _table(X=64, O=128)
+    plain = _matmul_program(buffers)
+    flagged = Program(TINY, plain.instructions[:-1] + [Mvout(buffers["O"].addr, acc_addr(0, accumulate=True), 4, 4)],
+                      buffers)
+    check(flagged)
+    inputs = {"X": np.arange(64, dtype=np.int8).reshape(8, 8)}
+    want = functional.run(plain, inputs).outputs["O"]
+    for run in (functional.run, V.run):
+        np.testing.assert_array_equal(run(flagged, inputs).outputs["O"], want)
+
+
 def test_inputs_that_name_no_buffer_are_rejected() -> None:
     prog = _matmul_program(_table(X=0, O=64))
     inputs = {**inputs_for(prog), "Xx": np.zeros((8, 8), np.int8)}

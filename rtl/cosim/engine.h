@@ -1,6 +1,7 @@
 // What the runtime drives: the accelerator behind the words of one C program. An engine is the
 // Verilated RTL (engine_verilator.cpp) or the functional model (engine_functional.cpp); a
-// runtime library holds one of them, and make_engine() builds it.
+// runtime library holds one of them, and make_engine() builds it. Every word reaches it checked
+// (word_check.h): both engines run the same words and refuse the same ones.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -15,6 +16,8 @@ extern "C" const char systolic_cosim_hw_toml[];      // HardwareConfig.to_toml()
 extern "C" const char systolic_cosim_pythonpath[];   // the functional engine's sys.path, ':'-separated
 extern "C" const uint64_t systolic_cosim_watchdog;   // cycles without progress before a run stops
 extern "C" const uint32_t systolic_cosim_hw_fields[];   // HardwareConfig.hardware_fields()
+
+class WordCheck;   // word_check.h: what the runtime checks every word with, before the engine
 
 class Engine {
   public:
@@ -32,6 +35,8 @@ class Engine {
     virtual double clock_seconds() const = 0;         // wall time spent clocking the accelerator
 };
 
-std::unique_ptr<Engine> make_engine(ProcessMemory& memory);
+// `words` has checked each word before the engine's issue() gets it (the functional engine runs
+// the primitives it checked)
+std::unique_ptr<Engine> make_engine(ProcessMemory& memory, WordCheck& words);
 
 }  // namespace cosim

@@ -77,7 +77,7 @@ class VerilatorEngine : public Engine {
 
 }  // namespace
 
-std::unique_ptr<Engine> make_engine(ProcessMemory& memory) {
+std::unique_ptr<Engine> make_engine(ProcessMemory& memory, WordCheck&) {
     return std::make_unique<VerilatorEngine>(memory);
 }
 

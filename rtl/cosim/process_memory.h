@@ -1,9 +1,19 @@
 // The C program's own address space as the accelerator's DRAM: a DMA address is a pointer.
 // A transfer must lie in mappings of the process that allow it (readable for a DMA read,
 // writable for a DMA write); else it is refused with a message that names its address, never
-// a crash. The mappings come from /proc/self/maps, read again when a transfer falls outside
-// those known so far (the heap and the stack grow, mmap adds mappings).
+// a crash. Two checks, for two moments:
+// * when the DMA takes a transfer (check, refusal): against the mappings of /proc/self/maps, read
+//   again when a transfer falls outside those known so far (the heap and the stack grow, mmap adds
+//   mappings). A mapping known from before may be gone since (free() unmaps, mprotect), so this
+//   check alone may pass what the next one refuses;
+// * when the bytes move (read, write, copy): the copy is the kernel's (process_vm_readv/writev on
+//   the process itself), which fails with EFAULT, not SIGSEGV, on a page the process cannot read
+//   or write at that moment; the mappings, read again, then say why.
 #pragma once
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -24,22 +34,46 @@ class ProcessMemory {
             reload();
             why = look_up(addr, len, write);
         }
-        if (why.empty()) return why;
-        char head[96];
-        std::snprintf(head, sizeof head, "DMA %s of %" PRIu64 " bytes at 0x%" PRIx64 ": ",
-                      write ? "write" : "read", len, addr);
-        return head + why;
+        return why.empty() ? why : head(addr, len, write) + why;
+    }
+
+    // Copy len bytes between `buf` and the process's memory at addr (into it when `write`), at the
+    // moment of the call; "" when done, else why not (nothing is copied then, or part of it).
+    std::string copy(uint64_t addr, void* buf, uint64_t len, bool write) {
+        if (len == 0) return "";
+        struct iovec local = {buf, len};
+        struct iovec remote = {reinterpret_cast<void*>(addr), len};
+        const ssize_t n = write ? process_vm_writev(getpid(), &local, 1, &remote, 1, 0)
+                                : process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+        if (n == static_cast<ssize_t>(len)) return "";
+        const int error = n < 0 ? errno : EFAULT;   // a short copy stopped at a page it could not move
+        reload();
+        std::string why = look_up(addr, len, write);
+        if (why.empty()) why = std::string("the kernel refused the copy: ") + std::strerror(error);
+        return head(addr, len, write) + why;
     }
 
     // The DRAM model's interface (harness/dram.h): what is "read" or "write".
     void check(uint64_t addr, uint32_t len, const char* what) {
-        const std::string why = refusal(addr, len, std::strcmp(what, "write") == 0);
-        if (!why.empty()) harness::fail(2, why);
+        fail_if(refusal(addr, len, std::strcmp(what, "write") == 0));
     }
-    uint8_t* at(uint64_t addr) { return reinterpret_cast<uint8_t*>(addr); }
+    void read(uint64_t addr, uint8_t* dst, uint32_t len) { fail_if(copy(addr, dst, len, false)); }
+    void write(uint64_t addr, const uint8_t* src, uint32_t len) {
+        fail_if(copy(addr, const_cast<uint8_t*>(src), len, true));
+    }
 
   private:
     struct Mapping { uint64_t lo, hi; bool read, write; };
+
+    static void fail_if(const std::string& why) {
+        if (!why.empty()) harness::fail(2, why);
+    }
+    static std::string head(uint64_t addr, uint64_t len, bool write) {
+        char text[96];
+        std::snprintf(text, sizeof text, "DMA %s of %" PRIu64 " bytes at 0x%" PRIx64 ": ",
+                      write ? "write" : "read", len, addr);
+        return text;
+    }
 
     std::string look_up(uint64_t addr, uint64_t len, bool write) const {
         if (addr + len < addr) return "the range wraps around the address space";

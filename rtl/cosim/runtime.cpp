@@ -1,7 +1,8 @@
 // The co-simulation runtime (include/systolic_cosim.h): the C API a program calls, its
 // engine, Gemmini's counters, and the report at exit (cycles and counters on stderr). A
 // failure of the simulation (a refused DMA address, a watchdog, a bad word) is one line on
-// stderr, "systolic: error: ...", and exit status EXIT_SIMULATION.
+// stderr, "systolic: error: ...", and exit status EXIT_SIMULATION. Every word passes the
+// toolkit's checker first (word_check.h), whichever the engine.
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include "gemmini_counters.h"
 #include "systolic_cosim.h"
 #include "systolic_isa.h"
+#include "word_check.h"
 
 namespace cosim {
 namespace {
@@ -21,6 +23,7 @@ constexpr int EXIT_SIMULATION = 70;
 
 struct Runtime {
     ProcessMemory memory;
+    WordCheck words;   // every word, checked before the engine gets it: one rule for both engines
     std::unique_ptr<Engine> engine;
     GemminiCounters counters;
 };
@@ -57,9 +60,9 @@ void report() {
 // The runtime, started on first use; its report runs at exit.
 Runtime& runtime() {
     if (!the_runtime) {
-        the_runtime = new Runtime();
         try {
-            the_runtime->engine = make_engine(the_runtime->memory);
+            the_runtime = new Runtime();
+            the_runtime->engine = make_engine(the_runtime->memory, the_runtime->words);
         } catch (const harness::Failure& f) {
             die(f);
         }
@@ -85,6 +88,7 @@ using cosim::Runtime;
 extern "C" uint64_t systolic_rocc(uint64_t funct, uint64_t rs1, uint64_t rs2) {
     return cosim::guarded([&](Runtime& rt) -> uint64_t {
         if (funct != FUNCT_COUNTER_OP) {
+            rt.words.check({funct, rs1, rs2});
             rt.engine->issue({funct, rs1, rs2});
             return 0;
         }
@@ -107,10 +111,11 @@ extern "C" uint64_t systolic_rdcycle(void) {
     });
 }
 
-// For the functional engine's Python side: why a DMA may not touch these bytes, or NULL.
-extern "C" const char* systolic_cosim_refusal(uint64_t addr, uint64_t len, int write) {
+// For the functional engine's Python side: one DMA row copied between `buf` and the program's
+// memory (into it when `write`) at the moment of the call; NULL when done, else why not.
+extern "C" const char* systolic_cosim_copy(uint64_t addr, uint64_t len, void* buf, int write) {
     static std::string why;
-    why = cosim::runtime().memory.refusal(addr, len, write != 0);
+    why = cosim::runtime().memory.copy(addr, buf, len, write != 0);
     return why.empty() ? nullptr : why.c_str();
 }
 

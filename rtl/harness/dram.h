@@ -4,7 +4,8 @@
 // port (one memory port that moves CFG_DMA_BEAT_BYTES a cycle after a fixed latency, the
 // accelerator alone) or, with an L2 configured, the SoC's memory (soc_memory.h).
 // Where the bytes live is the Memory's business: check(addr, len, what) refuses a transfer
-// (it throws) and at(addr) is its first byte. ImageMemory is the program file's DRAM image;
+// (it throws) when the DMA takes it, and read/write copy its bytes when they move (and may throw
+// then: the C runtime's memory can change between the two). ImageMemory is the program file's DRAM image;
 // the co-simulation runtime's ProcessMemory is the C program's own address space.
 #pragma once
 #include <cstdint>
@@ -30,7 +31,8 @@ class ImageMemory {
         if (addr + len > image_.size() - DRAM_SLACK)
             fail(2, std::string("DMA ") + what + " past the end of DRAM");
     }
-    uint8_t* at(uint64_t addr) { return image_.data() + addr; }
+    void read(uint64_t addr, uint8_t* dst, uint32_t len) { std::memcpy(dst, image_.data() + addr, len); }
+    void write(uint64_t addr, const uint8_t* src, uint32_t len) { std::memcpy(image_.data() + addr, src, len); }
 
   private:
     std::vector<uint8_t>& image_;
@@ -51,7 +53,9 @@ template <class Memory> class Dram {
             // the row is read from DRAM when its response is first presented
             const Resp& r = resps_.front();
             top.dma_rd_resp_tag_i = r.tag;
-            set_bytes(top.dma_rd_resp_data_i, mem_.at(r.addr), r.len);
+            rdata_.resize(r.len);
+            mem_.read(r.addr, rdata_.data(), r.len);
+            set_bytes(top.dma_rd_resp_data_i, rdata_.data(), r.len);
             presented_ = resp_id_;
         }
         ack_valid_ = !acks_.empty() && acks_.front().avail <= cycle;
@@ -88,7 +92,7 @@ template <class Memory> class Dram {
         }
         if (wr_fire_) {
             accept(wr_, "write");
-            std::memcpy(mem_.at(wr_.addr), wdata_.data(), wr_.len);   // visible at once
+            mem_.write(wr_.addr, wdata_.data(), wr_.len);   // visible at once
             ++writes_;
         }
         if (!p_.soc()) return move_beat(cycle);
@@ -163,7 +167,7 @@ template <class Memory> class Dram {
     bool resp_valid_ = false, ack_valid_ = false, rd_fire_ = false, wr_fire_ = false;
     bool resp_fire_ = false;
     Xfer rd_{}, wr_{};
-    std::vector<uint8_t> wdata_;
+    std::vector<uint8_t> wdata_, rdata_;
 };
 
 }  // namespace harness

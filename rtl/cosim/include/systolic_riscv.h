@@ -6,6 +6,7 @@
  * the 128-byte red zone below the stack pointer, where the compiler may keep values. */
 #ifndef SYSTOLIC_RISCV_H
 #define SYSTOLIC_RISCV_H
+#define SYSTOLIC_CC 1   /* built by systolic cc (exported C waits for the accelerator by a clock read) */
 __asm__(".macro fence\n"
         "  lea -128(%rsp), %rsp\n"
         "  call systolic_fence_trampoline\n"
