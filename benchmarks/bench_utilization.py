@@ -12,8 +12,9 @@ bit-exact against numpy) it measures, side by side in one run:
 
 and prints utilization = ideal / cycles (ideal: the im2col GEMM's ceil-blocked MACs / dim^2),
 the checks "tuned >= default >= gemmini" as measured (never by construction), and the
-targets of issue 8. "headroom" is gemmini's cycles over the floor (floor_cycles: the MACs on real
-input at dim^2 a cycle, or the compulsory DRAM bytes at a beat a cycle): the largest speedup over the
+targets of issue 8. "headroom" is gemmini's cycles over the floor (toolkit.floor: the largest of the
+MACs on real input at dim^2 a cycle, the compulsory bytes at the memory's bandwidth in each direction,
+and the fewest commands at the host's cost; "floor is" names which): the largest speedup over the
 library that any schedule could reach on this hardware. For gemmini_gemms it prints SCALE-Sim 3.0's no-stall figure beside
 each shape (16x16 WS, batch 1, DMA not modelled: a peer's analytical ceiling, not a
 measurement of ours).
@@ -43,7 +44,8 @@ sys.path.insert(0, str(ROOT))
 
 import toolkit as tk  # noqa: E402
 from networks.suite import load_suite  # noqa: E402
-from toolkit.kinds import dram_cycles, ideal_cycles  # noqa: E402
+from toolkit.floor import floor  # noqa: E402
+from toolkit.kinds import ideal_cycles  # noqa: E402
 from tuner.api import tune  # noqa: E402
 
 # SCALE-Sim 3.0, 16x16 weight-stationary, batch 1, no stalls (issue 8), keyed by (M, K, N)
@@ -59,29 +61,12 @@ class Row:
     ideal: int
     cycles: dict[str, int | None]
     shape: tuple[int, ...] = ()   # (M, K, N) of a matmul: the SCALE-Sim key
-    floor: int = 0                # the fewest cycles any schedule can take (floor_cycles)
+    floor: int = 0                # the fewest cycles any schedule can take (toolkit.floor)
+    bound: str = ""               # which of the floor's bounds it is: compute, dram_read, dram_write or host
 
     def util(self, which: str) -> float | None:
         c = self.cycles.get(which)   # none for an op without MACs (resadd, maxpool): its ratio says it all
         return self.ideal / c if c and self.ideal else None
-
-
-def valid_taps(extent: int, kernel: int, stride: int, padding: int, out: int) -> int:
-    """Over the ``out`` output positions of one axis, the kernel taps that land inside the input."""
-    pos = np.arange(out)[:, None] * stride - padding + np.arange(kernel)[None, :]
-    return int(((pos >= 0) & (pos < extent)).sum())
-
-
-def floor_cycles(op: tk.Op, hw: tk.HardwareConfig) -> int:
-    """A lower bound of every schedule's cycles on ``hw``: the MACs that touch real input (a padded tap
-    multiplies a zero, so a schedule may skip it) at dim^2 a cycle, or the compulsory DRAM bytes at a beat a
-    cycle, whichever is more. Unlike the ideal (the im2col GEMM's blocks), no schedule can beat it."""
-    macs = op.macs
-    if op.KIND in ("conv2d", "depthwise"):
-        taps = (valid_taps(op.in_h, op.kernel[0], op.stride, op.padding, op.out_h)
-                * valid_taps(op.in_w, op.kernel[1], op.stride, op.padding, op.out_w))
-        macs = macs // (op.out_h * op.out_w * op.kernel[0] * op.kernel[1]) * taps
-    return max(-(-macs // hw.dim ** 2), dram_cycles(op, hw))
 
 
 def measure(op: tk.Op, hw: tk.HardwareConfig, schedule) -> int:
@@ -112,7 +97,8 @@ def measure_layer(layer, suite: str, args: argparse.Namespace) -> "Row":
         cycles["search" if args.search_only else "unseeded"] = (
             search if args.search_only else tuned(op, hw, args, args.db_dir / f"{suite}-unseeded.db", False)[0])
     shape = (op.M, op.K, op.N) if op.KIND == "matmul" else ()
-    return Row(layer.name, op.KIND, layer.count, ideal_cycles(op, hw), cycles, shape, floor_cycles(op, hw))
+    under = floor(op, hw)
+    return Row(layer.name, op.KIND, layer.count, ideal_cycles(op, hw), cycles, shape, under.cycles, under.bound)
 
 
 def in_order(row: Row, final: str) -> bool:
@@ -126,7 +112,7 @@ def format_row(row: Row, kinds: list[str], gemms: bool) -> str:
     final = "tuned" if "tuned" in kinds else "default"
     line = f"{row.name:<22} {row.count:>5} {row.ideal:>9} " + " ".join(f"{fmt(row.util(k)):>9}" for k in kinds)
     line += f" {row.cycles['gemmini'] / row.cycles[final]:>8.2f}x {row.cycles['gemmini'] / row.floor:>8.2f}x"
-    line += f" {'ok' if in_order(row, final) else 'NO':>6}"
+    line += f" {row.bound:>10} {'ok' if in_order(row, final) else 'NO':>6}"
     if gemms:
         line += f" {SCALE_SIM.get(row.shape, float('nan')):>9.3f}"
     return line
@@ -164,7 +150,7 @@ def main() -> int:
           f"{args.trials} tuning trials a layer (model tuner, {args.tile_policy} tiles)")
     gemms = suite.name.startswith("gemmini_gemms")
     head = f"{'layer':<22} {'count':>5} {'ideal':>9} " + " ".join(f"{k:>9}" for k in kinds)
-    print(head + f" {'x gemmini':>9} {'headroom':>9} {'order':>6}" + (f" {'SCALE-Sim':>9}" if gemms else ""))
+    print(head + f" {'x gemmini':>9} {'headroom':>9} {'floor is':>10} {'order':>6}" + (f" {'SCALE-Sim':>9}" if gemms else ""))
     start = time.perf_counter()
     with ProcessPoolExecutor(args.jobs) as pool:
         futures = {pool.submit(measure_layer, layer, suite.name, args): i for i, layer in enumerate(layers)}

@@ -161,15 +161,16 @@ def test_array_work_counts_what_the_computes_stream(tiny) -> None:
 
 
 def test_floor_counts_only_taps_on_real_input(gemmini) -> None:
-    """bench_utilization's floor: a padded tap is not work, so a padded conv's floor is below its ideal;
-    an unpadded one with whole channel blocks is its ideal."""
-    from benchmarks.bench_utilization import floor_cycles
+    """toolkit.floor's compute bound (bench_utilization's floor): a padded tap is not work, so a padded
+    conv's is below its ideal; an unpadded one with whole channel blocks is its ideal."""
+    from toolkit.floor import floor
     conv = tk.conv2d(2, 9, 7, 32, 48, kernel=3, stride=2, padding=1)
     inside = np.pad(np.ones((9, 7)), 1)   # brute force: which padded-input positions are real
     taps = sum(inside[2 * i + di, 2 * j + dj] for i in range(conv.out_h) for j in range(conv.out_w)
                for di in range(3) for dj in range(3))
-    assert floor_cycles(conv, gemmini) == -(-int(taps) * 2 * 32 * 48 // 256) < ideal_cycles(conv, gemmini)
+    assert floor(conv, gemmini).compute == -(-int(taps) * 2 * 32 * 48 // 256) < ideal_cycles(conv, gemmini)
     exo = tk.conv2d(4, 16, 16, 128, 128, kernel=3, padding=0)
-    assert floor_cycles(exo, gemmini) == ideal_cycles(exo, gemmini)
+    assert floor(exo, gemmini).compute == ideal_cycles(exo, gemmini)
     add = tk.resadd(1, 4, 4, 16)
-    assert floor_cycles(add, gemmini) == -(-add.compulsory_bytes // gemmini.dma_beat_bytes)
+    alone = tk.HardwareConfig.preset("gemmini-alone")   # one DMA port: every byte at a beat a cycle
+    assert floor(add, alone).cycles == -(-add.compulsory_bytes // alone.dma_beat_bytes)
