@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import toolkit as tk  # noqa: E402
+from toolkit.kinds import flat_schedule  # noqa: E402
 from benchmarks.bench_utilization import measure  # noqa: E402
 from networks.suite import load_suite  # noqa: E402
 
@@ -29,7 +30,7 @@ KINDS = ("matmul", "conv2d", "depthwise")   # the kinds with a dataflow knob
 
 def measure_layer(op: tk.Op, hw: tk.HardwareConfig) -> dict[str, int]:
     """RTL cycles of the default schedule in each dataflow, its outputs checked against the reference."""
-    return {d: measure(op, hw, dataclasses.replace(tk.default_schedule(op, hw), dataflow=d)) for d in DATAFLOWS}
+    return {d: measure(op, hw, dataclasses.replace(flat_schedule(op, hw), dataflow=d)) for d in DATAFLOWS}
 
 
 def main() -> None:

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from isa import HardwareConfig
 from isa.config import ConfigError, check_field
 from simulators.base import ToolchainError
-from toolkit.kinds import default_schedule, dram_cycles, ideal_cycles
+from toolkit.kinds import dram_cycles, flat_schedule, ideal_cycles
 from toolkit.limits import SizeError, check_size
 from toolkit.ops import Op
 from toolkit.schedule import Schedule, ScheduleError
@@ -156,7 +156,7 @@ def misfit(tasks: Sequence[Task], hw: HardwareConfig) -> str:
     for op, _ in tasks:
         try:
             check_size(op, hw)
-            default_schedule(op, hw).memory_plan(hw, op)
+            flat_schedule(op, hw).memory_plan(hw, op)   # the toolkit's own heuristic fits, or nothing does
         except (ScheduleError, SizeError) as exc:
             return f"{op.key}: {exc}"
     return ""
