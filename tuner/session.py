@@ -84,6 +84,7 @@ class TuningSession:
             self.ledger = _Ledger(self.database, space, self.search, self.scope)
             self.ledger.sync()
             self._add_seeds(include_default, transfer_learning)
+            self.include_default = include_default
         except BaseException:
             self._exit.close()
             raise
@@ -127,6 +128,7 @@ class TuningSession:
         (others' included), or the space runs out. ``callbacks`` see each trial this run commits."""
         self._bar = _progress_bar(n_trial, len(self.ledger.history), progress)
         try:
+            self._measure_default_outside(n_trial, callbacks)
             while len(self.ledger.history) < n_trial and self._round(n_trial, callbacks):
                 pass
         finally:
@@ -213,6 +215,18 @@ class TuningSession:
     def _sync(self) -> None:
         for trial in self.ledger.sync():
             self._advance(trial)
+
+    def _measure_default_outside(self, n_trial: int, callbacks: Sequence[Callable[[Trial], None]]) -> None:
+        """A default that is no point of the space (gemmini.h's loops, where the tuner has no loop family of
+        the kind) is measured first, as a trial of its own, so that the best record is never worse than it."""
+        default = self.space.default
+        if not self.include_default or default is None or self.space.index_of(default) is not None \
+                or any(t.schedule == default.to_dict() for t in self.ledger.history):
+            return
+        granted, _ = self.database.claim(*self.scope, [default], n_trial, self.owner)
+        for _, res in self.measurer.measure(self.op, self.hw, [default], None) if granted else ():
+            self.measured_now += 1
+            self._record(-1, default, res, callbacks)
 
     def _advance(self, trial: Trial) -> None:
         if self._bar is not None:
