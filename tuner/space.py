@@ -19,6 +19,7 @@ import numpy as np
 
 from isa import HardwareConfig
 from toolkit.kinds import KINDS, default_schedule, family_class
+from toolkit.library import LibrarySchedule, check_library
 from toolkit.knobs import Domains
 from toolkit.ops import Op
 from toolkit.schedule import Schedule, ScheduleError
@@ -42,7 +43,11 @@ def _passes(check: Callable[[], Any]) -> bool:
 
 
 def fits(schedule: Schedule, op: Op, hw: HardwareConfig) -> Any:
-    """The memory plan of ``schedule``; ScheduleError unless it fits (conv plans depend on the op's stride)."""
+    """The memory plan of ``schedule``; ScheduleError unless it fits (conv plans depend on the op's stride).
+    A schedule of gemmini.h's loops without a plan of its own (a conv's) is held to gemmini.h's assertions."""
+    if isinstance(schedule, LibrarySchedule) and not hasattr(schedule, "memory_plan"):
+        check_library(op, schedule, hw)
+        return None
     return schedule.memory_plan(hw, op)
 
 

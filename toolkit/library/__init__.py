@@ -30,6 +30,12 @@ CONTEXTS: dict[type[LibrarySchedule], Callable[[Any, Any, HardwareConfig], dict[
     LibraryResAdd: resadd_context}
 
 
+def check_library(op: Op, s: LibrarySchedule, hw: HardwareConfig) -> None:
+    """ScheduleError unless gemmini.h's assertions hold for ``s``'s tiles of ``op`` (checked as its words are
+    laid out, without rendering them)."""
+    CONTEXTS[type(s)](op, s, hw)
+
+
 def lower_library(op: Op, s: LibrarySchedule, hw: HardwareConfig) -> Program:
     """Render gemmini.h's words for ``op`` under ``s``; the DRAM buffers are the op's inputs, then outputs."""
     if s.OP != op.KIND:
@@ -40,6 +46,6 @@ def lower_library(op: Op, s: LibrarySchedule, hw: HardwareConfig) -> Program:
                          layout(specs))
 
 
-__all__ = ["CALLS", "LIBRARY_MATMUL_FIT", "library_matmul_domains", "LibraryConv", "LibraryDepthwise", "LibraryMatmul", "LibraryResAdd", "LibrarySchedule",
+__all__ = ["CALLS", "check_library", "LIBRARY_MATMUL_FIT", "library_matmul_domains", "LibraryConv", "LibraryDepthwise", "LibraryMatmul", "LibraryResAdd", "LibrarySchedule",
            "library_class", "lower_library", "tiled_conv_auto", "tiled_conv_dw_auto", "tiled_matmul_auto",
            "tiled_resadd_auto"]

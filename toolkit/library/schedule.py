@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Mapping
 
 from isa import HardwareConfig
 
-from ..schedule import UNUSED, MemoryPlan, Region, Schedule, ScheduleError, check_int
+from ..schedule import MemoryPlan, Region, Schedule, ScheduleError, check_int
 from .words import check_fits
 
 
@@ -30,15 +30,6 @@ class LibrarySchedule(Schedule):
 
     def to_dict(self) -> dict[str, Any]:
         return {"call": self.CALL, **super().to_dict()}
-
-    def memory_plan(self, hw: HardwareConfig, op: Any = None) -> MemoryPlan:
-        """ScheduleError unless gemmini.h's assertions hold for ``op``'s tiles (checked as its words are laid
-        out; LibraryMatmul places its tiles without laying them out). The plan is left empty."""
-        if op is None:
-            raise ScheduleError(f"{self.describe()}: whether gemmini.h's tiles fit depends on the op; give it")
-        from . import CONTEXTS   # the modules that lay the words out import this one
-        CONTEXTS[type(self)](op, self, hw)
-        return MemoryPlan(UNUSED, UNUSED, UNUSED)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "LibrarySchedule":
