@@ -17,19 +17,21 @@ Both are estimates that rank, never measurements (benchmarks/bench_utilization.p
 """
 from __future__ import annotations
 
-from isa import HardwareConfig, Program
-from isa.instructions import ComputePreloaded, Mvin, Mvout, Preload
-from isa.loop_unroll import issued
+from typing import Iterable
+
+from isa import HardwareConfig
+from isa.instructions import ComputePreloaded, Instruction, Mvin, Mvout, Preload
 
 from .estimate import tap_cycles
 from .floor import memory_cycles
 from .ops import Op
 
 
-def loop_cycles(op: Op, prog: Program, hw: HardwareConfig) -> float:
-    """The estimate of a program of Gemmini's loops (see the module's docstring)."""
+def loop_cycles(op: Op, walk: Iterable[tuple[Instruction, int]], hw: HardwareConfig) -> float:
+    """The estimate of a program of Gemmini's loops (see the module's docstring) from ``walk``, its
+    primitives each with the words the host issued for it (isa.loop_unroll.issued)."""
     words = array = rows = last = dma = 0
-    for prim, issued_words in issued(prog.instructions, hw):
+    for prim, issued_words in walk:
         words += issued_words
         if isinstance(prim, Preload):
             array += tap_cycles(rows, last, hw.dim) if rows else 0

@@ -63,13 +63,9 @@ def real_macs(op: Op) -> int:
     return op.macs // (op.out_h * op.out_w * op.kernel[0] * op.kernel[1]) * taps
 
 
-def _bytes(specs: dict) -> int:
-    return sum(int(np.prod(shape)) * np.dtype(dtype).itemsize for shape, dtype in specs.values())
-
-
 def memory_cycles(op: Op, hw: HardwareConfig) -> tuple[int, int]:
     """(read, write) cycles of the compulsory bytes (see the module's docstring)."""
-    reads, writes = _bytes(op.input_specs()), _bytes(op.output_specs())
+    reads, writes = op.input_bytes, op.output_bytes
     if not hw.l2_kib:
         one_port = -(-(reads + writes) // hw.dma_beat_bytes)
         return one_port, one_port

@@ -79,6 +79,11 @@ def epilogue(acc: np.ndarray, activation: str, scale: float, out_dtype: str, out
     return store_epilogue(acc, scale, activation == "relu", out_dtype, out_offset)
 
 
+def spec_bytes(specs: "Spec") -> int:
+    """The bytes of the tensors ``specs`` (name -> (shape, dtype)) hold."""
+    return sum(math.prod(shape) * np.dtype(dtype).itemsize for shape, dtype in specs.values())
+
+
 @dataclass(frozen=True)
 class SizeEstimate:
     """Lower bounds on a lowered op's size: its instruction count and DRAM footprint in bytes."""
@@ -121,10 +126,17 @@ class Op:
         raise NotImplementedError
 
     @property
+    def input_bytes(self) -> int:
+        return spec_bytes(self.input_specs())
+
+    @property
+    def output_bytes(self) -> int:
+        return spec_bytes(self.output_specs())
+
+    @property
     def compulsory_bytes(self) -> int:
         """DRAM bytes any schedule must move: every input read once, every output written once."""
-        specs = {**self.input_specs(), **self.output_specs()}
-        return sum(math.prod(shape) * np.dtype(dtype).itemsize for shape, dtype in specs.values())
+        return self.input_bytes + self.output_bytes
 
     def size_estimate(self, hw: HardwareConfig) -> SizeEstimate:
         """What lowering ``self`` for ``hw`` needs at the least, known before any lowering."""

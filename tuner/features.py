@@ -29,7 +29,7 @@ from isa.loop_words import CONFIG_LD, OPERAND, Field
 from isa.opcodes import MVIN_FUNCTS, ConfigKind, Funct
 from simulators.stand_in import estimate
 from toolkit.census import Census
-from isa.loop_unroll import primitives
+from isa.loop_unroll import issued
 from toolkit.family import loop_cycles
 from toolkit.kinds import KINDS, census, estimate_cycles, family_class, knob_domains, lower
 from toolkit.library import LibrarySchedule
@@ -417,9 +417,7 @@ def shape_features(op: Op) -> np.ndarray:
     params[:len(vals)] = vals
     fl = np.zeros(MAX_FLAGS)
     fl[:min(len(flags), MAX_FLAGS)] = flags[:MAX_FLAGS]
-    in_bytes = sum(math.prod(s) * np.dtype(t).itemsize for s, t in op.input_specs().values())
-    out_bytes = sum(math.prod(s) * np.dtype(t).itemsize for s, t in op.output_specs().values())
-    return np.concatenate([kind, params, fl, _log([op.macs, in_bytes, out_bytes])])
+    return np.concatenate([kind, params, fl, _log([op.macs, op.input_bytes, op.output_bytes])])
 
 
 def hardware_features(hw: HardwareConfig) -> np.ndarray:
@@ -453,27 +451,21 @@ def features(prog: Program, op: Op, schedule: Schedule, domains: dict[str, list]
     if domains is None:
         domains = knob_domains(op, prog.hw)
     hw = prog.hw
-    if isinstance(schedule, LibrarySchedule):   # Gemmini's loops: see loop_features
-        stream = census_features(instruction_census(primitives(prog.instructions, hw)), hw, prog.buffers)
-        return _vector(stream, float(_log(loop_cycles(op, prog, hw))), op, schedule, hw, domains)
+    if isinstance(schedule, LibrarySchedule):
+        # Gemmini's loops, unrolled once: the stream part over what their unrollers issue, and for prior
+        # toolkit.family's estimate, which also counts the words the host issues
+        walk = list(issued(prog.instructions, hw))
+        stream = census_features(instruction_census(p for p, _ in walk), hw, prog.buffers)
+        return _vector(stream, float(_log(loop_cycles(op, walk, hw))), op, schedule, hw, domains)
     return _vector(stream_features(prog), prior_feature(op, schedule, hw, prog), op, schedule, hw, domains)
-
-
-def loop_features(op: Op, hw: HardwareConfig, schedule: LibrarySchedule, domains: dict[str, list]) -> np.ndarray:
-    """The vector of a schedule of Gemmini's loops: the stream part over the primitives its loops unroll
-    into (what the accelerator's units see); its prior toolkit.family.loop_cycles, whose host term
-    counts the words the host issues; its knobs in the slots of the loop class's fields."""
-    return features(lower(op, schedule, hw), op, schedule, domains)
 
 
 def candidate_features(op: Op, hw: HardwareConfig, schedule: Schedule, domains: dict[str, list] | None = None
                        ) -> np.ndarray:
     """The vector of one candidate, equal to :func:`features` of its rendered program: from its census
-    (toolkit.kinds.census: no rendering) where one covers the schedule, else rendered; a schedule of
-    Gemmini's loops by :func:`loop_features`. ScheduleError if it does not fit."""
+    (toolkit.kinds.census: no rendering) where one covers the schedule, else rendered (Gemmini's loops
+    among them). ScheduleError if it does not fit."""
     domains = domains if domains is not None else knob_domains(op, hw)
-    if isinstance(schedule, LibrarySchedule):
-        return loop_features(op, hw, schedule, domains)
     counted = census(op, schedule, hw)
     if counted is None:
         return features(lower(op, schedule, hw), op, schedule, domains)

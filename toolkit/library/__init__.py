@@ -46,6 +46,7 @@ def lower_library(op: Op, s: LibrarySchedule, hw: HardwareConfig) -> Program:
                          layout(specs))
 
 
-__all__ = ["CALLS", "check_library", "LIBRARY_MATMUL_FIT", "library_matmul_domains", "LibraryConv", "LibraryDepthwise", "LibraryMatmul", "LibraryResAdd", "LibrarySchedule",
+__all__ = ["CALLS", "check_library", "LIBRARY_MATMUL_FIT", "library_matmul_domains", "LibraryConv",
+           "LibraryDepthwise", "LibraryMatmul", "LibraryResAdd", "LibrarySchedule",
            "library_class", "lower_library", "tiled_conv_auto", "tiled_conv_dw_auto", "tiled_matmul_auto",
            "tiled_resadd_auto"]

@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Mapping
 
 from isa import HardwareConfig
 
+from ..gemm.schedule import matmul_blocks
 from ..schedule import MemoryPlan, Region, Schedule, ScheduleError, check_int
 from .words import check_fits
 
@@ -139,8 +140,7 @@ def library_class(call: Any) -> type[LibrarySchedule]:
 
 def check_tiles_within(s: LibraryMatmul, op: Any, hw: HardwareConfig) -> None:
     """ScheduleError where a tile is larger than the matmul's blocks (tiled_matmul's assertions)."""
-    d = hw.dim
-    blocks = {"i": -(-op.M // d), "j": -(-op.N // d), "k": -(-op.K // d)}
+    blocks = matmul_blocks(op.M, op.N, op.K, hw)
     if s.tile_i > blocks["i"] or s.tile_j > blocks["j"] or s.tile_k > blocks["k"]:
         raise ScheduleError(f"{s.describe()}: a tile is larger than the {op.M}x{op.N}x{op.K} matmul's "
                             f"{blocks['i']}x{blocks['j']}x{blocks['k']} blocks")
