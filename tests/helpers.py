@@ -8,6 +8,7 @@ import numpy as np
 
 import toolkit as tk
 from isa import HardwareConfig, Program
+from isa.checker import ProgramError, check
 from simulators import functional
 
 
@@ -75,3 +76,12 @@ def tie_inputs(op: tk.Op, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndar
     a[:, 0] = np.arange(a.shape[0]) * 2 - 5
     b[0] = 1
     return {**inputs, "A": a, "B": b}
+
+
+def checker_accepts(prog: Program) -> bool:
+    """Whether the static checker passes ``prog`` whole: its DRAM inside its buffers, no DRAM hazard."""
+    try:
+        check(prog)
+    except ProgramError:
+        return False
+    return True

@@ -19,8 +19,9 @@ from isa import (
     ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Mvin, Mvout, Preload, Program,
 )
 from isa.c_export import _relocations
-from isa.checker import ProgramError, WordChecker, check
+from isa.checker import ProgramError, WordChecker
 from isa.encoding import decode, encode
+from helpers import checker_accepts
 from program_strategies import HW, inputs_for, programs
 from simulators import cosim
 
@@ -99,14 +100,5 @@ def test_both_engines_give_the_same_verdict_and_bits(binaries: dict[str, Path], 
     _file(tmp / "in.bin", words, prog.dram_image(inputs_for(prog)))
     func, rtl = (_outcome(binaries[e], words, tmp) for e in cosim.ENGINES)
     assert func[:2] == rtl[:2]
-    if func[0] == 0 and _hazard_free(Program(HW, [decode(*w[:3]) for w in words], prog.buffers)):
+    if func[0] == 0 and checker_accepts(Program(HW, [decode(*w[:3]) for w in words], prog.buffers)):
         assert func[2] == rtl[2]
-
-
-def _hazard_free(prog: Program) -> bool:
-    """Whether the static checker passes ``prog`` whole: its DRAM inside its buffers, no DRAM hazard."""
-    try:
-        check(prog)
-    except ProgramError:
-        return False
-    return True

@@ -22,6 +22,7 @@ from simulators import functional
 from simulators import verilator as V
 
 from loop_programs import ws_configs, ws_loop
+from helpers import checker_accepts
 from program_strategies import inputs_for
 
 TINY = PRESETS["tiny"]
@@ -323,14 +324,6 @@ def _reordered(prog: Program, seed: int) -> Program:
 ORDERS = 4   # reorderings tried per program
 
 
-def _refuses(prog: Program) -> bool:
-    try:
-        check(prog)
-    except ProgramError:
-        return True
-    return False
-
-
 def _outcomes(hw: HardwareConfig, seeds: range) -> tuple[list[Program], list[Program]]:
     """The programs of ``seeds``, (accepted, refused)."""
     accepted, refused = [], []
@@ -351,7 +344,7 @@ def test_accepted_overlapping_programs_run_the_same_in_any_order_the_rtl_may_cho
     accepted, refused = _outcomes(PRESETS[preset], range(300))
     with monkeypatch.context() as m:   # how many accepted programs hold reads and writes of the same bytes
         m.setattr(dram_hazards, "_ordered", lambda log, a, b: np.zeros(len(a), dtype=bool))
-        overlapping = sum(1 for prog in accepted if _refuses(prog))
+        overlapping = sum(1 for prog in accepted if not checker_accepts(prog))
     assert len(accepted) > 100 and len(refused) > 100 and overlapping > 30, (len(accepted), overlapping)
     for n, prog in enumerate(accepted):
         inputs = inputs_for(prog, seed=n)
