@@ -3,7 +3,7 @@ from .config import PRESETS, ConfigError, HardwareConfig
 from .encoding import decode, decode_all, encode, encode_all
 from .instructions import (
     ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd,
-    ConfigSt, ConfigStScales, Fence, Flush, Instruction, ISAError, Mvin, Mvout, Preload, acc_addr, addr_row, is_acc,
+    ConfigNorm, ConfigSt, ConfigStScales, Fence, Flush, Instruction, ISAError, Mvin, Mvout, Preload, acc_addr, addr_row, is_acc,
     is_garbage, sp_addr,
 )
 from .buffers import Buffer, layout
@@ -18,7 +18,7 @@ from .assembly import InstructionParser, format_instruction
 __all__ = [
     "PRESETS", "ConfigError", "HardwareConfig", "decode", "decode_all", "encode", "encode_all",
     "ACC_BIT", "ACCUM_BIT", "FULL_BIT", "GARBAGE", "ROW_MASK", "ComputeAccumulated", "ComputePreloaded",
-    "ConfigEx", "ConfigLd", "ConfigSt", "ConfigStScales", "Fence", "Flush", "Instruction", "ISAError", "Mvin", "Mvout",
+    "ConfigEx", "ConfigLd", "ConfigNorm", "ConfigSt", "ConfigStScales", "Fence", "Flush", "Instruction", "ISAError", "Mvin", "Mvout",
     "Preload", "acc_addr", "addr_row", "is_acc", "is_garbage", "sp_addr", "Buffer", "Program", "layout",
     "InstructionParser", "format_instruction", "parse_program",
     "LOOP_WORD_CLASSES", "LoopConvWs", "LoopConvWsConfig1", "LoopConvWsConfig2", "LoopConvWsConfig3",

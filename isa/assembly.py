@@ -10,7 +10,8 @@
     loop_ws_addrs_ab a=A+64 b=0
 
 Local addresses read ``sp[row]``, ``acc[row]`` with optional ``.accum`` (accumulate
-on write) and ``.full`` (read int32 rows), or ``garbage``; DRAM addresses
+on write), ``.full`` (read int32 rows) and a normalization command (``.sum``, ``.mean``,
+``.variance``, ``.inv_stddev``, ``.max``, ``.sum_exp``, ``.inv_sum_exp``: isa.norm), or ``garbage``; DRAM addresses
 ``buffer+offset`` (or a plain integer). Loop words (isa.loop_words) are all plain
 integers but their DRAM addresses; 0 there (skip the phase) prints as ``0``.
 """
@@ -25,9 +26,10 @@ import numpy as np
 from .buffers import Buffer
 from .config import FLAGS, ConfigError, HardwareConfig
 from .instructions import (
-    ACC_BIT, ACCUM_BIT, ACTIVATIONS, DATAFLOWS, FULL_BIT, GARBAGE, OPS, ROW_MASK, ConfigEx, ConfigSt,
-    Instruction, ISAError, Mvin, MVIN_OPS,
+    ACC_BIT, ACCUM_BIT, ACTIVATIONS, DATAFLOWS, FULL_BIT, GARBAGE, NORM_MASK, NORM_SHIFT, OPS, ROW_MASK, ConfigEx,
+    ConfigSt, Instruction, ISAError, Mvin, MVIN_OPS,
 )
+from .norm import NormCmd
 from .loop_words import BY_FUNCT as LOOP_WORDS, LOOP_WORD_CLASSES, LoopWord, dram_fields
 from .opcodes import Funct
 
@@ -54,10 +56,12 @@ def format_local(addr: int) -> str:
     if addr == GARBAGE:
         return "garbage"
     if not addr & ACC_BIT:
-        if addr & (ACCUM_BIT | FULL_BIT):
+        if addr & (ACCUM_BIT | FULL_BIT | NORM_MASK):
             return f"{addr:#x}"
         return f"sp[{addr}]"
-    flags = (".accum" if addr & ACCUM_BIT else "") + (".full" if addr & FULL_BIT else "")
+    norm = NormCmd(addr >> NORM_SHIFT & 7)
+    flags = (".accum" if addr & ACCUM_BIT else "") + (".full" if addr & FULL_BIT else "") \
+        + (f".{norm.name.lower()}" if norm else "")
     return f"acc[{addr & ROW_MASK}]{flags}"
 
 
@@ -74,6 +78,8 @@ def parse_local(text: str) -> int:
                 addr |= ACCUM_BIT
             elif flag == "full":
                 addr |= FULL_BIT
+            elif flag.upper() in NormCmd.__members__ and flag != "reset":
+                addr = addr & ~NORM_MASK | NormCmd[flag.upper()] << NORM_SHIFT
             else:
                 raise ValueError(f"unknown flag .{flag}")
         return addr

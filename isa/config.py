@@ -32,7 +32,7 @@ LIMITS: dict[str, int] = {
     "dim": 64, "sp_kib": 1 << 20, "sp_banks": 1 << 10, "acc_kib": 1 << 20, "acc_banks": 1 << 10,
     "dma_beat_bytes": 1 << 12, "max_block_len": 64, "dram_latency": 1 << 20,
     "ld_queue": 64, "ex_queue": 64, "st_queue": 64, "dma_inflight": 1 << 10,
-    "host_cmd_cycles": 1 << 16, "rocc_queue": 1 << 10, "rocc_latency": 1 << 10, "l2_kib": 1 << 16, "l2_ways": 64,
+    "norm_stats": 256, "host_cmd_cycles": 1 << 16, "rocc_queue": 1 << 10, "rocc_latency": 1 << 10, "l2_kib": 1 << 16, "l2_ways": 64,
     "l2_hit_cycles": 1 << 10, "l2_mshrs": 64, "mem_beat_bytes": 64, "dram_inflight": 1 << 10,
 }
 
@@ -52,7 +52,7 @@ TIMING: tuple[str, ...] = ("dram_latency", "dma_inflight", "host_cmd_cycles", "r
                            "l2_warm")
 
 # fields that may be 0: no host cost (free issue), no L2 (the ideal DRAM port), no queue latency
-ZERO_OK: tuple[str, ...] = ("host_cmd_cycles", "l2_kib", "rocc_latency")
+ZERO_OK: tuple[str, ...] = ("host_cmd_cycles", "l2_kib", "rocc_latency", "norm_stats")
 
 # The FireSim SoC's values of the timing fields (each one's source in the README, "The SoC model"):
 # the HardwareConfig defaults, whence the host's cost is derived.
@@ -65,7 +65,7 @@ HOST_CMD_CYCLES = host_cost.cmd_cycles(l2_hit_cycles=SOC["l2_hit_cycles"], dram_
 # accelerator alone (free issue, no L2) and its other fields at the FireSim SoC's values
 _UNHASHED_DEFAULTS: dict[str, object] = {
     "dataflows": "both", "store_requant": False, "store_col_scales": False, "host_cmd_cycles": 0, "l2_kib": 0,
-    "l2_warm": False, **{k: v for k, v in SOC.items() if k not in ("dram_latency", "l2_kib")}}
+    "l2_warm": False, "norm_stats": 4, **{k: v for k, v in SOC.items() if k not in ("dram_latency", "l2_kib")}}
 
 
 def _is_pow2(x: int) -> bool:
@@ -136,6 +136,9 @@ class HardwareConfig:
     # of the row it stores, loaded by config_st_scales words and used instead of config_st's one scale
     # (per-output-channel requantization).
     store_col_scales: bool = False
+    # The normalization unit (Gemmini's Normalizer, isa.norm): its stat ids, each a row's statistics; 0, none.
+    # Gemmini's Scratchpad builds 2 (641fefb) and LOOP_WS uses 2; gemmini.h's tests at NORM_STAT_IDS=4 need 4.
+    norm_stats: int = 4
     # ---- the SoC around the accelerator: timing only (TIMING), each value's source in the README,
     # "The SoC model". host_cmd_cycles 0 with l2_kib 0 is the accelerator alone.
     # the host's cycles per command, derived from the code prog.to_c exports (isa/host_cost.py)
@@ -159,8 +162,8 @@ class HardwareConfig:
                 raise ConfigError(f"{says}, which do not split into {banks} banks of at least dim={self.dim} rows")
             if rows % (2 * self.dim):   # the double buffers' halves; the RTL's loop units are built on them
                 raise ConfigError(f"{says}, which do not split into two halves of whole dim={self.dim}-row blocks")
-        if self.sp_rows >= 1 << 29 or self.acc_rows >= 1 << 29:
-            raise ConfigError("HardwareConfig memories exceed the 29-bit local address space")
+        if self.sp_rows >= 1 << 26 or self.acc_rows >= 1 << 26:
+            raise ConfigError("HardwareConfig memories exceed the 26-bit row field of a local address")
         self._check_soc()
 
     def _check_soc(self) -> None:

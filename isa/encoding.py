@@ -6,11 +6,11 @@ from typing import Iterable
 import numpy as np
 
 from .instructions import (
-    ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, ConfigStScales, Fence, Flush,
+    ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigNorm, ConfigSt, ConfigStScales, Fence, Flush,
     Instruction, ISAError, Mvin, Mvout, Preload, bits_f32, f32_bits,
 )
-from .loop_words import (BY_FUNCT as LOOP_WORDS, CONFIG_EX, CONFIG_LD, CONFIG_ST, CONFIG_ST_SCALES, OPERAND, Field,
-                         LoopWord)
+from .loop_words import (BY_FUNCT as LOOP_WORDS, CONFIG_EX, CONFIG_LD, CONFIG_NORM, CONFIG_ST, CONFIG_ST_SCALES,
+                         OPERAND, Field, LoopWord)
 from .opcodes import MVIN_FUNCTS, ConfigKind, Funct
 
 _ADDR, _COLS, _ROWS = OPERAND   # the layouts are loop_words' tables; these are hot, so unpacked once
@@ -18,6 +18,8 @@ _LD = {f.name: f for f in CONFIG_LD}
 _ST = {f.name: f for f in CONFIG_ST}
 _EX = {f.name: f for f in CONFIG_EX}
 _SCALES = {f.name: f for f in CONFIG_ST_SCALES}
+_NORM = {f.name: f for f in CONFIG_NORM}
+_NORM_SIGNED = ("q_const", "qb", "qc")   # int32 fields, in two's complement
 
 
 def _unused(layout: tuple[Field, ...], word: str) -> int:
@@ -95,6 +97,26 @@ def _decode_config_st_scales(rs1: int, rs2: int) -> ConfigStScales:
     return ConfigStScales(field["col"], bits_f32(field["scale0"]), bits_f32(field["scale1"]))
 
 
+def _config_norm(ins: ConfigNorm) -> tuple[int, int]:
+    rs = {"rs1": ConfigKind.NORM << _NORM["kind"].lo, "rs2": 0}
+    for name, f in _NORM.items():
+        if name != "kind":
+            rs[f.word] |= (getattr(ins, name) & f.mask) << f.lo
+    return rs["rs1"], rs["rs2"]
+
+
+_NORM_RESERVED = {word: _unused(CONFIG_NORM, word) for word in ("rs1", "rs2")}
+
+
+def _decode_config_norm(rs1: int, rs2: int) -> ConfigNorm:
+    for word, value in (("rs1", rs1), ("rs2", rs2)):
+        _reserved("config_norm", word, value, _NORM_RESERVED[word])
+    raw = {name: ((rs1 if f.word == "rs1" else rs2) >> f.lo) & f.mask for name, f in _NORM.items() if name != "kind"}
+    for name in _NORM_SIGNED:
+        raw[name] -= (raw[name] >> 31) << 32
+    return ConfigNorm(**raw)
+
+
 def encode(ins: Instruction) -> tuple[int, int, int]:
     """One instruction -> (funct, rs1, rs2)."""
     t = type(ins)
@@ -114,6 +136,8 @@ def encode(ins: Instruction) -> tuple[int, int, int]:
         return (Funct.CONFIG, *_config_st(ins))
     if t is ConfigStScales:
         return (Funct.CONFIG, *_config_st_scales(ins))
+    if t is ConfigNorm:
+        return (Funct.CONFIG, *_config_norm(ins))
     if t is Flush or t is Fence:
         return t.FUNCT, 0, 0
     if isinstance(ins, LoopWord):
@@ -167,7 +191,7 @@ def decode(funct: int, rs1: int, rs2: int) -> Instruction:
         if kind == ConfigKind.ST:
             load = _SCALES["load_scales"]
             return (_decode_config_st_scales if (rs1 >> load.lo) & load.mask else _decode_config_st)(rs1, rs2)
-        raise ISAError("config: rs1[1:0]=3 selects no config (0 ex, 1 ld, 2 st)")
+        return _decode_config_norm(rs1, rs2)
     if funct in (Funct.FLUSH, Funct.FENCE):
         cls = Flush if funct == Funct.FLUSH else Fence
         if rs1 or rs2:

@@ -18,14 +18,18 @@ class ISAError(ValueError):
 
 
 # ---- local addresses ------------------------------------------------------
-# bit 31 accumulator, bit 30 accumulate on write, bit 29 read full int32 row.
+# bit 31 accumulator, bit 30 accumulate on write, bit 29 read full int32 row, bits 28:26 an accumulator
+# mvout's normalization command (Gemmini's LocalAddr.norm_cmd, isa.norm.NormCmd), bits 25:0 the row.
 ACC_BIT = 1 << 31
 ACCUM_BIT = 1 << 30
 FULL_BIT = 1 << 29
-ROW_MASK = FULL_BIT - 1
+NORM_SHIFT = 26
+NORM_MASK = 7 << NORM_SHIFT
+ROW_MASK = (1 << NORM_SHIFT) - 1
 GARBAGE = 0xFFFFFFFF
 
-ACTIVATIONS = ("none", "relu")
+# config_st's and config_ex's two activation bits (gemmini.h's values; config_norm's act_msb makes SOFTMAX, 4)
+ACTIVATIONS = ("none", "relu", "layernorm", "igelu")
 DATAFLOWS = ("os", "ws")
 
 
@@ -33,8 +37,8 @@ def sp_addr(row: int) -> int:
     return row
 
 
-def acc_addr(row: int, *, accumulate: bool = False, full: bool = False) -> int:
-    return ACC_BIT | (ACCUM_BIT if accumulate else 0) | (FULL_BIT if full else 0) | row
+def acc_addr(row: int, *, accumulate: bool = False, full: bool = False, norm: int = 0) -> int:
+    return ACC_BIT | (ACCUM_BIT if accumulate else 0) | (FULL_BIT if full else 0) | (norm << NORM_SHIFT) | row
 
 
 def is_garbage(addr: int) -> bool:
@@ -47,6 +51,11 @@ def is_acc(addr: int) -> bool:
 
 def addr_row(addr: int) -> int:
     return addr & ROW_MASK
+
+
+def norm_cmd(addr: int) -> int:
+    """The normalization command an accumulator mvout's address carries (0: none, a plain store)."""
+    return (addr & NORM_MASK) >> NORM_SHIFT
 
 
 def f32_bits(x: float) -> int:
@@ -102,7 +111,7 @@ class Instruction:
 @dataclass(frozen=True, slots=True)
 class ConfigEx(Instruction):
     dataflow: int = 1          # 0 output-stationary, 1 weight-stationary
-    activation: int = 0        # 0 none, 1 relu (applies to results written to the scratchpad)
+    activation: int = 0        # 1 relu (on results written to the scratchpad); 0, and gemmini.h's 2 and 3, none
     a_transpose: int = 0
     b_transpose: int = 0
     a_stride: int = 1          # scratchpad rows between consecutive A rows
@@ -114,7 +123,7 @@ class ConfigEx(Instruction):
     OP: ClassVar[str] = "config_ex"
     FUNCT: ClassVar[int] = Funct.CONFIG
     # in_shift travels in rs2[31:0]; Gemmini's register holds log2(32) = 5 bits of it
-    _UINTS = (("dataflow", 1), ("activation", 1), ("a_transpose", 1), ("b_transpose", 1),
+    _UINTS = (("dataflow", 1), ("activation", 2), ("a_transpose", 1), ("b_transpose", 1),
               ("a_stride", 16), ("c_stride", 16), ("in_shift", 5), ("set_only_strides", 1))
 
     def __post_init__(self) -> None:
@@ -167,7 +176,7 @@ class ConfigSt(Instruction):
     vector (loaded by :class:`ConfigStScales`) instead of ``acc_scale``; the rest of the epilogue is the same."""
 
     dram_stride: int = 0       # bytes between consecutive DRAM rows (pixels, when pooling)
-    activation: int = 0        # 0 none, 1 relu
+    activation: int = 0        # 0 none, 1 relu, 2 layernorm, 3 igelu (4, softmax: 0 with config_norm's act_msb)
     acc_scale: float = 1.0     # float32 scale of accumulator rows stored as int8
     pool_stride: int = 0       # 0: no pooling
     pool_size: int = 0
@@ -184,7 +193,7 @@ class ConfigSt(Instruction):
 
     OP: ClassVar[str] = "config_st"
     FUNCT: ClassVar[int] = Funct.CONFIG
-    _UINTS = (("dram_stride", 32), ("activation", 1), ("pool_stride", 2), ("pool_size", 2), ("pool_out_dim", 8),
+    _UINTS = (("dram_stride", 32), ("activation", 2), ("pool_stride", 2), ("pool_size", 2), ("pool_out_dim", 8),
               ("porows", 8), ("pocols", 8), ("orows", 8), ("ocols", 8), ("upad", 2), ("lpad", 2), ("out_uint8", 1),
               ("col_scales", 1))
     OFFSET_BITS: ClassVar[int] = 9   # out_offset's two's complement width
@@ -229,6 +238,36 @@ class ConfigStScales(Instruction):
             raise ISAError(f"ConfigStScales.col={self.col} must be even (a word loads entries col and col + 1)")
         for name in ("scale0", "scale1"):
             object.__setattr__(self, name, _as_f32(f"ConfigStScales.{name}", getattr(self, name)))
+
+
+def _check_int32(cls_name: str, name: str, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not -(1 << 31) <= value < (1 << 31):
+        raise ISAError(f"{cls_name}.{name}={value!r} out of range (signed 32-bit)")
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigNorm(Instruction):
+    """gemmini.h's gemmini_config_norm: the normalization unit's config (isa.norm). Sets the stat id that the
+    next normalizing mvouts use; unless ``set_stats_id_only``, also I-GELU's ``qb`` and ``qc``, I-exp's
+    q_ln2 (``q_const_type`` 0) or q_ln2_inv (1) from ``q_const``, and the store activation's high bit
+    (``act_msb``: config_st's activation 0 with it is SOFTMAX, 4). A config_st clears that bit."""
+
+    stat_id: int = 0
+    act_msb: int = 0
+    set_stats_id_only: int = 0
+    q_const_type: int = 0
+    q_const: int = 0
+    qb: int = 0
+    qc: int = 0
+
+    OP: ClassVar[str] = "config_norm"
+    FUNCT: ClassVar[int] = Funct.CONFIG
+    _UINTS = (("stat_id", 8), ("act_msb", 1), ("set_stats_id_only", 1), ("q_const_type", 1))
+
+    def __post_init__(self) -> None:
+        Instruction.__post_init__(self)
+        for name in ("q_const", "qb", "qc"):
+            _check_int32("ConfigNorm", name, getattr(self, name))
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,12 +367,12 @@ class Fence(Instruction):
     FUNCT: ClassVar[int] = Funct.FENCE
 
 
-InstructionT = Union[ConfigEx, ConfigLd, ConfigSt, ConfigStScales, Mvin, Mvout, Preload, ComputePreloaded,
+InstructionT = Union[ConfigEx, ConfigLd, ConfigSt, ConfigStScales, ConfigNorm, Mvin, Mvout, Preload, ComputePreloaded,
                      ComputeAccumulated, Flush, Fence]
 
 INSTRUCTION_CLASSES: tuple[type[Instruction], ...] = (
-    ConfigEx, ConfigLd, ConfigSt, ConfigStScales, Mvin, Mvout, Preload, ComputePreloaded, ComputeAccumulated, Flush,
-    Fence)
+    ConfigEx, ConfigLd, ConfigSt, ConfigStScales, ConfigNorm, Mvin, Mvout, Preload, ComputePreloaded,
+    ComputeAccumulated, Flush, Fence)
 
 # assembly mnemonic -> class (mvin2/mvin3 are Mvin with state 1/2)
 OPS: dict[str, type[Instruction]] = {c.OP: c for c in INSTRUCTION_CLASSES if c.OP}

@@ -164,6 +164,13 @@ CONFIG_ST: tuple[Field, ...] = _f("rs1", "kind:0:2 activation:2:2 pool_stride:4:
                                          "pool_out_dim:24:8 porows:32:8 pocols:40:8 orows:48:8 ocols:56:8") \
     + _f("rs2", "dram_stride:0:32 scale:32:32")
 
+# config_norm (funct 0, rs1[1:0] = 3), as gemmini.h's gemmini_config_norm writes it and Gemmini's
+# ConfigNormRs1/Rs2 read it: the normalization unit's stat id, the activation's high bit (act_msb: SOFTMAX,
+# 4, is config_st's activation 0 with it), I-exp's q_ln2 (q_const_type 0) or q_ln2_inv (1) in q_const, I-GELU's
+# qb and qc; with set_stats_id_only only the stat id changes.
+CONFIG_NORM: tuple[Field, ...] = _f("rs1", "kind:0:2 stat_id:8:8 act_msb:16:1 set_stats_id_only:17:1 q_const_type:18:1 "
+                                           "q_const:32:32") + _f("rs2", "qb:0:32 qc:32:32")
+
 # The column-scale extension (HardwareConfig.store_col_scales), which Gemmini lacks: a config_st with
 # col_scales set scales lane i of the accumulator rows its mvouts store by entry i of the store unit's
 # dim-entry scale vector, not by its own scale. A config_st word with rs1[23] (load_scales) set is not a

@@ -48,6 +48,7 @@ class ConfigKind(IntEnum):
     EX = 0
     LD = 1
     ST = 2
+    NORM = 3   # Gemmini's CONFIG_NORM (gemmini.h's CONFIG_BERT): the normalization unit's config_norm
 
 
 # mvin funct of each load state (0, 1, 2): mvin, mvin2, mvin3
