@@ -24,9 +24,11 @@ from dataclasses import dataclass
 
 from .assembly import DramNames, format_instruction
 from .instructions import (
-    ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd,
-    DATAFLOWS, ConfigSt, ConfigStScales, Fence, Flush, Instruction, ISAError, Mvin, Mvout, Preload,
+    ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, NORM_MASK, ROW_MASK, ComputeAccumulated, ComputePreloaded, ConfigEx,
+    ConfigLd, DATAFLOWS, ConfigNorm, ConfigSt, ConfigStScales, Fence, Flush, Instruction, ISAError, Mvin, Mvout,
+    Preload, norm_cmd,
 )
+from .norm import NORM_ACTS, Act, NormCmd
 from .buffers import MAX_DRAM_BYTES, BufferTableError, check_buffer_table
 from .config import HardwareConfig
 from .dram_hazards import DramAccesses
@@ -113,6 +115,7 @@ class _Checker:
         self.buffer_spans = sorted((b.addr, b.end) for b in prog.buffers.values())
         self.ld: dict[int, ConfigLd] = {}
         self.st: ConfigSt | None = None
+        self.act_msb = 0            # config_norm's high bit of the store activation (a config_st clears it)
         self.ex: ConfigEx | None = None
         self.preloaded: Preload | None = None   # a preload waits for its compute
         self.weights = False        # the array holds weights
@@ -126,7 +129,8 @@ class _Checker:
         self.dispatch = {Mvin: self.mvin, Mvout: self.mvout, Preload: self.preload,
                          ComputePreloaded: self.compute, ComputeAccumulated: self.compute,
                          ConfigEx: self.config_ex, ConfigLd: self.config_ld, ConfigSt: self.config_st,
-                         ConfigStScales: self.config_st_scales, Flush: _nothing, Fence: self.fence}
+                         ConfigStScales: self.config_st_scales, ConfigNorm: self.config_norm, Flush: _nothing,
+                         Fence: self.fence}
 
     def run(self) -> None:
         for index, ins in enumerate(self.prog.instructions):
@@ -191,8 +195,10 @@ class _Checker:
         if addr == GARBAGE:
             return None
         acc = bool(addr & ACC_BIT)
-        if not acc and addr & (ACCUM_BIT | FULL_BIT):
-            return f"{what}: accumulate/full flags ({addr:#x}) only apply to accumulator addresses"
+        if not acc and addr & (ACCUM_BIT | FULL_BIT | NORM_MASK):
+            return f"{what}: accumulate/full/norm flags ({addr:#x}) only apply to accumulator addresses"
+        if addr & NORM_MASK and (write or what != "local"):
+            return f"{what}: a norm command (bits 28:26, {addr:#x}) applies to an accumulator mvout only"
         if acc and write and addr & FULL_BIT:
             return f"{what}: the .full flag applies to reads only"
         # a read ignores .accum, as Gemmini's does (gemmini.h's tiled_matmul mvouts C with it set)
@@ -266,8 +272,34 @@ class _Checker:
             return _NO_COL_SCALES.format(self.hw.name)
         if ins.pooling and (reason := _pool_reason(ins)):
             return reason
-        self.st = ins
+        self.st, self.act_msb = ins, 0
         return None
+
+    def config_norm(self, ins: ConfigNorm) -> str | None:
+        if not self.hw.norm_stats:
+            return _NO_NORM.format(self.hw.name)
+        if ins.stat_id >= self.hw.norm_stats:
+            return f"stat_id={ins.stat_id} is past the normalization unit's {self.hw.norm_stats} stat ids (norm_stats)"
+        if not ins.set_stats_id_only:
+            self.act_msb = ins.act_msb
+        return None
+
+    def _norm_reason(self, ins: Mvout, st: ConfigSt) -> str | None:
+        """Why the store unit cannot normalize this mvout (None when it needs not, or can): a normalizing
+        activation or a norm command takes int8 rows of the accumulator, one config scale, no pooling."""
+        act, cmd = st.activation | self.act_msb << 2, norm_cmd(ins.local)
+        if act not in NORM_ACTS and not cmd:
+            return None
+        what = f"activation {Act(act).name}" if act in NORM_ACTS else f"norm command {NormCmd(cmd).name}"
+        if not self.hw.norm_stats:
+            return f"{what}: " + _NO_NORM.format(self.hw.name)
+        if cmd and not ins.local & ACC_BIT:
+            return f"{what} reads accumulator rows, not the scratchpad"
+        if cmd and ins.local & FULL_BIT:
+            return f"{what} stores int8 rows, not .full ones"
+        extension = "pooling" if st.pooling else "out_offset/out_uint8" if st.requantizes else \
+            "col_scales" if st.col_scales else None
+        return f"{what} with config_st's {extension}: the normalization unit takes neither" if extension else None
 
     def config_st_scales(self, ins: ConfigStScales) -> str | None:
         if not self.hw.store_col_scales:
@@ -302,6 +334,8 @@ class _Checker:
     def mvout(self, ins: Mvout) -> str | None:
         if self.st is None:
             return "no config_st before this mvout"
+        if reason := self._norm_reason(ins, self.st):
+            return reason
         if self.st.pooling:
             return self._pooled_mvout(ins, self.st)
         full = bool(ins.local & ACC_BIT and ins.local & FULL_BIT)
@@ -313,6 +347,8 @@ class _Checker:
         for b in range(-(-ins.cols // self.hw.dim)):   # block b: the dim rows after block b - 1's
             if reason := self._rows(ins.local, "local", b * self.hw.dim, ins.rows, 1, write=False):
                 return reason
+        if norm_cmd(ins.local):   # a statistics pass: it writes no DRAM
+            return None
         return self._dram(ins.dram, ins.rows, self.st.dram_stride, ins.cols * (4 if full else 1), True,
                           ins.local)
 
@@ -372,6 +408,7 @@ class _Checker:
         return None
 
 
+_NO_NORM = "hardware {} has no normalization unit (HardwareConfig.norm_stats = 0)"
 _NO_COL_SCALES = ("hardware {} has no store-unit column scales (HardwareConfig.store_col_scales, an extension "
                   "Gemmini lacks)")
 

@@ -22,8 +22,9 @@ from typing import Iterable, Iterator
 
 from .config import HardwareConfig
 from .instructions import (
-    GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigSt, Instruction, Mvin, Mvout, Preload, acc_addr,
+    GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigNorm, ConfigSt, Instruction, Mvin, Mvout, Preload, acc_addr,
 )
+from .norm import Act, NormCmd
 from .loop_unroll_conv import expand_conv
 from .loop_words import (
     LOOP_CONV_WORDS, LOOP_WS_WORDS, LoopConvWs, LoopConvWsConfig5, LoopError, LoopWord, LoopWs,
@@ -31,8 +32,15 @@ from .loop_words import (
     dram_at,
 )
 
-# LOOP_WS act values beyond NO_ACTIVATION/RELU (RELU itself is config_st's; LoopMatmul reads only these)
-_WS_ACTS = {2: "LAYERNORM", 3: "IGELU", 4: "SOFTMAX"}
+# LoopMatmulStC's normalizing stores (LAYERNORM, SOFTMAX): per row, its statistics passes, each a
+# (running, final) command pair for the row's mvouts before its last and its last, then the output (RESET).
+# The activation itself is the store unit's (config_st, config_norm), as are IGELU and RELU.
+_NORM_PASSES = {
+    Act.LAYERNORM: ((NormCmd.SUM, NormCmd.MEAN), (NormCmd.VARIANCE, NormCmd.INV_STDDEV),
+                    (NormCmd.RESET, NormCmd.RESET)),
+    Act.SOFTMAX: ((NormCmd.MAX, NormCmd.MAX), (NormCmd.SUM_EXP, NormCmd.INV_SUM_EXP), (NormCmd.RESET, NormCmd.RESET)),
+}
+LOOP_NORM_STAT_IDS = 2   # LoopMatmul's NORM_STAT_IDS (641fefb): rows normalized at once, stat ids 0 and 1
 
 
 def blocks_at(col: int, max_col: int, max_blocks: int) -> int:
@@ -137,6 +145,8 @@ def _execute(t: WsLoop) -> list[Instruction]:
 def _st_c(t: WsLoop) -> list[Instruction]:
     b, d, full = t.bounds, t.dim, bool(t.loop.full_c)
     max_blocks = 1 if full else min(b.j, t.max_block_len)
+    if t.loop.act in _NORM_PASSES:
+        return _st_c_normalized(t, max_blocks)
     out = []
     for col in range(0, b.j, max_blocks):
         blocks = blocks_at(col, b.j, max_blocks)
@@ -144,6 +154,25 @@ def _st_c(t: WsLoop) -> list[Instruction]:
             local = acc_addr(t.acc_start + (row * b.j + col) * d, full=full)
             out.append(Mvout(dram_at(t.dc.c, (row * t.strides_dc.c_stride + col) * d * (4 if full else 1)), local,
                              _padded(row, 1, b.i, b.pad_i, d), _padded(col, blocks, b.j, b.pad_j, d)))
+    return out
+
+
+def _st_c_normalized(t: WsLoop, max_blocks: int) -> list[Instruction]:
+    """LoopMatmulStC's ln_config/ln_st walk: for each row block i, rows LOOP_NORM_STAT_IDS at a time, each pass,
+    each stat id (a config_norm choosing it), the row's mvouts of one row each, left to right."""
+    b, d, passes, out = t.bounds, t.dim, _NORM_PASSES[Act(t.loop.act)], []
+    for i in range(b.i):
+        rows = _padded(i, 1, b.i, b.pad_i, d)
+        for first in range(0, rows, LOOP_NORM_STAT_IDS):
+            for running, final in passes:
+                for stat_id in range(min(LOOP_NORM_STAT_IDS, rows - first)):
+                    out.append(ConfigNorm(stat_id=stat_id, set_stats_id_only=1))
+                    r = first + stat_id
+                    for col in range(0, b.j, max_blocks):
+                        cmd = final if col + max_blocks >= b.j else running
+                        local = acc_addr(t.acc_start + (i * b.j + col) * d + r, norm=cmd)
+                        dram = dram_at(t.dc.c, ((i * t.strides_dc.c_stride + col) * d + r * t.strides_dc.c_stride))
+                        out.append(Mvout(dram, local, 1, _padded(col, blocks_at(col, b.j, max_blocks), b.j, b.pad_j, d)))
     return out
 
 
@@ -173,9 +202,9 @@ def _check_ws(words: dict[type, LoopWord], loop: LoopWs, dim: int) -> None:
         if getattr(loop, name) > 2:
             raise LoopError(f"loop_ws.{name}={getattr(loop, name)} must be 0 (the loop's slot), 1 or 2 "
                             "(a scratchpad half)")
-    if loop.act in _WS_ACTS:
-        raise LoopError(f"loop_ws.act={loop.act} ({_WS_ACTS[loop.act]}) is not implemented (0 or 1; ReLU is "
-                        "config_st's activation)")
+    if loop.act in _NORM_PASSES and loop.full_c:
+        raise LoopError(f"loop_ws.act={loop.act} ({Act(loop.act).name}) normalizes int8 rows: not with full_c "
+                        "(Gemmini's LoopMatmulStC assumes the same)")
     if loop.act > 4:
         raise LoopError(f"loop_ws.act={loop.act} names no activation")
     if loop.a_transpose and loop.b_transpose:

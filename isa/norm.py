@@ -229,3 +229,49 @@ def igelu_consts(input_scale: float) -> IExpConsts:
     s_erf = np.float32(-0.2888 * float((s * s) / np.float32(2)))
     qb = int(-1.769 / float(s / np.float32(1.41421356237)))
     return IExpConsts(qb=qb, qc=int(1.0 / float(s_erf)))
+
+
+class NormUnit:
+    """The store path's normalization state (Normalizer's stats, StoreController's norm registers): the stat
+    ids, config_norm's constants, the activation's high bit and the stat id the next mvouts use."""
+
+    def __init__(self, stats: int) -> None:
+        self.stats = [NormStat() for _ in range(stats)]
+        self.consts = IExpConsts()
+        self.act_msb = 0
+        self.stat_id = 0
+
+    def config(self, stat_id: int, set_stats_id_only: int, act_msb: int, q_const_type: int, q_const: int,
+               qb: int, qc: int) -> None:
+        """A config_norm word (StoreController's DoConfigNorm)."""
+        self.stat_id = stat_id
+        if not set_stats_id_only:
+            c = self.consts
+            self.consts = IExpConsts(qb, qc, q_const if q_const_type == 0 else c.qln2,
+                                     q_const if q_const_type == 1 else c.qln2_inv)
+            self.act_msb = act_msb
+
+    def plain_store(self) -> None:
+        """An accumulator mvout with no norm command and no normalizing activation: its blocks pass the unit
+        as RESETs, which clear the current stat's running sum, count and max."""
+        if self.stats:
+            self.stats[self.stat_id].clear_running()
+
+    def store(self, blocks: list[np.ndarray], cmd: int, act: int, scale: float) -> np.ndarray | None:
+        """An accumulator mvout's dim-wide ``blocks`` (each rows x its columns, int32) through the unit: row by
+        row, each block with its command (the row's last ``cmd``, the others its running version). Returns the
+        int8 rows a RESET mvout writes (None for a statistics pass, which writes nothing)."""
+        stat, last = self.stats[self.stat_id], len(blocks) - 1
+        out = []
+        for r in range(blocks[0].shape[0]):
+            pieces = []
+            for b, block in enumerate(blocks):
+                c = NormCmd(cmd) if b == last else RUNNING.get(NormCmd(cmd), NormCmd(cmd))
+                if c != NormCmd.RESET:
+                    stat.feed(c, block[r], self.consts, scale)
+                    continue
+                pieces.append(stat.output(block[r], act, self.consts, scale) if act in NORM_ACTS else
+                              scale_to_int8(np.maximum(block[r], 0) if act == Act.RELU else block[r], f32(scale)))
+                stat.clear_running()
+            out.append(pieces)
+        return None if cmd else np.block(out)

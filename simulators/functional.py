@@ -32,6 +32,10 @@ Semantics, shared with the RTL:
   scale and activation; padded positions never win (ONNX MaxPool).
   With config_st's col_scales (the column-scale extension), lane i of each dim-wide block is scaled
   by entry i of the scale vector that config_st_scales words load, not by config_st's scale.
+* The normalization unit (isa.norm): config_norm sets its stat id, constants and the activation's
+  high bit; an accumulator mvout with a norm command, or under LAYERNORM, IGELU or SOFTMAX, goes
+  through isa.norm.NormUnit.store; every other accumulator mvout clears the current stat's running
+  sum, count and max, as its RESET blocks do in Gemmini.
 * LOOP_WS / LOOP_CONV_WS run as the primitives isa.loop_unroll expands them to.
 """
 from __future__ import annotations
@@ -44,8 +48,10 @@ from numpy.lib.stride_tricks import as_strided
 
 from isa import (
     ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd,
-    ConfigSt, ConfigStScales, Fence, Flush, HardwareConfig, Mvin, Mvout, Preload, Program,
+    ConfigNorm, ConfigSt, ConfigStScales, Fence, Flush, HardwareConfig, Mvin, Mvout, Preload, Program,
 )
+from isa.instructions import norm_cmd
+from isa.norm import NORM_ACTS, Act, NormUnit
 from isa.checker import check
 from isa.loop_unroll import primitives
 from isa.numerics import INT8_MIN, acc_to_int8, acc_to_int32, mvin_scale, rshift_rne, store_epilogue
@@ -67,6 +73,7 @@ class FunctionalModel:
         self.st = ConfigSt()
         self.col_scales = np.ones(hw.dim, dtype=np.float32)   # the column-scale extension's vector
         self.ex = ConfigEx()
+        self.norm = NormUnit(hw.norm_stats)
         self.pending: Preload | None = None
         self.macs = 0
 
@@ -111,6 +118,11 @@ class FunctionalModel:
 
     def config_st(self, ins: ConfigSt) -> None:
         self.st = ins
+        self.norm.act_msb = 0   # config_st's two activation bits replace all three
+
+    def config_norm(self, ins: ConfigNorm) -> None:
+        self.norm.config(ins.stat_id, ins.set_stats_id_only, ins.act_msb, ins.q_const_type, ins.q_const, ins.qb,
+                         ins.qc)
 
     def config_st_scales(self, ins: ConfigStScales) -> None:
         self.col_scales[ins.col:ins.col + 2] = (ins.scale0, ins.scale1)[:self.dim - ins.col]
@@ -157,7 +169,13 @@ class FunctionalModel:
 
     def mvout(self, ins: Mvout) -> None:
         row = ins.local & ROW_MASK
-        relu = self.st.activation == 1
+        act = self.st.activation | self.norm.act_msb << 2
+        relu = act == Act.RELU
+        if ins.local & ACC_BIT and (norm_cmd(ins.local) or act in NORM_ACTS) and not ins.local & FULL_BIT:
+            self._normalized_mvout(ins, act)
+            return
+        if ins.local & ACC_BIT:
+            self.norm.plain_store()
         if self.st.pooling:
             self._pooled_mvout(ins, relu)
             return
@@ -165,12 +183,21 @@ class FunctionalModel:
             data = acc_to_int32(self.acc[row:row + ins.rows, :ins.cols], relu).astype("<i4")
         else:
             mem = self.acc if ins.local & ACC_BIT else self.sp
-            blocks = [mem[row + b * self.dim:row + b * self.dim + ins.rows, :min(self.dim, ins.cols - c0)]
-                      for b, c0 in enumerate(range(0, ins.cols, self.dim))]
-            data = np.concatenate(blocks, axis=1)
+            data = np.concatenate(self._blocks(mem, ins), axis=1)
             if ins.local & ACC_BIT:
                 data = self._store_bytes(data, relu)
         self._dram_write(ins.dram, self.st.dram_stride, data)
+
+    def _blocks(self, mem: np.ndarray, ins: Mvout) -> list[np.ndarray]:
+        """The mvout's dim-wide column blocks: block b from the local rows b * dim after its address."""
+        row = ins.local & ROW_MASK
+        return [mem[row + b * self.dim:row + b * self.dim + ins.rows, :min(self.dim, ins.cols - c0)]
+                for b, c0 in enumerate(range(0, ins.cols, self.dim))]
+
+    def _normalized_mvout(self, ins: Mvout, act: int) -> None:
+        data = self.norm.store(self._blocks(self.acc, ins), norm_cmd(ins.local), act, self.st.acc_scale)
+        if data is not None:
+            self._dram_write(ins.dram, self.st.dram_stride, data)
 
     def _store_bytes(self, acc: np.ndarray, relu: bool) -> np.ndarray:
         """Accumulator values as the store unit writes them: 8-bit, requantized when config_st asks."""
@@ -239,7 +266,7 @@ class FunctionalModel:
 
 _DISPATCH = {
     ConfigEx: FunctionalModel.config_ex, ConfigLd: FunctionalModel.config_ld, ConfigSt: FunctionalModel.config_st,
-    ConfigStScales: FunctionalModel.config_st_scales,
+    ConfigStScales: FunctionalModel.config_st_scales, ConfigNorm: FunctionalModel.config_norm,
     Mvin: FunctionalModel.mvin, Mvout: FunctionalModel.mvout, Preload: FunctionalModel.preload,
     ComputePreloaded: FunctionalModel.compute, ComputeAccumulated: FunctionalModel.compute,
     Flush: lambda self, ins: None, Fence: lambda self, ins: None,
