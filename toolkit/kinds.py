@@ -27,7 +27,8 @@ from .conv.lowering import lower_conv
 from .conv.ops import Conv2d, DepthwiseConv2d
 from .conv.schedule import ConvSchedule, DepthwiseSchedule
 from .library import (LIBRARY_MATMUL_FIT, LibraryMatmul, LibrarySchedule, library_class, library_matmul_domains,
-                      lower_library, tiled_conv_auto, tiled_conv_dw_auto, tiled_matmul_auto, tiled_resadd_auto)
+                      lower_library, tiled_conv_auto, tiled_conv_dw_auto, tiled_matmul_auto, tiled_norm_auto,
+                      tiled_resadd_auto)
 from .gemm import Matmul, MatmulSchedule, default_matmul_schedule, gemmini_matmul_schedule, lower_matmul
 from .gemm.heuristic import default_dataflow, os_chains
 from .gemm.bounds import matmul_ideal_cycles
@@ -37,6 +38,7 @@ from .gemm.knobs import MATMUL_FIT, matmul_domains
 from .knobs import Domains, perturbed_domains
 from .maxpool import MaxPool2d, MaxPoolSchedule, default_maxpool, lower_maxpool
 from .ops import Op
+from .norm import NormSchedule, RowNorm, default_norm_schedule, lower_norm
 from .resadd import ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd
 from .schedule import Schedule, ScheduleError
 
@@ -122,6 +124,7 @@ KINDS: dict[str, Kind] = {
     "resadd": Kind(ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd, library=tiled_resadd_auto,
                    loops_by_default=True),
     "maxpool": Kind(MaxPool2d, MaxPoolSchedule, default_maxpool, lower_maxpool),
+    "norm": Kind(RowNorm, NormSchedule, default_norm_schedule, lower_norm, library=tiled_norm_auto),
 }
 
 

@@ -20,14 +20,15 @@ from .conv import conv_context, tiled_conv_auto
 from .depthwise import depthwise_context, tiled_conv_dw_auto
 from .knobs import LIBRARY_MATMUL_FIT, library_matmul_domains
 from .matmul import matmul_context, tiled_matmul_auto
+from .norm import norm_context, tiled_norm_auto
 from .resadd import resadd_context, tiled_resadd_auto
-from .schedule import (CALLS, LibraryConv, LibraryDepthwise, LibraryMatmul, LibraryResAdd, LibrarySchedule,
-                       library_class)
+from .schedule import (CALLS, LibraryConv, LibraryDepthwise, LibraryMatmul, LibraryNorm, LibraryResAdd,
+                       LibrarySchedule, library_class)
 
 # schedule class -> the template context of its words
 CONTEXTS: dict[type[LibrarySchedule], Callable[[Any, Any, HardwareConfig], dict[str, Any]]] = {
     LibraryMatmul: matmul_context, LibraryConv: conv_context, LibraryDepthwise: depthwise_context,
-    LibraryResAdd: resadd_context}
+    LibraryResAdd: resadd_context, LibraryNorm: norm_context}
 
 
 def check_library(op: Op, s: LibrarySchedule, hw: HardwareConfig) -> None:
@@ -47,6 +48,6 @@ def lower_library(op: Op, s: LibrarySchedule, hw: HardwareConfig) -> Program:
 
 
 __all__ = ["CALLS", "check_library", "LIBRARY_MATMUL_FIT", "library_matmul_domains", "LibraryConv",
-           "LibraryDepthwise", "LibraryMatmul", "LibraryResAdd", "LibrarySchedule",
+           "LibraryDepthwise", "LibraryMatmul", "LibraryNorm", "LibraryResAdd", "LibrarySchedule",
            "library_class", "lower_library", "tiled_conv_auto", "tiled_conv_dw_auto", "tiled_matmul_auto",
-           "tiled_resadd_auto"]
+           "tiled_norm_auto", "tiled_resadd_auto"]

@@ -127,8 +127,19 @@ class LibraryResAdd(LibrarySchedule):
     TEMPLATE: ClassVar[str] = "resadd_library.s.j2"
 
 
+@dataclass(frozen=True)
+class LibraryNorm(LibrarySchedule):
+    """tiled_norm_auto's tile_I: rows per tile (its tile_J is always the whole row)."""
+
+    tile_i: int
+
+    OP: ClassVar[str] = "norm"
+    CALL: ClassVar[str] = "tiled_norm_auto"
+    TEMPLATE: ClassVar[str] = "norm_library.s.j2"
+
+
 CALLS: dict[str, type[LibrarySchedule]] = {
-    cls.CALL: cls for cls in (LibraryMatmul, LibraryConv, LibraryDepthwise, LibraryResAdd)}
+    cls.CALL: cls for cls in (LibraryMatmul, LibraryConv, LibraryDepthwise, LibraryResAdd, LibraryNorm)}
 
 
 def library_class(call: Any) -> type[LibrarySchedule]:

@@ -1,0 +1,53 @@
+"""The row normalization's lowering: per tile, the rows moved into the accumulator, then per group of
+``stat_ids`` rows each pass of the unit (isa.norm): LayerNorm's sum/mean, variance/inv_stddev, output;
+softmax's max, sum of exponentials/inverse, output."""
+from __future__ import annotations
+
+from isa import HardwareConfig, Program, layout, parse_program
+from isa.norm import IExpConsts, NormCmd, softmax_consts
+
+from ..lowering import blocks, render
+from .op import RowNorm
+from .schedule import NormSchedule
+
+PASSES = {"layernorm": ((NormCmd.SUM, NormCmd.MEAN), (NormCmd.VARIANCE, NormCmd.INV_STDDEV),
+                        (NormCmd.RESET, NormCmd.RESET)),
+          "softmax": ((NormCmd.MAX, NormCmd.MAX), (NormCmd.SUM_EXP, NormCmd.INV_SUM_EXP),
+                      (NormCmd.RESET, NormCmd.RESET))}
+
+
+def _stores(op: RowNorm, s: NormSchedule, d: int, acc: int, row_block) -> list[dict]:
+    """One row block's passes: per group of stat_ids rows, per pass, per row (its stat id chosen first when
+    there are several), the row's mvouts of mvout_blocks column blocks, the last with the pass's final command."""
+    chunks = blocks(0, -(-op.cols // d), op.cols, d, s.mvout_blocks)
+    out = []
+    for first in range(0, row_block.size, s.stat_ids):
+        group = range(first, min(first + s.stat_ids, row_block.size))
+        for running, final in PASSES[op.function]:
+            for r in group:
+                if s.stat_ids > 1:
+                    out.append(dict(stat_id=r - first))
+                for c in chunks:
+                    cmd = final if c.idx == chunks[-1].idx else running
+                    out.append(dict(row=row_block.start + r, col=c.start, size=c.size, norm=cmd.name.lower(),
+                                    local=acc + row_block.idx * d * -(-op.cols // d) + c.idx * d + r))
+    return out
+
+
+def lower_norm(op: RowNorm, s: NormSchedule, hw: HardwareConfig) -> Program:
+    plan = s.memory_plan(hw, op)
+    d = hw.dim
+    tiles = []
+    for t in range(-(-op.rows // (d * s.tile_rows))):
+        acc = plan.c.base(t)
+        row_blocks = blocks(t, s.tile_rows, op.rows, d)
+        tiles.append(dict(acc=acc, rows=row_blocks, groups=blocks(0, -(-op.cols // d), op.cols, d, s.mvin_blocks),
+                          stores=[w for rb in row_blocks for w in _stores(op, s, d, acc, rb)]))
+    buffers = layout([("X", "input", op.in_dtype, op.shape), ("Y", "output", "int8", op.shape)])
+    text = render("norm_ws.s.j2", op=op, dim=d, col_blocks=-(-op.cols // d), schedule=s.to_dict(), tiles=tiles,
+                  in_bytes=4 if op.in_dtype == "int32" else 1, consts=_consts(op), overlap=s.double_buffer)
+    return parse_program(text, hw, buffers)
+
+
+def _consts(op: RowNorm) -> IExpConsts | None:
+    return softmax_consts(op.input_scale) if op.function == "softmax" else None
