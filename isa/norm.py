@@ -222,6 +222,14 @@ def softmax_consts(input_scale: float) -> IExpConsts:
     return IExpConsts(qb=int(b / s), qc=int(c / (a * s * s)), qln2=qln2, qln2_inv=65536 // qln2)
 
 
+def igelu_step(input_scale: float) -> float:
+    """The real value of one step of I-GELU's integer output at input scale S: S * S_erf / 2, S_erf =
+    -0.2888 * S^2 / 2 (I-BERT's scale of its erf; negative, so a store scale to int8 outputs of real step
+    s_y is igelu_step(S) / s_y, a negative number)."""
+    s = np.float32(input_scale)
+    return float(s) * float(np.float32(-0.2888 * float((s * s) / np.float32(2)))) / 2
+
+
 def igelu_consts(input_scale: float) -> IExpConsts:
     """gemmini.h's constants for IGELU at ``bert_scale`` = S (tiled_matmul_outer): I-BERT's i-GELU, erf(x)
     fitted by sign(x) (-0.2888 (min(|x|, 1.769) - 1.769)^2 + 1) at x / sqrt 2."""

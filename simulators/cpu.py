@@ -20,6 +20,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from isa import Program
+from isa.norm import igelu_consts, igelu_rows, layernorm_rows, softmax_consts, softmax_rows
 from isa.numerics import INT8_MIN, mvin_scale, store_epilogue
 
 from .base import BackendError, RunResult
@@ -89,7 +90,9 @@ def accumulate(prod: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
 
 
 def epilogue(acc: np.ndarray, p: Params) -> np.ndarray:
-    """The store epilogue of isa.numerics, per the op dict."""
+    """The store epilogue of isa.numerics (or the normalization unit's I-GELU, isa.norm), per the op dict."""
+    if p["activation"] == "igelu":
+        return igelu_rows(acc, igelu_consts(p["input_scale"]), p["scale"])
     return store_epilogue(acc, p["scale"], p["activation"] == "relu", p["out_dtype"], p.get("out_offset", 0))
 
 
@@ -161,8 +164,16 @@ def maxpool(p: Params, x: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarra
     return {"output": window_max(inp, conv_geometry(p, *inp.shape[1:3]))}, {"path": "int16-taps", "macs": 0}
 
 
+def norm(p: Params, x: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], Info]:
+    """The normalization unit's integer LayerNorm or softmax (isa.norm), row by row."""
+    rows = x["X"].astype(np.int32)
+    if p["function"] == "layernorm":
+        return {"Y": layernorm_rows(rows, p["scale"])}, {"path": "int-rows", "macs": 0}
+    return {"Y": softmax_rows(rows, softmax_consts(p["input_scale"]), p["scale"])}, {"path": "int-rows", "macs": 0}
+
+
 KERNELS: dict[str, Kernel] = {"matmul": matmul, "conv2d": conv2d, "depthwise": depthwise, "resadd": resadd,
-                              "maxpool": maxpool}
+                              "maxpool": maxpool, "norm": norm}
 
 
 def _blas_threads(threads: int | None) -> ContextManager[object]:

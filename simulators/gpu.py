@@ -74,6 +74,9 @@ class Engine:
         return acc.to(self.torch.int32)
 
     def epilogue(self, acc: Tensor, p: Mapping[str, Any]) -> Tensor:
+        if p["activation"] not in ("none", "relu"):
+            raise BackendError(f"the gpu backend has no {p['activation']!r} epilogue (the normalization unit's "
+                               "integer kernels run on the functional, verilator and cpu backends)")
         relu = p["activation"] == "relu"
         if p["out_dtype"] == "int32":
             return acc.clamp_min(0) if relu else acc

@@ -269,7 +269,8 @@ def _closed_form(op: Op, schedule: Schedule, what: str, dataflows: tuple[str, ..
     if kind is None or not isinstance(schedule, kind.schedule) or getattr(schedule, "dataflow", "ws") not in dataflows:
         return None
     if getattr(op, "transpose_a", False) or getattr(op, "transpose_b", False) or getattr(op, "pool", None) \
-            or getattr(op, "col_scaled", False):   # per-channel scales add words after rendering
+            or getattr(op, "col_scaled", False) or getattr(op, "activation", "") == "igelu":
+        # per-channel scales add words after rendering; I-GELU a config_norm
         return None
     return getattr(kind, what)
 

@@ -17,6 +17,7 @@ import jinja2
 import numpy as np
 
 from isa import Buffer, layout
+from isa.norm import igelu_consts
 
 if TYPE_CHECKING:
     from .ops import Op
@@ -216,6 +217,15 @@ def requant_fields(op: object) -> str:
     offset, uint8 = getattr(op, "out_offset", 0), getattr(op, "out_dtype", "") == "uint8"
     return ((f" out_offset={offset}" if offset else "") + (" out_uint8=1" if uint8 else "")
             + (" col_scales=1" if getattr(op, "col_scaled", False) else ""))
+
+
+def norm_config(op: object) -> str:
+    """The config_norm word of an op whose store activation is the normalization unit's I-GELU (its qb and qc,
+    as gemmini.h's tiled_matmul_outer computes them from bert_scale), as an assembly line; else empty."""
+    if getattr(op, "activation", "") != "igelu":
+        return ""
+    consts = igelu_consts(op.input_scale)
+    return f"\nconfig_norm qb={consts.qb} qc={consts.qc}"
 
 
 class Block(NamedTuple):

@@ -56,10 +56,11 @@ def _check_scale(name: str, scale: Any) -> float:
 
 
 def check_epilogue(activation: str, scale: Any, out_dtype: str, dtypes: tuple[str, ...] = OUT_DTYPES,
-                   channels: int | None = None) -> float | tuple[float, ...]:
+                   channels: int | None = None, activations: tuple[str, ...] = ACTIVATION_NAMES
+                   ) -> float | tuple[float, ...]:
     """The checked scale: a float, or where the op has ``channels`` output channels also a sequence of one
     scale per channel (a tuple; per-channel requantization, the store unit's column-scale extension)."""
-    check_choice("activation", activation, ACTIVATION_NAMES)
+    check_choice("activation", activation, activations)
     check_choice("out_dtype", out_dtype, dtypes)
     if channels is not None and isinstance(scale, (list, tuple, np.ndarray)):
         if len(scale) != channels:

@@ -7,7 +7,7 @@ from typing import NamedTuple
 from isa import HardwareConfig, Program, parse_program
 from isa.assembly import clear_parse_cache
 
-from ..lowering import blocks, clear_unit_caches, op_buffers, render, requant_fields
+from ..lowering import blocks, clear_unit_caches, norm_config, op_buffers, render, requant_fields
 from .op import Matmul
 from .schedule import MatmulSchedule
 
@@ -85,7 +85,8 @@ def lower_matmul(op: Matmul, s: MatmulSchedule, hw: HardwareConfig) -> Program:
     out_bytes = 4 if op.out_dtype == "int32" else 1
     text = render(
         "matmul_ws.s.j2", M=op.M, N=op.N, K=op.K, bias=op.bias, activation=op.activation, scale=op.store_scale,
-        out_dtype=op.out_dtype, out_bytes=out_bytes, requant=requant_fields(op), schedule=s.to_dict(), pipe=s,
+        out_dtype=op.out_dtype, out_bytes=out_bytes, requant=requant_fields(op), norm=norm_config(op),
+        schedule=s.to_dict(), pipe=s,
         dim=hw.dim,
         TJ=s.tile_j, TK=s.tile_k, **flow._asdict(), bias_stride=op.N * 4 if op.bias == "full" else 0, bias_row_bytes=op.N * 4,
         tiles=matmul_tiles(op, s, hw),

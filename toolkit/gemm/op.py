@@ -6,8 +6,13 @@ from typing import ClassVar, Mapping, Sequence
 
 import numpy as np
 
-from ..ops import (REQUANT_DTYPES, EpilogueOp, Spec, check_choice, check_epilogue, check_out_offset, positive_int,
-                   wrap_int32)
+from isa.norm import igelu_consts, igelu_rows
+
+from ..ops import (ACTIVATION_NAMES, REQUANT_DTYPES, EpilogueOp, Spec, check_choice, check_epilogue,
+                   check_out_offset, positive_int, wrap_int32)
+
+# I-GELU (the normalization unit's, isa.norm): a matmul's store activation only
+MATMUL_ACTIVATIONS = (*ACTIVATION_NAMES, "igelu")
 
 
 @dataclass(frozen=True)
@@ -25,9 +30,10 @@ class Matmul(EpilogueOp):
     transpose_a: bool = False
     transpose_b: bool = False
     out_offset: int = 0
+    input_scale: float = 1.0   # I-GELU's S: the real value of one accumulator step (gemmini.h's bert_scale)
 
     KIND: ClassVar[str] = "matmul"
-    UNKEYED_DEFAULTS: ClassVar[dict] = {"transpose_a": False, "transpose_b": False}
+    UNKEYED_DEFAULTS: ClassVar[dict] = {"transpose_a": False, "transpose_b": False, "input_scale": 1.0}
 
     def __post_init__(self) -> None:
         for name in ("M", "N", "K"):
@@ -35,9 +41,36 @@ class Matmul(EpilogueOp):
         check_choice("bias", self.bias, (None, "row", "full"))
         for name in ("transpose_a", "transpose_b"):
             object.__setattr__(self, name, bool(check_choice(name, getattr(self, name), (False, True))))
-        scale = check_epilogue(self.activation, self.scale, self.out_dtype, REQUANT_DTYPES, self.N)
-        object.__setattr__(self, "scale", scale)
+        # I-GELU's output step is negative (isa.norm.igelu_step): its store scale may be
+        negative = self.activation == "igelu" and isinstance(self.scale, (int, float)) and self.scale < 0
+        scale = check_epilogue(self.activation, -self.scale if negative else self.scale, self.out_dtype,
+                               REQUANT_DTYPES, self.N, MATMUL_ACTIVATIONS)
+        object.__setattr__(self, "scale", -scale if negative else scale)
         object.__setattr__(self, "out_offset", check_out_offset(self.out_offset, self.out_dtype))
+        if self.activation == "igelu":
+            self._check_igelu()
+
+    def _check_igelu(self) -> None:
+        if self.out_dtype != "int8" or self.out_offset or self.col_scaled:
+            raise ValueError("activation='igelu' stores int8 through the normalization unit: out_dtype='int8', "
+                             "no out_offset, one scale")
+        s = float(self.input_scale)
+        if not np.isfinite(np.float32(s)) or s <= 0 or igelu_consts(s).qc == 0:
+            raise ValueError(f"input_scale={self.input_scale!r}: I-GELU needs a positive float32 small enough "
+                             "that its constants are not zero")
+
+    def params(self) -> dict:
+        """As every epilogue op's, with ``input_scale`` only where I-GELU reads it."""
+        params = super().params()
+        if self.activation != "igelu":
+            del params["input_scale"]
+        return params
+
+    def reference(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        if self.activation != "igelu":
+            return super().reference(inputs)
+        self.check_inputs(inputs)
+        return {"C": igelu_rows(self.accumulate(inputs), igelu_consts(self.input_scale), self.scale)}
 
     def input_specs(self) -> Spec:
         specs = {"A": ((self.K, self.M) if self.transpose_a else (self.M, self.K), "int8"),
@@ -64,9 +97,11 @@ class Matmul(EpilogueOp):
 
 def matmul(M: int, N: int, K: int, *, bias: str | None = None, activation: str = "none",
            scale: float | Sequence[float] = 1.0, out_dtype: str = "int8", transpose_a: bool = False,
-           transpose_b: bool = False, out_offset: int = 0) -> Matmul:
+           transpose_b: bool = False, out_offset: int = 0, input_scale: float = 1.0) -> Matmul:
     """A matmul op: ``C = epilogue(A @ B + bias)``; see the numeric semantics. With transpose_a, A is
     given K x M; with transpose_b, B is given N x K. ``out_offset`` (an output zero point) and
     ``out_dtype="uint8"`` need hardware with the store unit's requantization (``store_requant``); ``scale`` as
-    N scales, one per column of C, needs its column scales (``store_col_scales``)."""
-    return Matmul(M, N, K, bias, activation, scale, out_dtype, transpose_a, transpose_b, out_offset)
+    N scales, one per column of C, needs its column scales (``store_col_scales``). ``activation="igelu"`` is
+    the normalization unit's I-GELU (isa.norm) at ``input_scale``, the real value of one accumulator step; its
+    output step is ``isa.norm.igelu_step(input_scale)`` (negative), so ``scale`` is that over the output's step."""
+    return Matmul(M, N, K, bias, activation, scale, out_dtype, transpose_a, transpose_b, out_offset, input_scale)

@@ -17,6 +17,7 @@ from isa import HardwareConfig
 
 from ..gemm.op import Matmul
 from ..gemm.schedule import matmul_blocks
+from ..lowering import norm_config
 from ..schedule import ScheduleError, grow_tiles
 from .schedule import LibraryMatmul
 from .words import ACT, NULL, at, fits_half
@@ -72,7 +73,7 @@ def matmul_context(op: Matmul, s: LibraryMatmul, hw: HardwareConfig) -> dict[str
     s.memory_plan(hw, op)
     full_c = op.out_dtype == "int32"
     repeating_bias = op.bias == "row"
-    return dict(op=op, schedule=s.to_dict(), dim=hw.dim, act=op.activation,
+    return dict(op=op, schedule=s.to_dict(), dim=hw.dim, act=op.activation, norm=norm_config(op),
                 c_row_bytes=op.N * (4 if full_c else 1), d_row_bytes=0 if repeating_bias else op.N * 4,
                 words=matmul_words(op, s, hw))
 
