@@ -290,7 +290,7 @@ class _Checker:
         act, cmd = st.activation | self.act_msb << 2, norm_cmd(ins.local)
         if act not in NORM_ACTS and not cmd:
             return None
-        what = f"activation {Act(act).name}" if act in NORM_ACTS else f"norm command {NormCmd(cmd).name}"
+        what = f"norm command {NormCmd(cmd).name}" if cmd else f"activation {Act(act).name}"
         if not self.hw.norm_stats:
             return f"{what}: " + _NO_NORM.format(self.hw.name)
         if cmd and not ins.local & ACC_BIT:
