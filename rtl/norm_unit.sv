@@ -203,15 +203,19 @@ module norm_unit import systolic_pkg::*; #(
   assign is_final  = cmd == CmdMean || cmd == CmdInvStddev || cmd == CmdInvSumExp;
   assign hold_o    = (stats_blk && is_final) || fst_q != FIdle;
 
-  // a RESET block's int8 lanes (isa.norm.NormStat.output)
+  // a RESET block's int8 lanes (isa.norm.NormStat.output); computed only for such a block
   always_comb begin
+    logic [31:0] e, g, s;
+    logic [32:0] x;
     row_o = '0;
+    e     = '0;
+    g     = '0;
+    s     = '0;
+    x     = '0;
     if (norm_out) begin
       for (int i = 0; i < DIM; i++) begin
-        logic [31:0] e, g, s;
-        logic [32:0] x;
         e = blk_data_i[i*32 +: 32];
-        g = '0;
+        g = igelu(e, qb_q, qc_q);
         unique case (blk_act_i)
           ActLayernorm: begin
             x = {e[31], e} - {mean_q[sid][31], mean_q[sid]};
@@ -222,7 +226,6 @@ module norm_unit import systolic_pkg::*; #(
             s = ise_q[sid];
           end
           default: begin   // IGELU, by config_st's scale
-            g = igelu(e, qb_q, qc_q);
             x = {g[31], g};
             s = blk_scale_i;
           end
