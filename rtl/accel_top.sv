@@ -21,6 +21,7 @@ module accel_top import systolic_pkg::*; #(
   parameter int DATAFLOWS      = 3,   // bit 0 output-stationary, bit 1 weight-stationary
   parameter bit STORE_REQUANT  = 1'b0,   // the store unit's requantization extension (not Gemmini's)
   parameter bit STORE_COL_SCALES = 1'b0,   // the store unit's column-scale extension (not Gemmini's)
+  parameter int NORM_STATS     = 0,      // the normalization unit's stat ids (Gemmini's; 0: none)
   localparam int N             = LD_QUEUE + EX_QUEUE + ST_QUEUE,
   localparam int SLOT_W        = $clog2(N),
   localparam int RESP_W        = DIM * MAX_BLOCK_LEN * 32,
@@ -200,7 +201,7 @@ module accel_top import systolic_pkg::*; #(
 
   store_unit #(
     .DIM(DIM), .MAX_BLOCK_LEN(MAX_BLOCK_LEN), .SP_ROWS(SP_ROWS), .ACC_ROWS(ACC_ROWS), .N(N),
-    .STORE_REQUANT(STORE_REQUANT), .STORE_COL_SCALES(STORE_COL_SCALES)
+    .STORE_REQUANT(STORE_REQUANT), .STORE_COL_SCALES(STORE_COL_SCALES), .NORM_STATS(NORM_STATS)
   ) u_store (
     .clk_i, .rst_ni,
     .iss_valid_i (iss_valid[ST]), .iss_ready_o (iss_ready[ST]), .iss_i (iss[ST]),

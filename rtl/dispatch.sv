@@ -83,18 +83,18 @@ module dispatch import systolic_pkg::*; #(
   function automatic logic [SLOT_W-1:0] qnext(input int q, input logic [SLOT_W-1:0] off);
     return (int'(off) == qsize(q) - 1) ? '0 : off + 1'b1;
   endfunction
-  // unified row number of a local address (bits 30:29, the accumulate and full-row flags,
-  // do not move the row)
+  // unified row number of a local address (bits 30:29, the accumulate and full-row flags, and
+  // 28:26, an mvout's norm command, do not move the row)
   /* verilator lint_off UNUSEDSIGNAL */
   function automatic logic [RW-1:0] urow(input logic [31:0] addr);
-    return addr[31] ? RW'(SP_ROWS) + RW'(addr[28:0]) : RW'(addr[28:0]);
+    return addr[31] ? RW'(SP_ROWS) + RW'(addr[25:0]) : RW'(addr[25:0]);
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
 
   // ---- parameter assumptions ------------------------------------------------------
-  // the unified row space holds both memories (rows are the operand word's 29-bit [28:0])
-  if (SP_ROWS < 1 || ACC_ROWS < 1 || SP_ROWS > 2 ** 29 || ACC_ROWS > 2 ** 29) begin : g_rows_check
-    $error("dispatch: %0d scratchpad / %0d accumulator rows do not fit 29-bit row numbers",
+  // the unified row space holds both memories (rows are the operand word's 26-bit [25:0])
+  if (SP_ROWS < 1 || ACC_ROWS < 1 || SP_ROWS > 2 ** 26 || ACC_ROWS > 2 ** 26) begin : g_rows_check
+    $error("dispatch: %0d scratchpad / %0d accumulator rows do not fit 26-bit row numbers",
            SP_ROWS, ACC_ROWS);
   end
   // every queue has a slot, and a slot number fits a DMA tag
@@ -183,7 +183,7 @@ module dispatch import systolic_pkg::*; #(
         kind = KindEnq;
         unique case (config_kind_e'(cmd_i.rs1[1:0]))
           ConfigLd: tq = QLD;
-          ConfigSt: tq = QST;
+          ConfigSt, ConfigNorm: tq = QST;   // config_norm is the store path's (Gemmini's)
           default:  tq = QEX;
         endcase
       end

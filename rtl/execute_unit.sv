@@ -81,9 +81,10 @@ module execute_unit import systolic_pkg::*; #(
     $error("execute_unit: NBUF = %0d weight buffers, but the buffer index is %0d bits",
            NBUF, BUF_W);
   end
-  // result rows are 29-bit addresses (the operand word's [28:0]; bits 31:29 are flags)
-  if (SP_AW > 29 || ACC_AW > 29) begin : g_row_check
-    $error("execute_unit: %0d scratchpad / %0d accumulator rows do not fit 29-bit row numbers",
+  // result rows are 26-bit addresses (the operand word's [25:0]; bits 31:29 are flags, 28:26 an
+  // mvout's norm command)
+  if (SP_AW > 26 || ACC_AW > 26) begin : g_row_check
+    $error("execute_unit: %0d scratchpad / %0d accumulator rows do not fit 26-bit row numbers",
            SP_ROWS, ACC_ROWS);
   end
 
@@ -420,7 +421,7 @@ module execute_unit import systolic_pkg::*; #(
     if (iss_fire && is_cfg && !ex_rs1.set_only_strides) begin
       // dataflow 0 is OS; activation 1 ReLU (isa/loop_words.py's CONFIG_EX)
       cfg_d = '{a_stride: ex_rs1.a_stride, c_stride: ex_rs2.c_stride, scale: ex_rs1.acc_scale,
-                relu: ex_rs1.activation[0], os: HAS_OS && (!HAS_WS || !ex_rs1.dataflow),
+                relu: ex_rs1.activation == 2'd1, os: HAS_OS && (!HAS_WS || !ex_rs1.dataflow),
                 a_t: ex_rs1.a_transpose, b_t: ex_rs1.b_transpose, rsh: ex_rs2.in_shift[4:0]};
     end else if (iss_fire && is_cfg) begin   // LoopConv's: the strides only
       cfg_d.a_stride = ex_rs1.a_stride;
@@ -499,7 +500,7 @@ module execute_unit import systolic_pkg::*; #(
       if (pend_set) begin
         pend_valid_d  = 1'b1;
         pend_d        = '{slot: s_q.slot, last: 1'b1, dest: dest,
-                          row: 29'(32'(op_addr(s_q.c)) + 32'(DIM - 1) * 32'(s_q.cfg.c_stride)),
+                          row: 29'(32'(op_addr(s_q.c) & ROW_MASK) + 32'(DIM - 1) * 32'(s_q.cfg.c_stride)),
                           cols: op_cols(s_q.c), scale: s_q.cfg.scale, relu: s_q.cfg.relu,
                           shift: 1'b1, rsh: s_q.cfg.rsh};
         pend_rows_d   = op_rows(s_q.c);
@@ -526,7 +527,7 @@ module execute_unit import systolic_pkg::*; #(
       s_buf_d   = w_pre_q ? nbuf : cur_buf_q;
       s_row_d   = '0;
       s_a_row_d = 32'(op_addr(w_q.a));
-      s_c_row_d = 32'(op_addr(w_q.c));
+      s_c_row_d = op_addr(w_q.c) & ROW_MASK;
       s_a_got_d = 1'b0;
       s_d_got_d = 1'b0;
     end

@@ -73,9 +73,10 @@ module load_unit import systolic_pkg::*; #(
     $error("load_unit: LDQ = %0d of N = %0d slots, MAX_BLOCK_LEN = %0d (both at least 1)",
            LDQ, N, MAX_BLOCK_LEN);
   end
-  // local rows are 29-bit addresses (the operand word's [28:0]; bits 31:29 are flags)
-  if (SP_AW > 29 || ACC_AW > 29) begin : g_row_check
-    $error("load_unit: %0d scratchpad / %0d accumulator rows do not fit 29-bit row numbers",
+  // local rows are 26-bit addresses (the operand word's [25:0]; bits 31:29 are flags, 28:26 an
+  // mvout's norm command)
+  if (SP_AW > 26 || ACC_AW > 26) begin : g_row_check
+    $error("load_unit: %0d scratchpad / %0d accumulator rows do not fit 26-bit row numbers",
            SP_ROWS, ACC_ROWS);
   end
 
@@ -281,7 +282,7 @@ module load_unit import systolic_pkg::*; #(
       rq_len_d    = wide ? op_cols(insn.rs2) << 2 : op_cols(insn.rs2);
       rq_slot_d   = iss_i.slot;
     end
-    ctx_new = '{base: insn.rs2[28:0], acc: insn.rs2[31], accum: insn.rs2[30], wide: wide,
+    ctx_new = '{base: 29'(insn.rs2[25:0]), acc: insn.rs2[31], accum: insn.rs2[30], wide: wide,
                 bstride: cfg_q[iss_state].bstride, scale: cfg_q[iss_state].scale,
                 cols: op_cols(insn.rs2),
                 copies: (cfg_q[iss_state].stride == '0 || insn.rs1 == '0) ? op_rows(insn.rs2)

@@ -241,13 +241,14 @@ package loop_conv_pkg;
     o.addr = addr;
     return o;
   endfunction
-  // (a row's bits past 28 are cut: a loop's rows are in range, the checker makes sure)
+  // (a row's bits past 25 are cut: a loop's rows are in range, the checker makes sure; bits
+  // 28:26, an mvout's norm command, are 0)
   /* verilator lint_off UNUSEDSIGNAL */
   function automatic logic [31:0] sp_local(input logic [31:0] row);
-    return {3'b000, row[28:0]};
+    return {6'b000000, row[25:0]};
   endfunction
   function automatic logic [31:0] acc_local(input logic [31:0] row, input logic accumulate);
-    return {1'b1, accumulate, 1'b0, row[28:0]};
+    return {1'b1, accumulate, 4'b0000, row[25:0]};
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
 

@@ -33,6 +33,15 @@
 // requantization, in the same pass, a row a cycle. A word issues only between mvouts' reads, and the
 // register is written at the end of its cycle, so the last row of the mvout before it (in the epilogue
 // that cycle) still reads the old scales.
+//
+// Normalization (NORM_STATS > 0, Gemmini's Normalizer; rtl/norm_unit.sv, isa/norm.py): the store
+// activation is 3 bits, config_st's two and config_norm's act_msb (a config_st clears it; 1 is ReLU,
+// 2 LAYERNORM, 3 IGELU, 4 SOFTMAX, the rest none). An accumulator mvout whose address carries a
+// NormCmd (bits 28:26; the row is bits 25:0) feeds its blocks to the norm unit's current stat and
+// writes nothing; its blocks need no FIFO room and it is done when the norm unit says so. A plain
+// (RESET) accumulator mvout under LAYERNORM, IGELU or SOFTMAX stores the norm unit's int8 row. The
+// unit holds the reads and the issue while a final (a mean, an inverse stddev or sum) is computed.
+// With NORM_STATS == 0 there is no unit: config_norm is a no-op and only activation 1 is ReLU.
 module store_unit import systolic_pkg::*; #(
   parameter int DIM      = 4,
   parameter int MAX_BLOCK_LEN = 2,   // blocks a DMA write may join (Gemmini's dma_maxbytes / DIM)
@@ -43,6 +52,7 @@ module store_unit import systolic_pkg::*; #(
   parameter int CNT_W    = 16,   // width of the in-flight counters
   parameter bit STORE_REQUANT = 1'b0,   // config_st's out_offset and out_uint8 (else read as 0)
   parameter bit STORE_COL_SCALES = 1'b0,   // config_st_scales words and config_st's col_scales (else ignored)
+  parameter int NORM_STATS = 0,   // the normalization unit's stat ids (0: no unit)
   localparam int SLOT_W  = $clog2(N),
   localparam int SP_AW   = $clog2(SP_ROWS),
   localparam int ACC_AW  = $clog2(ACC_ROWS),
@@ -84,9 +94,10 @@ module store_unit import systolic_pkg::*; #(
   if (SLOT_W > DMA_SLOT_W) begin : g_slot_check
     $error("store_unit: %0d slots do not fit the DMA tag's %0d-bit slot", N, DMA_SLOT_W);
   end
-  // local rows are 29-bit addresses (the operand word's [28:0]; bits 31:29 are flags)
-  if (SP_AW > 29 || ACC_AW > 29) begin : g_row_check
-    $error("store_unit: %0d scratchpad / %0d accumulator rows do not fit 29-bit row numbers",
+  // local rows are 26-bit addresses (the operand word's [25:0]; bits 31:29 are flags, 28:26 the
+  // norm command)
+  if (SP_AW > 26 || ACC_AW > 26) begin : g_row_check
+    $error("store_unit: %0d scratchpad / %0d accumulator rows do not fit 26-bit row numbers",
            SP_ROWS, ACC_ROWS);
   end
   if (MAX_BLOCK_LEN < 1) begin : g_block_check
@@ -99,7 +110,7 @@ module store_unit import systolic_pkg::*; #(
   // config_st
   typedef struct packed {
     logic [WORD_W-1:0] stride;
-    logic           relu;
+    logic [2:0]     act;      // the activation: config_st's two bits, config_norm's act_msb
     logic [31:0]    scale;
     logic [8:0]     offset;   // requantization: added after rounding (two's complement)
     logic           uint8;    // requantization: clip to [0, 255]
@@ -112,6 +123,9 @@ module store_unit import systolic_pkg::*; #(
     logic              acc;
     logic              full;   // raw int32 accumulator row
     logic              relu;
+    logic [2:0]        act;    // the activation (normalization: 2, 3 and 4)
+    logic [2:0]        norm;   // the norm command (0: none; an accumulator mvout's bits 28:26)
+    logic              blast;  // the row's last block
     logic [31:0]       scale;
     logic [8:0]        offset;
     logic              uint8;
@@ -132,7 +146,7 @@ module store_unit import systolic_pkg::*; #(
     logic [ROW_W-1:0] data;
   } pending_t;
 
-  /* verilator lint_off UNUSEDSIGNAL */   // config_st's kind, and its activation's high bit
+  /* verilator lint_off UNUSEDSIGNAL */   // config_st's kind
   st_cfg_t cfg_q, cfg_d;
   /* verilator lint_on UNUSEDSIGNAL */
 
@@ -179,6 +193,15 @@ module store_unit import systolic_pkg::*; #(
   config_st_scales_rs2_t sc_rs2;
   /* verilator lint_on UNUSEDSIGNAL */
   logic load_scales;   // a config_st_scales word: it writes the vector, not the store config
+  logic is_norm_cfg;   // a config_norm word
+  /* verilator lint_off UNUSEDSIGNAL */   // config_norm's other fields are the norm unit's
+  config_norm_rs1_t nm_rs1;
+  /* verilator lint_on UNUSEDSIGNAL */
+  // the norm unit: hold reads and issue, a statistics mvout done, a RESET row's int8 lanes
+  logic norm_hold, norm_done;
+  logic [SLOT_W-1:0] norm_slot;
+  logic [DIM*8-1:0]  norm_row;
+  logic              norm_act;   // the arriving row's activation is a normalizing one
   logic [DIM-1:0][31:0] lane_scale;   // the column-scale vector (0 without the extension)
 
   assign insn        = iss_i.insn;
@@ -186,9 +209,11 @@ module store_unit import systolic_pkg::*; #(
   assign st_rs2      = insn.rs2;
   assign sc_rs1      = insn.rs1;
   assign sc_rs2      = insn.rs2;
-  assign load_scales = sc_rs1.load_scales;   // without the extension a no-op config
+  assign nm_rs1      = insn.rs1;
   assign is_cfg      = insn.funct == FunctConfig;
-  assign iss_ready_o = !rd_active_q;
+  assign is_norm_cfg = is_cfg && config_kind_e'(insn.rs1[1:0]) == ConfigNorm;
+  assign load_scales = sc_rs1.load_scales;   // without the extension a no-op config
+  assign iss_ready_o = !rd_active_q && !norm_hold;
   assign iss_fire    = iss_valid_i && iss_ready_o;
 
   // pooling: where the window position lies in the image, and the pooled pixel's DRAM address
@@ -211,7 +236,7 @@ module store_unit import systolic_pkg::*; #(
     logic [DIM-1:0][31:0] scales_q, scales_d;
     always_comb begin
       scales_d = scales_q;
-      if (iss_fire && is_cfg && load_scales) begin
+      if (iss_fire && is_cfg && !is_norm_cfg && load_scales) begin
         for (int i = 0; i < DIM; i++) begin
           if (16'(i) == sc_rs1.col) scales_d[i] = sc_rs2.scale0;
           if (16'(i) == sc_rs1.col + 16'd1) scales_d[i] = sc_rs2.scale1;
@@ -229,7 +254,9 @@ module store_unit import systolic_pkg::*; #(
 
   // read a row when the FIFO has room for it and the row before it (reads: we and the
   // write fields are 0); a pooling position in the padding steps without a read
-  assign rd_fire   = rd_active_q && (32'(f_cnt_q) + 32'(ar_valid_q) < FIFO);
+  // (a statistics block writes nothing: it needs no room)
+  assign rd_fire   = rd_active_q && !norm_hold
+                  && (32'(f_cnt_q) + 32'(ar_valid_q) < FIFO || rd_q.norm != '0);
   assign rd_req    = rd_fire && (!rd_q.pool || tap);
   assign sp_o      = '{req: rd_req && !rd_q.acc, row: SP_AW'(rd_q.pool ? pool_row : rd_row_q),
                        default: '0};
@@ -261,6 +288,9 @@ module store_unit import systolic_pkg::*; #(
           // the raw int32, after ReLU
           row_data[i*32 +: 32] = (ar_q.relu && acc_rdata_i[i*32 + 31]) ? 32'h0
                                                                        : acc_rdata_i[i*32 +: 32];
+        end else if (norm_act) begin
+          // LAYERNORM, IGELU or SOFTMAX: the norm unit's int8
+          row_data[i*8 +: 8] = norm_row[i*8 +: 8];
         end else if (STORE_REQUANT && (ar_q.offset != '0 || ar_q.uint8)) begin
           row_data[i*8 +: 8] = requant(acc_rdata_i[i*32 +: 32], scale, ar_q.relu, ar_q.offset,
                                        ar_q.uint8);
@@ -296,7 +326,7 @@ module store_unit import systolic_pkg::*; #(
     if (ar_q.jidx != '0) joined = join_q | (row_data << (32'(ar_q.jidx) * DIM * 8));
   end
 
-  assign push = ar_valid_q && (ar_q.pool ? ar_q.wlast : ar_q.jend);
+  assign push = ar_valid_q && ar_q.norm == '0 && (ar_q.pool ? ar_q.wlast : ar_q.jend);
   assign wr_req_valid_o = f_cnt_q != '0;
   assign wr_req_o       = fifo_q[f_rd_q].req;
   assign wr_req_data_o  = fifo_q[f_rd_q].data;
@@ -307,15 +337,57 @@ module store_unit import systolic_pkg::*; #(
   assign unused_ack_row = ^wr_ack_tag_i.row;
 
   // a config_st is done when it issues, an mvout when its last row is acknowledged (one-hot)
-  assign done_o = (N'(iss_fire && is_cfg) << iss_i.slot) | (N'(mvout_done) << wr_ack_tag_i.slot);
+  // (and a statistics mvout when the norm unit says so)
+  assign done_o = (N'(iss_fire && is_cfg) << iss_i.slot) | (N'(mvout_done) << wr_ack_tag_i.slot)
+                | (N'(norm_done) << norm_slot);
 
   assign busy          = inflight_q != '0;
   assign dma_wait_o    = wr_req_valid_o && !wr_req_ready_i;
   assign outstanding_o = outstanding_q;
-  // a row read waiting for its bank; mvouts in flight that neither read, pass nor send a row
+  // a row read waiting for its bank; mvouts in flight that neither read, pass nor send a row (nor
+  // wait for the norm unit's final)
   assign stack_o = '{bank: rd_fire && !rd_gnt,
-                     dma:  busy && !rd_step && !ar_valid_q && !pop,
+                     dma:  busy && !rd_step && !ar_valid_q && !pop && !norm_hold,
                      busy: busy};
+
+  // ---- the normalization unit ------------------------------------------------------
+  if (NORM_STATS > 0) begin : g_norm
+    logic blk_valid;
+    // every block of a plain accumulator mvout (the norm unit ignores those without a command
+    // under activations other than 2, 3 and 4)
+    assign blk_valid = ar_valid_q && ar_q.acc && !ar_q.full && !ar_q.pool;
+    assign norm_act  = ar_q.acc && !ar_q.full && !ar_q.pool && ar_q.norm == '0
+                    && (ar_q.act == 3'd2 || ar_q.act == 3'd3 || ar_q.act == 3'd4);
+    norm_unit #(.DIM(DIM), .NORM_STATS(NORM_STATS), .N(N)) u_norm (
+      .clk_i, .rst_ni,
+      .cfg_valid_i    (iss_fire && is_norm_cfg),
+      .cfg_rs1_i      (insn.rs1),
+      .cfg_rs2_i      (insn.rs2),
+      .blk_valid_i    (blk_valid),
+      .blk_cmd_i      (ar_q.norm),
+      .blk_row_last_i (ar_q.blast),
+      .blk_last_i     (ar_last_q),
+      .blk_act_i      (ar_q.act),
+      .blk_cols_i     (ar_q.cols),
+      .blk_scale_i    (ar_q.scale),
+      .blk_slot_i     (ar_q.slot),
+      .blk_data_i     (acc_rdata_i),
+      .row_o          (norm_row),
+      .hold_o         (norm_hold),
+      .done_o         (norm_done),
+      .done_slot_o    (norm_slot)
+    );
+  end else begin : g_no_norm
+    assign norm_act  = 1'b0;
+    assign norm_hold = 1'b0;
+    assign norm_done = 1'b0;
+    assign norm_slot = '0;
+    assign norm_row  = '0;
+    // the fields only the norm unit reads (constant without it)
+    logic unused_norm;
+    assign unused_norm = ^{ar_q.act, ar_q.norm, ar_q.blast, nm_rs1.act_msb, nm_rs1.set_stats_id_only,
+                           norm_row};
+  end
 
   // ---- next state ---------------------------------------------------------------
   always_comb begin
@@ -358,6 +430,7 @@ module store_unit import systolic_pkg::*; #(
       // a write ends with its row, its JOIN-th block, or a full row's one block
       ar_d.jidx = rd_jidx_q;
       ar_d.jend = rd_q.full || blk_last || rd_jidx_q == JOIN_W'(JOIN - 1);
+      ar_d.blast = blk_last;
       rd_jidx_d = ar_d.jend ? '0 : rd_jidx_q + 1'b1;
       if (blk_last) begin   // the next row, from its first block
         rd_blk_d   = '0;
@@ -374,10 +447,13 @@ module store_unit import systolic_pkg::*; #(
       rd_d.cols = blk_cols(rd_cols_q, rd_blk_d);
       if (rd_last) rd_active_d = 1'b0;
     end
-    if (iss_fire && is_cfg && !load_scales) begin
+    if (iss_fire && is_norm_cfg && NORM_STATS > 0 && !nm_rs1.set_stats_id_only) begin
+      cfg_d.act[2] = nm_rs1.act_msb;   // SOFTMAX is config_st's 0 with it
+    end
+    if (iss_fire && is_cfg && !is_norm_cfg && !load_scales) begin
       // a scale of all ones keeps the scale (as Gemmini's; LoopConvSt's pooling configs send it), and
       // with it the requantization and the column scales
-      cfg_d = '{stride: WORD_W'(st_rs2.dram_stride), relu: st_rs1.activation[0],
+      cfg_d = '{stride: WORD_W'(st_rs2.dram_stride), act: {1'b0, st_rs1.activation},
                 scale: (st_rs2.scale == '1) ? cfg_q.scale : st_rs2.scale,
                 offset: !STORE_REQUANT ? '0 : (st_rs2.scale == '1) ? cfg_q.offset : st_rs1.out_offset,
                 uint8: STORE_REQUANT && ((st_rs2.scale == '1) ? cfg_q.uint8 : st_rs1.out_uint8),
@@ -386,7 +462,11 @@ module store_unit import systolic_pkg::*; #(
     end
     if (iss_fire && !is_cfg) begin
       rd_active_d = 1'b1;
-      rd_d = '{acc: insn.rs2[31], full: insn.rs2[31] && insn.rs2[29], relu: cfg_q.relu,
+      rd_d = '{acc: insn.rs2[31], full: insn.rs2[31] && insn.rs2[29], relu: cfg_q.act == 3'd1,
+               act: cfg_q.act, blast: 1'b0,
+               // a norm command on a plain accumulator mvout (the checker allows no other)
+               norm: (NORM_STATS > 0 && insn.rs2[31] && !insn.rs2[29] && cfg_q.pool.pool_stride == '0)
+                     ? insn.rs2[28:26] : 3'd0,
                scale: cfg_q.scale, offset: cfg_q.offset, uint8: cfg_q.uint8, col: cfg_q.col,
                pool: cfg_q.pool.pool_stride != '0, tap: 1'b0, wlast: 1'b0, jidx: '0, jend: 1'b1,
                cols: op_cols(insn.rs2), addr: insn.rs1, slot: iss_i.slot};
@@ -394,14 +474,14 @@ module store_unit import systolic_pkg::*; #(
       pocol_d     = '0;
       wrow_d      = '0;
       wcol_d      = '0;
-      rd_row_d    = insn.rs2[28:0];
+      rd_row_d    = 29'(insn.rs2[25:0]);
       rd_idx_d    = '0;
       rd_rows_d   = op_rows(insn.rs2);
       rd_stride_d = cfg_q.stride;
       rd_blk_d    = '0;
       rd_nblk_d   = (op_cols(insn.rs2) + 16'(DIM - 1)) / 16'(DIM);
       rd_cols_d   = op_cols(insn.rs2);
-      rd_row0_d   = insn.rs2[28:0];
+      rd_row0_d   = 29'(insn.rs2[25:0]);
       rd_addr0_d  = insn.rs1;
       rd_jidx_d   = '0;
       rd_d.cols   = blk_cols(op_cols(insn.rs2), '0);
@@ -420,7 +500,7 @@ module store_unit import systolic_pkg::*; #(
     if (pop) f_rd_d = (f_rd_q == FW'(FIFO - 1)) ? '0 : f_rd_q + 1'b1;
     f_cnt_d       = f_cnt_q + FW'(push) - FW'(pop);
     outstanding_d = outstanding_q + CNT_W'(pop) - CNT_W'(wr_ack_valid_i);
-    inflight_d    = inflight_q + CNT_W'(iss_fire && !is_cfg) - CNT_W'(mvout_done);
+    inflight_d    = inflight_q + CNT_W'(iss_fire && !is_cfg) - CNT_W'(mvout_done) - CNT_W'(norm_done);
   end
 
   // ---- registers ----------------------------------------------------------------
@@ -433,7 +513,7 @@ module store_unit import systolic_pkg::*; #(
       f_wr_q        <= '0;
       outstanding_q <= '0;
       inflight_q    <= '0;
-      cfg_q         <= '{stride: '0, relu: 1'b0, scale: F32_ONE, offset: '0, uint8: 1'b0, col: 1'b0,
+      cfg_q         <= '{stride: '0, act: '0, scale: F32_ONE, offset: '0, uint8: 1'b0, col: 1'b0,
                          pool: '0};
       have_q        <= 1'b0;
     end else begin

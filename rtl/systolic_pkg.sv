@@ -14,6 +14,8 @@ package systolic_pkg;
 
   localparam logic [31:0] GARBAGE_ADDR = 32'hFFFF_FFFF;
   localparam logic [31:0] F32_ONE      = 32'h3F80_0000;
+  localparam logic [31:0] F32_NAN      = 32'h7FC0_0000;   // the default NaN
+  localparam logic [31:0] ROW_MASK     = 32'h03FF_FFFF;   // a local address's row (bits 25:0)
   localparam int          WORD_W       = 64;   // rs1, rs2, DRAM addresses, counters
   localparam int          DMA_SLOT_W   = 15;   // dma_tag_t.slot: reservation-station slots
   localparam int          DMA_ROW_W    = 16;   // dma_tag_t.row: rows of one instruction
@@ -96,23 +98,24 @@ package systolic_pkg;
     return p;
   endfunction
 
-  // int32 -> float32, round to nearest, ties to even.
-  function automatic logic [31:0] i32_to_f32(input logic [31:0] x);
+  // int33 -> float32, round to nearest, ties to even (the normalization unit's e - mean and
+  // I-exp results are 33-bit).
+  function automatic logic [31:0] i33_to_f32(input logic [32:0] x);
     logic        s;
-    logic [31:0] mag;
+    logic [32:0] mag;
     logic [5:0]  p;
-    logic [31:0] norm;
+    logic [32:0] norm;
     logic [24:0] mant;
     logic        rnd, sticky;
     logic [7:0]  e;
-    s   = x[31];
-    mag = s ? (~x + 32'd1) : x;   // -2^31 becomes 0x8000_0000, read unsigned
+    s   = x[32];
+    mag = s ? (~x + 33'd1) : x;   // -2^32 becomes 0x1_0000_0000, read unsigned
     if (mag == '0) return 32'h0;
     p    = msb(48'(mag));
-    norm = mag << (6'd31 - p);    // leading one at bit 31
-    rnd    = norm[7];
-    sticky = |norm[6:0];
-    mant = {1'b0, norm[31:8]} + 25'((rnd && (sticky || norm[8])) ? 1 : 0);
+    norm = mag << (6'd32 - p);    // leading one at bit 32
+    rnd    = norm[8];
+    sticky = |norm[7:0];
+    mant = {1'b0, norm[32:9]} + 25'((rnd && (sticky || norm[9])) ? 1 : 0);
     e    = 8'(8'd127 + 8'(p));
     if (mant[24]) begin
       e    = e + 8'd1;
@@ -121,8 +124,21 @@ package systolic_pkg;
     return {s, e, mant[22:0]};
   endfunction
 
-  // float32 * float32 for finite operands, round to nearest even, with denormal
-  // operands and results; overflow gives infinity.
+  // int32 -> float32, round to nearest, ties to even.
+  function automatic logic [31:0] i32_to_f32(input logic [31:0] x);
+    return i33_to_f32({x[31], x});
+  endfunction
+
+  /* verilator lint_off UNUSEDSIGNAL */   // the sign
+  function automatic logic f32_is_nan(input logic [31:0] f);
+    return f[30:23] == 8'hFF && f[22:0] != '0;
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  // float32 * float32, round to nearest even, with denormal operands and results; overflow
+  // gives infinity. IEEE's special operands (only the normalization unit makes them: 127 / 0 is
+  // infinity): a NaN, or infinity times zero, is the default NaN; infinity times anything else
+  // is infinity.
   function automatic logic [31:0] f32_mul(input logic [31:0] a, input logic [31:0] b);
     logic               s;
     logic [7:0]         ea, eb;
@@ -137,6 +153,11 @@ package systolic_pkg;
     s  = a[31] ^ b[31];
     ea = a[30:23];
     eb = b[30:23];
+    if (f32_is_nan(a) || f32_is_nan(b)) return F32_NAN;
+    if (ea == 8'hFF || eb == 8'hFF) begin   // infinity
+      if ((a[30:0] == '0) || (b[30:0] == '0)) return F32_NAN;
+      return {s, 8'hFF, 23'h0};
+    end
     if ((a[30:0] == '0) || (b[30:0] == '0)) return {s, 31'h0};
     ma   = {ea != 8'd0, a[22:0]};
     mb   = {eb != 8'd0, b[22:0]};

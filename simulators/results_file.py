@@ -18,7 +18,7 @@ def _unit_of(ins: Any) -> str:
     op = ins.op
     if op in ("mvin", "mvin2", "mvin3", "config_ld"):
         return "load"
-    if op in ("mvout", "config_st"):
+    if op in ("mvout", "config_st", "config_norm"):
         return "store"
     if op in ("fence", "flush"):
         return "dispatch"

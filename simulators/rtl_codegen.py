@@ -14,8 +14,8 @@ from pathlib import Path
 from isa import HardwareConfig
 from isa.assembly import funct_mnemonic
 from isa.config import TIMING
-from isa.loop_words import (BY_FUNCT as LOOP_WORDS, CONFIG_EX, CONFIG_LD, CONFIG_ST, CONFIG_ST_SCALES, LAYOUTS,
-                            OPERAND, Field)
+from isa.loop_words import (BY_FUNCT as LOOP_WORDS, CONFIG_EX, CONFIG_LD, CONFIG_NORM, CONFIG_ST, CONFIG_ST_SCALES,
+                            LAYOUTS, OPERAND, Field)
 from isa.opcodes import (COUNTER_OP, COUNTERS, GEMMINI_COUNTER_EVENTS, SOC_COUNTERS, STACK, STACK_UNITS, ConfigKind,
                          Funct, stack_counter)
 
@@ -84,10 +84,10 @@ def _sv_accessors(prefix: str, layout: tuple[Field, ...], width: int = 64) -> li
 def word_structs() -> list[str]:
     """operand_t and its accessors op_addr / op_cols / op_rows, config_ld_rs1_t / config_ld_rs2_t,
     config_st_rs1_t / config_st_rs2_t, config_st_scales_rs1_t / config_st_scales_rs2_t, config_ex_rs1_t /
-    config_ex_rs2_t and, per loop word, <op>_rs1_t / <op>_rs2_t (from isa/loop_words.py)."""
+    config_ex_rs2_t, config_norm_rs1_t / config_norm_rs2_t and, per loop word, <op>_rs1_t / <op>_rs2_t (from isa/loop_words.py)."""
     lines = _sv_struct("operand_t", OPERAND) + _sv_accessors("op", OPERAND)
     for name, layout in (("config_ex", CONFIG_EX), ("config_ld", CONFIG_LD), ("config_st", CONFIG_ST),
-                         ("config_st_scales", CONFIG_ST_SCALES)):
+                         ("config_st_scales", CONFIG_ST_SCALES), ("config_norm", CONFIG_NORM)):
         for word in ("rs1", "rs2"):
             lines += _sv_struct(f"{name}_{word}_t", tuple(f for f in layout if f.word == word))
     for funct, cls in LOOP_WORDS.items():

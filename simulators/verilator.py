@@ -47,7 +47,7 @@ HARNESS_DIR = RTL_DIR / "harness"
 # package first, then the modules (any order), the top last
 RTL_FILES = ("systolic_pkg.sv", "loop_mm_pkg.sv", "loop_conv_pkg.sv", "pe.sv", "mesh.sv", "transposer.sv",
              "ram_bank.sv",
-             "local_mem.sv", "dispatch.sv", "load_unit.sv", "execute_unit.sv", "store_unit.sv",
+             "local_mem.sv", "dispatch.sv", "load_unit.sv", "execute_unit.sv", "norm_unit.sv", "store_unit.sv",
              "loop_mm_xfer.sv", "loop_mm_ex.sv", "loop_mm_st.sv", "loop_matmul.sv",
              "loop_conv_pipe.sv", "loop_conv_seq.sv", "loop_conv_ld_bias.sv", "loop_conv_ld_input.sv",
              "loop_conv_ld_weight.sv", "loop_conv_ex.sv", "loop_conv_st.sv", "loop_conv.sv", "clock_gate.sv",
@@ -146,7 +146,7 @@ def params(hw: HardwareConfig) -> dict[str, int]:
             "ACC_BANKS": hw.acc_banks, "MAX_BLOCK_LEN": hw.max_block_len,
             "LD_QUEUE": hw.ld_queue, "EX_QUEUE": hw.ex_queue, "ST_QUEUE": hw.st_queue,
             "DATAFLOWS": DATAFLOW_SETS[hw.dataflows], "STORE_REQUANT": int(hw.store_requant),
-            "STORE_COL_SCALES": int(hw.store_col_scales)}
+            "STORE_COL_SCALES": int(hw.store_col_scales), "NORM_STATS": hw.norm_stats}
 
 
 def build(hw: HardwareConfig, *, trace: str | None = None, verbose: bool = False) -> Path:

@@ -94,9 +94,15 @@ def test_load_unit(tmp_path_factory) -> None:
 # extensions (requantization, column scales) and max_block_len 4 (writes of up to 4 blocks, the whole port)
 @pytest.mark.parametrize("extensions, max_block_len", [(0, 2), (1, 4)], ids=["gemmini", "extensions"])
 def test_store_unit(tmp_path_factory, extensions: int, max_block_len: int) -> None:
-    _run(tmp_path_factory, "store_unit", ["systolic_pkg.sv", "store_unit.sv"], "cocotb_store_unit",
+    _run(tmp_path_factory, "store_unit", ["systolic_pkg.sv", "norm_unit.sv", "store_unit.sv"], "cocotb_store_unit",
          {"DIM": 4, "MAX_BLOCK_LEN": max_block_len, "SP_ROWS": 64, "ACC_ROWS": 16, "N": 10,
           "STORE_REQUANT": extensions, "STORE_COL_SCALES": extensions})
+
+
+# the normalization unit alone: its stat registers and int8 rows against isa.norm (dim 4, 4 stat ids)
+def test_norm_unit(tmp_path_factory) -> None:
+    _run(tmp_path_factory, "norm_unit", ["systolic_pkg.sv", "norm_unit.sv"], "cocotb_norm_unit",
+         {"DIM": 4, "NORM_STATS": 4, "N": 10})
 
 
 LOOP_CONV_FILES = ["systolic_pkg.sv", "loop_conv_pkg.sv", "loop_conv_pipe.sv", "loop_conv_seq.sv",
