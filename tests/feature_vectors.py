@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 import toolkit as tk
-from toolkit.kinds import KINDS, gemmini_flat_schedule, lower
+from toolkit.kinds import KINDS, gemmini_flat_schedule, lower, schedule_from_dict
 from toolkit.kinds import from_dict as op_from_dict
 from tuner.features import FEATURE_NAMES, features, stream_features
 from tuner.space import Space
@@ -36,11 +36,13 @@ OPS: dict[str, list[tk.Op]] = {
              tk.conv2d(2, 8, 8, 6, 9, stride=2, kernel=1, padding=0),
              tk.depthwise_conv2d(1, 7, 7, 6, scale=0.05), tk.depthwise_conv2d(1, 8, 8, 8, stride=2, bias="channel"),
              tk.resadd(1, 4, 4, 8), tk.resadd(2, 5, 3, 6, out_dtype="int32", activation="none"),
-             tk.maxpool2d(1, 6, 6, 8), tk.maxpool2d(1, 7, 7, 5, kernel=3, stride=2, padding=1)],
+             tk.maxpool2d(1, 6, 6, 8), tk.maxpool2d(1, 7, 7, 5, kernel=3, stride=2, padding=1),
+             tk.layernorm(7, 13), tk.softmax(9, 20, input_scale=0.05)],
     "gemmini": [tk.matmul(100, 50, 70, bias="row", activation="relu", scale=0.03), tk.matmul(256, 256, 256),
                 tk.conv2d(1, 14, 14, 64, 64, bias="channel", scale=0.01), tk.conv2d(1, 16, 16, 3, 32, stride=2),
                 tk.depthwise_conv2d(1, 14, 14, 32, scale=0.05), tk.resadd(1, 14, 14, 64),
-                tk.maxpool2d(1, 16, 16, 32, kernel=3, stride=2, padding=1)],
+                tk.maxpool2d(1, 16, 16, 32, kernel=3, stride=2, padding=1), tk.layernorm(64, 768),
+                tk.softmax(128, 128, input_scale=0.05)],
 }
 
 
@@ -63,7 +65,7 @@ def vectors(case: dict[str, Any]) -> dict[str, list[float]]:
     """The stream part (float64, as computed) and the whole float32 vector of one case."""
     hw = tk.HardwareConfig.preset(case["preset"])
     op = op_from_dict(case["op"])
-    schedule = KINDS[op.KIND].schedule.from_dict(case["schedule"])
+    schedule = schedule_from_dict(op.KIND, case["schedule"])
     prog = lower(op, schedule, hw)
     return {"stream": stream_features(prog).tolist(), "features": features(prog, op, schedule).tolist()}
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from isa import (
-    GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Fence, Flush, ISAError, Mvin,
+    GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigNorm, ConfigSt, Fence, Flush, ISAError, Mvin,
     Mvout, Preload, decode, encode,
 )
 
@@ -73,11 +73,21 @@ CONFORMING = {
     "gemmini_compute_accumulated(0x210, GARBAGE_ADDR)":
         ((5, 0x0010_0010_0000_0210, 0x0010_0010_FFFF_FFFF), ComputeAccumulated(0x210, 16, 16, GARBAGE, 16, 16)),
     "gemmini_flush(0)": ((7, 0x0, 0x0), Flush()),
+    # config_norm (CONFIG_BERT): q_const << 32 | q_const_type << 18 | set_stats_id_only << 17 | act_msb << 16 |
+    # stat_id << 8 | 3; rs2 = (uint32) qc << 32 | (uint32) qb. tiled_matmul_outer's SOFTMAX and IGELU words, and
+    # sp_tiled_norm's stat id word
+    "gemmini_config_norm(13, 0, 0, 1, 0, 27, 383)":
+        ((0, 0x0000_000D_0001_0003, 0x0000_017F_0000_001B), ConfigNorm(act_msb=1, q_const=13, qb=27, qc=383)),
+    "gemmini_config_norm(0, 0, 0, 0, 0, -125, -17313)":
+        ((0, 0x3, 0xFFFF_BC5F_FFFF_FF83), ConfigNorm(qb=-125, qc=-17313)),
+    "gemmini_config_norm(0, 0, 1, 0, 2, 0, 0)": ((0, 0x2_0203, 0x0), ConfigNorm(stat_id=2, set_stats_id_only=1)),
+    # a normalizing mvout: sp_tiled_norm's C_sp_addr_start (accumulator, accumulate) | norm_cmd << 26
+    "gemmini_extended_mvout(0x3000, 0xC0000000 | 2 << 26 | 5, 16, 1)":
+        ((3, 0x3000, 0x0001_0010_C800_0005), Mvout(0x3000, 0xC8000005, rows=1, cols=16)),
 }
 
 # gemmini.h call -> ((funct, rs1, rs2), what our decoder says)
 LEFT_OUT = {
-    "gemmini_config_norm(0, 0, 0, 0, 0, 0, 0)": ((0, 0x3, 0x0), r"rs1\[1:0\]=3 selects no config"),
     "gemmini_counter_access(...) (k_COUNTER)": ((126, 0x0, 0x0), "unknown funct 126"),
 }
 

@@ -298,8 +298,8 @@ def _one_tile(**loop) -> Program:
 
 
 @pytest.mark.parametrize("loop, reason", [
-    (dict(act=2), "loop_ws.act=2 (LAYERNORM) is not implemented"),
-    (dict(act=4), "loop_ws.act=4 (SOFTMAX) is not implemented"),
+    (dict(act=5), "loop_ws.act=5 names no activation"),
+    (dict(act=2, full_c=1), "loop_ws.act=2 (LAYERNORM) normalizes int8 rows: not with full_c"),
     (dict(a_transpose=1, b_transpose=1), "loop_ws.a_transpose=1 with b_transpose=1"),
     (dict(a_spad_id=3), "loop_ws.a_spad_id=3 must be 0"),
 ])

@@ -48,7 +48,9 @@ OPCODES = ("config_ex", "config_ld", "config_st", "mvin", "mvin2", "mvin3", "mvo
 # The tuner's schedules never emit Gemmini's CISC loop words (only the library baseline does),
 # so those functs have no slot; featurize refuses a stream that holds one.
 _FUNCT_SLOT = {f: OPCODES.index(f.name.lower()) for f in Funct if f.name.lower() in OPCODES}
-_CONFIG_SLOT = {k: OPCODES.index(f"config_{k.name.lower()}") for k in ConfigKind}
+# config_norm configures the store unit's normalization path: it counts with config_st, the store's config
+_CONFIG_SLOT = {k: OPCODES.index("config_st" if k == ConfigKind.NORM else f"config_{k.name.lower()}")
+                for k in ConfigKind}
 OP_KINDS = ("matmul", "conv2d")  # one-hot slots; any other kind sets the "other" slot
 MAX_INPUTS = 3      # reload factor slots (matmul: A, B, bias; conv2d: input, weight, bias)
 MAX_BANKS = 4       # sorted per-bank shares, the rest folded into the last slot
@@ -278,7 +280,7 @@ def _opcode_counts(s: Stream) -> Iterable[float]:
     for f, k in _FUNCT_SLOT.items():
         counts[k] = per_funct[f]
     for kind, k in _CONFIG_SLOT.items():
-        counts[k] = per_config[kind]
+        counts[k] += per_config[kind]   # config_norm adds to config_st's slot
     return _log(counts)
 
 

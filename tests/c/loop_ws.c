@@ -1,8 +1,8 @@
 /* A (2 DIM)^3 matmul with a row bias and int8 output through one LOOP_WS (Gemmini's CISC matmul
  * loop): the config words, the five loop config words and the loop, with the field layouts of
  * the shared design notes (bounds in DIM blocks, DRAM strides in elements); checked against the
- * product on the CPU, clipped to int8. -DACT=2 asks the loop for LayerNorm, which neither engine
- * implements: the run must stop with the runtime's error. */
+ * product on the CPU, clipped to int8. -DACT=5 asks the loop for an activation Gemmini has no
+ * number for: the run must stop with the runtime's error. */
 #include "accel.h"
 
 #ifndef ACT
