@@ -45,7 +45,7 @@ def check_out_offset(out_offset: Any, out_dtype: str) -> int:
     return int(out_offset)
 
 
-def _check_scale(name: str, scale: Any) -> float:
+def positive_f32(name: str, scale: Any) -> float:
     try:
         scale = float(scale)
     except (TypeError, ValueError):
@@ -67,8 +67,8 @@ def check_epilogue(activation: str, scale: Any, out_dtype: str, dtypes: tuple[st
             raise ValueError(f"scale has {len(scale)} entries, expected one per output channel ({channels})")
         if out_dtype == "int32":
             raise ValueError("scale must be 1.0 when out_dtype='int32' (got a per-channel vector)")
-        return tuple(_check_scale(f"scale[{i}]", s) for i, s in enumerate(np.asarray(scale).tolist()))
-    scale = _check_scale("scale", scale)
+        return tuple(positive_f32(f"scale[{i}]", s) for i, s in enumerate(np.asarray(scale).tolist()))
+    scale = positive_f32("scale", scale)
     if out_dtype == "int32" and scale != 1.0:
         raise ValueError(f"scale must be 1.0 when out_dtype='int32' (got {scale})")
     return scale

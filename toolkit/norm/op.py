@@ -12,7 +12,6 @@ normalized vector; the output Y is int8. Each op's reference is the unit's integ
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
@@ -20,20 +19,10 @@ import numpy as np
 
 from isa.norm import layernorm_rows, softmax_consts, softmax_rows
 
-from ..ops import Op, Spec, check_choice, positive_int
+from ..ops import Op, Spec, check_choice, positive_f32, positive_int
 
 FUNCTIONS = ("layernorm", "softmax")
 IN_DTYPES = ("int32", "int8")
-
-
-def _positive_f32(name: str, value: Any) -> float:
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(value) or value <= 0 or np.float32(value) == 0 or not np.isfinite(np.float32(value)):
-        raise ValueError(f"{name} must be a positive finite float32, got {value!r}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -55,7 +44,7 @@ class RowNorm(Op):
         check_choice("function", self.function, FUNCTIONS)
         check_choice("in_dtype", self.in_dtype, IN_DTYPES)
         for name in ("scale", "input_scale"):
-            object.__setattr__(self, name, _positive_f32(name, getattr(self, name)))
+            object.__setattr__(self, name, positive_f32(name, getattr(self, name)))
         if self.function == "softmax":
             softmax_consts(self.input_scale)   # ValueError where I-exp has no constants for it
 
