@@ -172,7 +172,8 @@ class NormStat:
             self.clear_running()
             self.inv_stddev = f32_div(1.0, int_sqrt(variance)) * f32(scale)
         elif cmd == NormCmd.INV_SUM_EXP:
-            self.inv_sum_exp = f32_div(127.0, self.sum) * f32(scale)
+            with np.errstate(invalid="ignore", over="ignore"):   # inf * 0 is NaN, as hardfloat's multiply gives
+                self.inv_sum_exp = f32_div(127.0, self.sum) * f32(scale)
 
     def output(self, acc: np.ndarray, act: int, consts: IExpConsts, scale: float) -> np.ndarray:
         """A RESET block's int8 values under a normalizing activation (LAYERNORM, IGELU or SOFTMAX)."""
