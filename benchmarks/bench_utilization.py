@@ -98,7 +98,8 @@ def measure_layer(layer, suite: str, args: argparse.Namespace) -> "Row":
             search if args.search_only else tuned(op, hw, args, args.db_dir / f"{suite}-unseeded.db", False)[0])
     shape = (op.M, op.K, op.N) if op.KIND == "matmul" else ()
     under = floor(op, hw)
-    return Row(layer.name, op.KIND, layer.count, ideal_cycles(op, hw), cycles, shape, under.cycles, under.bound)
+    kind = op.function if op.KIND == "norm" else op.KIND   # the normalization unit's layernorm and softmax apart
+    return Row(layer.name, kind, layer.count, ideal_cycles(op, hw), cycles, shape, under.cycles, under.bound)
 
 
 def in_order(row: Row, final: str) -> bool:
@@ -186,6 +187,12 @@ def summarize(rows: list[Row], kinds: list[str], suite: str) -> None:
         print(f"  the suite end to end (each layer count times): gemmini {total['gemmini']:,} cycles, "
               f"{final} {total[final]:,} ({total['gemmini'] / total[final]:.2f}x); the floor {floor:,}: no "
               f"schedule can beat gemmini by more than {total['gemmini'] / floor:.2f}x")
+    if all(r.cycles.get(final) for r in rows):
+        share: dict[str, int] = {}
+        for r in rows:
+            share[r.kind] = share.get(r.kind, 0) + r.cycles[final] * r.count
+        print(f"  share of the suite's {final} cycles by op kind: " + ", ".join(
+            f"{k} {v / sum(share.values()):.1%}" for k, v in sorted(share.items(), key=lambda kv: -kv[1])))
     ordered = sum(in_order(r, final) for r in rows)
     chain = "tuned <= default" if final == "tuned" else "default"
     print(f"  order ({chain} <= gemmini cycles, each measured) holds on {ordered} of {len(rows)} layers")
