@@ -38,6 +38,9 @@ def test_asm_then_exec_round_trip(tmp_path, capsys: pytest.CaptureFixture) -> No
     ["depthwise", "--in-c", "6", "--stride", "2"],
     ["resadd", "--in-c", "5", "--a-scale", "0.5", "--b-scale", "2"],
     ["maxpool", "--in-c", "3", "--kernel", "3", "3", "--stride", "2"],
+    ["layernorm", "--m", "9", "--n", "21", "--scale", "4"],
+    ["softmax", "--m", "7", "--n", "12", "--input-scale", "0.1"],
+    ["matmul", "--igelu", "--input-scale", "0.02", "--scale", "-0.001"],
 ])
 def test_run_every_op_kind(argv: list[str], capsys: pytest.CaptureFixture) -> None:
     assert main(["run", *argv, "--in-h", "7", "--in-w", "6", "--config", "tiny"]) == 0

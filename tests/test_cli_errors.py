@@ -22,6 +22,9 @@ BIG = ["matmul", "--m", "30000", "--n", "30000", "--k", "30000"]
 BAD = [
     # run: numbers, hardware, databases, output paths, limits, sizes
     # explore: the space and the workload
+    (["run", "layernorm", "--relu"], "layernorm stores int8 rows through the normalization unit: --bias, --relu"),
+    (["run", "conv2d", "--igelu"], "--igelu is a matmul's activation, instead of --relu"),
+    (["run", "softmax", "--input-scale", "2"], "input_scale=2.0 is above ln 2"),
     (["explore", *MM], "name at least one hardware field to explore"),
     (["explore", "nosuch", "--dim", "4"], "the workload 'nosuch' is no op kind"),
     (["explore", *MM, "--dim", "0"], "argument --dim: must be a positive integer"),

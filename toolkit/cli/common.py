@@ -9,7 +9,7 @@ from isa import PRESETS, ConfigError, HardwareConfig
 from ..ops import Op
 from .errors import output_file, seed
 
-OP_KINDS = ("matmul", "conv2d", "depthwise", "resadd", "maxpool")
+OP_KINDS = ("matmul", "conv2d", "depthwise", "resadd", "maxpool", "layernorm", "softmax")
 LAYER_SCHEDULES = ("default", "gemmini", "gemmini-flat", "best")
 
 
@@ -35,7 +35,7 @@ def add_op_args(p: argparse.ArgumentParser, kinds: tuple[str, ...] = OP_KINDS) -
         p.add_argument("op", choices=OP_KINDS, help="the tensor op")
     else:
         p.add_argument("op", metavar="|".join(kinds), help="the tensor op, or " + ", ".join(kinds[len(OP_KINDS):]))
-    g = p.add_argument_group("matmul sizes (C[M,N] = A[M,K] @ B[K,N])")
+    g = p.add_argument_group("matmul sizes (C[M,N] = A[M,K] @ B[K,N]); layernorm / softmax: rows --m, columns --n")
     g.add_argument("--m", type=int, default=64, help="rows of A and C (default 64)")
     g.add_argument("--n", type=int, default=64, help="columns of B and C (default 64)")
     g.add_argument("--k", type=int, default=64, help="columns of A, rows of B (default 64)")
@@ -54,6 +54,9 @@ def add_op_args(p: argparse.ArgumentParser, kinds: tuple[str, ...] = OP_KINDS) -
     g.add_argument("--bias", choices=("row", "full", "channel"), default=None,
                    help="matmul: row (N) or full (MxN) int32 bias; conv2d: channel")
     g.add_argument("--relu", action="store_true", help="apply ReLU to the output")
+    g.add_argument("--igelu", action="store_true", help="matmul: the normalization unit's I-GELU at --input-scale")
+    g.add_argument("--input-scale", type=float, default=0.05,
+                   help="softmax, matmul --igelu: the real value of one input step (default 0.05, gemmini.h's)")
     g.add_argument("--scale", type=float, default=1.0, help="float32 output scale (default 1.0)")
     g.add_argument("--out-dtype", choices=("int8", "int32"), default="int8")
     p.add_argument("--allow-large", action="store_true",
@@ -63,12 +66,16 @@ def add_op_args(p: argparse.ArgumentParser, kinds: tuple[str, ...] = OP_KINDS) -
 
 def op_from_args(args: argparse.Namespace) -> Op:
     import toolkit as tk
-    act = "relu" if args.relu else "none"
+    if args.igelu and (args.op != "matmul" or args.relu):
+        raise ValueError("--igelu is a matmul's activation, instead of --relu")
+    act = "igelu" if args.igelu else "relu" if args.relu else "none"
     epilogue = dict(bias=args.bias, activation=act, scale=args.scale, out_dtype=args.out_dtype)
     window = dict(kernel=tuple(args.kernel), stride=args.stride, padding=args.padding)
     nhwc = (args.batch, args.in_h, args.in_w, args.in_c)
     if args.op == "matmul":
-        return tk.matmul(args.m, args.n, args.k, **epilogue)
+        return tk.matmul(args.m, args.n, args.k, **epilogue, **({"input_scale": args.input_scale} if args.igelu else {}))
+    if args.op in ("layernorm", "softmax"):
+        return _norm_from_args(args)
     if args.op == "conv2d":
         return tk.conv2d(*nhwc, args.out_c, **window, **epilogue)
     if args.op == "depthwise":
@@ -81,6 +88,16 @@ def op_from_args(args: argparse.Namespace) -> Op:
     if args.relu or args.scale != 1.0 or args.out_dtype != "int8":
         raise ValueError("maxpool has no epilogue: --relu, --scale and --out-dtype do not apply")
     return tk.maxpool2d(*nhwc, **window)
+
+
+def _norm_from_args(args: argparse.Namespace) -> Op:
+    import toolkit as tk
+    if args.bias or args.relu or args.out_dtype != "int8":
+        raise ValueError(f"{args.op} stores int8 rows through the normalization unit: --bias, --relu and "
+                         "--out-dtype do not apply")
+    if args.op == "layernorm":
+        return tk.layernorm(args.m, args.n, scale=args.scale)
+    return tk.softmax(args.m, args.n, input_scale=args.input_scale, scale=args.scale)
 
 
 def add_schedule_args(p: argparse.ArgumentParser) -> None:
