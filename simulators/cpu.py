@@ -93,6 +93,10 @@ def epilogue(acc: np.ndarray, p: Params) -> np.ndarray:
     """The store epilogue of isa.numerics (or the normalization unit's I-GELU, isa.norm), per the op dict."""
     if p["activation"] == "igelu":
         return igelu_rows(acc, igelu_consts(p["input_scale"]), p["scale"])
+    if p["activation"] == "layernorm":
+        return layernorm_rows(acc, p["scale"])
+    if p["activation"] == "softmax":
+        return softmax_rows(acc, softmax_consts(p["input_scale"]), p["scale"])
     return store_epilogue(acc, p["scale"], p["activation"] == "relu", p["out_dtype"], p.get("out_offset", 0))
 
 

@@ -216,3 +216,37 @@ def test_hardware_without_the_unit_refuses_it() -> None:
         check(_store_program(bare, Mvout(0x1000, acc_addr(0, norm=NormCmd.SUM), 1, 4)))
     with pytest.raises(tk.ScheduleError, match="no normalization unit"):
         tk.compile(tk.layernorm(4, 4), bare)
+
+
+# ---- a matmul that normalizes its rows (gemmini.h's tiled_matmul_auto with LAYERNORM or SOFTMAX) ----------------
+FUSED = {"ln_bias": tk.matmul(11, 9, 5, bias="full", activation="layernorm", scale=8.0),
+         "sm_ragged": tk.matmul(19, 24, 13, activation="softmax", input_scale=0.02),
+         "sm_wide": tk.matmul(40, 32, 30, activation="softmax", input_scale=0.004, bias="row")}
+
+
+@pytest.mark.parametrize("hw_name", ["tiny", "gemmini"])
+@pytest.mark.parametrize("name", FUSED)
+def test_matmul_normalizing_rows_equals_its_reference(hw_name: str, name: str) -> None:
+    op = FUSED[name]
+    inputs = op.random_inputs(seed=7)
+    inputs["A"] //= 16   # scores of a few steps
+    if "bias" in inputs:
+        inputs["bias"] //= 4096
+    want = op.reference(inputs)["C"]
+    assert np.unique(want).size > 10
+    prog = tk.compile(op, hw_name)
+    assert prog.meta["schedule"]["call"] == "tiled_matmul_auto"   # the default is gemmini.h's: whole rows
+    for backend in ("functional", "cpu"):
+        np.testing.assert_array_equal(tk.run(prog, inputs, backend=backend).outputs["C"], want)
+
+
+def test_matmul_normalizing_rows_refuses_what_cannot_hold_a_row() -> None:
+    op = FUSED["sm_wide"]
+    with pytest.raises(tk.ScheduleError, match="tile_j must be all 8 column blocks"):
+        tk.compile(op, TINY, schedule=dataclasses.replace(tk.gemmini_schedule(op, TINY), tile_j=2))
+    with pytest.raises(tk.ScheduleError, match="do not hold whole rows"):
+        tk.compile(op, TINY, schedule=tk.kinds.KINDS["matmul"].schedule(1, 1, 1))
+    with pytest.raises(tk.ScheduleError, match="a row of 128 columns does not fit half of tiny's accumulator"):
+        tk.compile(tk.matmul(4, 128, 4, activation="layernorm"), TINY)
+    with pytest.raises(ValueError, match="out_dtype='int8'"):
+        tk.matmul(4, 4, 4, activation="softmax", out_dtype="int32")

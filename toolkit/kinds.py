@@ -26,6 +26,7 @@ from .conv.knobs import CONV_FIT, conv_domains
 from .conv.lowering import lower_conv
 from .conv.ops import Conv2d, DepthwiseConv2d
 from .conv.schedule import ConvSchedule, DepthwiseSchedule
+from .library.matmul import ROW_ACTIVATIONS
 from .library import (LIBRARY_MATMUL_FIT, LibraryMatmul, LibrarySchedule, library_class, library_matmul_domains,
                       lower_library, tiled_conv_auto, tiled_conv_dw_auto, tiled_matmul_auto, tiled_norm_auto,
                       tiled_resadd_auto)
@@ -90,6 +91,15 @@ class Kind:
         return self.domains(op, hw, tile_policy)
 
 
+def default_matmul(op: Matmul, hw: HardwareConfig) -> Schedule:
+    """The toolkit's matmul heuristic, or for a matmul that normalizes its rows (LayerNorm, softmax) gemmini.h's
+    tiled_matmul_auto: the toolkit's own tiles do not hold whole rows for the normalization unit."""
+    if op.activation in ROW_ACTIVATIONS:
+        return tiled_matmul_auto(op, hw)
+    return default_matmul_schedule(op.M, op.N, op.K, hw, 4 if op.out_dtype == "int32" else 1) \
+        .replace(dataflow=default_dataflow(op, hw))
+
+
 def default_conv2d(op: Conv2d, hw: HardwareConfig) -> Schedule:
     """The toolkit's conv heuristic, or for a conv with a fused pool Gemmini's tiled_conv_auto, whose tiles are
     pooled outputs (the toolkit's own conv tiles do not fuse a pool)."""
@@ -104,9 +114,7 @@ def _conv_os_chains(op: Conv2d, s: ConvSchedule, hw: HardwareConfig, counted: Ce
 
 
 KINDS: dict[str, Kind] = {
-    "matmul": Kind(Matmul, MatmulSchedule,
-                   lambda op, hw: default_matmul_schedule(op.M, op.N, op.K, hw, 4 if op.out_dtype == "int32" else 1)
-                   .replace(dataflow=default_dataflow(op, hw)),
+    "matmul": Kind(Matmul, MatmulSchedule, default_matmul,
                    lower_matmul, library=tiled_matmul_auto,
                    flat=lambda op, hw: gemmini_matmul_schedule(op.M, op.N, op.K, hw),
                    domains=matmul_domains, fit_knobs=MATMUL_FIT, ideal=matmul_ideal_cycles, census=matmul_census,
@@ -269,8 +277,8 @@ def _closed_form(op: Op, schedule: Schedule, what: str, dataflows: tuple[str, ..
     if kind is None or not isinstance(schedule, kind.schedule) or getattr(schedule, "dataflow", "ws") not in dataflows:
         return None
     if getattr(op, "transpose_a", False) or getattr(op, "transpose_b", False) or getattr(op, "pool", None) \
-            or getattr(op, "col_scaled", False) or getattr(op, "activation", "") == "igelu":
-        # per-channel scales add words after rendering; I-GELU a config_norm
+            or getattr(op, "col_scaled", False) or getattr(op, "activation", "none") not in ("none", "relu"):
+        # per-channel scales add words after rendering; the normalization unit's activations config_norm words
         return None
     return getattr(kind, what)
 

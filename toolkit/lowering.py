@@ -17,7 +17,7 @@ import jinja2
 import numpy as np
 
 from isa import Buffer, layout
-from isa.norm import igelu_consts
+from isa.norm import igelu_consts, softmax_consts
 
 if TYPE_CHECKING:
     from .ops import Op
@@ -220,12 +220,18 @@ def requant_fields(op: object) -> str:
 
 
 def norm_config(op: object) -> str:
-    """The config_norm word of an op whose store activation is the normalization unit's I-GELU (its qb and qc,
-    as gemmini.h's tiled_matmul_outer computes them from bert_scale), as an assembly line; else empty."""
-    if getattr(op, "activation", "") != "igelu":
-        return ""
-    consts = igelu_consts(op.input_scale)
-    return f"\nconfig_norm qb={consts.qb} qc={consts.qc}"
+    """The config_norm words of an op whose store activation is the normalization unit's I-GELU (its qb and qc)
+    or softmax (I-exp's constants, the activation's high bit), as gemmini.h's tiled_matmul_outer computes them from
+    bert_scale, as assembly lines; else empty."""
+    act = getattr(op, "activation", "")
+    if act == "igelu":
+        consts = igelu_consts(op.input_scale)
+        return f"\nconfig_norm qb={consts.qb} qc={consts.qc}"
+    if act == "softmax":
+        c = softmax_consts(op.input_scale)
+        return "".join(f"\nconfig_norm q_const={q} q_const_type={t} act_msb=1 qb={c.qb} qc={c.qc}"
+                       for t, q in enumerate((c.qln2, c.qln2_inv)))
+    return ""
 
 
 class Block(NamedTuple):

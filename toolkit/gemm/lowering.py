@@ -8,6 +8,7 @@ from isa import HardwareConfig, Program, parse_program
 from isa.assembly import clear_parse_cache
 
 from ..lowering import blocks, clear_unit_caches, norm_config, op_buffers, render, requant_fields
+from ..schedule import ScheduleError
 from .op import Matmul
 from .schedule import MatmulSchedule
 
@@ -80,6 +81,9 @@ def _matmul_computes(dim: int, TJ: int, TK: int, a: int, b: int, c: int, accumul
 
 
 def lower_matmul(op: Matmul, s: MatmulSchedule, hw: HardwareConfig) -> Program:
+    if op.activation in ("layernorm", "softmax"):
+        raise ScheduleError(f"activation={op.activation!r}: the toolkit's own matmul tiles do not hold whole rows for "
+                            "the normalization unit; schedule='gemmini' (tiled_matmul_auto) does")
     flow = Flow(s.dataflow, int(op.transpose_a), int(op.transpose_b))
     buffers = op_buffers(op)
     out_bytes = 4 if op.out_dtype == "int32" else 1

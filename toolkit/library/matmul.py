@@ -14,6 +14,7 @@ import math
 from typing import Any, NamedTuple
 
 from isa import HardwareConfig
+from isa.instructions import ACTIVATIONS
 
 from ..gemm.op import Matmul
 from ..gemm.schedule import matmul_blocks
@@ -21,6 +22,8 @@ from ..lowering import norm_config
 from ..schedule import ScheduleError, grow_tiles
 from .schedule import LibraryMatmul
 from .words import ACT, NULL, at, fits_half
+
+ROW_ACTIVATIONS = ("layernorm", "softmax")   # normalize each row of C: a tile holds whole rows
 
 
 def tiled_matmul_auto(op: Matmul, hw: HardwareConfig) -> LibraryMatmul:
@@ -38,6 +41,11 @@ def tiled_matmul_auto(op: Matmul, hw: HardwareConfig) -> LibraryMatmul:
                             f"of its scratchpad holds no {d}x{d} block")
     limits = matmul_blocks(op.M, op.N, op.K, hw)
     start = {"i": min(limits["i"], tile_ij), "j": min(limits["j"], tile_ij), "k": min(limits["k"], tile_k)}
+    if op.activation in ROW_ACTIVATIONS:   # LAYERNORM, SOFTMAX: whole rows in a tile, from one block of I and K
+        start = {"i": 1, "j": limits["j"], "k": 1}
+        if not fits_half(*matmul_rows(start, d), hw):
+            raise ScheduleError(f"tiled_matmul_auto with {op.activation.upper()}: a row of {op.N} columns does not "
+                                f"fit half of {hw.name}'s accumulator")
     t = grow_tiles(start, limits, lambda t: fits_half(*matmul_rows(t, d), hw), ("j", "i", "k"),
                    op.key)   # the start fits by construction
     return LibraryMatmul(t["i"], t["j"], t["k"])
@@ -73,7 +81,8 @@ def matmul_context(op: Matmul, s: LibraryMatmul, hw: HardwareConfig) -> dict[str
     s.memory_plan(hw, op)
     full_c = op.out_dtype == "int32"
     repeating_bias = op.bias == "row"
-    return dict(op=op, schedule=s.to_dict(), dim=hw.dim, act=op.activation, norm=norm_config(op),
+    # config_ex and config_st take gemmini.h's act & 3 (SOFTMAX's high bit is config_norm's)
+    return dict(op=op, schedule=s.to_dict(), dim=hw.dim, act=ACTIVATIONS[ACT[op.activation] & 3], norm=norm_config(op),
                 c_row_bytes=op.N * (4 if full_c else 1), d_row_bytes=0 if repeating_bias else op.N * 4,
                 words=matmul_words(op, s, hw))
 

@@ -155,3 +155,6 @@ def check_tiles_within(s: LibraryMatmul, op: Any, hw: HardwareConfig) -> None:
     if s.tile_i > blocks["i"] or s.tile_j > blocks["j"] or s.tile_k > blocks["k"]:
         raise ScheduleError(f"{s.describe()}: a tile is larger than the {op.M}x{op.N}x{op.K} matmul's "
                             f"{blocks['i']}x{blocks['j']}x{blocks['k']} blocks")
+    if getattr(op, "activation", "") in ("layernorm", "softmax") and s.tile_j != blocks["j"]:
+        raise ScheduleError(f"{s.describe()}: activation={op.activation!r} normalizes whole rows of C, so tile_j "
+                            f"must be all {blocks['j']} column blocks")

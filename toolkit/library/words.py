@@ -6,7 +6,7 @@ from isa import HardwareConfig
 from ..schedule import ScheduleError
 
 NULL = 0                            # a NULL pointer in a loop word: skip that phase
-ACT = {"none": 0, "relu": 1, "igelu": 3}        # gemmini.h's NO_ACTIVATION, RELU, IGELU
+ACT = {"none": 0, "relu": 1, "layernorm": 2, "igelu": 3, "softmax": 4}   # gemmini.h's activations
 
 
 def at(buffer: str, offset: int) -> str:
