@@ -13,7 +13,10 @@
 // half that toggles after each loop with a non-zero C address. A zero DRAM address skips
 // that sequencer's work. A resadd loop (is_resadd) adds B's tile to A's in its slot's
 // accumulator half (A's loads overwrite, B's accumulate after them; no execute) and stores
-// the sum.
+// the sum. A loop whose act is LAYERNORM (2) or SOFTMAX (4) stores C through the
+// normalization unit, as LoopMatmulStC's ln_config / ln_st: config_norm words choosing stat
+// ids 0 and 1 and one-row mvouts with norm commands, once the loop's computes are issued
+// (loop_mm_st_norm.sv); acts 0, 1 and 3 (IGELU) are config_st's and config_norm's alone.
 //
 // One command leaves a cycle, by priority: store, execute, load D, then load A or B (A's
 // and B's loaders are kept at the same k, the head loop's first). A sequencer offers a

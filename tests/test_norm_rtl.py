@@ -490,3 +490,34 @@ def test_loop_ws_normalized_on_the_rtl(tiny_model, act: Act, shape: tuple[int, i
     prog = _loop_ws_normalized(op, act, TINY)
     assert sum(isinstance(ins, LoopWs) for ins in prog.instructions) > (shape[0] > 11)
     _assert_rtl(prog, inputs, {"C": want})
+
+
+def _loop_ws_words(op: tk.Matmul, act: Act, hw, **tiles) -> Program:
+    """test_norm._loop_ws_normalized's words (gemmini.h's tiled_matmul_auto with LAYERNORM / SOFTMAX) under
+    gemmini.h's schedule with ``tiles`` (tile_i, tile_j: whole rows in a tile) in place of its own."""
+    prog = tk.compile(op, hw, schedule=dataclasses.replace(tk.gemmini_schedule(op, hw), **tiles))
+    consts = softmax_consts(0.05)
+    words = []
+    for ins in prog.instructions:
+        if isinstance(ins, ConfigSt):
+            words.append(dataclasses.replace(ins, activation=int(act) & 3))
+            if act == Act.SOFTMAX:
+                words += [ConfigNorm(q_const=consts.qln2, act_msb=1, qb=consts.qb, qc=consts.qc),
+                          ConfigNorm(q_const=consts.qln2_inv, q_const_type=1, act_msb=1, qb=consts.qb, qc=consts.qc)]
+        else:
+            words.append(dataclasses.replace(ins, act=int(act)) if isinstance(ins, LoopWs) else ins)
+    return Program(hw, words, prog.buffers)
+
+
+@pytest.mark.parametrize("act", [Act.LAYERNORM, Act.SOFTMAX])
+def test_loop_ws_normalized_dim16(dim16_model, act: Act) -> None:
+    """The same on the dim-16 build (max_block_len 4): five block columns a row (a running mvout of four
+    blocks, then the final one's), row blocks of 16 and a padded one of 8, one row block a loop."""
+    op = tk.matmul(40, 75, 20, bias="full")
+    inputs = op.random_inputs(seed=13)
+    inputs["A"] //= 16
+    acc = op.accumulate(inputs)
+    want = layernorm_rows(acc, 1.0) if act == Act.LAYERNORM else softmax_rows(acc, softmax_consts(0.05), 1.0)
+    prog = _loop_ws_words(op, act, DIM16, tile_i=1, tile_j=5)
+    assert sum(isinstance(ins, LoopWs) for ins in prog.instructions) == 3
+    _assert_rtl(prog, inputs, {"C": want})
