@@ -475,7 +475,7 @@ def test_matmul_igelu_on_the_rtl(tiny_model, schedule) -> None:
     _assert_rtl(tk.compile(op, TINY, schedule=schedule), inputs, want)
 
 
-@pytest.mark.parametrize("act", [Act.LAYERNORM, Act.SOFTMAX])
+@pytest.mark.parametrize("act", [Act.LAYERNORM, Act.SOFTMAX], ids=["layernorm", "softmax"])
 @pytest.mark.parametrize("shape", [(11, 9, 5), (22, 7, 13)])
 def test_loop_ws_normalized_on_the_rtl(tiny_model, act: Act, shape: tuple[int, int, int]) -> None:
     """gemmini.h's tiled_matmul_auto with LAYERNORM / SOFTMAX: the RTL's LoopMatmul stores each row through the
@@ -509,7 +509,7 @@ def _loop_ws_words(op: tk.Matmul, act: Act, hw, **tiles) -> Program:
     return Program(hw, words, prog.buffers)
 
 
-@pytest.mark.parametrize("act", [Act.LAYERNORM, Act.SOFTMAX])
+@pytest.mark.parametrize("act", [Act.LAYERNORM, Act.SOFTMAX], ids=["layernorm", "softmax"])
 def test_loop_ws_normalized_dim16(dim16_model, act: Act) -> None:
     """The same on the dim-16 build (max_block_len 4): five block columns a row (a running mvout of four
     blocks, then the final one's), row blocks of 16 and a padded one of 8, one row block a loop."""
