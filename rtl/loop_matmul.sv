@@ -13,7 +13,10 @@
 // half that toggles after each loop with a non-zero C address. A zero DRAM address skips
 // that sequencer's work. A resadd loop (is_resadd) adds B's tile to A's in its slot's
 // accumulator half (A's loads overwrite, B's accumulate after them; no execute) and stores
-// the sum.
+// the sum. A loop whose act is LAYERNORM (2) or SOFTMAX (4) stores C through the
+// normalization unit, as LoopMatmulStC's ln_config / ln_st: config_norm words choosing stat
+// ids 0 and 1 and one-row mvouts with norm commands, once the loop's computes are issued
+// (loop_mm_st_norm.sv); acts 0, 1 and 3 (IGELU) are config_st's and config_norm's alone.
 //
 // One command leaves a cycle, by priority: store, execute, load D, then load A or B (A's
 // and B's loaders are kept at the same k, the head loop's first). A sequencer offers a
@@ -52,6 +55,7 @@ module loop_matmul import systolic_pkg::*, loop_mm_pkg::*; #(
     logic              ex_accumulate, full_c, low_d;
     logic [1:0]        a_spad_id, b_spad_id;
     logic              a_transpose, b_transpose, resadd;
+    logic [2:0]        act;   // LAYERNORM (2) and SOFTMAX (4): the store's normalizing walk
   } loop_cfg_t;
   typedef struct packed {
     logic            configured;   // LOOP_WS arrived; cleared when the loop retires
@@ -101,6 +105,7 @@ module loop_matmul import systolic_pkg::*, loop_mm_pkg::*; #(
         n.a_transpose   = f2.a_transpose;
         n.b_transpose   = f2.b_transpose;
         n.resadd        = f2.is_resadd;
+        n.act           = f1.act;
       end
       default: ;
     endcase
@@ -315,6 +320,7 @@ module loop_matmul import systolic_pkg::*, loop_mm_pkg::*; #(
     r.xfer.loop_id     = slot;
     r.max_k            = c.resadd ? iter_t'(1) : c.max_k;
     r.resadd           = c.resadd;
+    r.act              = c.act;
     return r;
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
@@ -531,8 +537,9 @@ module loop_matmul import systolic_pkg::*, loop_mm_pkg::*; #(
            SP_ROWS, ACC_ROWS);
   end
 
-  // what the static checker refuses of a LOOP_WS word: layernorm / softmax stores, both
-  // operands transposed, a scratchpad half past the second (the other fields are not read)
+  // what the static checker refuses of a LOOP_WS word: an act past SOFTMAX (4), a layernorm /
+  // softmax store of .full rows, both operands transposed, a scratchpad half past the second
+  // (the other fields are not read)
   /* verilator lint_off UNUSEDSIGNAL */
   loop_ws_rs1_t run_rs1;
   loop_ws_rs2_t run_rs2;
@@ -552,7 +559,8 @@ module loop_matmul import systolic_pkg::*, loop_mm_pkg::*; #(
         assert (out_ready_i) else $error("loop_matmul: dispatch refused an unrolled command");
       end
       if (cmd_fire && cmd_i.funct == FunctLoopWs) begin
-        assert (run_rs1.act <= 3'd1 && !(run_rs2.a_transpose && run_rs2.b_transpose) &&
+        assert (run_rs1.act <= 3'd4 && !((run_rs1.act == 3'd2 || run_rs1.act == 3'd4) && run_rs1.full_c) &&
+                !(run_rs2.a_transpose && run_rs2.b_transpose) &&
                 run_rs1.a_spad_id <= 2'd2 && run_rs1.b_spad_id <= 2'd2)
           else $error("loop_matmul: a LOOP_WS word the checker refuses");
         // the loop's B tile fits below its end (its bounds are in the slot already; the

@@ -34,11 +34,14 @@ package loop_mm_pkg;
   } xfer_req_t;
 
   // What the store sequencer walks: C's tile (rows i inner, block columns j outer), and what
-  // it waits for: the last k of the execute sequencer's walk (or, resadd, B's loader).
+  // it waits for: the last k of the execute sequencer's walk (or, resadd, B's loader). A loop
+  // whose act is LAYERNORM (2) or SOFTMAX (4) stores its rows through the normalization unit
+  // (loop_mm_st_norm.sv); the other acts are the store unit's config_st's.
   typedef struct packed {
-    xfer_req_t xfer;
-    iter_t     max_k;
-    logic      resadd;
+    xfer_req_t  xfer;
+    iter_t      max_k;
+    logic       resadd;
+    logic [2:0] act;
   } st_req_t;
 
   // What the execute sequencer walks: preload + compute per (k, j, i), i innermost.

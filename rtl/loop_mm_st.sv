@@ -4,6 +4,9 @@
 // sequencer has issued their last k: it is at k = max_k - 1 and past (j + blocks - 1, i)
 // (j, then i, in order), or done with this loop. A resadd tile waits on B's loader instead
 // (its (k, j) are C's (i, j)): past (i, j + blocks - 1), or done.
+// A loop whose act is LAYERNORM or SOFTMAX is walked by loop_mm_st_norm instead (config_norm
+// words and one-row mvouts with norm commands), once the execute sequencer (resadd: B's
+// loader) is done with it; the other acts take the walk above, cycle for cycle.
 module loop_mm_st import systolic_pkg::*, loop_mm_pkg::*; #(
   parameter int DIM = 4
 ) (
@@ -29,11 +32,19 @@ module loop_mm_st import systolic_pkg::*, loop_mm_pkg::*; #(
   logic  resadd_q, resadd_d;
   iter_t i, j, blocks, last_j;
   logic  ahead;
+  // the two walks: plain (loop_mm_xfer) and normalizing (loop_mm_st_norm); norm_q: the tile
+  // taken last is the normalizing walk's
+  logic  is_norm, norm_q, norm_d;
+  logic  walk_valid, walk_ready, walk_idle, walk_loop, walk_cmd_valid;
+  logic  nw_valid, nw_ready, nw_idle, nw_loop, nw_valid_cmd;
+  insn_t walk_cmd, nw_cmd;
+
+  assign is_norm = req_i.act == 3'd2 || req_i.act == 3'd4;
 
   always_comb begin
     last_j = '0;
     ahead  = 1'b0;
-    if (!idle_o) begin   // (a tile is walked)
+    if (!walk_idle) begin   // (a tile is walked)
       last_j = j + blocks - 1'b1;
       if (resadd_q) begin
         ahead = ex_done_i || ex_i_i > i || (ex_i_i == i && ex_j_i > last_j);
@@ -44,26 +55,49 @@ module loop_mm_st import systolic_pkg::*, loop_mm_pkg::*; #(
     end
     max_k_d  = max_k_q;
     resadd_d = resadd_q;
+    norm_d   = norm_q;
     if (req_valid_i && req_ready_o) begin
       max_k_d  = req_i.max_k;
       resadd_d = req_i.resadd;
+      norm_d   = is_norm;
     end
   end
 
+  // a tile goes to its walk while both are idle
+  assign req_ready_o = walk_ready && nw_ready;
+  assign walk_valid  = req_valid_i && !is_norm && nw_ready;
+  assign nw_valid    = req_valid_i && is_norm && walk_ready;
+
   loop_mm_xfer #(.DIM(DIM)) u_walk (
     .clk_i, .rst_ni,
-    .req_valid_i, .req_ready_o, .req_i (req_i.xfer),
-    .cmd_valid_o, .cmd_ready_i, .cmd_o, .go_i (room_i && ahead),
-    .idle_o, .loop_id_o, .outer_o (j), .inner_o (i), .blocks_o (blocks)
+    .req_valid_i (walk_valid), .req_ready_o (walk_ready), .req_i (req_i.xfer),
+    .cmd_valid_o (walk_cmd_valid), .cmd_ready_i, .cmd_o (walk_cmd), .go_i (room_i && ahead),
+    .idle_o (walk_idle), .loop_id_o (walk_loop), .outer_o (j), .inner_o (i), .blocks_o (blocks)
   );
+
+  loop_mm_st_norm #(.DIM(DIM)) u_norm_walk (
+    .clk_i, .rst_ni,
+    .req_valid_i (nw_valid), .req_ready_o (nw_ready), .req_i (req_i.xfer),
+    .softmax_i (req_i.act == 3'd4),
+    .cmd_valid_o (nw_valid_cmd), .cmd_ready_i, .cmd_o (nw_cmd), .go_i (room_i && ex_done_i),
+    .idle_o (nw_idle), .loop_id_o (nw_loop)
+  );
+
+  // (one walk is active at a time: the other offers nothing)
+  assign cmd_valid_o = walk_cmd_valid || nw_valid_cmd;
+  assign cmd_o       = norm_q ? nw_cmd : walk_cmd;
+  assign idle_o      = walk_idle && nw_idle;
+  assign loop_id_o   = norm_q ? nw_loop : walk_loop;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       max_k_q  <= '0;
       resadd_q <= 1'b0;
+      norm_q   <= 1'b0;
     end else begin
       max_k_q  <= max_k_d;
       resadd_q <= resadd_d;
+      norm_q   <= norm_d;
     end
   end
 

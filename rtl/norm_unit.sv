@@ -2,14 +2,17 @@
 // AccumulatorScale's LayerNorm / softmax / I-GELU epilogue, bit for bit as isa/norm.py (the
 // numeric contract; ucb-bar/gemmini 641fefb Normalizer.scala and AccumulatorScale.scala).
 //
-// The store unit feeds it every accumulator block of a plain (not .full, not pooling) mvout in the
-// block's epilogue cycle, the cycle after its read. A block of an mvout whose local address carries
-// a NormCmd c != 0 is a statistics block: block b of a row carries isa.norm.RUNNING[c] unless it is
-// the row's last, which carries c. It updates the current stat id's registers as NormStat.feed (sum
-// wraps at 32 bits, count at 16) and writes nothing to DRAM. A RESET (c == 0) block under activation
-// LAYERNORM (2), IGELU (3) or SOFTMAX (4) leaves as NormStat.output's int8 values (row_o), then clears
-// that stat's sum, count and running max. config_norm sets the stat id and, unless set_stats_id_only,
-// I-GELU's qb, qc and I-exp's q_ln2 / q_ln2_inv (the store unit keeps the activation's high bit).
+// The store unit feeds it every accumulator block it reads for DRAM (plain, .full and pooled mvouts)
+// in the block's epilogue cycle, the cycle after its read. A block of a plain (not .full, not pooling)
+// mvout whose local address carries a NormCmd c != 0 is a statistics block: block b of a row carries
+// isa.norm.RUNNING[c] unless it is the row's last, which carries c. It updates the current stat id's
+// registers as NormStat.feed (sum wraps at 32 bits, count at 16) and writes nothing to DRAM. Every
+// other block is a RESET (c == 0) block: it clears the current stat's sum, count and running max,
+// whatever the activation, as every accumulator read to DMA passes Gemmini's Normalizer with RESET
+// (isa.norm.NormUnit.plain_store and store). A plain RESET block under activation LAYERNORM (2), IGELU
+// (3) or SOFTMAX (4) leaves as NormStat.output's int8 values (row_o), read before the clear.
+// config_norm sets the stat id and, unless set_stats_id_only, I-GELU's qb, qc and I-exp's q_ln2 /
+// q_ln2_inv (the store unit keeps the activation's high bit).
 //
 // Timing (cycles; the store unit waits on hold_o):
 // * A statistics block takes the cycle of its read, like any block, and updates the stat in its
@@ -52,8 +55,9 @@ module norm_unit import systolic_pkg::*; #(
   input  logic [WORD_W-1:0]   cfg_rs1_i,
   input  logic [WORD_W-1:0]   cfg_rs2_i,
   // the accumulator block in the store unit's epilogue this cycle
-  input  logic                blk_valid_i,      // a block of a plain accumulator mvout
-  input  logic [2:0]          blk_cmd_i,        // the mvout's NormCmd (0: RESET)
+  input  logic                blk_valid_i,      // an accumulator block read for DRAM (any mvout)
+  input  logic                blk_plain_i,      // of a plain mvout (not .full, not pooling)
+  input  logic [2:0]          blk_cmd_i,        // the mvout's NormCmd (0: RESET; 0 unless plain)
   input  logic                blk_row_last_i,   // the block is its row's last
   input  logic                blk_last_i,       // the block is the mvout's last
   input  logic [2:0]          blk_act_i,        // the store activation (3 bits)
@@ -195,9 +199,10 @@ module norm_unit import systolic_pkg::*; #(
   logic [9:0]        fexp_q, fexp_d;
 
   logic [2:0]  cmd;        // the block's command (RUNNING unless the row's last block)
-  logic        stats_blk, norm_out, is_final;
+  logic        stats_blk, reset_blk, norm_out, is_final;
   assign stats_blk = blk_valid_i && blk_cmd_i != CmdReset;
-  assign norm_out  = blk_valid_i && blk_cmd_i == CmdReset
+  assign reset_blk = blk_valid_i && blk_cmd_i == CmdReset;
+  assign norm_out  = reset_blk && blk_plain_i
                   && (blk_act_i == ActLayernorm || blk_act_i == ActIgelu || blk_act_i == ActSoftmax);
   assign cmd       = blk_row_last_i ? blk_cmd_i : running(blk_cmd_i);
   assign is_final  = cmd == CmdMean || cmd == CmdInvStddev || cmd == CmdInvSumExp;
@@ -341,8 +346,8 @@ module norm_unit import systolic_pkg::*; #(
         done_o = 1'b1;
       end
     end
-    // ---- a RESET block under a normalizing activation: NormStat.clear_running ----
-    if (norm_out) begin
+    // ---- a RESET block, whatever the activation: NormStat.clear_running ----
+    if (reset_blk) begin
       sum_d[sid]   = '0;
       count_d[sid] = '0;
       rmax_d[sid]  = INT32_MIN;

@@ -39,7 +39,9 @@
 // 2 LAYERNORM, 3 IGELU, 4 SOFTMAX, the rest none). An accumulator mvout whose address carries a
 // NormCmd (bits 28:26; the row is bits 25:0) feeds its blocks to the norm unit's current stat and
 // writes nothing; its blocks need no FIFO room and it is done when the norm unit says so. A plain
-// (RESET) accumulator mvout under LAYERNORM, IGELU or SOFTMAX stores the norm unit's int8 row. The
+// (RESET) accumulator mvout under LAYERNORM, IGELU or SOFTMAX stores the norm unit's int8 row. Every
+// other accumulator mvout (any activation, .full, pooled) passes its blocks as RESETs: they clear
+// the current stat's running sum, count and max, as in Gemmini (isa.norm.NormUnit.plain_store). The
 // unit holds the reads and the issue while a final (a mean, an inverse stddev or sum) is computed.
 // With NORM_STATS == 0 there is no unit: config_norm is a no-op and only activation 1 is ReLU.
 module store_unit import systolic_pkg::*; #(
@@ -352,11 +354,14 @@ module store_unit import systolic_pkg::*; #(
 
   // ---- the normalization unit ------------------------------------------------------
   if (NORM_STATS > 0) begin : g_norm
-    logic blk_valid;
-    // every block of a plain accumulator mvout (the norm unit ignores those without a command
-    // under activations other than 2, 3 and 4)
-    assign blk_valid = ar_valid_q && ar_q.acc && !ar_q.full && !ar_q.pool;
-    assign norm_act  = ar_q.acc && !ar_q.full && !ar_q.pool && ar_q.norm == '0
+    logic blk_valid, blk_plain;
+    // every accumulator block read for DRAM: a RESET (no command, .full and pooled blocks
+    // included) clears the current stat's running sum, count and max, whatever the activation
+    // (Gemmini's every accumulator read passes the Normalizer); a plain one may carry a command,
+    // or take the norm unit's int8 row under activations 2, 3 and 4
+    assign blk_valid = ar_valid_q && ar_q.acc;
+    assign blk_plain = !ar_q.full && !ar_q.pool;
+    assign norm_act  = ar_q.acc && blk_plain && ar_q.norm == '0
                     && (ar_q.act == 3'd2 || ar_q.act == 3'd3 || ar_q.act == 3'd4);
     norm_unit #(.DIM(DIM), .NORM_STATS(NORM_STATS), .N(N)) u_norm (
       .clk_i, .rst_ni,
@@ -364,6 +369,7 @@ module store_unit import systolic_pkg::*; #(
       .cfg_rs1_i      (insn.rs1),
       .cfg_rs2_i      (insn.rs2),
       .blk_valid_i    (blk_valid),
+      .blk_plain_i    (blk_plain),
       .blk_cmd_i      (ar_q.norm),
       .blk_row_last_i (ar_q.blast),
       .blk_last_i     (ar_last_q),

@@ -1,11 +1,15 @@
 """The RTL's normalization unit (rtl/norm_unit.sv, Gemmini's Normalizer in the store path) against
 isa/norm.py, bit for bit: hand-written programs of config_norm words and accumulator mvouts carrying
 norm commands (LayerNorm, softmax and I-GELU rows as gemmini.h's tiled_norm issues them, several stat
-ids interleaved), on the tiny preset (dim 4) and a dim-16 build.
+ids interleaved), on the tiny preset (dim 4) and a dim-16 build; the clearing of a stat by every
+accumulator mvout; and whole programs of the toolkit (tk.layernorm, tk.softmax, matmul with I-GELU under
+its schedules and gemmini.h's) and LOOP_WS LAYERNORM / SOFTMAX (the RTL's LoopMatmul walks the rows as
+LoopMatmulStC), against the functional model and the ops' references.
 
-The reference is a small interpreter of these programs over isa.norm.NormStat (``run_reference``): the
-store path's state (the 3-bit activation, the stat id, I-exp's and I-GELU's constants, the stats) and
-the accumulator, block by block as the store unit feeds the norm unit.
+The reference of the hand-written programs is a small interpreter over isa.norm.NormStat
+(``run_reference``): the store path's state (the 3-bit activation, the stat id, I-exp's and I-GELU's
+constants, the stats) and the accumulator, block by block as the store unit feeds the norm unit; every
+program is also run on the functional model, which must agree.
 """
 from __future__ import annotations
 
@@ -15,45 +19,20 @@ from typing import Iterable
 import numpy as np
 import pytest
 
+import toolkit as tk
 from isa import PRESETS, ConfigLd, ConfigSt, Mvin, Mvout, Program, acc_addr, layout
 from isa.checker import ProgramError, check
 from isa.instructions import ConfigNorm, addr_row as row_of, norm_cmd
-from isa.norm import (NORM_ACTS, RUNNING, Act, IExpConsts, NormCmd, NormStat, igelu_consts,
+from isa.loop_words import LoopWs
+from isa.norm import (NORM_ACTS, RUNNING, Act, IExpConsts, NormCmd, NormStat, igelu_consts, igelu_step,
                       layernorm_rows, scale_to_int8, softmax_consts, softmax_rows, igelu_rows)
-from simulators import verilator as V
+from test_norm import _loop_ws_normalized
+from simulators import functional, verilator as V
 
 TINY = PRESETS["tiny"]
 # dim 16 with small memories: the gemmini preset's mesh, a quicker build
 DIM16 = dataclasses.replace(PRESETS["tiny"], dim=16, sp_kib=16, acc_kib=16, max_block_len=4, name="tiny_dim16")
 TINY_NO_NORM = dataclasses.replace(PRESETS["tiny"], norm_stats=0, name="tiny_no_norm")
-
-
-@pytest.fixture
-def no_norm_checker(monkeypatch):
-    """The checker does not know config_norm yet (the lead adds it on main): these programs are legal by
-    construction (rows and columns in range, no norm command where the checker will refuse one), so the
-    RTL backend runs them unchecked. ``_legal`` checks each program with its norm words taken out."""
-    real = check
-
-    def lenient(prog: Program) -> None:
-        try:
-            real(prog)
-        except (KeyError, ProgramError):
-            _legal(prog)
-    monkeypatch.setattr(V, "check", lenient)
-
-
-def _legal(prog: Program) -> None:
-    """The program without its config_norm words and statistics mvouts (which write no DRAM), with its
-    activations >= 2 as 0, passes the checker."""
-    plain = []
-    for ins in prog.instructions:
-        if isinstance(ins, ConfigNorm) or (isinstance(ins, Mvout) and norm_cmd(ins.local)):
-            continue
-        if isinstance(ins, ConfigSt) and ins.activation >= 2:
-            ins = dataclasses.replace(ins, activation=0)
-        plain.append(ins)
-    check(Program(prog.hw, plain, prog.buffers))
 
 
 # ---- the reference ------------------------------------------------------------------------
@@ -125,11 +104,11 @@ def _mvout(ins: Mvout, st: _Store, acc: np.ndarray, dram: np.ndarray, d: int) ->
                 continue
             if st.act in NORM_ACTS:
                 out = stat.output(block, st.act, st.consts, st.scale)
-                stat.clear_running()
             else:
                 out = scale_to_int8(block, np.float32(st.scale))
                 if st.act == Act.RELU:
                     out = np.maximum(out, 0).astype(np.int8)
+            stat.clear_running()   # every RESET block, whatever the activation (Gemmini's Normalizer)
             at = ins.dram + r * st.stride + b * d
             dram[at:at + n] = out.view(np.uint8)
 
@@ -139,13 +118,13 @@ class _Builder:
     """A program over an int32 matrix A (R x C) moved into the accumulator in tiles of dim rows and
     chunks of dim * max_block_len columns (one mvin, one mvout of a row each)."""
 
-    def __init__(self, hw, a: np.ndarray, outputs: Iterable[str] = ("O",)) -> None:
+    def __init__(self, hw, a: np.ndarray, outputs: Iterable[str] = ("O",), extra: Iterable[tuple] = ()) -> None:
         self.hw, self.a = hw, np.asarray(a, dtype=np.int32)
         rows, cols = self.a.shape
         d, self.chunk = hw.dim, hw.dim * hw.max_block_len
         self.nchunks = -(-cols // self.chunk)
         self.bufs = layout([("A", "input", "int32", (rows, cols)), ("J", "output", "int8", (rows, cols)),
-                            *((name, "output", "int8", (rows, cols)) for name in outputs)])
+                            *((name, "output", "int8", (rows, cols)) for name in outputs), *extra])
         assert -(-rows // d) * self.nchunks * self.chunk <= hw.acc_rows, "the matrix does not fit"
         self.ins = [ConfigLd(dram_stride=cols * 4, state=0, shrink=0, block_stride=d, scale=1.0)]
         for t in range(-(-rows // d)):
@@ -212,9 +191,12 @@ def softmax_program(hw, a: np.ndarray, consts: IExpConsts, scale: float) -> _Bui
 
 
 def run_rtl(p: _Builder) -> tuple[dict, dict, object]:
+    """The RTL's outputs, the reference's (which the functional model's equal) and the RTL's result."""
     prog, inputs = p.program()
     res = V.run(prog, inputs, timeout=300, log=True)
-    return res.outputs, run_reference(prog, inputs), res
+    want = run_reference(prog, inputs)
+    assert_same(functional.run(prog, inputs).outputs, want)
+    return res.outputs, want, res
 
 
 def assert_same(got: dict, want: dict) -> None:
@@ -254,14 +236,14 @@ def _layernorm_cases(d: int) -> dict[str, tuple[np.ndarray, float]]:
 
 
 @pytest.mark.parametrize("case", list(_layernorm_cases(4)))
-def test_layernorm_tiny(tiny_model, no_norm_checker, case: str) -> None:
+def test_layernorm_tiny(tiny_model, case: str) -> None:
     a, scale = _layernorm_cases(4)[case]
     got, want, _ = run_rtl(layernorm_program(TINY, a, scale))
     assert_same(got, want)
     np.testing.assert_array_equal(got["J"], 0)   # statistics mvouts write nothing
 
 
-def test_layernorm_groups_and_multi_row_mvouts(tiny_model, no_norm_checker) -> None:
+def test_layernorm_groups_and_multi_row_mvouts(tiny_model) -> None:
     """Two stat ids of four, and mvouts of whole tiles on one stat (a final per row, the last row's kept)."""
     rng = np.random.default_rng(2)
     a = rng.integers(-4000, 4000, (7, 11)).astype(np.int32)
@@ -289,14 +271,14 @@ def _softmax_cases() -> dict[str, tuple[np.ndarray, IExpConsts, float]]:
 
 
 @pytest.mark.parametrize("case", list(_softmax_cases()))
-def test_softmax_tiny(tiny_model, no_norm_checker, case: str) -> None:
+def test_softmax_tiny(tiny_model, case: str) -> None:
     a, consts, scale = _softmax_cases()[case]
     got, want, _ = run_rtl(softmax_program(TINY, a, consts, scale))
     assert_same(got, want)
     np.testing.assert_array_equal(got["J"], 0)
 
 
-def test_igelu_and_other_activations_tiny(tiny_model, no_norm_checker) -> None:
+def test_igelu_and_other_activations_tiny(tiny_model) -> None:
     """IGELU by config_st's scale; then activation 5 (ReLU with act_msb: none), 1 (ReLU) and 0 plain; a
     config_st clears act_msb; a RESET mvout under IGELU clears the running sum (the next SUM starts anew)."""
     rng = np.random.default_rng(4)
@@ -326,7 +308,7 @@ def test_igelu_and_other_activations_tiny(tiny_model, no_norm_checker) -> None:
     np.testing.assert_array_equal(want["O"], igelu_rows(a, consts, 0.03))
 
 
-def test_final_cycles_tiny(tiny_model, no_norm_checker) -> None:
+def test_final_cycles_tiny(tiny_model) -> None:
     """A final holds the store unit for its documented cycles: a MEAN mvout completes 32 cycles after
     its block's epilogue, INV_STDDEV 74, INV_SUM_EXP 26; SUM 0 (one row of one block each)."""
     a = np.arange(1, 5, dtype=np.int32).reshape(1, 4) * 1000
@@ -349,7 +331,7 @@ def dim16_model(verilator_ok):
     return V.build(DIM16)
 
 
-def test_dim16(dim16_model, no_norm_checker) -> None:
+def test_dim16(dim16_model) -> None:
     rng = np.random.default_rng(5)
     a = rng.integers(-6000, 6000, (9, 75)).astype(np.int32)   # two mvouts a row: 64 + 11 columns
     got, want, _ = run_rtl(layernorm_program(DIM16, a, 0.3))
@@ -367,8 +349,9 @@ def no_norm_model(verilator_ok):
     return V.build(TINY_NO_NORM)
 
 
-def test_without_the_unit_activations_2_and_3_are_none(no_norm_model, no_norm_checker) -> None:
-    """NORM_STATS 0: no unit; config_st's activations 2 and 3 store as activation 0 (only 1 is ReLU)."""
+def test_without_the_unit_activations_2_and_3_are_none(no_norm_model, monkeypatch) -> None:
+    """NORM_STATS 0: no unit; config_st's activations 2 and 3 store as activation 0 (only 1 is ReLU). The
+    checker refuses such a program (no normalization unit); what the RTL does with it is run unchecked."""
     rng = np.random.default_rng(6)
     a = rng.integers(-3000, 3000, (4, 6)).astype(np.int32)
     p = _Builder(TINY_NO_NORM, a, outputs=("O", "P"))
@@ -377,8 +360,164 @@ def test_without_the_unit_activations_2_and_3_are_none(no_norm_model, no_norm_ch
     p.config_st(3, 0.05)
     p.mvouts(0, NormCmd.RESET, rows=4, out="P")
     prog, inputs = p.program()
+    with pytest.raises(ProgramError, match="no normalization unit"):
+        check(prog)
+    monkeypatch.setattr(V, "check", lambda program: None)
     got = V.run(prog, inputs, timeout=300).outputs
     plain = scale_to_int8(a, np.float32(0.05))
     np.testing.assert_array_equal(got["O"], plain)
     np.testing.assert_array_equal(got["P"], plain)
 
+
+
+# ---- clearing: every accumulator mvout passes the unit with RESET ---------------------------------------
+def _clearing_program(between: str | None) -> tuple[Program, dict]:
+    """On stat 2, twice: statistics of other rows, then ``between`` (an accumulator mvout of row 3: "plain" under
+    activation 0, "relu", "full" int32, "pooled" under config_st's pooling; None: nothing), then a row's passes.
+    First SUM over row 0 and MAX over row 1 (larger values), then MAX, SUM_EXP / INV_SUM_EXP and a SOFTMAX RESET
+    of row 3 into S; then SUM over row 0 again, then MEAN, INV_STDDEV and a LAYERNORM RESET of row 2 into O.
+    Cleared, S and O are rows 3's softmax and 2's LayerNorm alone."""
+    rng = np.random.default_rng(11)
+    a = rng.integers(-3000, 3000, (4, 11)).astype(np.int32)
+    a[3] //= 40
+    p = _Builder(TINY, a, outputs=("O", "S", "P"), extra=[("F", "output", "int32", (2, 4))])
+    consts = softmax_consts(0.05)
+    local = acc_addr(p.base(3, 0))
+
+    def mvout_between(k: int) -> None:   # into row k of P or F
+        if between in ("plain", "relu"):
+            p.config_st(int(Act.RELU if between == "relu" else Act.NONE), 0.5)
+            p.ins.append(Mvout(p.bufs["P"].addr + k * a.shape[1], local, 1, 8))   # two blocks
+        elif between == "full":
+            p.ins.append(Mvout(p.bufs["F"].addr + k * 16, acc_addr(p.base(3, 0), full=True), 1, 4))
+        elif between == "pooled":
+            p.ins.append(ConfigSt(dram_stride=4, activation=0, acc_scale=1.0, pool_stride=1, pool_size=1,
+                                  pool_out_dim=1, porows=1, pocols=1, orows=1, ocols=1))
+            p.ins.append(Mvout(p.bufs["P"].addr + k * a.shape[1], local, 1, 4))
+
+    p.config_st(int(Act.NONE), 1.0)
+    p.ins.append(ConfigNorm(stat_id=2, act_msb=1, qb=consts.qb, qc=consts.qc, q_const=consts.qln2))
+    p.ins.append(ConfigNorm(stat_id=2, act_msb=1, qb=consts.qb, qc=consts.qc, q_const=consts.qln2_inv,
+                            q_const_type=1))
+    p.mvouts(0, NormCmd.SUM)
+    p.mvouts(1, NormCmd.MAX)
+    mvout_between(0)
+    p.config_st(int(Act.NONE), 2.0)   # act_msb cleared: SOFTMAX is config_st's 0 with it
+    p.ins.append(ConfigNorm(stat_id=2, act_msb=1, qb=consts.qb, qc=consts.qc, q_const=consts.qln2_inv,
+                            q_const_type=1))
+    for cmd in (NormCmd.MAX, NormCmd.INV_SUM_EXP, NormCmd.RESET):
+        p.mvouts(3, cmd, out="S" if cmd == NormCmd.RESET else "J")
+    p.config_st(int(Act.NONE), 1.0)
+    p.mvouts(0, NormCmd.SUM)
+    mvout_between(1)
+    p.config_st(int(Act.LAYERNORM), 32.0)
+    for cmd in (NormCmd.MEAN, NormCmd.INV_STDDEV, NormCmd.RESET):
+        p.mvouts(2, cmd, out="O" if cmd == NormCmd.RESET else "J")
+    return p.program()
+
+
+@pytest.mark.parametrize("between", ["plain", "relu", "full", "pooled"])
+def test_every_accumulator_mvout_clears_the_stat(tiny_model, between: str) -> None:
+    """A SUM, then a plain (activation 0 or 1), .full or pooled accumulator mvout, then a MEAN on the same stat id:
+    the MEAN sees only its own row (the mvout between passed the unit as RESET blocks, which clear the running sum,
+    count and max), on the RTL as on the functional model."""
+    prog, inputs = _clearing_program(between)
+    a = inputs["A"]
+    check(prog)
+    got = V.run(prog, inputs, timeout=300).outputs
+    want = functional.run(prog, inputs).outputs
+    for name in ("O", "S", "P", "F"):
+        np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+    np.testing.assert_array_equal(got["O"][2], layernorm_rows(a[2:3], 32.0)[0])
+    np.testing.assert_array_equal(got["S"][3], softmax_rows(a[3:4], softmax_consts(0.05), 2.0)[0])
+    # the program is sensitive to the clears: without the mvouts between, row 0's sum stays in the mean and
+    # the sum of exponents, row 1's max in the max
+    uncleared = functional.run(*_clearing_program(None)).outputs
+    assert not np.array_equal(uncleared["O"][2], got["O"][2])
+    assert not np.array_equal(uncleared["S"][3], got["S"][3])
+
+
+# ---- whole programs: the toolkit's ops and LOOP_WS on the RTL --------------------------------------------
+def _assert_rtl(prog: Program, inputs: dict, want: dict) -> None:
+    """The RTL's outputs equal the functional model's and the reference's, bit for bit."""
+    got = tk.run(prog, inputs, backend="verilator").outputs
+    fun = tk.run(prog, inputs).outputs
+    for name, value in want.items():
+        np.testing.assert_array_equal(fun[name], value, err_msg=f"functional {name}")
+        np.testing.assert_array_equal(got[name], value, err_msg=f"verilator {name}")
+
+
+NORM_OPS = {"ln": tk.layernorm(7, 13, scale=0.5), "sm": tk.softmax(9, 21, input_scale=0.05)}
+
+
+@pytest.mark.parametrize("name", NORM_OPS)
+def test_norm_ops_on_the_rtl(tiny_model, name: str) -> None:
+    """tk.layernorm / tk.softmax on tiny: the toolkit's default schedule, one of two stat ids and one-block mvouts,
+    and gemmini.h's tiled_norm_auto."""
+    op = NORM_OPS[name]
+    inputs = op.random_inputs(seed=12)
+    want = op.reference(inputs)
+    default = tk.kinds.KINDS["norm"].default(op, TINY)
+    for schedule in (None, default.replace(stat_ids=2, mvout_blocks=1), "gemmini"):
+        _assert_rtl(tk.compile(op, TINY, schedule=schedule), inputs, want)
+
+
+@pytest.mark.parametrize("schedule", [None, "gemmini"])
+def test_matmul_igelu_on_the_rtl(tiny_model, schedule) -> None:
+    """matmul with I-GELU (config_norm's qb, qc; LOOP_WS act 3 under gemmini.h's schedule) on tiny."""
+    op = tk.matmul(19, 21, 10, bias="row", activation="igelu", input_scale=0.02, scale=igelu_step(0.02) / (16 / 127))
+    inputs = op.random_inputs(seed=6)
+    inputs["A"] //= 16   # accumulators of a few hundred steps: GELU's curve, not its saturation
+    inputs["B"] //= 16
+    inputs["bias"] //= 8192
+    want = op.reference(inputs)
+    assert np.unique(want["C"]).size > 20
+    _assert_rtl(tk.compile(op, TINY, schedule=schedule), inputs, want)
+
+
+@pytest.mark.parametrize("act", [Act.LAYERNORM, Act.SOFTMAX], ids=["layernorm", "softmax"])
+@pytest.mark.parametrize("shape", [(11, 9, 5), (22, 7, 13)])
+def test_loop_ws_normalized_on_the_rtl(tiny_model, act: Act, shape: tuple[int, int, int]) -> None:
+    """gemmini.h's tiled_matmul_auto with LAYERNORM / SOFTMAX: the RTL's LoopMatmul stores each row through the
+    unit (config_norm per stat id, one-row mvouts with norm commands, after the loop's computes), as
+    isa.loop_unroll does: the rows of several loops (row blocks of 4 and a padded one; running and final commands
+    across block columns) equal the reference."""
+    op = tk.matmul(*shape, bias="full")
+    inputs = op.random_inputs(seed=4)
+    inputs["A"] //= 16   # scores of a few steps, as a softmax's inputs are
+    acc = op.accumulate(inputs)
+    want = layernorm_rows(acc, 1.0) if act == Act.LAYERNORM else softmax_rows(acc, softmax_consts(0.05), 1.0)
+    prog = _loop_ws_normalized(op, act, TINY)
+    assert sum(isinstance(ins, LoopWs) for ins in prog.instructions) > (shape[0] > 11)
+    _assert_rtl(prog, inputs, {"C": want})
+
+
+def _loop_ws_words(op: tk.Matmul, act: Act, hw, **tiles) -> Program:
+    """test_norm._loop_ws_normalized's words (gemmini.h's tiled_matmul_auto with LAYERNORM / SOFTMAX) under
+    gemmini.h's schedule with ``tiles`` (tile_i, tile_j: whole rows in a tile) in place of its own."""
+    prog = tk.compile(op, hw, schedule=dataclasses.replace(tk.gemmini_schedule(op, hw), **tiles))
+    consts = softmax_consts(0.05)
+    words = []
+    for ins in prog.instructions:
+        if isinstance(ins, ConfigSt):
+            words.append(dataclasses.replace(ins, activation=int(act) & 3))
+            if act == Act.SOFTMAX:
+                words += [ConfigNorm(q_const=consts.qln2, act_msb=1, qb=consts.qb, qc=consts.qc),
+                          ConfigNorm(q_const=consts.qln2_inv, q_const_type=1, act_msb=1, qb=consts.qb, qc=consts.qc)]
+        else:
+            words.append(dataclasses.replace(ins, act=int(act)) if isinstance(ins, LoopWs) else ins)
+    return Program(hw, words, prog.buffers)
+
+
+@pytest.mark.parametrize("act", [Act.LAYERNORM, Act.SOFTMAX], ids=["layernorm", "softmax"])
+def test_loop_ws_normalized_dim16(dim16_model, act: Act) -> None:
+    """The same on the dim-16 build (max_block_len 4): five block columns a row (a running mvout of four
+    blocks, then the final one's), row blocks of 16 and a padded one of 8, one row block a loop."""
+    op = tk.matmul(40, 75, 20, bias="full")
+    inputs = op.random_inputs(seed=13)
+    inputs["A"] //= 16
+    acc = op.accumulate(inputs)
+    want = layernorm_rows(acc, 1.0) if act == Act.LAYERNORM else softmax_rows(acc, softmax_consts(0.05), 1.0)
+    prog = _loop_ws_words(op, act, DIM16, tile_i=1, tile_j=5)
+    assert sum(isinstance(ins, LoopWs) for ins in prog.instructions) == 3
+    _assert_rtl(prog, inputs, {"C": want})

@@ -11,13 +11,14 @@ room. It then checks that
 """
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import cocotb
 from cocotb.triggers import RisingEdge, Timer
 
-from isa import (ACC_BIT, ACCUM_BIT, GARBAGE, ROW_MASK, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Mvin,
-                 Mvout, PRESETS, Preload, decode, encode)
+from isa import (ACC_BIT, ACCUM_BIT, GARBAGE, ROW_MASK, ComputePreloaded, ConfigEx, ConfigLd, ConfigNorm, ConfigSt,
+                 LoopWs, Mvin, Mvout, PRESETS, Preload, Program, decode, encode)
 from isa.checker import check
 from isa.loop_unroll import Unroller
 from loop_programs import LoopProgram, add_matmul, add_resadd, add_reuse
@@ -28,19 +29,20 @@ LD, EX, ST = 0, 1, 2
 
 
 def stream(ins) -> str:
-    """The sequencer (or the pass-through) a command comes from."""
+    """The sequencer (or the pass-through) a command comes from (a config_norm choosing a stat id: the store
+    sequencer's, of a LAYERNORM / SOFTMAX loop; these programs have no others)."""
     if isinstance(ins, Mvin):
         return f"mvin{ins.state}"
     if isinstance(ins, (Preload, ComputePreloaded)):   # ComputeAccumulated is a ComputePreloaded
         return "ex"
-    return "st" if isinstance(ins, Mvout) else "other"
+    return "st" if isinstance(ins, (Mvout, ConfigNorm)) else "other"
 
 
 def queue(ins) -> int | None:
     """Dispatch's queue of a command (None: it takes no slot)."""
     if isinstance(ins, (Mvin, ConfigLd)):
         return LD
-    if isinstance(ins, (Mvout, ConfigSt)):
+    if isinstance(ins, (Mvout, ConfigSt, ConfigNorm)):
         return ST
     if isinstance(ins, (ComputePreloaded, ConfigEx)):
         return EX
@@ -115,6 +117,17 @@ def random_program(rng: random.Random) -> LoopProgram:
                        low_d=rng.random() < 0.3, full_c=rng.random() < 0.3,
                        transpose=rng.choice([None, None, "a", "b"]), seed=seed)
     return lp
+
+
+def with_norm_acts(prog: Program, rng: random.Random) -> Program:
+    """``prog`` with some of its LOOP_WS words' act drawn from LAYERNORM (2), IGELU (3) and SOFTMAX (4) (not on
+    .full C): the store sequencer's normalizing walk (config_norm words, one-row mvouts with norm commands)."""
+    words = []
+    for ins in prog.instructions:
+        if isinstance(ins, LoopWs) and not ins.full_c and rng.random() < 0.6:
+            ins = dataclasses.replace(ins, act=rng.choice([2, 2, 3, 4, 4]))
+        words.append(ins)
+    return Program(prog.hw, words, prog.buffers)
 
 
 class Bench:
@@ -196,6 +209,8 @@ async def unrolls_as_the_reference(dut) -> None:
             dut.rst_ni.value = 1
         lp = random_program(rng)
         prog = lp.build()
+        if trial % 2:   # LAYERNORM / SOFTMAX loops on every other program
+            prog = with_norm_acts(prog, rng)
         check(prog)
         bench = Bench(dut, rng, room_p=[1.0, 0.6, 0.25][trial % 3])
         await bench.run(prog.instructions)

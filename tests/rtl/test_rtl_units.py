@@ -115,8 +115,8 @@ def test_loop_conv(tmp_path_factory) -> None:
          {"DIM": 4, "SP_ROWS": 1024, "ACC_ROWS": 64, "MAX_BLOCK_LEN": 2})
 
 
-LOOP_MATMUL_FILES = ["systolic_pkg.sv", "loop_mm_pkg.sv", "loop_mm_xfer.sv", "loop_mm_ex.sv", "loop_mm_st.sv",
-                     "loop_matmul.sv"]
+LOOP_MATMUL_FILES = ["systolic_pkg.sv", "loop_mm_pkg.sv", "loop_mm_xfer.sv", "loop_mm_ex.sv",
+                     "loop_mm_st_norm.sv", "loop_mm_st.sv", "loop_matmul.sv"]
 
 
 def test_loop_matmul(tmp_path_factory) -> None:
