@@ -12,7 +12,10 @@ It is the largest of three bounds, each a fact of the op and the hardware, not o
 - host: the fewest commands at the host's cost (``host_cmd_cycles`` each). The fewest commands issue
   Gemmini's loops: each loop's outputs stay in the accumulator until stored, so a loop covers at most
   an accumulator of them, and costs its words (6 for LOOP_WS, 7 for LOOP_CONV_WS). A kind without loop
-  words moves every input and output with the largest mvin and mvout.
+  words moves every input and output with the largest mvin and mvout. A row normalization (the
+  normalization unit) passes each row three times (its statistics need two, the output one), each pass
+  one-row mvouts of at most dim x max_block_len columns: a stat id holds one row's statistics, so no
+  mvout serves two rows of a pass.
 """
 from __future__ import annotations
 
@@ -88,6 +91,8 @@ def fewest_commands(op: Op, hw: HardwareConfig) -> int:
     elif op.KIND == "resadd":   # A, B and C all sit in the accumulator
         shape = next(iter(op.output_specs().values()))[0]
         rows, words = 3 * int(np.prod(shape[:-1])) * -(-shape[-1] // d), len(LOOP_WS_WORDS)
+    elif op.KIND == "norm":   # the largest mvins, and three passes of one-row mvouts
+        return -(-op.rows * op.cols // (hw.dim * hw.max_mvin_cols)) + 3 * op.rows * -(-op.cols // hw.max_mvin_cols)
     else:
         return op.size_estimate(hw).instructions
     return words * -(-rows // hw.acc_rows)
