@@ -27,9 +27,9 @@ from .conv.lowering import lower_conv
 from .conv.ops import Conv2d, DepthwiseConv2d
 from .conv.schedule import ConvSchedule, DepthwiseSchedule
 from .library.matmul import ROW_ACTIVATIONS
-from .library import (LIBRARY_MATMUL_FIT, LibraryMatmul, LibrarySchedule, library_class, library_matmul_domains,
-                      lower_library, tiled_conv_auto, tiled_conv_dw_auto, tiled_matmul_auto, tiled_norm_auto,
-                      tiled_resadd_auto)
+from .library import (LIBRARY_CONV_FIT, LIBRARY_MATMUL_FIT, LibraryConv, LibraryMatmul, LibrarySchedule,
+                      library_class, library_conv_domains, library_matmul_domains, lower_library, tiled_conv_auto,
+                      tiled_conv_dw_auto, tiled_matmul_auto, tiled_norm_auto, tiled_resadd_auto)
 from .gemm import Matmul, MatmulSchedule, default_matmul_schedule, gemmini_matmul_schedule, lower_matmul
 from .gemm.heuristic import default_dataflow, os_chains
 from .gemm.bounds import matmul_ideal_cycles
@@ -125,7 +125,7 @@ KINDS: dict[str, Kind] = {
     "conv2d": Kind(Conv2d, ConvSchedule, default_conv2d, lower_conv, library=tiled_conv_auto,
                    flat=gemmini_conv_schedule, domains=conv_domains, fit_knobs=CONV_FIT, ideal=conv_ideal_cycles,
                    census=conv_census, estimate=pipelined_conv_cycles, os_chains=_conv_os_chains,
-                   loops_by_default=True),
+                   loops_by_default=True, loops=LoopFamily(LibraryConv, library_conv_domains, LIBRARY_CONV_FIT)),
     "depthwise": Kind(DepthwiseConv2d, DepthwiseSchedule, default_conv_schedule, lower_conv,
                       library=tiled_conv_dw_auto, flat=gemmini_conv_schedule, domains=conv_domains,
                       fit_knobs=CONV_FIT, census=conv_census),

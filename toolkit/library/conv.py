@@ -14,56 +14,15 @@ Gemmini's default configuration: a tile of at most dim / 2 input channels packs
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable
 
 from isa import HardwareConfig
 
 from ..conv.ops import Conv2d, ConvOp
 from ..schedule import ScheduleError, grow_tiles
-from .schedule import LibraryConv, LibrarySchedule
+from .conv_tiles import ARGS, conv_maxes, downsample, pool_args, pool_window, pooled_dims, spad_rows, window
+from .schedule import CONV_ORDERS, LibraryConv, LibrarySchedule
 from .words import ACT, NULL, at, ceil_div, check_fits, fits_half
-
-ARGS = ("batches", "porows", "pocols", "pochs", "krows", "kcols", "kchs")   # tiled_conv_stride_auto's args[]
-
-
-def check_conv(op: ConvOp, call: str) -> int:
-    """The one kernel_dim gemmini.h takes; ScheduleError for what its convs cannot do."""
-    if op.kernel[0] != op.kernel[1]:
-        raise ScheduleError(f"gemmini.h's {call} takes one kernel_dim (a square kernel), not kernel={op.kernel}")
-    if op.out_dtype == "int32":   # uint8 comes from the store unit's requantization extension
-        raise ScheduleError(f"gemmini.h's {call} writes 8-bit outputs only, not out_dtype={op.out_dtype!r}")
-    return op.kernel[0]
-
-
-def pool_args(op: ConvOp) -> tuple[int, int, int]:
-    """tiled_conv's (pool_size, pool_stride, pool_padding): the fused pool's, or (1, 1, 0) without one."""
-    return getattr(op, "pool", None) or (1, 1, 0)
-
-
-def pooled_dims(op: ConvOp) -> tuple[int, int]:
-    """tiled_conv's pool_out_row_dim and pool_out_col_dim."""
-    size, stride, padding = pool_args(op)
-    return ((op.out_h + 2 * padding - size) // stride + 1, (op.out_w + 2 * padding - size) // stride + 1)
-
-
-def downsample(op: ConvOp) -> bool:
-    """tiled_conv's downsample: a 1x1 kernel at stride 2 over even sizes, unpadded and unpooled, reads every other
-    pixel."""
-    return op.stride == 2 and op.kernel == (1, 1) and op.in_h % 2 == 0 and op.in_w % 2 == 0 and op.padding == 0 \
-        and getattr(op, "pool", None) is None
-
-
-def spad_rows(t: dict[str, int], op: ConvOp, dim: int) -> tuple[int, int]:
-    """tiled_conv_total_spad_rows without dilation or transposes: (scratchpad, accumulator) rows."""
-    size, pool_stride, _ = pool_args(op)
-    stride, ds = op.stride, downsample(op)
-    orows, ocols = t["porows"] * pool_stride + size - 1, t["pocols"] * pool_stride + size - 1
-    irows, icols = orows * stride + t["krows"] - 1, ocols * stride + t["kcols"] - 1
-    ich_banks, och_banks = ceil_div(t["kchs"], dim), ceil_div(t["pochs"], dim)
-    a = ich_banks * t["batches"] * (irows >> ds) * (icols >> ds)
-    b = och_banks * t["kcols"] * t["krows"] * t["kchs"]
-    return a + b, och_banks * t["batches"] * orows * ocols
-
 
 def auto_tiles(op: ConvOp, maxes: dict[str, int], channels: tuple[str, ...], hw: HardwareConfig) -> dict[str, int]:
     """tiled_conv_stride_auto's (and tiled_conv_dw_auto's) search: from the whole conv, shrink the largest
@@ -87,38 +46,8 @@ def auto_tiles(op: ConvOp, maxes: dict[str, int], channels: tuple[str, ...], hw:
     return grow_tiles(t, maxes, fits, ARGS, op.key)
 
 
-def conv_maxes(op: Conv2d) -> dict[str, int]:
-    """tiled_conv_stride_auto's max_args: the whole (pooled) conv."""
-    kd = check_conv(op, "tiled_conv_auto")
-    porows, pocols = pooled_dims(op)
-    return dict(batches=op.batch, porows=porows, pocols=pocols, pochs=op.out_c, krows=kd, kcols=kd, kchs=op.in_c)
-
-
 def tiled_conv_auto(op: Conv2d, hw: HardwareConfig) -> LibraryConv:
     return LibraryConv(**auto_tiles(op, conv_maxes(op), ("pochs", "kchs"), hw))
-
-
-class Window(NamedTuple):
-    """A tile's input rows (or columns): first index (may be negative) and the padding on each side."""
-
-    start: int
-    lo: int
-    hi: int
-
-
-def window(o: int, tile_o: int, k: int, tile_k: int, op: ConvOp, extent: int) -> Window:
-    start = o * op.stride + k - op.padding
-    end = start + tile_o * op.stride + tile_k - 1
-    return Window(start, max(0, -start), max(0, end - extent))
-
-
-def pool_window(po: int, tile_po: int, op: ConvOp, extent: int) -> tuple[int, Window]:
-    """tiled_conv's conv output rows (or columns) of a tile of ``tile_po`` pooled ones from ``po``: their count
-    without the pool's padding, and where they start with that padding on each side (pupad, pdpad)."""
-    size, stride, padding = pool_args(op)
-    start, count = po * stride - padding, tile_po * stride + size - 1
-    w = Window(start, max(0, -start), max(0, start + count - extent))
-    return count - w.lo - w.hi, w
 
 
 def loop_fields(op: ConvOp, weight_stride: int, dw: bool) -> dict[str, Any]:
@@ -164,39 +93,82 @@ def clipped(s: LibrarySchedule, maxes: dict[str, int], starts: dict[str, int]) -
 
 
 def conv_context(op: Conv2d, s: LibraryConv, hw: HardwareConfig) -> dict[str, Any]:
-    check_tiles(op, s, s.to_dict(), hw)
+    s.memory_plan(hw, op)
     return dict(op=op, schedule=s.to_dict(), a_stride=op.stride >> downsample(op), words=conv_words(op, s, hw))
 
 
-def conv_words(op: Conv2d, s: LibraryConv, hw: HardwareConfig) -> list[dict[str, Any]]:
-    """tiled_conv's loop (b, porow, pocol, poch, krow, kcol, kch), the fields of gemmini_loop_conv_ws per
-    tile: the bias (or, without one, the dummy pointer (acc_t*)1 + poch) with a tile's first kernel
-    tile, the output with its last; input or weights loaded once under a scratchpad id when they span
-    at most two tiles (a_reuse, b_reuse)."""
-    maxes = conv_maxes(op)
-    kd = maxes["krows"]
+# LibraryConv.order -> the loop nest of the host's walk, outermost first (kernel tiles innermost, so that a
+# tile's partial sums stay in its accumulator half until its last kernel tile stores them)
+NESTS = {"pixels": ARGS, "channels": ("pochs", "batches", "porows", "pocols", "krows", "kcols", "kchs")}
+assert set(NESTS) == set(CONV_ORDERS)
+
+
+def conv_walk(s: LibraryConv, maxes: dict[str, int]) -> list[dict[str, int]]:
+    """Each tile's first index of every tiled_conv argument, in the host's walk ``s.order``."""
+    nest = NESTS[s.order]
+    return [dict(zip(nest, starts)) for starts in itertools.product(*(range(0, maxes[n], getattr(s, n)) for n in nest))]
+
+
+Reuse = tuple[int, bool]   # a tile's scratchpad id (0: the loop's slot) and whether the loop loads it
+
+
+class Slots:
+    """Scratchpad ids 1 and 2, each holding the last tile loaded under it: a tile that one holds is not
+    loaded again, and a new one goes under the id that the previous loop did not use."""
+
+    def __init__(self) -> None:
+        self.held: dict[int, tuple | None] = {1: None, 2: None}
+        self.last = 2
+
+    def take(self, key: tuple) -> Reuse:
+        hit = next((i for i, k in self.held.items() if k == key), None)
+        self.last = hit or 3 - self.last
+        self.held[self.last] = key
+        return self.last, hit is None
+
+
+def reuse(s: LibraryConv, maxes: dict[str, int]) -> Callable[[dict[str, int]], tuple[Reuse, Reuse]]:
+    """Per tile (in walk order), the input's and the weights' :data:`Reuse`: with ``s.resident``, two
+    :class:`Slots`; else gemmini.h's, one id per tile where the conv has at most two input tiles (a_reuse) or
+    weight tiles (b_reuse), each loaded by the first loop that needs it (in either order)."""
+    if s.resident:
+        inputs, weights = Slots(), Slots()
+        return lambda t: (inputs.take(tuple(t[n] for n in ARGS if n != "pochs")),
+                          weights.take(tuple(t[n] for n in ("pochs", "krows", "kcols", "kchs"))))
     count: Callable[[str], int] = lambda n: ceil_div(maxes[n], getattr(s, n))
     kernel_tiles = count("kchs") * count("krows") * count("kcols")
     b_reuse = kernel_tiles * count("pochs") <= 2
     a_reuse = kernel_tiles * count("batches") * count("porows") * count("pocols") <= 2
+
+    def ids(t: dict[str, int]) -> tuple[Reuse, Reuse]:
+        kernel, pixels = t["kchs"] + t["krows"] + t["kcols"], t["batches"] + t["porows"] + t["pocols"]
+        a = (1 if kernel + pixels == 0 else 2, t["pochs"] == 0) if a_reuse else (0, True)
+        b = (1 if kernel + t["pochs"] == 0 else 2, pixels == 0) if b_reuse else (0, True)
+        return a, b
+    return ids
+
+
+def conv_words(op: Conv2d, s: LibraryConv, hw: HardwareConfig) -> list[dict[str, Any]]:
+    """tiled_conv's loop (gemmini.h's b, porow, pocol, poch, krow, kcol, kch, or ``s.order``'s), the fields of
+    gemmini_loop_conv_ws per tile: the bias (or, without one, the dummy pointer (acc_t*)1 + poch) with a
+    tile's first kernel tile, the output with its last; input or weights kept in the scratchpad under an id
+    as :func:`reuse` says."""
+    maxes = conv_maxes(op)
+    kd = maxes["krows"]
     fixed = loop_fields(op, op.out_c, dw=False)
-    a_spad_id = b_spad_id = 0
+    ids = reuse(s, maxes)
     words = []
-    for starts in itertools.product(*(range(0, maxes[n], getattr(s, n)) for n in ARGS)):
-        b, porow, pocol, poch, krow, kcol, kch = starts
-        if a_reuse:
-            a_spad_id = 1 if kch + krow + kcol + b + porow + pocol == 0 else 2
-        if b_reuse:
-            b_spad_id = 1 if kch + poch + krow + kcol == 0 else 2
-        t = clipped(s, maxes, dict(zip(ARGS, starts)))
-        w = tile_fields(op, hw, (b, porow, pocol, krow, kcol), t, kch, poch)
+    for starts in conv_walk(s, maxes):
+        b, porow, pocol, poch, krow, kcol, kch = (starts[n] for n in ARGS)
+        (a_spad_id, load_input), (b_spad_id, load_weights) = ids(starts)
+        w = tile_fields(op, hw, (b, porow, pocol, krow, kcol), clipped(s, maxes, starts), kch, poch)
         last = krow + s.krows >= kd and kcol + s.kcols >= kd and kch + s.kchs >= op.in_c
         first = krow == kcol == kch == 0
         words.append({
             **fixed, **w, "a_spad_id": a_spad_id, "b_spad_id": b_spad_id,
-            "input": NULL if a_reuse and poch > 0 else w["input"],
+            "input": w["input"] if load_input else NULL,
             "output": w["output"] if last else NULL,
             "bias": (at("bias", 4 * poch) if op.bias else 1 + 4 * poch) if first else NULL,
-            "weights": NULL if b_reuse and pocol + porow + b > 0 else
-            at("weight", (krow * kd * op.in_c + kcol * op.in_c + kch) * op.out_c + poch)})
+            "weights": at("weight", (krow * kd * op.in_c + kcol * op.in_c + kch) * op.out_c + poch)
+            if load_weights else NULL})
     return words

@@ -17,7 +17,8 @@ from typing import Any
 from isa import HardwareConfig
 
 from ..conv.ops import DepthwiseConv2d
-from .conv import auto_tiles, check_conv, check_tiles, clipped, loop_fields, tile_fields
+from .conv import auto_tiles, check_tiles, clipped, loop_fields, tile_fields
+from .conv_tiles import check_conv
 from .schedule import LibraryDepthwise
 from .words import NULL, at
 

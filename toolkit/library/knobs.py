@@ -3,13 +3,18 @@ from __future__ import annotations
 
 from isa import HardwareConfig
 
+from ..conv.ops import Conv2d
 from ..gemm.op import Matmul
 from ..gemm.schedule import matmul_blocks
 from ..knobs import Domains, tile_values
-from .schedule import MATMUL_ORDERS
+from .conv_tiles import ARGS, conv_maxes
+from .schedule import CONV_ORDERS, MATMUL_ORDERS
+from .words import ceil_div
 
 # the knobs LibraryMatmul.memory_plan reads
 LIBRARY_MATMUL_FIT = frozenset({"tile_i", "tile_j", "tile_k"})
+# the knobs LibraryConv.memory_plan reads: every tile argument (the walk only orders the tiles)
+LIBRARY_CONV_FIT = frozenset(ARGS)
 
 
 def library_matmul_domains(op: Matmul, hw: HardwareConfig, policy: str) -> Domains:
@@ -17,3 +22,19 @@ def library_matmul_domains(op: Matmul, hw: HardwareConfig, policy: str) -> Domai
     blocks = matmul_blocks(op.M, op.N, op.K, hw)
     return {"tile_i": tile_values(blocks["i"], policy), "tile_j": tile_values(blocks["j"], policy),
             "tile_k": tile_values(blocks["k"], policy), "order": list(MATMUL_ORDERS)}
+
+
+def channel_values(channels: int, dim: int, policy: str) -> list[int]:
+    """Channel tiles in whole ``dim``-wide blocks (a block is a scratchpad row; a part of one wastes the rest of
+    it), the last cut at the channel count: fewer channels than a block are one tile."""
+    return sorted({min(blocks * dim, channels) for blocks in tile_values(ceil_div(channels, dim), policy)})
+
+
+def library_conv_domains(op: Conv2d, hw: HardwareConfig, policy: str) -> Domains:
+    """tiled_conv's tile arguments (pixels over each dimension's tile counts, channels in blocks) and the host's
+    walk over the tiles. ScheduleError for a conv gemmini.h cannot do (conv_maxes)."""
+    maxes = conv_maxes(op)
+    domains: Domains = {n: tile_values(maxes[n], policy) for n in ARGS if n not in ("pochs", "kchs")}
+    domains.update(pochs=channel_values(op.out_c, hw.dim, policy), kchs=channel_values(op.in_c, hw.dim, policy),
+                   order=list(CONV_ORDERS), resident=[False, True])
+    return domains

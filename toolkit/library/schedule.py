@@ -14,6 +14,7 @@ from isa import HardwareConfig
 
 from ..gemm.schedule import matmul_blocks
 from ..schedule import MemoryPlan, Region, Schedule, ScheduleError, check_int
+from .conv_tiles import conv_tile_rows, spad_rows, tile_args
 from .words import check_fits
 
 
@@ -83,10 +84,22 @@ class LibraryMatmul(LibrarySchedule):
         return MemoryPlan(Region(0, a, 2, half), Region(half - b, b, 2, half), Region(0, c, 2, hw.acc_rows // 2))
 
 
+# the host's walk over a conv's output tiles, kernel tiles innermost: pixel tiles outer and each one's
+# output-channel tiles in turn (gemmini.h's tiled_conv), or output-channel tiles outermost
+CONV_ORDERS = ("pixels", "channels")
+
+
 @dataclass(frozen=True)
 class LibraryConv(LibrarySchedule):
-    """tiled_conv_auto's tile arguments of tiled_conv: batches, pooled output rows, columns and
-    channels, kernel rows, columns and input channels (pixels and channels, not blocks)."""
+    """tiled_conv's tile arguments: batches, pooled output rows, columns and channels, kernel rows,
+    columns and input channels (pixels and channels, not blocks; tiled_conv_auto's choice by default),
+    and the host's walk over the tiles: ``order`` (CONV_ORDERS) and ``resident``. Without ``resident``
+    the scratchpad keeps an input or weight tile across tiles only where the conv has at most two of
+    them (gemmini.h's a_reuse, b_reuse); with it, the last two input and the last two weight tiles stay
+    under scratchpad ids 1 and 2 and are not loaded again (under "channels" a weight tile stays for
+    all the pixel tiles, under "pixels" an input tile for all its output-channel tiles, where the
+    kernel is one or two tiles). A schedule of Gemmini's loops the tuner may change: its words are
+    gemmini_loop_conv_ws's, per tile."""
 
     batches: int
     porows: int
@@ -95,10 +108,32 @@ class LibraryConv(LibrarySchedule):
     krows: int
     kcols: int
     kchs: int
+    order: str = "pixels"
+    resident: bool = False
 
     OP: ClassVar[str] = "conv2d"
     CALL: ClassVar[str] = "tiled_conv_auto"
     TEMPLATE: ClassVar[str] = "conv_library.s.j2"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.order not in CONV_ORDERS:
+            raise ScheduleError(f"order={self.order!r} is not one of {CONV_ORDERS}")
+        if not isinstance(self.resident, bool):
+            raise ScheduleError(f"resident={self.resident!r} must be True or False")
+
+    def memory_plan(self, hw: HardwareConfig, op: Any = None) -> MemoryPlan:
+        """Where each loop's tiles go (the input at the bottom of a scratchpad half, the weights ending at
+        its top, the output in an accumulator half: LoopConv's slots); ScheduleError, naming the tile
+        argument, where a tile is larger than the conv ``op`` or the tiles do not fit half of each memory."""
+        if op is None:
+            raise ScheduleError(f"{self.describe()}: whether tiled_conv's tiles fit depends on the conv; give it")
+        tiles = tile_args(self)
+        spad, acc = conv_tile_rows(self.describe(), tiles, op, hw)
+        weights = spad_rows(dict(tiles, batches=0), op, hw.dim)[0]   # no pixels: the weight rows alone
+        half = hw.sp_rows // 2
+        return MemoryPlan(Region(0, spad - weights, 2, half), Region(half - weights, weights, 2, half),
+                          Region(0, acc, 2, hw.acc_rows // 2))
 
 
 @dataclass(frozen=True)
