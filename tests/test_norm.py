@@ -95,11 +95,12 @@ def test_sp_tiled_norm_words_equal_the_reference(act: Act, rows: int, cols: int,
     np.testing.assert_array_equal(got, want)
 
 
-def _loop_ws_normalized(op: tk.Matmul, act: Act, hw: HardwareConfig) -> Program:
+def loop_ws_normalized(op: tk.Matmul, act: Act, hw: HardwareConfig, **tiles) -> Program:
     """gemmini.h's tiled_matmul_auto with LAYERNORM or SOFTMAX: its words for ``op`` with the loop's act and the
-    store activation set as tiled_matmul_outer sets them (whole rows in one tile: tile_J covers N)."""
-    prog = tk.compile(op, hw, schedule=dataclasses.replace(tk.gemmini_schedule(op, hw),
-                                                           tile_j=-(-op.N // hw.dim)))
+    store activation set as tiled_matmul_outer sets them, under gemmini.h's tiles or ``tiles`` in their place
+    (whole rows in one tile: tile_J covers N, by default)."""
+    tiles = {"tile_j": -(-op.N // hw.dim), **tiles}
+    prog = tk.compile(op, hw, schedule=dataclasses.replace(tk.gemmini_schedule(op, hw), **tiles))
     consts = softmax_consts(0.05)
     words = []
     for ins in prog.instructions:
@@ -122,7 +123,7 @@ def test_loop_ws_normalizes_each_row(hw_name: str, act: Act) -> None:
     inputs["A"] //= 16   # scores of a few steps, as a softmax's inputs are
     acc = op.accumulate(inputs)
     want = layernorm_rows(acc, 1.0) if act == Act.LAYERNORM else softmax_rows(acc, softmax_consts(0.05), 1.0)
-    got = functional.run(_loop_ws_normalized(op, act, hw), inputs).outputs["C"]
+    got = functional.run(loop_ws_normalized(op, act, hw), inputs).outputs["C"]
     np.testing.assert_array_equal(got, want)
 
 

@@ -26,7 +26,7 @@ from isa.instructions import ConfigNorm, addr_row as row_of, norm_cmd
 from isa.loop_words import LoopWs
 from isa.norm import (NORM_ACTS, RUNNING, Act, IExpConsts, NormCmd, NormStat, igelu_consts, igelu_step,
                       layernorm_rows, scale_to_int8, softmax_consts, softmax_rows, igelu_rows)
-from test_norm import _loop_ws_normalized
+from test_norm import loop_ws_normalized
 from simulators import functional, verilator as V
 
 TINY = PRESETS["tiny"]
@@ -487,26 +487,9 @@ def test_loop_ws_normalized_on_the_rtl(tiny_model, act: Act, shape: tuple[int, i
     inputs["A"] //= 16   # scores of a few steps, as a softmax's inputs are
     acc = op.accumulate(inputs)
     want = layernorm_rows(acc, 1.0) if act == Act.LAYERNORM else softmax_rows(acc, softmax_consts(0.05), 1.0)
-    prog = _loop_ws_normalized(op, act, TINY)
+    prog = loop_ws_normalized(op, act, TINY)
     assert sum(isinstance(ins, LoopWs) for ins in prog.instructions) > (shape[0] > 11)
     _assert_rtl(prog, inputs, {"C": want})
-
-
-def _loop_ws_words(op: tk.Matmul, act: Act, hw, **tiles) -> Program:
-    """test_norm._loop_ws_normalized's words (gemmini.h's tiled_matmul_auto with LAYERNORM / SOFTMAX) under
-    gemmini.h's schedule with ``tiles`` (tile_i, tile_j: whole rows in a tile) in place of its own."""
-    prog = tk.compile(op, hw, schedule=dataclasses.replace(tk.gemmini_schedule(op, hw), **tiles))
-    consts = softmax_consts(0.05)
-    words = []
-    for ins in prog.instructions:
-        if isinstance(ins, ConfigSt):
-            words.append(dataclasses.replace(ins, activation=int(act) & 3))
-            if act == Act.SOFTMAX:
-                words += [ConfigNorm(q_const=consts.qln2, act_msb=1, qb=consts.qb, qc=consts.qc),
-                          ConfigNorm(q_const=consts.qln2_inv, q_const_type=1, act_msb=1, qb=consts.qb, qc=consts.qc)]
-        else:
-            words.append(dataclasses.replace(ins, act=int(act)) if isinstance(ins, LoopWs) else ins)
-    return Program(hw, words, prog.buffers)
 
 
 @pytest.mark.parametrize("act", [Act.LAYERNORM, Act.SOFTMAX], ids=["layernorm", "softmax"])
@@ -518,6 +501,6 @@ def test_loop_ws_normalized_dim16(dim16_model, act: Act) -> None:
     inputs["A"] //= 16
     acc = op.accumulate(inputs)
     want = layernorm_rows(acc, 1.0) if act == Act.LAYERNORM else softmax_rows(acc, softmax_consts(0.05), 1.0)
-    prog = _loop_ws_words(op, act, DIM16, tile_i=1, tile_j=5)
+    prog = loop_ws_normalized(op, act, DIM16, tile_i=1, tile_j=5)
     assert sum(isinstance(ins, LoopWs) for ins in prog.instructions) == 3
     _assert_rtl(prog, inputs, {"C": want})
