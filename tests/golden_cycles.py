@@ -65,6 +65,14 @@ CASES: dict[str, tuple[str, str, tuple, dict, str | dict]] = {
     "tiny/conv_1x8x8x3x5_pool_library": ("tiny", "conv2d", (1, 8, 8, 3, 5),
                                          dict(bias="channel", activation="relu", scale=0.05, pool=(3, 2, 1)),
                                          "gemmini"),
+    # the normalization unit: its statistics passes and finals, LOOP_WS's normalizing store walk, I-GELU
+    "tiny/layernorm_7x13_default": ("tiny", "layernorm", (7, 13), {}, "default"),
+    "tiny/softmax_9x20_library": ("tiny", "softmax", (9, 20), dict(input_scale=0.05), "gemmini"),
+    "tiny/matmul_19x24x13_softmax_library": ("tiny", "matmul", (19, 24, 13),
+                                             dict(activation="softmax", input_scale=0.02), "gemmini"),
+    "tiny/matmul_10x9x8_igelu_default": ("tiny", "matmul", (10, 9, 8),
+                                         dict(activation="igelu", input_scale=0.02, scale=-0.001), "default"),
+    "gemmini/layernorm_128x256_default": ("gemmini", "layernorm", (128, 256), dict(scale=16.0), "default"),
 }
 
 
