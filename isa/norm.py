@@ -223,6 +223,16 @@ def softmax_consts(input_scale: float) -> IExpConsts:
     return IExpConsts(qb=int(b / s), qc=int(c / (a * s * s)), qln2=qln2, qln2_inv=65536 // qln2)
 
 
+def softmax_input_shift(cols: int, input_scale: float, most: int = 8) -> int:
+    """The largest k up to ``most`` for which rows of ``cols`` values scaled by 2^k, I-exp's constants at
+    ``input_scale / 2^k``, cannot sum their exponentials past int32 (each is at most iexp(0)): the shift that
+    gives I-exp the finest q_ln2 an int8 input allows."""
+    for k in range(most, 0, -1):
+        if cols * int(iexp(np.zeros(1, np.int64), softmax_consts(input_scale / (1 << k)))[0]) < 1 << 31:
+            return k
+    return 0
+
+
 def igelu_step(input_scale: float) -> float:
     """The real value of one step of I-GELU's integer output at input scale S: S * S_erf / 2, S_erf =
     -0.2888 * S^2 / 2 (I-BERT's scale of its erf; negative, so a store scale to int8 outputs of real step

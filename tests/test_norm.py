@@ -251,3 +251,21 @@ def test_matmul_normalizing_rows_refuses_what_cannot_hold_a_row() -> None:
         tk.compile(tk.matmul(4, 128, 4, activation="layernorm"), TINY)
     with pytest.raises(ValueError, match="out_dtype='int8'"):
         tk.matmul(4, 4, 4, activation="softmax", out_dtype="int32")
+
+
+def test_int8_softmax_enters_the_accumulator_shifted_for_a_fine_q_ln2() -> None:
+    """int8 logits at 0.1 a step: without the 2^k load scale I-exp's q_ln2 would be 6 and outputs up to 8 steps
+    off the float softmax; shifted, at most 1. The shift shrinks where a row's exponentials could pass int32."""
+    op = tk.softmax(64, 128, input_scale=0.1, in_dtype="int8")
+    assert op.input_shift == 7 and tk.softmax(4, 20, input_scale=0.1, in_dtype="int8").input_shift == 8
+    assert tk.softmax(4, 768, input_scale=0.1, in_dtype="int8").input_shift == 6
+    assert tk.softmax(4, 16, input_scale=0.1).input_shift == 0   # int32 rows: as they are
+    x = op.random_inputs(seed=8)["X"]
+    logits = x * 0.1
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    want = np.rint(127 * p / p.sum(axis=1, keepdims=True))
+    got = op.reference({"X": x})["Y"]
+    assert np.abs(got - want).max() <= 1
+    prog = tk.compile(op, "gemmini")
+    assert "scale=128.0" in prog.to_asm()
+    np.testing.assert_array_equal(tk.run(prog, {"X": x}).outputs["Y"], got)

@@ -45,9 +45,10 @@ def lower_norm(op: RowNorm, s: NormSchedule, hw: HardwareConfig) -> Program:
                           stores=[w for rb in row_blocks for w in _stores(op, s, d, acc, rb)]))
     buffers = layout([("X", "input", op.in_dtype, op.shape), ("Y", "output", "int8", op.shape)])
     text = render("norm_ws.s.j2", op=op, dim=d, col_blocks=-(-op.cols // d), schedule=s.to_dict(), tiles=tiles,
-                  in_bytes=4 if op.in_dtype == "int32" else 1, consts=_consts(op), overlap=s.double_buffer)
+                  in_bytes=4 if op.in_dtype == "int32" else 1, consts=_consts(op), overlap=s.double_buffer,
+                  load_scale=float(1 << op.input_shift))
     return parse_program(text, hw, buffers)
 
 
 def _consts(op: RowNorm) -> IExpConsts | None:
-    return softmax_consts(op.input_scale) if op.function == "softmax" else None
+    return softmax_consts(op.input_scale / (1 << op.input_shift)) if op.function == "softmax" else None

@@ -9,6 +9,9 @@ normalized vector; the output Y is int8. Each op's reference is the unit's integ
   they fold into the next op's scales.
 * softmax: ``iexp(x - max) * (scale * 127 / sum(iexp))``, I-exp's constants from ``input_scale`` (the
   real value of one input step, gemmini.h's bert_scale), so ``scale=1.0`` gives 127 for probability 1.
+  int8 rows enter the accumulator times 2^k (the load's scale, exact), I-exp's constants at ``input_scale /
+  2^k``: the largest k up to 8 for which a row's sum of exponentials cannot pass int32. Without it, int8
+  logits at 0.1 a step give I-exp a q_ln2 of 6 and outputs up to 8 steps off the float softmax; with it, 1.
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from isa.norm import layernorm_rows, softmax_consts, softmax_rows
+from isa.norm import layernorm_rows, softmax_consts, softmax_input_shift, softmax_rows
 
 from ..ops import Op, Spec, check_choice, positive_f32, positive_int
 
@@ -71,12 +74,20 @@ class RowNorm(Op):
         spread = int(8 / self.input_scale) if self.function == "softmax" else 4096
         return {"X": rng.integers(-spread, spread + 1, self.shape).astype(np.int32)}
 
+    @property
+    def input_shift(self) -> int:
+        """k: int8 softmax inputs enter the accumulator times 2^k (see the module's docstring); else 0."""
+        if self.function != "softmax" or self.in_dtype != "int8":
+            return 0
+        return softmax_input_shift(self.cols, self.input_scale)
+
     def reference(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         self.check_inputs(inputs)
-        x = inputs["X"].astype(np.int32)
+        k = self.input_shift
+        x = inputs["X"].astype(np.int32) << k
         if self.function == "layernorm":
             return {"Y": layernorm_rows(x, self.scale)}
-        return {"Y": softmax_rows(x, softmax_consts(self.input_scale), self.scale)}
+        return {"Y": softmax_rows(x, softmax_consts(self.input_scale / (1 << k)), self.scale)}
 
 
 def layernorm(rows: int, cols: int, *, scale: float = 1.0, in_dtype: str = "int32") -> RowNorm:
