@@ -36,8 +36,13 @@ quantize_static's other types (QDQ): 4-bit weights are int8 weights (int8 holds 
 it (a Conv, MatMul or Gemm too: :mod:`networks.host_linear`) and their QuantizeLinear run on the host in float,
 as onnxruntime's QDQ path runs them, since the accelerator multiplies 8-bit operands.
 
-Everything else (GlobalAveragePool, Flatten/Reshape, Softmax, LayerNormalization,
-Gelu, ... and the Quantize/DequantizeLinear around them) runs on the host in numpy
+A QDQ Softmax over the last axis of an int8 tensor whose output is quantized to symmetric int8
+(a step of at least 1/127) runs on the normalization unit (``tk.softmax``: I-BERT's integer exp,
+so it differs from onnxruntime's float softmax; the network run reports the difference per layer);
+with other output quantizations it runs on the host.
+
+Everything else (GlobalAveragePool, Flatten/Reshape, LayerNormalization, Gelu, QLinearSoftmax,
+... and the Quantize/DequantizeLinear around them) runs on the host in numpy
 (:mod:`networks.host_ops`). What the accelerator cannot express is an error that
 names the node and the reason.
 """
@@ -52,7 +57,7 @@ from isa import HardwareConfig
 
 from . import host_ops
 from .network import HostLayer, Network, TensorInfo
-from .onnx_layers import Layers
+from .onnx_layers import Layers, unit_writes_softmax
 from .onnx_load import load_model
 from .onnx_quant import (ACCEL_TYPES, ISLAND_TYPES, NARROW_TYPES, NodeError, Quant, along, check_bytes, node_attrs,
                          uniform)
@@ -307,7 +312,8 @@ class _Importer(Layers):
         x, out = node.input[0], node.output[0]
         zp = node.input[2] if len(node.input) > 2 else None
         q = self.qparams(node, node.input[1], zp, f"output {out!r}", types=(*ACCEL_TYPES, *ISLAND_TYPES))
-        if x in self.pending and q.dtype not in ACCEL_TYPES:
+        if x in self.pending and (q.dtype not in ACCEL_TYPES or
+                                  self.pending[x].kind == "softmax" and not unit_writes_softmax(q)):
             self.flush(x)
         if x in self.pending:
             self.finish(self.pending.pop(x), out, q)
@@ -376,6 +382,16 @@ class _Importer(Layers):
         else:
             self.host(node, host_ops.FLOAT_OPS["MaxPool"])      # a float island
 
+    def on_Softmax(self, node: Any) -> None:
+        """QDQ: Softmax over the last axis of a dequantized int8 tensor is the normalization unit's (when its
+        output is quantized); anything else runs on the host."""
+        x = node.input[0]
+        rank = len(self.tensors[self.views[x][0]].shape) if x in self.views else 0
+        if x in self.views and self.views[x][1].dtype == "int8" and node_attrs(node).get("axis", -1) in (-1, rank - 1):
+            self.pending[node.output[0]] = _Pending("softmax", node, dict(x=self.views[x], dq=x))
+        else:
+            self.host(node, host_ops.FLOAT_OPS["Softmax"])
+
     def on_Relu(self, node: Any) -> None:
         x, out = node.input[0], node.output[0]
         if x in self.pending and self.pending[x].node.op_type in _ACTIVATED and self.pending[x].relu is None:
@@ -392,7 +408,7 @@ class _Importer(Layers):
     def flush(self, tensor: str) -> None:
         """A pending op whose float output is not quantized to 8 bits: read by a float op (as in QOperator
         models, or with OpTypesToExcludeOutputQuantization), quantized to a type the accelerator does not
-        compute on, or a graph output. It runs in float on the host, on its dequantized inputs, as onnxruntime
+        compute on (or, for a softmax, to one the normalization unit cannot write), or a graph output. It runs in float on the host, on its dequantized inputs, as onnxruntime
         runs it, and so does what reads its output (a float island)."""
         p = self.pending.pop(tensor)
         self.host(p.node, host_ops.FLOAT_OPS[p.node.op_type])
@@ -410,6 +426,8 @@ class _Importer(Layers):
             self.resadd(p.node, a["a"], a["b"], out, yq, relu)
         elif p.kind == "maxpool":
             self.maxpool(p.node, a["x"], out, yq, a["dq"])
+        elif p.kind == "softmax":
+            self.softmax(p.node, a["x"], out, yq)
         else:
             self.relu(p.node, a["x"], a["dq"], out, yq)
 

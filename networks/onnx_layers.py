@@ -13,12 +13,20 @@ from toolkit.conv.ops import conv2d, depthwise_conv2d
 from toolkit.gemm import matmul
 from toolkit.maxpool import maxpool2d
 from toolkit.maxpool.tiles import store_can_pool
+from toolkit.norm import softmax
 from toolkit.resadd import resadd
 
 from . import host_ops
 from .network import AccelLayer, Feed, HostLayer, TensorInfo, convert_layout, to_layout_shape
 from .onnx_quant import (ACCEL_TYPES, ONNX_DTYPES, TINY, FloatBias, NodeError, Quant, Shares, along, broadcasts, check_bytes,
                          node_attrs, offset_per_channel, requant_scale, scale_ratio, window_shares)
+
+
+def unit_writes_softmax(q: Quant) -> bool:
+    """Whether the normalization unit can write a softmax quantized as ``q``: symmetric int8 of a step of at
+    least 1/127 (it writes 127 * p * scale, clipped to int8, with no zero point). Other quantizations (uint8, a
+    zero point, finer steps) run the softmax on the host, as onnxruntime does."""
+    return q.dtype == "int8" and q.zero_point == 0 and np.float32(q.scale) >= np.float32(1 / 127)
 
 
 @dataclass
@@ -363,6 +371,16 @@ class Layers:
         if mid != out:
             self.host_layer(HostLayer(f"{node.name}_requantize", "Requantize", (mid,), {}, {}, (out,),
                                       host_ops.requantize((xq.scale, xq.zero_point), yq.host())), shape, yq)
+
+    def softmax(self, node: Any, x: tuple[str, Quant], out: str, yq: Quant) -> None:
+        """Softmax over the last axis on the normalization unit: tk.softmax of the int8 rows, I-exp at the input's
+        scale (softmax ignores the input's zero point), writing 127 * p * scale = p / y_scale (see
+        :func:`unit_writes_softmax`)."""
+        xname, xq = x
+        shape = self.tensors[xname].shape
+        op = softmax(math.prod(shape[:-1]), shape[-1], input_scale=xq.scale, scale=1 / (127 * yq.scale),
+                     in_dtype="int8")
+        self.accel(node, op, {"X": Feed(xname, "native", op.shape)}, {}, out, yq, "native", shape)
 
     def sole_output(self, xname: str, dq: str) -> AccelLayer | None:
         """The accelerator layer that writes ``xname`` where one node alone reads it (through ``dq``)."""
