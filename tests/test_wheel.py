@@ -6,6 +6,7 @@ the template and suite folders), not from a list kept here.
 """
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -25,8 +26,12 @@ PACKAGES = ("isa", "simulators", "toolkit", "tuner", "networks")
 
 @pytest.fixture(scope="module")
 def wheel_names(tmp_path_factory) -> set[str]:
+    """Built from a private copy of the checkout: setuptools builds in the tree's ``build/``, and with pytest-xdist
+    each worker that runs a test of this module builds at once (two builds in one ``build/`` raced)."""
     out = tmp_path_factory.mktemp("wheel")
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+    tree = tmp_path_factory.mktemp("tree") / "src"
+    shutil.copytree(ROOT, tree, ignore=shutil.ignore_patterns(".git", ".venv", "build", "__pycache__", "*.egg-info"))
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(tree)],
                            capture_output=True, text=True, timeout=300)
     assert build.returncode == 0, build.stderr[-2000:]
     (wheel,) = out.glob("*.whl")
