@@ -24,7 +24,7 @@ from .config import HardwareConfig
 from .instructions import (
     GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigNorm, ConfigSt, Instruction, Mvin, Mvout, Preload, acc_addr,
 )
-from .norm import Act, NormCmd
+from .norm import PASSES, Act
 from .loop_unroll_conv import expand_conv
 from .loop_words import (
     LOOP_CONV_WORDS, LOOP_WS_WORDS, LoopConvWs, LoopConvWsConfig5, LoopError, LoopWord, LoopWs,
@@ -32,14 +32,8 @@ from .loop_words import (
     dram_at,
 )
 
-# LoopMatmulStC's normalizing stores (LAYERNORM, SOFTMAX): per row, its statistics passes, each a
-# (running, final) command pair for the row's mvouts before its last and its last, then the output (RESET).
-# The activation itself is the store unit's (config_st, config_norm), as are IGELU and RELU.
-_NORM_PASSES = {
-    Act.LAYERNORM: ((NormCmd.SUM, NormCmd.MEAN), (NormCmd.VARIANCE, NormCmd.INV_STDDEV),
-                    (NormCmd.RESET, NormCmd.RESET)),
-    Act.SOFTMAX: ((NormCmd.MAX, NormCmd.MAX), (NormCmd.SUM_EXP, NormCmd.INV_SUM_EXP), (NormCmd.RESET, NormCmd.RESET)),
-}
+# LoopMatmulStC's normalizing stores walk LAYERNORM's and SOFTMAX's passes (isa.norm.PASSES); the activation
+# itself is the store unit's (config_st, config_norm), as are IGELU and RELU.
 LOOP_NORM_STAT_IDS = 2   # LoopMatmul's NORM_STAT_IDS (641fefb): rows normalized at once, stat ids 0 and 1
 
 
@@ -145,7 +139,7 @@ def _execute(t: WsLoop) -> list[Instruction]:
 def _st_c(t: WsLoop) -> list[Instruction]:
     b, d, full = t.bounds, t.dim, bool(t.loop.full_c)
     max_blocks = 1 if full else min(b.j, t.max_block_len)
-    if t.loop.act in _NORM_PASSES:
+    if t.loop.act in PASSES:
         return _st_c_normalized(t, max_blocks)
     out = []
     for col in range(0, b.j, max_blocks):
@@ -160,7 +154,7 @@ def _st_c(t: WsLoop) -> list[Instruction]:
 def _st_c_normalized(t: WsLoop, max_blocks: int) -> list[Instruction]:
     """LoopMatmulStC's ln_config/ln_st walk: for each row block i, rows LOOP_NORM_STAT_IDS at a time, each pass,
     each stat id (a config_norm choosing it), the row's mvouts of one row each, left to right."""
-    b, d, passes, out = t.bounds, t.dim, _NORM_PASSES[Act(t.loop.act)], []
+    b, d, passes, out = t.bounds, t.dim, PASSES[Act(t.loop.act)], []
     for i in range(b.i):
         rows = _padded(i, 1, b.i, b.pad_i, d)
         for first in range(0, rows, LOOP_NORM_STAT_IDS):
@@ -202,7 +196,7 @@ def _check_ws(words: dict[type, LoopWord], loop: LoopWs, dim: int) -> None:
         if getattr(loop, name) > 2:
             raise LoopError(f"loop_ws.{name}={getattr(loop, name)} must be 0 (the loop's slot), 1 or 2 "
                             "(a scratchpad half)")
-    if loop.act in _NORM_PASSES and loop.full_c:
+    if loop.act in PASSES and loop.full_c:
         raise LoopError(f"loop_ws.act={loop.act} ({Act(loop.act).name}) normalizes int8 rows: not with full_c "
                         "(Gemmini's LoopMatmulStC assumes the same)")
     if loop.act > 4:

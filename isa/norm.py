@@ -22,6 +22,7 @@ from enum import IntEnum
 
 import numpy as np
 
+from .instructions import ConfigNorm
 from .numerics import INT8_MAX, INT8_MIN
 
 INT32_MIN = -(1 << 31)
@@ -55,6 +56,15 @@ class Act(IntEnum):
 
 
 NORM_ACTS = (Act.LAYERNORM, Act.IGELU, Act.SOFTMAX)
+
+# A row's passes through the unit under LAYERNORM or SOFTMAX (gemmini.h's norm_cmds, LoopMatmulStC's ln_norm_cmds
+# and sm_norm_cmds): per pass, the command of the row's mvouts before its last and of its last; the last pass is
+# the output (RESET).
+PASSES = {
+    Act.LAYERNORM: ((NormCmd.SUM, NormCmd.MEAN), (NormCmd.VARIANCE, NormCmd.INV_STDDEV),
+                    (NormCmd.RESET, NormCmd.RESET)),
+    Act.SOFTMAX: ((NormCmd.MAX, NormCmd.MAX), (NormCmd.SUM_EXP, NormCmd.INV_SUM_EXP), (NormCmd.RESET, NormCmd.RESET)),
+}
 
 
 def wrap(x: np.ndarray | int, bits: int) -> np.ndarray:
@@ -188,12 +198,12 @@ class NormStat:
 # ---- whole rows: the ops' references (one row at a time through the unit, as gemmini.h's loops do) -------
 def layernorm_rows(acc: np.ndarray, scale: float) -> np.ndarray:
     """Each row of int32 ``acc`` through SUM/MEAN, VARIANCE/INV_STDDEV and RESET under LAYERNORM."""
-    return _rows(acc, Act.LAYERNORM, (NormCmd.MEAN, NormCmd.INV_STDDEV), IExpConsts(), scale)
+    return _rows(acc, Act.LAYERNORM, IExpConsts(), scale)
 
 
 def softmax_rows(acc: np.ndarray, consts: IExpConsts, scale: float) -> np.ndarray:
     """Each row of int32 ``acc`` through MAX, SUM_EXP/INV_SUM_EXP and RESET under SOFTMAX."""
-    return _rows(acc, Act.SOFTMAX, (NormCmd.MAX, NormCmd.INV_SUM_EXP), consts, scale)
+    return _rows(acc, Act.SOFTMAX, consts, scale)
 
 
 def igelu_rows(acc: np.ndarray, consts: IExpConsts, scale: float) -> np.ndarray:
@@ -201,13 +211,14 @@ def igelu_rows(acc: np.ndarray, consts: IExpConsts, scale: float) -> np.ndarray:
     return NormStat().output(acc, Act.IGELU, consts, scale)
 
 
-def _rows(acc: np.ndarray, act: Act, passes: tuple[NormCmd, ...], consts: IExpConsts, scale: float) -> np.ndarray:
+def _rows(acc: np.ndarray, act: Act, consts: IExpConsts, scale: float) -> np.ndarray:
+    """Each row whole (one block) through ``act``'s statistics passes, then its output."""
     acc = np.asarray(acc, dtype=np.int32)
     out = np.empty(acc.shape, dtype=np.int8)
     for r, row in enumerate(acc):
         stat = NormStat()
-        for cmd in passes:
-            stat.feed(cmd, row, consts, scale)
+        for _, final in PASSES[act][:-1]:
+            stat.feed(final, row, consts, scale)
         out[r] = stat.output(row, act, consts, scale)
     return out
 
@@ -233,21 +244,24 @@ def softmax_input_shift(cols: int, input_scale: float, most: int = 8) -> int:
     return 0
 
 
+def _s_erf(s: np.float32) -> np.float32:
+    """I-BERT's scale of its erf at input scale S, -0.2888 * S^2 / 2, as tiled_matmul_outer computes it."""
+    return np.float32(-0.2888 * float((s * s) / np.float32(2)))
+
+
 def igelu_step(input_scale: float) -> float:
-    """The real value of one step of I-GELU's integer output at input scale S: S * S_erf / 2, S_erf =
-    -0.2888 * S^2 / 2 (I-BERT's scale of its erf; negative, so a store scale to int8 outputs of real step
-    s_y is igelu_step(S) / s_y, a negative number)."""
+    """The real value of one step of I-GELU's integer output at input scale S: S * S_erf / 2 (S_erf negative, so
+    a store scale to int8 outputs of real step s_y is igelu_step(S) / s_y, a negative number)."""
     s = np.float32(input_scale)
-    return float(s) * float(np.float32(-0.2888 * float((s * s) / np.float32(2)))) / 2
+    return float(s) * float(_s_erf(s)) / 2
 
 
 def igelu_consts(input_scale: float) -> IExpConsts:
     """gemmini.h's constants for IGELU at ``bert_scale`` = S (tiled_matmul_outer): I-BERT's i-GELU, erf(x)
     fitted by sign(x) (-0.2888 (min(|x|, 1.769) - 1.769)^2 + 1) at x / sqrt 2."""
     s = np.float32(input_scale)
-    s_erf = np.float32(-0.2888 * float((s * s) / np.float32(2)))
     qb = int(-1.769 / float(s / np.float32(1.41421356237)))
-    return IExpConsts(qb=qb, qc=int(1.0 / float(s_erf)))
+    return IExpConsts(qb=qb, qc=int(1.0 / float(_s_erf(s))))
 
 
 class NormUnit:
@@ -260,15 +274,14 @@ class NormUnit:
         self.act_msb = 0
         self.stat_id = 0
 
-    def config(self, stat_id: int, set_stats_id_only: int, act_msb: int, q_const_type: int, q_const: int,
-               qb: int, qc: int) -> None:
+    def config(self, ins: ConfigNorm) -> None:
         """A config_norm word (StoreController's DoConfigNorm)."""
-        self.stat_id = stat_id
-        if not set_stats_id_only:
+        self.stat_id = ins.stat_id
+        if not ins.set_stats_id_only:
             c = self.consts
-            self.consts = IExpConsts(qb, qc, q_const if q_const_type == 0 else c.qln2,
-                                     q_const if q_const_type == 1 else c.qln2_inv)
-            self.act_msb = act_msb
+            self.consts = IExpConsts(ins.qb, ins.qc, ins.q_const if ins.q_const_type == 0 else c.qln2,
+                                     ins.q_const if ins.q_const_type == 1 else c.qln2_inv)
+            self.act_msb = ins.act_msb
 
     def plain_store(self) -> None:
         """An accumulator mvout with no norm command and no normalizing activation: its blocks pass the unit
@@ -279,7 +292,8 @@ class NormUnit:
     def store(self, blocks: list[np.ndarray], cmd: int, act: int, scale: float) -> np.ndarray | None:
         """An accumulator mvout's dim-wide ``blocks`` (each rows x its columns, int32) through the unit: row by
         row, each block with its command (the row's last ``cmd``, the others its running version). Returns the
-        int8 rows a RESET mvout writes (None for a statistics pass, which writes nothing)."""
+        int8 rows a RESET mvout writes (None for a statistics pass, which writes nothing). Only a store with a
+        norm command or under a normalizing activation comes here, so a RESET block is under the latter."""
         stat, last = self.stats[self.stat_id], len(blocks) - 1
         out = []
         for r in range(blocks[0].shape[0]):
@@ -289,8 +303,7 @@ class NormUnit:
                 if c != NormCmd.RESET:
                     stat.feed(c, block[r], self.consts, scale)
                     continue
-                pieces.append(stat.output(block[r], act, self.consts, scale) if act in NORM_ACTS else
-                              scale_to_int8(np.maximum(block[r], 0) if act == Act.RELU else block[r], f32(scale)))
+                pieces.append(stat.output(block[r], act, self.consts, scale))
                 stat.clear_running()
             out.append(pieces)
         return None if cmd else np.block(out)

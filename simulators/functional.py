@@ -121,8 +121,7 @@ class FunctionalModel:
         self.norm.act_msb = 0   # config_st's two activation bits replace all three
 
     def config_norm(self, ins: ConfigNorm) -> None:
-        self.norm.config(ins.stat_id, ins.set_stats_id_only, ins.act_msb, ins.q_const_type, ins.q_const, ins.qb,
-                         ins.qc)
+        self.norm.config(ins)
 
     def config_st_scales(self, ins: ConfigStScales) -> None:
         self.col_scales[ins.col:ins.col + 2] = (ins.scale0, ins.scale1)[:self.dim - ins.col]

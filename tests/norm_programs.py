@@ -7,13 +7,9 @@ import numpy as np
 
 from isa import ConfigEx, ConfigLd, ConfigNorm, ConfigSt, Fence, HardwareConfig, Mvin, Mvout, Program, layout
 from isa.instructions import acc_addr
-from isa.norm import Act, IExpConsts, NormCmd
+from isa.norm import PASSES as STAT_PASSES, Act, IExpConsts, NormCmd
 
-PASSES = {Act.LAYERNORM: ((NormCmd.SUM, NormCmd.MEAN), (NormCmd.VARIANCE, NormCmd.INV_STDDEV),
-                          (NormCmd.RESET, NormCmd.RESET)),
-          Act.SOFTMAX: ((NormCmd.MAX, NormCmd.MAX), (NormCmd.SUM_EXP, NormCmd.INV_SUM_EXP),
-                        (NormCmd.RESET, NormCmd.RESET)),
-          Act.IGELU: ((NormCmd.RESET, NormCmd.RESET),)}
+PASSES = {**STAT_PASSES, Act.IGELU: ((NormCmd.RESET, NormCmd.RESET),)}   # I-GELU: the output alone
 
 
 def config_words(act: Act, scale: float, stride: int, consts: IExpConsts) -> list:

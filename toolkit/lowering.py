@@ -17,7 +17,7 @@ import jinja2
 import numpy as np
 
 from isa import Buffer, layout
-from isa.norm import igelu_consts, softmax_consts
+from isa.norm import IExpConsts, igelu_consts, softmax_consts
 
 if TYPE_CHECKING:
     from .ops import Op
@@ -228,10 +228,15 @@ def norm_config(op: object) -> str:
         consts = igelu_consts(op.input_scale)
         return f"\nconfig_norm qb={consts.qb} qc={consts.qc}"
     if act == "softmax":
-        c = softmax_consts(op.input_scale)
-        return "".join(f"\nconfig_norm q_const={q} q_const_type={t} act_msb=1 qb={c.qb} qc={c.qc}"
-                       for t, q in enumerate((c.qln2, c.qln2_inv)))
+        return softmax_config(softmax_consts(op.input_scale))
     return ""
+
+
+def softmax_config(c: IExpConsts) -> str:
+    """gemmini.h's two config_norm words of SOFTMAX: I-exp's q_ln2 and q_ln2_inv, qb, qc, the activation's high
+    bit; as assembly lines."""
+    return "".join(f"\nconfig_norm q_const={q} q_const_type={t} act_msb=1 qb={c.qb} qc={c.qc}"
+                   for t, q in enumerate((c.qln2, c.qln2_inv)))
 
 
 class Block(NamedTuple):

@@ -15,7 +15,8 @@ from isa import HardwareConfig
 from isa.norm import softmax_consts
 
 from ..norm import RowNorm
-from ..norm.lowering import PASSES
+from ..lowering import softmax_config
+from ..norm.lowering import passes
 from ..norm.schedule import int32_blocks
 from ..schedule import ScheduleError
 from .schedule import LibraryNorm
@@ -43,8 +44,8 @@ def tiled_norm_auto(op: RowNorm, hw: HardwareConfig) -> LibraryNorm:
 
 
 def norm_context(op: RowNorm, s: LibraryNorm, hw: HardwareConfig) -> dict[str, Any]:
-    consts = softmax_consts(BERT_SCALE) if op.function == "softmax" else None
-    return dict(op=op, schedule=s.to_dict(), dim=hw.dim, consts=consts, act=2 if op.function == "layernorm" else 0,
+    norm = softmax_config(softmax_consts(BERT_SCALE)) if op.function == "softmax" else ""
+    return dict(op=op, schedule=s.to_dict(), dim=hw.dim, norm=norm, act=2 if op.function == "layernorm" else 0,
                 lines=[line for i in range(0, op.rows, s.tile_i)
                        for line in sp_tiled_norm(op, min(s.tile_i, op.rows - i), i, hw)])
 
@@ -61,7 +62,7 @@ def sp_tiled_norm(op: RowNorm, rows: int, first: int, hw: HardwareConfig) -> lis
         out += [dict(op="mvin", dram=at("X", ((first + i) * J + j) * 4), local=base + j, rows=n,
                      cols=min(a_blocks * d, J - j)) for j in range(0, J, a_blocks * d)]
         for row in range(0, n, stat_ids):
-            for running, final in PASSES[op.function]:
+            for running, final in passes(op):
                 for sid in range(min(stat_ids, n - row)):
                     out.append(dict(op="config_norm", stat_id=sid, only=int(op.function == "softmax")))
                     r = row + sid

@@ -4,16 +4,15 @@ softmax's max, sum of exponentials/inverse, output."""
 from __future__ import annotations
 
 from isa import HardwareConfig, Program, layout, parse_program
-from isa.norm import IExpConsts, NormCmd, softmax_consts
+from isa.norm import PASSES, Act, softmax_consts
 
-from ..lowering import blocks, render
+from ..lowering import blocks, render, softmax_config
 from .op import RowNorm
 from .schedule import NormSchedule
 
-PASSES = {"layernorm": ((NormCmd.SUM, NormCmd.MEAN), (NormCmd.VARIANCE, NormCmd.INV_STDDEV),
-                        (NormCmd.RESET, NormCmd.RESET)),
-          "softmax": ((NormCmd.MAX, NormCmd.MAX), (NormCmd.SUM_EXP, NormCmd.INV_SUM_EXP),
-                      (NormCmd.RESET, NormCmd.RESET))}
+def passes(op: RowNorm) -> tuple:
+    """The unit's passes of ``op``'s function (isa.norm.PASSES)."""
+    return PASSES[Act[op.function.upper()]]
 
 
 def _stores(op: RowNorm, s: NormSchedule, d: int, acc: int, row_block) -> list[dict]:
@@ -23,7 +22,7 @@ def _stores(op: RowNorm, s: NormSchedule, d: int, acc: int, row_block) -> list[d
     out = []
     for first in range(0, row_block.size, s.stat_ids):
         group = range(first, min(first + s.stat_ids, row_block.size))
-        for running, final in PASSES[op.function]:
+        for running, final in passes(op):
             for r in group:
                 if s.stat_ids > 1:
                     out.append(dict(stat_id=r - first))
@@ -45,10 +44,14 @@ def lower_norm(op: RowNorm, s: NormSchedule, hw: HardwareConfig) -> Program:
                           stores=[w for rb in row_blocks for w in _stores(op, s, d, acc, rb)]))
     buffers = layout([("X", "input", op.in_dtype, op.shape), ("Y", "output", "int8", op.shape)])
     text = render("norm_ws.s.j2", op=op, dim=d, col_blocks=-(-op.cols // d), schedule=s.to_dict(), tiles=tiles,
-                  in_bytes=4 if op.in_dtype == "int32" else 1, consts=_consts(op), overlap=s.double_buffer,
+                  in_bytes=4 if op.in_dtype == "int32" else 1, norm=_norm_words(op), overlap=s.double_buffer,
                   load_scale=float(1 << op.input_shift))
     return parse_program(text, hw, buffers)
 
 
-def _consts(op: RowNorm) -> IExpConsts | None:
-    return softmax_consts(op.input_scale / (1 << op.input_shift)) if op.function == "softmax" else None
+def _norm_words(op: RowNorm) -> str:
+    """The config_norm words after config_st: softmax's constants (at the input's shifted scale), else the one
+    stat id the default uses."""
+    if op.function == "softmax":
+        return softmax_config(softmax_consts(op.input_scale / (1 << op.input_shift)))
+    return "\nconfig_norm stat_id=0 set_stats_id_only=1"
