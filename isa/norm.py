@@ -244,6 +244,18 @@ def softmax_input_shift(cols: int, input_scale: float, most: int = 8) -> int:
     return 0
 
 
+def layernorm_input_shift(cols: int, most: int = 8) -> int:
+    """The largest k up to ``most`` for which rows of ``cols`` int8 values scaled by 2^k cannot sum their squared
+    deviations from the (truncated) mean past int32: by Popoviciu's inequality a row's squared deviations from
+    its mean sum to at most cols * (255 * 2^k / 2)^2, and from a mean off by under 1, cols more. The shift that
+    gives the truncated mean and the integer square root of the variance the most bits an int8 input allows
+    (at 768 columns, 3)."""
+    for k in range(most, 0, -1):
+        if cols * (((255 << k) ** 2) // 4 + 1) < 1 << 31:
+            return k
+    return 0
+
+
 def _s_erf(s: np.float32) -> np.float32:
     """I-BERT's scale of its erf at input scale S, -0.2888 * S^2 / 2, as tiled_matmul_outer computes it."""
     return np.float32(-0.2888 * float((s * s) / np.float32(2)))

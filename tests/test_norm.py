@@ -269,3 +269,25 @@ def test_int8_softmax_enters_the_accumulator_shifted_for_a_fine_q_ln2() -> None:
     prog = tk.compile(op, "gemmini")
     assert "scale=128.0" in prog.to_asm()
     np.testing.assert_array_equal(tk.run(prog, {"X": x}).outputs["Y"], got)
+
+
+def test_int8_layernorm_enters_the_accumulator_shifted_for_a_finer_sqrt() -> None:
+    """int8 rows as a calibrated scale leaves them (std ~30 steps, +-4 std filling int8): unshifted, the truncated
+    mean and the floor square root of an integer variance leave outputs 4 steps off the float LayerNorm; loaded
+    times 2^k (the most whose squared deviations cannot pass int32, Popoviciu's bound), at most 1. Rows at that
+    bound (half -128, half 127) do not wrap. The functional model and the CPU backend agree with the reference."""
+    op = tk.layernorm(32, 768, in_dtype="int8", scale=127 / 4)
+    assert op.input_shift == 3 and tk.layernorm(4, 6, in_dtype="int8").input_shift == 7
+    assert tk.layernorm(4, 768).input_shift == 0   # int32 rows: as they are
+    x = np.random.default_rng(3).normal(0, 30, op.shape).round().clip(-128, 127).astype(np.int8)
+    x[0] = np.where(np.arange(768) % 2, 127, -128)
+    xf = x.astype(np.float64)
+    norm = (xf - xf.mean(axis=1, keepdims=True)) / xf.std(axis=1, keepdims=True)
+    want = np.clip(np.rint(norm * op.scale), -128, 127)
+    got = op.reference({"X": x})["Y"]
+    unshifted = tk.layernorm(32, 768, scale=op.scale).reference({"X": x.astype(np.int32)})["Y"]
+    assert np.abs(got - want).max() <= 1 < np.abs(unshifted - want).max()
+    prog = tk.compile(op, "gemmini")
+    assert "scale=8.0" in prog.to_asm()
+    for backend in ("functional", "cpu"):
+        np.testing.assert_array_equal(tk.run(prog, {"X": x}, backend=backend).outputs["Y"], got)

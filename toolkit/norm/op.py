@@ -5,8 +5,11 @@ normalized vector; the output Y is int8. Each op's reference is the unit's integ
 (isa.norm, I-BERT's kernels as Gemmini computes them), so the accelerator is held bit-exact to it:
 
 * layernorm: ``(x - mean) * (scale / isqrt(var))``, mean and var C-truncated integer divisions, the
-  product in float32, rounded half to even and clipped to int8. Gemmini's unit has no gamma or beta:
-  they fold into the next op's scales.
+  product in float32, rounded half to even and clipped to int8. Gemmini's unit has no gamma or beta
+  (the ONNX importer applies them in a 1x1 depthwise conv after it). int8 rows enter the accumulator
+  times 2^k, the largest k up to 8 whose squared deviations cannot sum past int32
+  (:func:`isa.norm.layernorm_input_shift`: 3 at 768 columns), so that the truncated mean and the integer
+  square root of the variance keep k more bits.
 * softmax: ``iexp(x - max) * (scale * 127 / sum(iexp))``, I-exp's constants from ``input_scale`` (the
   real value of one input step, gemmini.h's bert_scale), so ``scale=1.0`` gives 127 for probability 1.
   int8 rows enter the accumulator times 2^k (the load's scale, exact), I-exp's constants at ``input_scale /
@@ -20,7 +23,7 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from isa.norm import layernorm_rows, softmax_consts, softmax_input_shift, softmax_rows
+from isa.norm import layernorm_input_shift, layernorm_rows, softmax_consts, softmax_input_shift, softmax_rows
 
 from ..ops import Op, Spec, check_choice, positive_f32, positive_int
 
@@ -77,8 +80,10 @@ class RowNorm(Op):
     @property
     def input_shift(self) -> int:
         """k: int8 softmax inputs enter the accumulator times 2^k (see the module's docstring); else 0."""
-        if self.function != "softmax" or self.in_dtype != "int8":
+        if self.in_dtype != "int8":
             return 0
+        if self.function == "layernorm":
+            return layernorm_input_shift(self.cols)
         return softmax_input_shift(self.cols, self.input_scale)
 
     def reference(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
