@@ -276,6 +276,57 @@ def igelu_consts(input_scale: float) -> IExpConsts:
     return IExpConsts(qb=qb, qc=int(1.0 / float(_s_erf(s))))
 
 
+def igelu_input_shift(input_scale: float, most: int = 8) -> int:
+    """The largest k up to ``most`` for which every int8 value times 2^k goes through I-GELU at ``input_scale /
+    2^k`` without a product past int32 (checked over all 256 values): the finest erf an int8 input allows."""
+    q = np.arange(-128, 128, dtype=np.int64)
+    for k in range(most, -1, -1):
+        c = igelu_consts(input_scale / (1 << k))
+        qk = q << k
+        t = np.minimum(np.abs(qk), -c.qb) + c.qb
+        erf = np.where(qk < 0, -1, 1) * (t * t + c.qc)
+        if c.qc and max(np.abs(t * t + c.qc).max(), np.abs(qk * (erf + c.qc)).max()) < 1 << 31:
+            return k
+    raise ValueError(f"input_scale={input_scale}: I-GELU of int8 values at it overflows int32")
+
+
+ROW_FUNCTIONS = ("layernorm", "softmax", "igelu")
+
+
+def row_input_shift(function: str, cols: int, input_scale: float) -> int:
+    """k: int8 rows of ``function`` enter the accumulator times 2^k (the load's scale, exact)."""
+    if function == "layernorm":
+        return layernorm_input_shift(cols)
+    if function == "softmax":
+        return softmax_input_shift(cols, input_scale)
+    return igelu_input_shift(input_scale)
+
+
+def row_consts(function: str, input_scale: float) -> IExpConsts:
+    """config_norm's constants of ``function`` at the accumulator's step ``input_scale``."""
+    if function == "softmax":
+        return softmax_consts(input_scale)
+    return igelu_consts(input_scale) if function == "igelu" else IExpConsts()
+
+
+def row_store_scale(function: str, scale: float, input_scale: float) -> float:
+    """config_st's acc_scale: ``scale`` as it is, or for I-GELU (whose integer output step is igelu_step, negative)
+    the output of gelu(x) * scale."""
+    return float(np.float32(igelu_step(input_scale)) * np.float32(scale)) if function == "igelu" else scale
+
+
+def row_function(function: str, x: np.ndarray, scale: float, input_scale: float) -> np.ndarray:
+    """The normalization unit's ``function`` over each row of ``x`` (int32 accumulator rows, or int8 moved in
+    times 2^row_input_shift), int8 out: the row ops' single reference."""
+    k = row_input_shift(function, x.shape[-1], input_scale) if x.dtype == np.int8 else 0
+    rows, s = x.astype(np.int32) << k, input_scale / (1 << k)
+    if function == "layernorm":
+        return layernorm_rows(rows, scale)
+    if function == "softmax":
+        return softmax_rows(rows, softmax_consts(s), scale)
+    return igelu_rows(rows, igelu_consts(s), row_store_scale(function, scale, s))
+
+
 class NormUnit:
     """The store path's normalization state (Normalizer's stats, StoreController's norm registers): the stat
     ids, config_norm's constants, the activation's high bit and the stat id the next mvouts use."""

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from isa import Program
-from isa.norm import igelu_consts, igelu_rows, layernorm_input_shift, layernorm_rows, softmax_consts, softmax_input_shift, softmax_rows
+from isa.norm import igelu_consts, igelu_rows, layernorm_rows, row_function, softmax_consts, softmax_rows
 from isa.numerics import INT8_MIN, mvin_scale, store_epilogue
 
 from .base import BackendError, RunResult
@@ -169,14 +169,8 @@ def maxpool(p: Params, x: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarra
 
 
 def norm(p: Params, x: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], Info]:
-    """The normalization unit's integer LayerNorm or softmax (isa.norm), row by row."""
-    rows, int8 = x["X"].astype(np.int32), x["X"].dtype == np.int8
-    if p["function"] == "layernorm":
-        k = layernorm_input_shift(rows.shape[1]) if int8 else 0
-        return {"Y": layernorm_rows(rows << k, p["scale"])}, {"path": "int-rows", "macs": 0}
-    k = softmax_input_shift(rows.shape[1], p["input_scale"]) if int8 else 0
-    consts = softmax_consts(p["input_scale"] / (1 << k))
-    return {"Y": softmax_rows(rows << k, consts, p["scale"])}, {"path": "int-rows", "macs": 0}
+    """The normalization unit's integer LayerNorm, softmax or I-GELU (isa.norm), row by row."""
+    return {"Y": row_function(p["function"], x["X"], p["scale"], p["input_scale"])}, {"path": "int-rows", "macs": 0}
 
 
 KERNELS: dict[str, Kernel] = {"matmul": matmul, "conv2d": conv2d, "depthwise": depthwise, "resadd": resadd,

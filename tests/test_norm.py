@@ -132,6 +132,7 @@ NORM_OPS = {
     "ln_odd": tk.layernorm(7, 13), "ln_wide": tk.layernorm(40, 62, scale=0.5), "ln_int8": tk.layernorm(5, 6, in_dtype="int8", scale=3.0),
     "sm_odd": tk.softmax(9, 37, input_scale=0.05), "sm_int8": tk.softmax(33, 20, input_scale=0.1, in_dtype="int8"),
     "sm_scale": tk.softmax(17, 16, input_scale=0.05, scale=0.5),
+    "gelu_int8": tk.igelu(9, 21, input_scale=0.05, scale=25.0), "gelu_int32": tk.igelu(5, 7, input_scale=0.01, in_dtype="int32"),
 }
 
 
@@ -291,3 +292,21 @@ def test_int8_layernorm_enters_the_accumulator_shifted_for_a_finer_sqrt() -> Non
     assert "scale=8.0" in prog.to_asm()
     for backend in ("functional", "cpu"):
         np.testing.assert_array_equal(tk.run(prog, {"X": x}, backend=backend).outputs["Y"], got)
+
+
+def test_igelu_rows_are_the_float_gelu_within_a_step() -> None:
+    """tk.igelu of int8 values at 0.05 a step (to +-6.4): loaded times 2^3 (at 2^4 a product would pass int32), its
+    output within one step of the float GELU quantized at 0.04; gemmini.h's tiled_norm has no I-GELU."""
+    from scipy.special import erf
+    op = tk.igelu(8, 256, input_scale=0.05, scale=25.0)
+    assert op.input_shift == 3
+    x = np.tile(np.arange(-128, 128, dtype=np.int8), (8, 1))
+    real = x * 0.05
+    want = np.clip(np.rint(0.5 * real * (1 + erf(real / np.sqrt(2))) * 25.0), -128, 127)
+    got = op.reference({"X": x})["Y"]
+    assert np.abs(got - want).max() <= 1
+    np.testing.assert_array_equal(tk.run(tk.compile(op, "gemmini"), {"X": x}).outputs["Y"], got)
+    with pytest.raises(tk.ScheduleError, match="tiled_norm normalizes rows"):
+        tk.compile(op, "gemmini", schedule="gemmini")
+    with pytest.raises(ValueError, match="overflows int32"):
+        tk.igelu(4, 4, input_scale=1e-4)

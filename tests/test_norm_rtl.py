@@ -448,18 +448,19 @@ def _assert_rtl(prog: Program, inputs: dict, want: dict) -> None:
 
 
 NORM_OPS = {"ln": tk.layernorm(7, 13, scale=0.5), "sm": tk.softmax(9, 21, input_scale=0.05),
-            "sm_int8": tk.softmax(6, 10, input_scale=0.1, in_dtype="int8")}   # loaded times 2^8
+            "sm_int8": tk.softmax(6, 10, input_scale=0.1, in_dtype="int8"),   # loaded times 2^8
+            "ln_int8": tk.layernorm(5, 11, scale=20.0, in_dtype="int8"), "gelu": tk.igelu(6, 9, input_scale=0.05, scale=20.0)}
 
 
 @pytest.mark.parametrize("name", NORM_OPS)
 def test_norm_ops_on_the_rtl(tiny_model, name: str) -> None:
-    """tk.layernorm / tk.softmax on tiny: the toolkit's default schedule, one of two stat ids and one-block mvouts,
+    """tk.layernorm / tk.softmax / tk.igelu on tiny: the toolkit's default schedule, one of two stat ids and one-block mvouts,
     and gemmini.h's tiled_norm_auto."""
     op = NORM_OPS[name]
     inputs = op.random_inputs(seed=12)
     want = op.reference(inputs)
     default = tk.kinds.KINDS["norm"].default(op, TINY)
-    library = ("gemmini",) if op.in_dtype == "int32" else ()   # tiled_norm reads int32 rows only
+    library = ("gemmini",) if op.in_dtype == "int32" else ()   # tiled_norm reads int32 rows only (no I-GELU)
     for schedule in (None, default.replace(stat_ids=2, mvout_blocks=1), *library):
         _assert_rtl(tk.compile(op, TINY, schedule=schedule), inputs, want)
 

@@ -26,7 +26,7 @@ from simulators.base import run as run_backend
 from .conv.ops import conv2d, depthwise_conv2d
 from .kinds import default_schedule, from_dict, gemmini_schedule
 from .maxpool import maxpool2d
-from .norm import layernorm, softmax
+from .norm import igelu, layernorm, softmax
 from .gemm import Matmul, MatmulSchedule, matmul
 from .ops import Op
 from .resadd import resadd
@@ -73,6 +73,6 @@ __all__ = [
     "HardwareConfig", "ISAError", "Program", "BackendError", "RunResult", "compile", "run", "tune", "explore",
     "Matmul", "Op", "from_dict", "matmul", "MatmulSchedule", "Schedule", "ScheduleError", "default_schedule",
     "gemmini_schedule",
-    "conv2d", "depthwise_conv2d", "maxpool2d", "resadd", "layernorm", "softmax", "__version__",
+    "conv2d", "depthwise_conv2d", "maxpool2d", "resadd", "layernorm", "softmax", "igelu", "__version__",
     "Network", "NetworkResult", "NetworkTuning", "from_onnx", "run_network", "tune_network",
 ]

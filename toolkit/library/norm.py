@@ -27,6 +27,9 @@ BERT_SCALE = 0.05   # tiled_norm's "TODO let bert-scale be set by the programmer
 
 def tiled_norm_auto(op: RowNorm, hw: HardwareConfig) -> LibraryNorm:
     """The whole matrix, less a row at a time until its row blocks' accumulator rows fit the accumulator."""
+    if op.function == "igelu":
+        raise ScheduleError("gemmini.h's tiled_norm normalizes rows (LAYERNORM, SOFTMAX); its I-GELU is "
+                            "tiled_matmul_auto's activation (tk.matmul(activation='igelu'))")
     if op.in_dtype != "int32":
         raise ScheduleError(f"gemmini.h's tiled_norm reads int32 rows (acc_t), not in_dtype={op.in_dtype!r}")
     if op.function == "softmax" and op.input_scale != BERT_SCALE:

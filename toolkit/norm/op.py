@@ -1,4 +1,5 @@
-"""Row normalizations on Gemmini's normalization unit: LayerNorm and softmax over a matrix's rows.
+"""Row normalizations on Gemmini's normalization unit: LayerNorm and softmax over a matrix's rows, and
+its I-GELU over each element.
 
 The input X holds what the accumulator would (int32, or int8 moved in sign-extended), one row per
 normalized vector; the output Y is int8. Each op's reference is the unit's integer arithmetic
@@ -15,6 +16,9 @@ normalized vector; the output Y is int8. Each op's reference is the unit's integ
   int8 rows enter the accumulator times 2^k (the load's scale, exact), I-exp's constants at ``input_scale /
   2^k``: the largest k up to 8 for which a row's sum of exponentials cannot pass int32. Without it, int8
   logits at 0.1 a step give I-exp a q_ln2 of 6 and outputs up to 8 steps off the float softmax; with it, 1.
+* igelu: I-BERT's integer GELU (isa.norm.igelu) at ``input_scale``, stored at ``scale`` / its output step
+  (config_st's IGELU, no statistics); int8 values times 2^k, the largest k up to 8 whose products stay in
+  int32 (:func:`isa.norm.igelu_input_shift`).
 """
 from __future__ import annotations
 
@@ -23,23 +27,22 @@ from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
-from isa.norm import layernorm_input_shift, layernorm_rows, softmax_consts, softmax_input_shift, softmax_rows
+from isa.norm import ROW_FUNCTIONS, igelu_consts, row_function, row_input_shift, softmax_consts
 
 from ..ops import Op, Spec, check_choice, positive_f32, positive_int
 
-FUNCTIONS = ("layernorm", "softmax")
 IN_DTYPES = ("int32", "int8")
 
 
 @dataclass(frozen=True)
 class RowNorm(Op):
-    """``function`` ("layernorm" or "softmax") over each of the ``rows`` rows of ``cols`` values of X."""
+    """``function`` ("layernorm", "softmax" or "igelu") over each of the ``rows`` rows of ``cols`` values of X."""
 
     rows: int
     cols: int
     function: str = "layernorm"
     scale: float = 1.0
-    input_scale: float = 0.05   # softmax: the real value of one input step (gemmini.h's tiled_norm fixes 0.05)
+    input_scale: float = 0.05   # softmax, igelu: the real value of one input step (gemmini.h's tiled_norm fixes 0.05)
     in_dtype: str = "int32"
 
     KIND: ClassVar[str] = "norm"
@@ -47,12 +50,16 @@ class RowNorm(Op):
     def __post_init__(self) -> None:
         for name in ("rows", "cols"):
             object.__setattr__(self, name, positive_int(name, getattr(self, name)))
-        check_choice("function", self.function, FUNCTIONS)
+        check_choice("function", self.function, ROW_FUNCTIONS)
         check_choice("in_dtype", self.in_dtype, IN_DTYPES)
         for name in ("scale", "input_scale"):
             object.__setattr__(self, name, positive_f32(name, getattr(self, name)))
         if self.function == "softmax":
             softmax_consts(self.input_scale)   # ValueError where I-exp has no constants for it
+        if self.function == "igelu":
+            if igelu_consts(self.input_scale).qc == 0:
+                raise ValueError(f"input_scale={self.input_scale}: I-GELU's constants at it are zero")
+            self.input_shift   # ValueError where int8 values through I-GELU at it overflow int32
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -80,19 +87,11 @@ class RowNorm(Op):
     @property
     def input_shift(self) -> int:
         """k: int8 softmax inputs enter the accumulator times 2^k (see the module's docstring); else 0."""
-        if self.in_dtype != "int8":
-            return 0
-        if self.function == "layernorm":
-            return layernorm_input_shift(self.cols)
-        return softmax_input_shift(self.cols, self.input_scale)
+        return row_input_shift(self.function, self.cols, self.input_scale) if self.in_dtype == "int8" else 0
 
     def reference(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         self.check_inputs(inputs)
-        k = self.input_shift
-        x = inputs["X"].astype(np.int32) << k
-        if self.function == "layernorm":
-            return {"Y": layernorm_rows(x, self.scale)}
-        return {"Y": softmax_rows(x, softmax_consts(self.input_scale / (1 << k)), self.scale)}
+        return {"Y": row_function(self.function, inputs["X"], self.scale, self.input_scale)}
 
 
 def layernorm(rows: int, cols: int, *, scale: float = 1.0, in_dtype: str = "int32") -> RowNorm:
@@ -105,3 +104,10 @@ def softmax(rows: int, cols: int, *, input_scale: float, scale: float = 1.0, in_
     """Softmax over each row of X, int8 out (127 * probability * ``scale``), with I-BERT's integer exp at
     ``input_scale``, the real value of one input step."""
     return RowNorm(rows, cols, "softmax", scale, input_scale, in_dtype)
+
+
+def igelu(rows: int, cols: int, *, input_scale: float, scale: float = 1.0, in_dtype: str = "int8") -> RowNorm:
+    """GELU of each element of X, int8 out (``gelu(x * input_scale) * scale``, so ``scale`` is one over the
+    output's step), with I-BERT's integer I-GELU in the store path at ``input_scale``, the real value of one input
+    step. int8 values enter the accumulator times 2^k, the most for which no I-GELU product passes int32."""
+    return RowNorm(rows, cols, "igelu", scale, input_scale, in_dtype)
