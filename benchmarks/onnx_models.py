@@ -141,10 +141,14 @@ def mobilenetv2(image: int = 224, classes: int = 1000, blocks=MOBILENETV2_BLOCKS
     return b.model(b.head(b.conv(x, 1280, 1), classes))
 
 
-def bert_layer(seq: int = 128, hidden: int = 768, heads: int = 12, ffn: int = 3072, seed: int = 0):
-    """One BERT-base encoder layer (post-LN): attention, residual, LayerNorm, FFN with GELU, residual, LayerNorm."""
+def bert_layer(seq: int = 128, hidden: int = 768, heads: int = 12, ffn: int = 3072, seed: int = 0,
+               affine: bool = True):
+    """One BERT-base encoder layer (post-LN): attention, residual, LayerNorm, FFN with GELU, residual, LayerNorm.
+    ``affine``: LayerNorm's gamma and beta spread as a trained model's (gamma ~ N(1, 0.2), beta ~ N(0, 0.1), drawn
+    apart from the weights, which stay those of ``affine=False``); else 1 and 0."""
     b = Builder("bert_layer", (1, seq, hidden), seed, opset=20)
     d = hidden // heads
+    ln_rng = np.random.default_rng(seed + 1)
 
     def heads_of(x: str, transpose_last: bool = False) -> str:
         shape = b.const(np.array([1, seq, heads, d], np.int64), "shape")
@@ -153,8 +157,10 @@ def bert_layer(seq: int = 128, hidden: int = 768, heads: int = 12, ffn: int = 30
         return b.node("Transpose", [r], (1, heads, d, seq) if transpose_last else (1, heads, seq, d), perm=perm)
 
     def layernorm(x: str) -> str:
-        g = b.const(np.ones(hidden, np.float32), "gamma")
-        beta = b.const(np.zeros(hidden, np.float32), "beta")
+        g = b.const(ln_rng.normal(1, 0.2, hidden).astype(np.float32) if affine else np.ones(hidden, np.float32),
+                    "gamma")
+        beta = b.const(ln_rng.normal(0, 0.1, hidden).astype(np.float32) if affine else np.zeros(hidden, np.float32),
+                       "beta")
         return b.node("LayerNormalization", [x, g, beta], b.shapes[x], axis=-1, epsilon=1e-12)
 
     q, k, v = heads_of(b.linear("x", hidden)), heads_of(b.linear("x", hidden), True), heads_of(b.linear("x", hidden))

@@ -191,7 +191,34 @@ class LayerRow:
     exact: bool | None = None        # dev == 0: the layer's arithmetic is onnxruntime's
     mismatches: int | None = None    # elements that differ (on onnxruntime's inputs)
     ties: int | None = None          # of those, where the exact value lies within 1e-4 of a rounding tie
+    mean_dev: float | None = None    # mean |diff| on onnxruntime's inputs (its units: steps of an 8-bit tensor)
+    net_mean_dev: float | None = None   # mean |diff| through our whole network
+    cosine: float | None = None      # of our network's dequantized tensor and onnxruntime's
     note: str = ""
+
+
+@dataclass(frozen=True)
+class OutputError:
+    """A graph output against onnxruntime's, in steps of the quantization its last DequantizeLinear reads (or of
+    the output's own units): the largest and mean |diff|, the share within 2 steps, the cosine of the values."""
+
+    step: float
+    max_steps: float
+    mean_steps: float
+    within_2: float
+    cosine: float
+
+    @classmethod
+    def of(cls, ours: np.ndarray, ref: np.ndarray, step: float) -> "OutputError":
+        diff = np.abs(ours.astype(np.float64) - ref.astype(np.float64)) / step
+        return cls(step, float(diff.max(initial=0)), float(diff.mean()) if diff.size else 0.0,
+                   float(np.mean(diff <= 2 + 1e-6)) if diff.size else 1.0, cosine(ours, ref))
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    a, b = np.ravel(a).astype(np.float64), np.ravel(b).astype(np.float64)
+    norms = np.linalg.norm(a) * np.linalg.norm(b)
+    return float(a @ b / norms) if norms else float(np.array_equal(a, b))
 
 
 @dataclass
@@ -206,6 +233,7 @@ class NetworkResult:
     host_s: float
     wall_s: float
     output_dev: dict[str, float] = field(default_factory=dict)   # per graph output: max |ours - onnxruntime|
+    output_error: dict[str, OutputError] = field(default_factory=dict)   # per graph output, in its steps
     ort_latency_s: float | None = None
     compare_s: float = 0.0          # wall time of the onnxruntime comparison (not in wall_s)
     notes: list[str] = field(default_factory=list)

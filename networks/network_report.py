@@ -16,7 +16,8 @@ COLUMNS = record_columns(LayerRow, (
     Column("utilization", "util", _small), Column("bound", "bound", left=True),
     Column("share", "share", fixed(1, times=100, small=True)),
     Column("host_s", "host_ms", fixed(3, times=1e3, small=True)),
-    Column("dev", "dev", _small), Column("net_dev", "net_dev", _small)))
+    Column("dev", "dev", _small), Column("mean_dev", "mean", fixed(3, small=True)), Column("net_dev", "net_dev", _small),
+    Column("cosine", "cosine", fixed(5, small=True))))
 
 
 def totals(res: NetworkResult, clock_ghz: float = 1.0) -> str:
@@ -35,6 +36,9 @@ def totals(res: NetworkResult, clock_ghz: float = 1.0) -> str:
     if res.output_dev:
         lines.append("  outputs vs onnxruntime, max |diff|: "
                      + ", ".join(f"{k} {v:.3g}" for k, v in res.output_dev.items()))
+    for k, e in res.output_error.items():
+        lines.append(f"  output {k} in steps of {e.step:.4g}: max {e.max_steps:g}, mean {e.mean_steps:.3f}, "
+                     f"{e.within_2:.2%} within 2 steps; cosine {e.cosine:.6f}")
     checked = [r for r in res.layers if r.dev is not None]
     if checked:
         exact = {k: [r for r in checked if r.kind == k] for k in sorted({r.kind for r in checked})}
@@ -56,7 +60,8 @@ def totals(res: NetworkResult, clock_ghz: float = 1.0) -> str:
 def format_table(res: NetworkResult, clock_ghz: float = 1.0) -> str:
     return "\n".join([report.format_table(COLUMNS, res.layers),
                       "x: runs per inference; share: % of the accelerator cycles; dev: max |diff| from onnxruntime "
-                      "with the layer fed onnxruntime's inputs; net_dev: the same through our whole network",
+                      "with the layer fed onnxruntime's inputs (mean: its mean); net_dev: the same through our whole network; "
+                      "cosine: of our network's dequantized values and onnxruntime's",
                       totals(res, clock_ghz)])
 
 

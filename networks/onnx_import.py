@@ -39,11 +39,15 @@ as onnxruntime's QDQ path runs them, since the accelerator multiplies 8-bit oper
 A QDQ Softmax over the last axis of an int8 tensor whose output is quantized to symmetric int8
 (a step of at least 1/127) runs on the normalization unit (``tk.softmax``: I-BERT's integer exp,
 so it differs from onnxruntime's float softmax; the network run reports the difference per layer);
-with other output quantizations it runs on the host.
+with other output quantizations it runs on the host. So do a QDQ LayerNormalization over the last axis
+(``tk.layernorm``, then gamma and beta as a 1x1 depthwise conv where they are not a plain scale) and a QDQ
+Gelu (``tk.igelu``), both to symmetric int8; a Mul by a positive constant folds into the store scale of the
+layer that writes its input; Reshape, Transpose and the like of a dequantized int8 tensor move its integers
+(:mod:`networks.onnx_transformer`).
 
-Everything else (GlobalAveragePool, Flatten/Reshape, LayerNormalization, Gelu, QLinearSoftmax,
-... and the Quantize/DequantizeLinear around them) runs on the host in numpy
-(:mod:`networks.host_ops`). What the accelerator cannot express is an error that
+Everything else (GlobalAveragePool, Flatten of a float tensor, the forms a PyTorch export decomposes
+LayerNorm and GELU into, QLinearSoftmax, ... and the Quantize/DequantizeLinear around them) runs on the
+host in numpy (:mod:`networks.host_ops`). What the accelerator cannot express is an error that
 names the node and the reason.
 """
 from __future__ import annotations
@@ -57,10 +61,11 @@ from isa import HardwareConfig
 
 from . import host_ops
 from .network import HostLayer, Network, TensorInfo
-from .onnx_layers import Layers, unit_writes_softmax
+from .onnx_layers import unit_writes_softmax
 from .onnx_load import load_model
 from .onnx_quant import (ACCEL_TYPES, ISLAND_TYPES, NARROW_TYPES, NodeError, Quant, along, check_bytes, node_attrs,
                          uniform)
+from .onnx_transformer import GELU_FORMS, TransformerLayers
 
 _ACTIVATED = ("Conv", "MatMul", "Gemm", "Add")      # QDQ ops whose ReLU the store unit can apply
 
@@ -98,7 +103,7 @@ class _Pending:
 
 
 @dataclass
-class _Importer(Layers):
+class _Importer(TransformerLayers):
     """Reads the ONNX nodes in order and maps each onto the layers of :class:`Layers`."""
 
     qconsts: dict[str, tuple[np.ndarray, Quant, int]] = field(default_factory=dict)   # DQ of a constant: ints, q, axis
@@ -201,6 +206,8 @@ class _Importer(Layers):
         handler = getattr(self, f"on_{node.op_type}", None)
         if node.op_type in host_ops.FLOAT_OPS and self.in_island(node):   # a Conv, MatMul, Add, ... of an island
             self.host(node, host_ops.FLOAT_OPS[node.op_type])
+        elif node.op_type in host_ops.LAYOUT_OPS and node.input[0] in self.views:
+            self.layout_of_view(node)
         elif handler is not None:
             handler(node)
         elif node.op_type in host_ops.QLINEAR_OPS:
@@ -312,19 +319,43 @@ class _Importer(Layers):
         x, out = node.input[0], node.output[0]
         zp = node.input[2] if len(node.input) > 2 else None
         q = self.qparams(node, node.input[1], zp, f"output {out!r}", types=(*ACCEL_TYPES, *ISLAND_TYPES))
-        if x in self.pending and (q.dtype not in ACCEL_TYPES or
-                                  self.pending[x].kind == "softmax" and not unit_writes_softmax(q)):
+        if x in self.pending and not self.writes(self.pending[x].kind, q):
             self.flush(x)
         if x in self.pending:
             self.finish(self.pending.pop(x), out, q)
             self.quantized[x] = (out, q)
         elif x in self.quantized:
             self.quantize_again(node, x, out, q)
+        elif x in self.views and self.views[x][1] == q:     # the int8 values as they are: a copy
+            self.host_layer(HostLayer(node.name, "Identity", (self.views[x][0],), {}, {}, (out,),
+                                      host_ops.LAYOUT_OPS["Identity"]), self.tensors[self.views[x][0]].shape, q)
         elif x in self.consts:
             self.consts[out] = host_ops.quantize(self.consts[x], *q.host())
         else:
             self.host(node, lambda inputs, attrs: [host_ops.quantize(inputs[0], *q.host())], q.scale, q.dtype,
                       q.zero_point)
+
+    @staticmethod
+    def writes(kind: str, q: Quant) -> bool:
+        """Whether a pending op of ``kind`` can write its output quantized as ``q`` on the accelerator: an 8-bit
+        type; the normalization unit's ops symmetric int8 (softmax at a step of at least 1/127)."""
+        if kind == "softmax":
+            return unit_writes_softmax(q)
+        return q.plain if kind in ("layernorm", "gelu", "mul") else q.dtype in ACCEL_TYPES
+
+    def layout_of_view(self, node: Any) -> None:
+        """A Reshape, Transpose, ... of a dequantized 8-bit tensor: on its integers (exact, the same quantization),
+        and dequantized for any float reader."""
+        xint, q = self.views[node.input[0]]
+        on_ints = type(node)()
+        on_ints.CopyFrom(node)
+        out = node.output[0]
+        on_ints.input[0], on_ints.output[0] = xint, f"{out}__q"
+        self.host(on_ints, host_ops.LAYOUT_OPS[node.op_type])
+        self.views[out] = (on_ints.output[0], q)
+        dq = HostLayer(f"{node.name}_dequantize", "DequantizeLinear", (on_ints.output[0],), {}, {}, (out,),
+                       lambda inputs, attrs: [host_ops.dequantize(inputs[0], q.scale, q.zero_point)])
+        self.host_layer(dq, self.tensors[on_ints.output[0]].shape, Quant(None, 0, "float32"))
 
     def quantize_again(self, node: Any, x: str, out: str, q: Quant) -> None:
         """Another QuantizeLinear of a float output already quantized (``DedicatedQDQPair`` gives each reader its
@@ -371,6 +402,41 @@ class _Importer(Layers):
         else:
             self.host(node, host_ops.FLOAT_OPS["Add"])
 
+    def on_Mul(self, node: Any) -> None:
+        """QDQ: a dequantized int8 tensor times a constant scalar, requantized: a fold into the store scale of the
+        layer that writes it (:meth:`TransformerLayers.fold_scale`)."""
+        x, c = node.input if node.input[0] in self.views else node.input[::-1]
+        if x in self.views and c in self.consts and np.size(self.consts[c]) == 1:
+            factor = float(np.ravel(self.consts[c])[0])
+            self.pending[node.output[0]] = _Pending("mul", node, dict(x=self.views[x], dq=x, factor=factor))
+        else:
+            self.host(node, host_ops.FLOAT_OPS["Mul"])
+
+    def on_LayerNormalization(self, node: Any) -> None:
+        """QDQ: LayerNormalization over the last axis of a dequantized int8 tensor, constant gamma and beta: the
+        normalization unit's (then a depthwise affine); anything else on the host."""
+        x, attrs = node.input[0], node_attrs(node)
+        consts = [self.consts.get(t) if t else None for t in (*node.input[1:3], "")[:2]]
+        if self.last_axis_of_int8(x, attrs.get("axis", -1)) and consts[0] is not None \
+                and (len(node.input) < 3 or not node.input[2] or consts[1] is not None) and len(node.output) == 1:
+            self.pending[node.output[0]] = _Pending("layernorm", node, dict(x=self.views[x], gamma=consts[0],
+                                                                            beta=consts[1]))
+        else:
+            self.host(node, host_ops.FLOAT_OPS["LayerNormalization"])
+
+    def on_Gelu(self, node: Any) -> None:
+        """QDQ: Gelu of a dequantized int8 tensor on the normalization unit (I-GELU); anything else on the host."""
+        x = node.input[0]
+        if x in self.views and self.views[x][1].plain and node_attrs(node).get("approximate", "none") in GELU_FORMS:
+            self.pending[node.output[0]] = _Pending("gelu", node, dict(x=self.views[x]))
+        else:
+            self.host(node, host_ops.FLOAT_OPS["Gelu"])
+
+    def last_axis_of_int8(self, x: str, axis: int) -> bool:
+        if x not in self.views or self.views[x][1].dtype != "int8":
+            return False
+        return axis in (-1, len(self.tensors[self.views[x][0]].shape) - 1)
+
     def on_MaxPool(self, node: Any) -> None:
         x = node.input[0]
         if x in self.views:
@@ -386,8 +452,7 @@ class _Importer(Layers):
         """QDQ: Softmax over the last axis of a dequantized int8 tensor is the normalization unit's (when its
         output is quantized); anything else runs on the host."""
         x = node.input[0]
-        rank = len(self.tensors[self.views[x][0]].shape) if x in self.views else 0
-        if x in self.views and self.views[x][1].dtype == "int8" and node_attrs(node).get("axis", -1) in (-1, rank - 1):
+        if self.last_axis_of_int8(x, node_attrs(node).get("axis", -1)):
             self.pending[node.output[0]] = _Pending("softmax", node, dict(x=self.views[x], dq=x))
         else:
             self.host(node, host_ops.FLOAT_OPS["Softmax"])
@@ -424,6 +489,13 @@ class _Importer(Layers):
             self.matmul(p.node, a["a"], a["b"], a["bias"], out, yq, relu, p.node.op_type == "Gemm")
         elif p.kind == "add":
             self.resadd(p.node, a["a"], a["b"], out, yq, relu)
+        elif p.kind == "mul":
+            if not self.fold_scale(p.node, a["x"], a["dq"], a["factor"], out, yq):
+                self.scale_on_host(p.node, a["x"], a["factor"], out, yq)
+        elif p.kind == "layernorm":
+            self.layernorm(p.node, a["x"], a["gamma"], a["beta"], out, yq)
+        elif p.kind == "gelu":
+            self.gelu(p.node, a["x"], out, yq)
         elif p.kind == "maxpool":
             self.maxpool(p.node, a["x"], out, yq, a["dq"])
         elif p.kind == "softmax":

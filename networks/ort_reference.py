@@ -79,7 +79,7 @@ def compare_with_onnxruntime(net: "Network", inputs: Mapping[str, np.ndarray], r
     """Fill ``result``'s onnxruntime columns: output_dev, ort_latency_s, and max_dev/exact per layer."""
     from onnx import helper
 
-    from .network import AccelLayer, convert_layout
+    from .network import AccelLayer, OutputError, convert_layout
     from .onnx_quant import ISLAND_TYPES, NARROW_TYPES   # the 4-bit types; all the types not int8 or uint8
 
     feeds = {name: inputs[name] for name in net.inputs}
@@ -106,6 +106,7 @@ def compare_with_onnxruntime(net: "Network", inputs: Mapping[str, np.ndarray], r
     names = [o.name for o in plain.get_outputs()]
     for name, ref in zip(names, plain.run(None, feeds)):
         result.output_dev[name] = max_deviation(ours[name], ref)
+        result.output_error[name] = OutputError.of(ours[name], ref, _output_step(net, name))
         if ours[name].dtype != ref.dtype:
             result.notes.append(f"output {name}: dtype {ours[name].dtype}, onnxruntime returns {ref.dtype}")
 
@@ -131,9 +132,8 @@ def compare_with_onnxruntime(net: "Network", inputs: Mapping[str, np.ndarray], r
         if out not in refs:     # not in the ONNX graph (an int32 accumulator, ...): ours, on onnxruntime's inputs
             refs[out] = _on_reference_inputs(net, layer, fetch)
             continue
-        row.net_dev = max_deviation(ours[out], refs[out])
         mine = _on_reference_inputs(net, layer, fetch)
-        row.dev = max_deviation(mine, refs[out])
+        _fill_deviations(row, ours[out], mine, refs[out], net.tensors[out].zero_point)
         row.exact = row.dev == 0
         row.mismatches = int(np.count_nonzero(mine != refs[out]))
         if row.mismatches and isinstance(layer, AccelLayer) and layer.kind in TIE_KINDS:
@@ -141,6 +141,32 @@ def compare_with_onnxruntime(net: "Network", inputs: Mapping[str, np.ndarray], r
         elif row.mismatches and getattr(layer, "rounds", None) is not None:
             value = layer.rounds([fetch(t, "native") for t in layer.tensor_inputs()], layer.attrs)[0]
             row.ties = _ties(value[mine != refs[out]])
+
+
+def _fill_deviations(row, ours: np.ndarray, mine: np.ndarray, ref: np.ndarray, zero_point: int) -> None:
+    """A layer's max and mean |diff| from onnxruntime on its inputs (dev, mean_dev) and through our network
+    (net_dev, net_mean_dev), and the cosine of our network's values and onnxruntime's (less the zero point: the
+    dequantized values' cosine, since the scale cancels)."""
+    from .network import cosine
+
+    row.net_dev, row.dev = max_deviation(ours, ref), max_deviation(mine, ref)
+    if ref.size:
+        diff = lambda x: np.abs(x.astype(np.float64) - ref.astype(np.float64))   # noqa: E731
+        row.mean_dev, row.net_mean_dev = float(diff(mine).mean()), float(diff(ours).mean())
+    if ref.dtype.kind in "iuf":
+        row.cosine = cosine(ours.astype(np.float64) - zero_point, ref.astype(np.float64) - zero_point)
+
+
+def _output_step(net: "Network", name: str) -> float:
+    """The real value of one step of a graph output: the scale its last DequantizeLinear reads (the tensor's own
+    scale for an 8-bit output is 1: its units are steps)."""
+    from .network import HostLayer
+
+    layer = next((l for l in net.layers if name in l.outputs), None)
+    if isinstance(layer, HostLayer) and layer.op_type == "DequantizeLinear" and layer.inputs[0]:
+        scale = net.tensors[layer.inputs[0]].scale
+        return float(scale) if scale else 1.0
+    return 1.0
 
 
 def _on_reference_inputs(net: "Network", layer, fetch) -> np.ndarray:

@@ -310,3 +310,16 @@ def test_igelu_rows_are_the_float_gelu_within_a_step() -> None:
         tk.compile(op, "gemmini", schedule="gemmini")
     with pytest.raises(ValueError, match="overflows int32"):
         tk.igelu(4, 4, input_scale=1e-4)
+
+
+def test_igelu_rows_wider_than_the_accumulator_are_read_as_shorter_rows() -> None:
+    """I-GELU is elementwise: a row of 3072 values (BERT's FFN), which LayerNorm could not hold, is walked as rows
+    of 512 on gemmini (two row blocks fit its accumulator) and 32 on tiny, the buffers as they are."""
+    op = tk.igelu(3, 3072, input_scale=0.05, scale=20.0)
+    x = op.random_inputs(seed=1)
+    for hw, cols in (("gemmini", 512), ("tiny", 32)):
+        prog = tk.compile(op, hw)
+        assert f"dram_stride={cols} " in prog.to_asm() and prog.buffers["X"].shape == (3, 3072)
+        np.testing.assert_array_equal(tk.run(prog, x).outputs["Y"], op.reference(x)["Y"])
+    with pytest.raises(tk.ScheduleError, match="a row of 3072 values"):
+        tk.compile(tk.layernorm(3, 3072), "gemmini")

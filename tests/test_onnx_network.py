@@ -50,12 +50,28 @@ def _ort(path, inputs):
     return dict(zip([o.name for o in sess.get_outputs()], sess.run(None, inputs)))
 
 
-def _gemms_match(res) -> None:
-    """conv/matmul layers equal onnxruntime's, except at rounding ties of the float32 requantization."""
-    rows = [r for r in res.layers if r.kind in GEMMS]
+def _op_types(net) -> dict[str, str]:
+    return {n.name: n.op_type for n in net.model.graph.node}
+
+
+def _folded(net) -> set[str]:
+    """The layers that took a Mul (a scale) of the graph into their own store."""
+    op_type = _op_types(net)
+    return {l.name for l in net.layers if isinstance(l, AccelLayer) and any(op_type.get(n) == "Mul" for n in l.nodes[1:])}
+
+
+def _gemms_match(res, net=None) -> None:
+    """conv/matmul layers equal onnxruntime's, except at rounding ties of the float32 requantization; a layer
+    with a folded Mul rounds once where onnxruntime rounds twice, so within a step. (A LayerNormalization's gamma
+    and beta, a depthwise conv, have no counterpart in onnxruntime: its error shows at the output.)"""
+    folded = _folded(net) if net is not None else set()
+    affine = {l.name for l in net.layers if isinstance(l, AccelLayer)
+              and _op_types(net).get(l.nodes[0]) == "LayerNormalization"} if net is not None else set()
+    rows = [r for r in res.layers if r.kind in GEMMS and r.name not in affine]
     assert rows and all(r.dev is not None for r in rows)
     for r in rows:
-        assert r.dev <= 1 and r.mismatches == (r.ties or 0), (r.name, r.dev, r.mismatches, r.ties)
+        exact = r.name not in folded
+        assert r.dev <= 1 and (not exact or r.mismatches == (r.ties or 0)), (r.name, r.dev, r.mismatches, r.ties)
 
 
 @pytest.mark.parametrize("fmt", ["QDQ", "QOperator"])
@@ -82,7 +98,7 @@ def test_small_cnn_maps_to_toolkit_ops_and_matches_onnxruntime(models, fmt):
         assert res.outputs[name].dtype == arr.dtype and res.outputs[name].shape == arr.shape
         assert res.output_dev[name] == pytest.approx(np.abs(res.outputs[name] - arr).max())
     assert res.cycles is None and res.ort_latency_s > 0
-    _gemms_match(res)
+    _gemms_match(res, net)
     for r in res.layers:
         if r.kind in ("resadd", "maxpool"):
             assert r.dev is not None and r.dev <= 1        # resadd rounds each operand: at most one step
@@ -117,7 +133,7 @@ def test_verilator_network_cycles_and_report(models, tmp_path, verilator_ok):
     assert sum(r.share for r in accel) == pytest.approx(1.0)
     assert all(r.host_s is not None and r.cycles is None for r in res.layers if r.bound == "host")
     assert all(0 < r.utilization <= 1 for r in accel if r.macs)
-    _gemms_match(res)
+    _gemms_match(res, net)
     text = format_table(res)
     assert f"{res.cycles:,} cycles" in text and "onnxruntime on this CPU" in text
     write_csv(res, tmp_path / "n.csv")
@@ -128,20 +144,28 @@ def test_verilator_network_cycles_and_report(models, tmp_path, verilator_ok):
 
 def test_resnet_blocks_and_bert_layer_run_whole(tmp_path):
     """A narrow ResNet-18 (downsample projections, 7x7 stem, max pool) and a small BERT layer (batched
-    matmuls per head, softmax, layernorm, GELU on the host)."""
+    matmuls per head; softmax, LayerNorm and GELU on the normalization unit, LayerNorm's gamma and beta a
+    depthwise conv, the attention's 1/sqrt(d) folded into the scores' scale): between its first QuantizeLinear
+    and its last DequantizeLinear the host only moves data."""
     cnn = tk.from_onnx(quantize(resnet(18, image=32, width=4, classes=10), tmp_path / "r18.onnx"))
     res = tk.run_network(cnn, _input(cnn), hw="tiny")
     _gemms_match(res)
     bert = tk.from_onnx(quantize(bert_layer(seq=8, hidden=16, heads=2, ffn=32), tmp_path / "bert.onnx"))
     batched = [l for l in bert.layers if isinstance(l, AccelLayer) and l.repeat == 2]
     assert len(batched) == 2                                            # scores and context, per head
-    assert {"LayerNormalization", "Gelu"} <= {getattr(l, "op_type", "") for l in bert.layers}
-    # the attention's softmax is the normalization unit's (I-exp on its int8 scores)
-    assert [l.op.function for l in bert.layers if isinstance(l, AccelLayer) and l.op.KIND == "norm"] == ["softmax"]
+    norm = [l.op.function for l in bert.layers if isinstance(l, AccelLayer) and l.op.KIND == "norm"]
+    assert norm == ["softmax", "layernorm", "igelu", "layernorm"]
+    assert [l.kind for l in bert.layers if isinstance(l, AccelLayer)].count("depthwise") == 2   # gamma, beta
+    host = [l.op_type for l in bert.layers if not isinstance(l, AccelLayer)]
+    assert host[0] == "QuantizeLinear" and host[-1] == "DequantizeLinear"
+    assert set(host[1:-1]) == {"Reshape", "Transpose", "Identity"}
+    assert _folded(bert) == {batched[0].name}                           # the scores took the Mul
     res = tk.run_network(bert, _input(bert), hw="tiny")
-    _gemms_match(res)
+    _gemms_match(res, bert)
     (name,) = res.outputs
-    assert res.outputs[name].shape == (1, 8, 16) and res.output_dev[name] < 0.5
+    err = res.output_error[name]
+    assert res.outputs[name].shape == (1, 8, 16) and err.cosine > 0.99 and err.mean_steps < 1.5
+    assert err.max_steps == pytest.approx(res.output_dev[name] / err.step)
 
 
 def test_parallel_layers_give_the_serial_run(tmp_path):

@@ -8,7 +8,7 @@ from isa.norm import PASSES, Act, NormCmd, row_consts, row_store_scale
 
 from ..lowering import blocks, render, softmax_config
 from .op import RowNorm
-from .schedule import NormSchedule
+from .schedule import NormSchedule, row_view
 
 STORE_ONLY = ((NormCmd.RESET, NormCmd.RESET),)   # I-GELU: no statistics, one store of each row
 
@@ -41,15 +41,15 @@ def _stores(op: RowNorm, s: NormSchedule, d: int, acc: int, row_block) -> list[d
 
 def lower_norm(op: RowNorm, s: NormSchedule, hw: HardwareConfig) -> Program:
     plan = s.memory_plan(hw, op)
-    d = hw.dim
+    key, shape, op, d = op.key, op.shape, row_view(op, hw), hw.dim   # X and Y keep the op's shape
     tiles = []
     for t in range(-(-op.rows // (d * s.tile_rows))):
         acc = plan.c.base(t)
         row_blocks = blocks(t, s.tile_rows, op.rows, d)
         tiles.append(dict(acc=acc, rows=row_blocks, groups=blocks(0, -(-op.cols // d), op.cols, d, s.mvin_blocks),
                           stores=[w for rb in row_blocks for w in _stores(op, s, d, acc, rb)]))
-    buffers = layout([("X", "input", op.in_dtype, op.shape), ("Y", "output", "int8", op.shape)])
-    text = render("norm_ws.s.j2", op=op, dim=d, col_blocks=-(-op.cols // d), schedule=s.to_dict(), tiles=tiles,
+    buffers = layout([("X", "input", op.in_dtype, shape), ("Y", "output", "int8", shape)])
+    text = render("norm_ws.s.j2", op=op, key=key, dim=d, col_blocks=-(-op.cols // d), schedule=s.to_dict(), tiles=tiles,
                   in_bytes=4 if op.in_dtype == "int32" else 1, norm=_norm_words(op), overlap=s.double_buffer,
                   load_scale=float(1 << op.input_shift), activation=_ACTIVATION[op.function],
                   acc_scale=row_store_scale(op.function, op.scale, _acc_step(op)))

@@ -1,7 +1,7 @@
 """The row normalization's schedule (tiles of whole rows in the accumulator) and its default."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from isa import HardwareConfig
@@ -14,6 +14,17 @@ def int32_blocks(hw: HardwareConfig) -> int:
     """dim-wide blocks one mvin of int32 rows may move: a quarter of max_block_len, as gemmini.h's
     MAX_BLOCK_LEN_ACC (the DMA's bytes a move, at four bytes a value)."""
     return max(1, hw.max_block_len // 4)
+
+
+def row_view(op: RowNorm, hw: HardwareConfig) -> RowNorm:
+    """The rows the unit walks. I-GELU is elementwise, so its row-major X and Y read as rows of fewer columns
+    (the fewest splits of a row that fit two row blocks in the accumulator); LayerNorm and softmax need whole rows."""
+    if op.function != "igelu":
+        return op
+    for k in range(1, op.cols + 1):
+        if op.cols % k == 0 and 2 * hw.dim * -(-(op.cols // k) // hw.dim) <= hw.acc_rows:
+            return replace(op, rows=op.rows * k, cols=op.cols // k)
+    return replace(op, rows=op.rows * op.cols, cols=1)
 
 
 @dataclass(frozen=True)
@@ -46,6 +57,7 @@ class NormSchedule(Schedule):
         check_int("mvout_blocks", self.mvout_blocks, 1, hw.max_block_len)
         if not hw.norm_stats:
             raise ScheduleError(f"hardware {hw.name} has no normalization unit (HardwareConfig.norm_stats = 0)")
+        op = row_view(op, hw)
         c = Region(0, self.tile_rows * hw.dim * -(-op.cols // hw.dim), 2 if self.double_buffer else 1)
         if c.end > hw.acc_rows:
             raise ScheduleError(f"norm tiles of {self.tile_rows} row blocks of {op.cols} columns do not fit: "
@@ -57,7 +69,7 @@ def default_norm_schedule(op: RowNorm, hw: HardwareConfig) -> NormSchedule:
     """The fewest tiles, double-buffered where two fit the accumulator; one stat id (our unit holds the store
     path while a row's statistics finish, so several ids buy nothing and cost a config_norm per row and
     pass); the widest moves."""
-    d = hw.dim
+    op, d = row_view(op, hw), hw.dim
     row_blocks, col_blocks = -(-op.rows // d), -(-op.cols // d)
     per_block = d * col_blocks
     if per_block > hw.acc_rows:

@@ -1,0 +1,116 @@
+"""A quantized transformer layer's ops beyond its GEMMs, kept on the accelerator: LayerNormalization and Gelu on
+the normalization unit, and the elementwise ops a QDQ graph puts between the GEMMs folded into the layers that
+write their inputs.
+
+* LayerNormalization over the last axis: ``tk.layernorm`` of the int8 rows (Gemmini's unit: no gamma, no beta).
+  A uniform positive gamma with a zero beta is the unit's scale; any other gamma and beta are a 1x1 depthwise
+  conv after it (gamma the int8 weight, one per channel, beta its int32 bias), reading the unit's output at a
+  step fine enough for the output's range (:func:`normalized_step`).
+* Gelu: ``tk.igelu`` of the int8 values (I-BERT's integer GELU; ``approximate="tanh"`` gets the same
+  polynomial, whose error against either form is within a step at int8).
+* Mul by a positive constant scalar (attention's 1/sqrt(d)): into the store scale of the layer that writes the
+  other operand.
+* Reshape, Transpose, Squeeze, Unsqueeze, Flatten, Identity of a dequantized int8 tensor: on the int8 values,
+  the QuantizeLinear after them (at the same quantization) a copy.
+
+A fold replaces two roundings (the producer's to int8, then onnxruntime's after the Mul) with one, so a folded
+layer can differ from onnxruntime by a step where the first rounding moved the second; the network run reports
+each layer's deviation. Where the producer cannot take the fold (it has other readers, an activation, another
+kind), the Mul is a requantization on the host. A linear layer's bias Add (onnxruntime's quantizer leaves it
+after the MatMul) is not folded into the matmul's bias, though the accelerator could: rounding once there moved
+a BERT-base layer's output away from onnxruntime's (98.25% of its elements within 2 steps, mean 0.75 step)
+where the resadd, rounding twice as onnxruntime does, keeps it close (99.62%, mean 0.51).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from toolkit.conv.ops import depthwise_conv2d
+from toolkit.norm import igelu, layernorm
+
+from . import host_ops
+from .network import AccelLayer, Feed, HostLayer
+from .onnx_layers import Layers
+from .onnx_quant import Quant
+
+GELU_FORMS = ("none", "tanh")
+
+
+def normalized_step(gamma: np.ndarray, beta: np.ndarray, y_scale: float, cols: int) -> float:
+    """The step at which the unit writes x_hat = (x - mean) / std for a depthwise gamma, beta after it: 1/127 of
+    the largest |x_hat| the first channel to saturate (the largest gamma) can show within the output's int8 range,
+    (127 y_scale + |beta|) / |gamma|. Calibration set y_scale from the largest outputs it saw, so x_hat past that
+    is past what calibration saw in that channel; x_hat's spread is the same in every channel, so other channels
+    clip at it as rarely. No more than x_hat can ever be: sqrt(cols - 1) (Cauchy-Schwarz on a row's deviations)."""
+    with np.errstate(divide="ignore"):
+        reach = (127 * y_scale + np.abs(beta)) / np.abs(gamma)
+    return min(math.sqrt(max(cols - 1, 1)), float(np.min(reach))) / 127
+
+
+class TransformerLayers(Layers):
+    """The builders of :mod:`networks.onnx_transformer`'s layers (mixed into the importer)."""
+
+    def rows_of(self, node: Any, xname: str) -> tuple[tuple[int, ...], int, int]:
+        shape = self.shape(node, xname)
+        return shape, math.prod(shape[:-1]), shape[-1]
+
+    def layernorm(self, node: Any, x: tuple[str, Quant], gamma: np.ndarray, beta: np.ndarray, out: str,
+                  yq: Quant) -> None:
+        (xname, xq), ys = x, yq.scale
+        shape, rows, cols = self.rows_of(node, xname)
+        gamma = np.broadcast_to(np.asarray(gamma, np.float64), (cols,))
+        beta = np.broadcast_to(np.asarray(0.0 if beta is None else beta, np.float64), (cols,))
+        feed = {"X": Feed(xname, "native", (rows, cols))}
+        if not beta.any() and np.all(gamma == gamma[0]) and gamma[0] > 0:
+            op = layernorm(rows, cols, scale=self.normal(node, "gamma / y_scale", gamma[0] / ys), in_dtype="int8")
+            self.accel(node, op, feed, {}, out, yq, "native", shape)
+            return
+        if not gamma.any():
+            raise self.fail(node, "gamma is all zeros: the output is beta alone, no normalization")
+        step = normalized_step(gamma, beta, ys, cols)
+        mid = f"{out}__normalized"
+        self.accel(node, layernorm(rows, cols, scale=1 / step, in_dtype="int8"), feed, {}, mid, Quant(step),
+                   "native", shape)
+        w_scale = float(np.abs(gamma).max()) / 127
+        weight = np.rint(gamma / w_scale).astype(np.int8).reshape(1, 1, cols)
+        bias = self.int32(node, "beta at the depthwise's accumulator step", np.rint(beta / (step * w_scale)))
+        affine = depthwise_conv2d(1, rows, 1, cols, kernel=1, padding=0, bias="channel",
+                                  scale=self.normal(node, "the affine's requantization scale", step * w_scale / ys))
+        layer = AccelLayer(f"{node.name}_affine", affine, {"input": Feed(mid, "native", (1, rows, 1, cols))},
+                           {"weight": weight, "bias": bias}, out, 1, (node.name,))
+        self.layers.append(layer)
+        self.add_tensor(replace(self.tensors[mid], name=out, scale=ys), layer)
+
+    def gelu(self, node: Any, x: tuple[str, Quant], out: str, yq: Quant) -> None:
+        (xname, xq) = x
+        shape, rows, cols = self.rows_of(node, xname)
+        op = igelu(rows, cols, input_scale=xq.scale, scale=self.normal(node, "1 / y_scale", 1 / yq.scale))
+        self.accel(node, op, {"X": Feed(xname, "native", (rows, cols))}, {}, out, yq, "native", shape)
+
+    def fold_scale(self, node: Any, x: tuple[str, Quant], dq: str, factor: float, out: str, yq: Quant) -> bool:
+        """Mul(x, positive constant) into the store scale of the layer that writes x alone, if it can take it."""
+        xname, xq = x
+        prod = self.sole_output(xname, dq)
+        if prod is None or prod.op.KIND not in ("matmul", "conv2d", "depthwise", "resadd") or factor <= 0 \
+                or getattr(prod.op, "activation", "none") not in ("none", "relu") or np.ndim(prod.op.scale) \
+                or getattr(prod.op, "out_dtype", "int8") != "int8" or not (xq.plain and yq.plain):
+            return False
+        scale = float(np.float32(prod.op.scale)) * xq.scale * factor / yq.scale
+        op = replace(prod.op, scale=self.normal(node, "the folded requantization scale", scale))
+        self.refold(prod, xname, op, prod.constants, node, out, yq)
+        return True
+
+    def refold(self, prod: AccelLayer, xname: str, op: Any, consts: dict, node: Any, out: str, yq: Quant) -> None:
+        fused = replace(prod, op=op, constants=consts, output=out, nodes=(*prod.nodes, node.name))
+        self.layers[self.layers.index(prod)] = fused
+        self.add_tensor(replace(self.tensors.pop(xname), name=out, scale=yq.scale), fused)
+
+    def scale_on_host(self, node: Any, x: tuple[str, Quant], factor: float, out: str, yq: Quant) -> None:
+        """A Mul by a constant that no layer could take: requantized on the host."""
+        xname, xq = x
+        fn = host_ops.requantize((xq.scale * factor, xq.zero_point), yq.host())
+        self.host_layer(HostLayer(node.name, "Mul", (xname,), {}, {}, (out,), fn), self.shape(node, xname), yq)
