@@ -40,6 +40,7 @@ def test_asm_then_exec_round_trip(tmp_path, capsys: pytest.CaptureFixture) -> No
     ["maxpool", "--in-c", "3", "--kernel", "3", "3", "--stride", "2"],
     ["layernorm", "--m", "9", "--n", "21", "--scale", "4"],
     ["softmax", "--m", "7", "--n", "12", "--input-scale", "0.1"],
+    ["igelu", "--m", "5", "--n", "70", "--input-scale", "0.05", "--scale", "20"],
     ["matmul", "--igelu", "--input-scale", "0.02", "--scale", "-0.001"],
 ])
 def test_run_every_op_kind(argv: list[str], capsys: pytest.CaptureFixture) -> None:

@@ -9,7 +9,7 @@ from isa import PRESETS, ConfigError, HardwareConfig
 from ..ops import Op
 from .errors import output_file, seed
 
-OP_KINDS = ("matmul", "conv2d", "depthwise", "resadd", "maxpool", "layernorm", "softmax")
+OP_KINDS = ("matmul", "conv2d", "depthwise", "resadd", "maxpool", "layernorm", "softmax", "igelu")
 LAYER_SCHEDULES = ("default", "gemmini", "gemmini-flat", "best")
 
 
@@ -35,7 +35,7 @@ def add_op_args(p: argparse.ArgumentParser, kinds: tuple[str, ...] = OP_KINDS) -
         p.add_argument("op", choices=OP_KINDS, help="the tensor op")
     else:
         p.add_argument("op", metavar="|".join(kinds), help="the tensor op, or " + ", ".join(kinds[len(OP_KINDS):]))
-    g = p.add_argument_group("matmul sizes (C[M,N] = A[M,K] @ B[K,N]); layernorm / softmax: rows --m, columns --n")
+    g = p.add_argument_group("matmul sizes (C[M,N] = A[M,K] @ B[K,N]); layernorm / softmax / igelu: rows --m, columns --n")
     g.add_argument("--m", type=int, default=64, help="rows of A and C (default 64)")
     g.add_argument("--n", type=int, default=64, help="columns of B and C (default 64)")
     g.add_argument("--k", type=int, default=64, help="columns of A, rows of B (default 64)")
@@ -56,7 +56,7 @@ def add_op_args(p: argparse.ArgumentParser, kinds: tuple[str, ...] = OP_KINDS) -
     g.add_argument("--relu", action="store_true", help="apply ReLU to the output")
     g.add_argument("--igelu", action="store_true", help="matmul: the normalization unit's I-GELU at --input-scale")
     g.add_argument("--input-scale", type=float, default=0.05,
-                   help="softmax, matmul --igelu: the real value of one input step (default 0.05, gemmini.h's)")
+                   help="softmax, igelu, matmul --igelu: the real value of one input step (default 0.05, gemmini.h's)")
     g.add_argument("--scale", type=float, default=1.0, help="float32 output scale (default 1.0)")
     g.add_argument("--out-dtype", choices=("int8", "int32"), default="int8")
     p.add_argument("--allow-large", action="store_true",
@@ -74,7 +74,7 @@ def op_from_args(args: argparse.Namespace) -> Op:
     nhwc = (args.batch, args.in_h, args.in_w, args.in_c)
     if args.op == "matmul":
         return tk.matmul(args.m, args.n, args.k, **epilogue, **({"input_scale": args.input_scale} if args.igelu else {}))
-    if args.op in ("layernorm", "softmax"):
+    if args.op in ("layernorm", "softmax", "igelu"):
         return _norm_from_args(args)
     if args.op == "conv2d":
         return tk.conv2d(*nhwc, args.out_c, **window, **epilogue)
@@ -97,6 +97,8 @@ def _norm_from_args(args: argparse.Namespace) -> Op:
                          "--out-dtype do not apply")
     if args.op == "layernorm":
         return tk.layernorm(args.m, args.n, scale=args.scale)
+    if args.op == "igelu":
+        return tk.igelu(args.m, args.n, input_scale=args.input_scale, scale=args.scale)
     return tk.softmax(args.m, args.n, input_scale=args.input_scale, scale=args.scale)
 
 
