@@ -89,6 +89,37 @@ class Builder:
         return self.node("Gemm", [f, self.const(wt), self.const(np.zeros(classes, np.float32), "b")], (n, classes),
                          transB=1)
 
+    def layernorm_ops(self, x: str, gamma: str, beta: str, epsilon: float) -> str:
+        """LayerNorm over the last axis as ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add."""
+        shape = self.shapes[x]
+        row = (*shape[:-1], 1)
+        d = self.node("Sub", [x, self.mean_last(x)], shape)
+        var = self.mean_last(self.node("Pow", [d, self.const(np.array(2.0, np.float32), "two")], shape))
+        std = self.node("Sqrt", [self.node("Add", [var, self.const(np.array(epsilon, np.float32), "eps")], row)], row)
+        scaled = self.node("Mul", [self.node("Div", [d, std], shape), gamma], shape)
+        return self.node("Add", [scaled, beta], shape)
+
+    def mean_last(self, x: str) -> str:
+        """ReduceMean over the last axis, keeping it (its axes an input from opset 18, an attribute before)."""
+        row = (*self.shapes[x][:-1], 1)
+        if self.opset >= 18:
+            return self.node("ReduceMean", [x, self.const(np.array([-1], np.int64), "axes")], row)
+        return self.node("ReduceMean", [x], row, axes=[-1])
+
+    def gelu_ops(self, x: str, form: str = "x*e*half") -> str:
+        """GELU as Div (by sqrt 2), Erf, Add (1) and two Muls, in the order ``form`` names: "x*e*half" (PyTorch's),
+        "x*half*e" or "x*(e*half)"."""
+        shape = self.shapes[x]
+        e = self.node("Add", [self.node("Erf", [self.node("Div", [x, self.const(np.array(math.sqrt(2), np.float32),
+                                                                                 "sqrt2")], shape)], shape),
+                              self.const(np.array(1.0, np.float32), "one")], shape)
+        half = self.const(np.array(0.5, np.float32), "half")
+        if form == "x*e*half":
+            return self.node("Mul", [self.node("Mul", [x, e], shape), half], shape)
+        if form == "x*half*e":
+            return self.node("Mul", [self.node("Mul", [x, half], shape), e], shape)
+        return self.node("Mul", [x, self.node("Mul", [e, half], shape)], shape)
+
     def linear(self, x: str, out_f: int, bias: bool = True) -> str:
         """MatMul by a constant (then a separate Add of the bias, as exporters write it)."""
         k = self.shapes[x][-1]
@@ -142,10 +173,11 @@ def mobilenetv2(image: int = 224, classes: int = 1000, blocks=MOBILENETV2_BLOCKS
 
 
 def bert_layer(seq: int = 128, hidden: int = 768, heads: int = 12, ffn: int = 3072, seed: int = 0,
-               affine: bool = True):
+               affine: bool = True, decomposed: bool = False):
     """One BERT-base encoder layer (post-LN): attention, residual, LayerNorm, FFN with GELU, residual, LayerNorm.
     ``affine``: LayerNorm's gamma and beta spread as a trained model's (gamma ~ N(1, 0.2), beta ~ N(0, 0.1), drawn
-    apart from the weights, which stay those of ``affine=False``); else 1 and 0."""
+    apart from the weights, which stay those of ``affine=False``); else 1 and 0. ``decomposed``: LayerNorm and
+    GELU as PyTorch's exporter writes them before opset 17 (:meth:`Builder.layernorm_ops`, :meth:`Builder.gelu_ops`)."""
     b = Builder("bert_layer", (1, seq, hidden), seed, opset=20)
     d = hidden // heads
     ln_rng = np.random.default_rng(seed + 1)
@@ -161,6 +193,8 @@ def bert_layer(seq: int = 128, hidden: int = 768, heads: int = 12, ffn: int = 30
                     "gamma")
         beta = b.const(ln_rng.normal(0, 0.1, hidden).astype(np.float32) if affine else np.zeros(hidden, np.float32),
                        "beta")
+        if decomposed:
+            return b.layernorm_ops(x, g, beta, 1e-12)
         return b.node("LayerNormalization", [x, g, beta], b.shapes[x], axis=-1, epsilon=1e-12)
 
     q, k, v = heads_of(b.linear("x", hidden)), heads_of(b.linear("x", hidden), True), heads_of(b.linear("x", hidden))
@@ -170,7 +204,8 @@ def bert_layer(seq: int = 128, hidden: int = 768, heads: int = 12, ffn: int = 30
     ctx = b.node("Transpose", [b.node("MatMul", [probs, v], (1, heads, seq, d))], (1, seq, heads, d), perm=[0, 2, 1, 3])
     ctx = b.node("Reshape", [ctx, b.const(np.array([1, seq, hidden], np.int64), "shape")], (1, seq, hidden))
     h = layernorm(b.add(b.linear(ctx, hidden), "x"))
-    up = b.node("Gelu", [b.linear(h, ffn)], (1, seq, ffn))
+    up = b.linear(h, ffn)
+    up = b.gelu_ops(up) if decomposed else b.node("Gelu", [up], (1, seq, ffn))
     return b.model(layernorm(b.add(b.linear(up, hidden), h)))
 
 

@@ -69,6 +69,16 @@ def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
     return y.astype(np.float32)
 
 
+def _reduce_mean(inputs: Arrays, attrs: dict[str, Any]) -> list[np.ndarray]:
+    """ReduceMean with its axes an attribute (before opset 18) or an input (all axes where neither gives them)."""
+    x = inputs[0]
+    axes = inputs[1] if len(inputs) > 1 and inputs[1] is not None else attrs.get("axes")
+    axes = None if axes is None or np.size(axes) == 0 else tuple(int(a) for a in np.ravel(axes))
+    if axes is None and attrs.get("noop_with_empty_axes", 0):
+        return [x]
+    return [np.mean(x, axis=axes, keepdims=bool(attrs.get("keepdims", 1)), dtype=np.float32).astype(np.float32)]
+
+
 def _global_avg_pool(x: np.ndarray) -> np.ndarray:
     return x.mean(axis=tuple(range(2, x.ndim)), keepdims=True, dtype=np.float32).astype(np.float32)
 
@@ -129,6 +139,7 @@ FLOAT_OPS: dict[str, HostFn] = {
     "GlobalAveragePool": _unary(lambda x, a: _global_avg_pool(x)),
     "Softmax": _unary(lambda x, a: _softmax(x, a.get("axis", -1))),
     "LayerNormalization": _layernorm,
+    "ReduceMean": _reduce_mean,
     "Gelu": _unary(lambda x, a: _gelu(x, a.get("approximate", "none"))),
     "Erf": _unary(lambda x, a: erf(x).astype(np.float32)),
     "Sigmoid": _unary(lambda x, a: (1 / (1 + np.exp(-x))).astype(np.float32)),

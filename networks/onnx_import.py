@@ -41,13 +41,13 @@ A QDQ Softmax over the last axis of an int8 tensor whose output is quantized to 
 so it differs from onnxruntime's float softmax; the network run reports the difference per layer);
 with other output quantizations it runs on the host. So do a QDQ LayerNormalization over the last axis
 (``tk.layernorm``, then gamma and beta as a 1x1 depthwise conv where they are not a plain scale) and a QDQ
-Gelu (``tk.igelu``), both to symmetric int8; a Mul by a positive constant folds into the store scale of the
+Gelu (``tk.igelu``), both to symmetric int8, and the same two as exporters decompose them (ReduceMean, Sub, Pow,
+..., Div; Div, Erf, Add, Mul, Mul: :mod:`networks.onnx_fuse`); a Mul by a positive constant folds into the store scale of the
 layer that writes its input; Reshape, Transpose and the like of a dequantized int8 tensor move its integers
 (:mod:`networks.onnx_transformer`).
 
-Everything else (GlobalAveragePool, Flatten of a float tensor, the forms a PyTorch export decomposes
-LayerNorm and GELU into, QLinearSoftmax, ... and the Quantize/DequantizeLinear around them) runs on the
-host in numpy (:mod:`networks.host_ops`). What the accelerator cannot express is an error that
+Everything else (GlobalAveragePool, Flatten of a float tensor, QLinearSoftmax, ... and the
+Quantize/DequantizeLinear around them) runs on the host in numpy (:mod:`networks.host_ops`). What the accelerator cannot express is an error that
 names the node and the reason.
 """
 from __future__ import annotations
@@ -61,6 +61,7 @@ from isa import HardwareConfig
 
 from . import host_ops
 from .network import HostLayer, Network, TensorInfo
+from .onnx_fuse import fuse_decomposed
 from .onnx_layers import unit_writes_softmax
 from .onnx_load import load_model
 from .onnx_quant import (ACCEL_TYPES, ISLAND_TYPES, NARROW_TYPES, NodeError, Quant, along, check_bytes, node_attrs,
@@ -88,8 +89,10 @@ def from_onnx(model: Any, *, fuse_pool: bool = False, hw: HardwareConfig | str |
         raise ValueError(f"fuse_pool={fuse_pool!r} must be true or false")
     hw = None if hw is None else HardwareConfig.resolve(hw)
     proto, name = load_model(model)
-    return _Importer(proto, name, fuse_pool, hw is not None and hw.store_requant,
-                     hw is not None and hw.store_col_scales).build()
+    net = _Importer(fuse_decomposed(proto), name, fuse_pool, hw is not None and hw.store_requant,
+                    hw is not None and hw.store_col_scales).build()
+    net.model = proto   # onnxruntime runs the model as given
+    return net
 
 
 @dataclass
