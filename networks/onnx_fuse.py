@@ -202,7 +202,7 @@ def _layernorm(m: _Match, x: str, rank: int | None) -> tuple | None:
             out = step[0].output[0]
             gamma, beta = (value, beta) if op_type == "Mul" else (gamma, value)
     names = {f"{out}_gamma": gamma, f"{out}_beta": beta}
-    node = helper.make_node("LayerNormalization", [x, *names], [out], name=f"{out}_fused_layernorm", axis=-1,
+    node = helper.make_node("LayerNormalization", [x, *names], [out], name=f"{mean.name or out}_layernorm", axis=-1,
                             epsilon=float(np.ravel(epsilon)[0]))
     return node, names
 
@@ -231,7 +231,7 @@ def _gelu(m: _Match, x: str, rank: int | None) -> tuple | None:
     done = _times_x_and_half(m, one[0].output[0], x)
     if done is None:
         return None
-    return helper.make_node("Gelu", [x], [done], name=f"{done}_fused_gelu"), {}
+    return helper.make_node("Gelu", [x], [done], name=f"{scale.name or done}_gelu"), {}
 
 
 def _over_sqrt2(m: _Match, node: Any, x: str) -> bool:
