@@ -546,6 +546,32 @@ class _Importer(TransformerLayers):
             ops.append((self.consts[i[k]], q, True) if i[k] in self.consts else (i[k], q, False))
         self.resadd(node, ops[0], ops[1], node.output[0], self.qparams(node, i[6], i[7], "output"), False)
 
+    def on_QLinearMul(self, node: Any) -> None:
+        """QOperator (com.microsoft): an int8 tensor times a constant scalar folds into the store scale of the layer
+        that writes it, as a QDQ Mul does; anything else runs on the host."""
+        i = list(node.input)
+        x, c = (0, 3) if i[3] in self.consts else (3, 0)
+        xq, yq = self.qparams(node, i[x + 1], i[x + 2], "input"), self.qparams(node, i[6], i[7] if len(i) > 7 else None,
+                                                                                 "the output")
+        if i[c] in self.consts and i[x] not in self.consts and np.size(self.consts[i[c]]) == 1:
+            cq = self.qparams(node, i[c + 1], i[c + 2], "the constant")
+            factor = (float(np.ravel(self.consts[i[c]])[0]) - cq.zero_point) * cq.scale
+            if self.fold_scale(node, (i[x], xq), i[x], factor, node.output[0], yq):
+                return
+        self.qlinear_host(node)
+
+    def on_QLinearSoftmax(self, node: Any) -> None:
+        """QOperator (com.microsoft): on the normalization unit where a QDQ Softmax would be."""
+        i = list(node.input)
+        xq, yq = self.qparams(node, i[1], i[2], "input"), self.qparams(node, i[3], i[4] if len(i) > 4 else None,
+                                                                       "the output")
+        info = self.tensors.get(i[0])
+        last = node_attrs(node).get("axis", -1) in (-1, len(info.shape) - 1) if info else False
+        if last and xq.dtype == "int8" and unit_writes_softmax(yq):
+            self.softmax(node, (i[0], xq), node.output[0], yq)
+        else:
+            self.qlinear_host(node)
+
     def _const(self, node: Any, tensor: str, what: str) -> np.ndarray:
         if tensor not in self.consts:
             raise self.fail(node, f"{what} {tensor!r} is not a constant")

@@ -90,3 +90,18 @@ def test_a_mul_whose_input_has_other_readers_requantizes_on_the_host(tmp_path):
     assert _kinds(net) == ["host:QuantizeLinear", "matmul", "host:Mul", "resadd", "host:DequantizeLinear"]
     res = tk.run_network(net, _input(net), hw="tiny")
     assert next(r for r in res.layers if r.kind == "host:Mul").dev <= 1
+
+
+def test_qoperator_bert_folds_its_qlinearmul(tmp_path):
+    """In QOperator form the attention's scale is a QLinearMul (com.microsoft): folded into the scores' store
+    scale as the QDQ Mul is. Its QLinearSoftmax writes uint8 at 1/256, which the unit cannot: on the host."""
+    from onnxruntime.quantization import QuantType
+    path = quantize(bert_layer(seq=8, hidden=16, heads=2, ffn=32), tmp_path / "q.onnx", "QOperator",
+                    activation_type=QuantType.QInt8, extra_options={"ActivationSymmetric": True})
+    net = tk.from_onnx(path)
+    kinds = _kinds(net)
+    assert "host:QLinearMul" not in kinds and "host:QLinearSoftmax" in kinds
+    scores = [l for l in net.layers if isinstance(l, AccelLayer) and l.repeat == 2][0]
+    assert any(n.startswith("mul") for n in scores.nodes[1:])
+    res = tk.run_network(net, _input(net), hw="tiny")
+    assert next(r for r in res.layers if r.name == scores.name).dev <= 1
