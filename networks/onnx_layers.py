@@ -315,7 +315,8 @@ class Layers:
         if other != shape and not (b[2] and broadcasts(other, shape)):
             raise self.fail(node, f"operands {shape} and {other}: the resadd needs equal shapes (or a constant "
                                   "that broadcasts to the activation's)")
-        if not (a[1].plain and b[1].plain and yq.plain):
+        int8 = all(q.per_tensor and q.dtype == "int8" for q in (a[1], b[1], yq))
+        if not int8 or relu and yq.zero_point:    # uint8, or a ReLU at a zero point (the store clamps at 0)
             self.quantized_add(node, a, b, out, yq, relu, shape)
             return
         ys = yq.scale
@@ -326,10 +327,13 @@ class Layers:
                   for which, o in (("a", a), ("b", b)))
         # operands enter the accumulator scaled by 2^k, so each is rounded to 2^-k of an output step
         k = int(min(40, max(0, math.floor(math.log2(2 ** 13 / (ra + rb))))))
+        # zero points: y = rne(ra (a - za) + rb (b - zb)) + zy = rne(ra a + rb b + (zy - ra za - rb zb)), the
+        # constant in the accumulator as a bias (zy an integer, so the int8 clip is onnxruntime's)
+        offset = round((yq.zero_point - ra * a[1].zero_point - rb * b[1].zero_point) * 2 ** k)
         op = resadd(*op_shape, a_scale=ra * 2 ** k, b_scale=rb * 2 ** k, activation="relu" if relu else "none",
-                       scale=2.0 ** -k)
+                    scale=2.0 ** -k, bias="channel" if offset else None)
         feeds = {"A": Feed(a[0], layout, op_shape)}
-        consts = {}
+        consts = {"bias": self.int32(node, "the zero points' offset", np.full(op_shape[-1], offset))} if offset else {}
         if b[2]:
             if b[0].dtype != np.int8:
                 raise self.fail(node, f"constant operand is {b[0].dtype}, not int8")
@@ -342,7 +346,8 @@ class Layers:
 
     def quantized_add(self, node: Any, a: tuple, b: tuple, out: str, yq: Quant, relu: bool,
                       shape: tuple[int, ...]) -> None:
-        """An Add with zero points or uint8 operands: on the host, as onnxruntime's QLinearAdd."""
+        """An Add with uint8 operands or output, or a ReLU at a zero point: on the host, as onnxruntime's
+        QLinearAdd."""
         inputs = tuple(None if o[2] else o[0] for o in (a, b))
         consts = {i: o[0] for i, o in enumerate((a, b)) if o[2]}
         fn = host_ops.quantized_add((a[1].scale, a[1].zero_point), (b[1].scale, b[1].zero_point), yq.host(), relu)

@@ -146,6 +146,8 @@ def resadd(p: Params, x: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray
     """Each input through its load scale into int32, summed with wrap-around, then the epilogue."""
     acc = mvin_scale(x["A"], p["a_scale"], to_int8=False).astype(np.int64)
     acc += mvin_scale(x["B"], p["b_scale"], to_int8=False)
+    if p.get("bias"):
+        acc += x["bias"]
     acc = acc.astype(np.int32)   # two's-complement wrap, like the accumulator
     return {"C": epilogue(acc, p)}, {"path": "int32-elementwise", "macs": 0}
 

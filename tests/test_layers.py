@@ -23,11 +23,27 @@ scales = st.sampled_from([1.0, 0.5, 0.37, -1.25, 3.0, 1e-3, 2e9])
 
 @given(batch=st.integers(1, 2), h=st.integers(1, 5), w=st.integers(1, 5), c=st.integers(1, 11),
        a_scale=scales, b_scale=scales, activation=st.sampled_from(["none", "relu"]),
-       out=st.sampled_from([("int8", 1.0), ("int8", 0.3), ("int32", 1.0)]))
-def test_resadd_bit_exact(tiny, batch, h, w, c, a_scale, b_scale, activation, out) -> None:
+       out=st.sampled_from([("int8", 1.0), ("int8", 0.3), ("int32", 1.0)]), bias=st.sampled_from([None, "channel"]))
+def test_resadd_bit_exact(tiny, batch, h, w, c, a_scale, b_scale, activation, out, bias) -> None:
     op = tk.resadd(batch, h, w, c, a_scale=a_scale, b_scale=b_scale, activation=activation,
-                   scale=out[1], out_dtype=out[0])
+                   scale=out[1], out_dtype=out[0], bias=bias)
     assert_exact(op, tiny)
+
+
+def test_resadd_bias_adds_in_the_accumulator(tiny) -> None:
+    """bias='channel': one int32 a channel, added by a third accumulating mvin (DRAM stride 0) before the store
+    scale; gemmini.h's tiled_resadd has none."""
+    op = tk.resadd(1, 1, 2, 3, a_scale=0.5, b_scale=2.0, activation="none", scale=0.25, bias="channel")
+    x = {"A": np.full((1, 1, 2, 3), 4, np.int8), "B": np.full((1, 1, 2, 3), 1, np.int8),
+         "bias": np.array([10, -6, 2**31 - 1], np.int32)}
+    np.testing.assert_array_equal(op.accumulate(x)[0, 0, 0], [14, -2, -2**31 + 3])   # 2 + 2 + bias, wrapped
+    np.testing.assert_array_equal(op.reference(x)["C"][0, 0, 0], [4, 0, -128])      # rne(3.5), rne(-0.5)
+    prog = assert_exact(op, tiny, seed=2).program
+    assert "mvin3" in {i.op for i in prog.instructions}
+    with pytest.raises(ScheduleError, match="adds no bias"):
+        tk.compile(op, tiny, schedule="gemmini")
+    with pytest.raises(ValueError, match="bias='row' must be None or 'channel'"):
+        tk.resadd(1, 1, 1, 1, bias="row")
 
 
 def test_resadd_reference_is_what_the_accumulator_does() -> None:

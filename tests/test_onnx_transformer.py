@@ -105,3 +105,18 @@ def test_qoperator_bert_folds_its_qlinearmul(tmp_path):
     assert any(n.startswith("mul") for n in scores.nodes[1:])
     res = tk.run_network(net, _input(net), hw="tiny")
     assert next(r for r in res.layers if r.name == scores.name).dev <= 1
+
+
+def test_residual_adds_with_zero_points_run_on_the_accelerator(tmp_path):
+    """quantize_static's defaults (int8 activations with zero points): every Add is a resadd, the zero points
+    folded into a per-channel bias in the accumulator (the output's too: it is an integer, so the int8 clip is
+    onnxruntime's); each within a step of onnxruntime's QLinearAdd on its inputs."""
+    net = tk.from_onnx(quantize(bert_layer(seq=8, hidden=16, heads=2, ffn=32), tmp_path / "asym.onnx",
+                                extra_options={}))
+    kinds = _kinds(net)
+    assert "host:QLinearAdd" not in kinds and kinds.count("resadd") == 8
+    adds = [l for l in net.layers if isinstance(l, AccelLayer) and l.kind == "resadd"]
+    assert all(l.op.bias == "channel" and np.all(l.constants["bias"] == l.constants["bias"][0]) for l in adds)
+    res = tk.run_network(net, _input(net), hw="tiny")
+    rows = [r for r in res.layers if r.kind == "resadd"]
+    assert all(r.dev is not None and r.dev <= 1 for r in rows) and sum(r.mismatches for r in rows) < 20

@@ -116,6 +116,7 @@ LAYER_OPS = [
     tk.depthwise_conv2d(2, 7, 6, 3, kernel=(3, 2), stride=2, padding=1, out_dtype="int32"),
     tk.resadd(1, 3, 5, 6, a_scale=0.5, b_scale=1.5, activation="relu", scale=0.7),
     tk.resadd(2, 2, 3, 5, activation="none", out_dtype="int32"),
+    tk.resadd(1, 3, 3, 7, a_scale=64.0, b_scale=-32.0, activation="none", scale=1 / 64, bias="channel"),
     tk.maxpool2d(1, 6, 6, 5, kernel=2, stride=2),
     tk.maxpool2d(2, 5, 7, 3, kernel=3, stride=2, padding=1),
 ]

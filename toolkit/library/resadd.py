@@ -27,6 +27,8 @@ def tiled_resadd_auto(op: ResAdd, hw: HardwareConfig) -> LibraryResAdd:
     columns are one block) or drop a block of columns, until the tile fits half the accumulator."""
     if op.out_dtype != "int8":
         raise ScheduleError(f"gemmini.h's tiled_resadd_auto writes int8 outputs only, not out_dtype={op.out_dtype!r}")
+    if op.bias:
+        raise ScheduleError("gemmini.h's tiled_resadd_auto adds no bias (bias='channel' is the toolkit's own)")
     d = hw.dim
     tile_i, tile_j = op.batch * op.h * op.w, op.channels
     while acc_rows(tile_i, tile_j, d) > hw.acc_rows // 2:

@@ -19,7 +19,7 @@ def lower_resadd(op: ResAdd, s: ResAddSchedule, hw: HardwareConfig) -> Program:
                               groups=blocks(tj, s.tile_c, C, d, s.mvin_blocks),
                               stores=blocks(tj, s.tile_c, C, d, 1 if op.out_dtype == "int32" else s.mvin_blocks)))
     buffers = layout([("A", "input", "int8", op.shape), ("B", "input", "int8", op.shape),
-                      ("C", "output", op.out_dtype, op.shape)])
+                      *([("bias", "input", "int32", (C,))] if op.bias else []), ("C", "output", op.out_dtype, op.shape)])
     text = render("resadd_ws.s.j2", op=op, C=C, dim=d, tile_c=s.tile_c, schedule=s.to_dict(),
                   out_bytes=4 if op.out_dtype == "int32" else 1, tiles=tiles, overlap=s.double_buffer)
     return parse_program(text, hw, buffers)
