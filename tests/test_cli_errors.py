@@ -120,6 +120,7 @@ BAD = [
     (["cc", "{d}/prog.c", "--backend", "gpu"], "argument --backend: invalid choice: 'gpu'"),
     (["cc", "{d}/prog.c", "-o", "{d}/missing/prog"], "directory '{d}/missing' does not exist"),
     (["cc", "{d}/prog.c", "-o", "{d}/prog.c"], "-o '{d}/prog.c' is the source '{d}/prog.c'"),
+    (["cc", "{d}/prog.c", "--data-slack", "-1"], "--data-slack -1 must be 0 to 4096 MiB"),
     (["cc", "{d}/prog.c", "-o", "{d}/../{d.name}/prog.c"], "/prog.c' is the source '{d}/prog.c'"),
     (["cc", "{d}/prog.c", "-o", "{d}/link.c"], "-o '{d}/link.c' is the source '{d}/prog.c'"),
     (["cc", "/bin/true"], "FILE.c: '/bin/true' is not C: its name does not end in .c"),

@@ -45,6 +45,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=seconds, default=600.0, metavar="SECONDS",
                    help="wall-clock seconds the program may run, its build not counted, before it and every "
                         "process it started are killed: exit 124 (default 600)")
+    p.add_argument("--data-slack", type=int, default=0, metavar="MIB",
+                   help="reserve MIB MiB of zeroed memory right after the program's static data, as a bare-metal "
+                        "Gemmini has memory there: a DMA that runs past the program's last static arrays "
+                        "then lands in it, as on Gemmini, where it would otherwise stop with 'not memory of "
+                        "this program' (gemmini-rocc-tests' transformer.c writes its FFN output 1.2 MB past "
+                        "out_buf_acc: --data-slack 4). Default 0")
     p.add_argument("--keep", action="store_true", help="keep the objects and the generated link config (says where)")
     p.add_argument("--quiet", action="store_true", help="no notes on stderr while the runtime is built")
     p.set_defaults(func=cmd_cc)
@@ -52,6 +58,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_cc(args: argparse.Namespace) -> int:
     cosim.check_sources(args.sources, args.output, names=("FILE.c:", "-o"))
+    if not 0 <= args.data_slack <= 4096:
+        raise ValueError(f"--data-slack {args.data_slack} must be 0 to 4096 MiB")
     for directory in args.include:
         if not Path(directory).is_dir():
             raise ValueError(f"-I {directory!r} is not a directory")
@@ -59,7 +67,7 @@ def cmd_cc(args: argparse.Namespace) -> int:
     with terminate_on(signal.SIGTERM, signal.SIGHUP), _workdir(args.keep) as work:
         binary = cosim.compile_c(args.sources, args.output or work / "program", hw=hw, engine=args.backend,
                                  include_dirs=args.include, defines=args.define, optimize=args.optimize,
-                                 workdir=work)
+                                 workdir=work, data_slack_mib=args.data_slack)
         sys.stdout.flush()
         try:
             status = cosim.run_c(binary, timeout=args.timeout).returncode
