@@ -66,7 +66,7 @@ from .onnx_layers import unit_writes_softmax
 from .onnx_load import load_model
 from .onnx_quant import (ACCEL_TYPES, ISLAND_TYPES, NARROW_TYPES, NodeError, Quant, along, check_bytes, node_attrs,
                          uniform)
-from .onnx_transformer import GELU_FORMS, TransformerLayers
+from .onnx_transformer import Pending, TransformerLayers
 
 _ACTIVATED = ("Conv", "MatMul", "Gemm", "Add")      # QDQ ops whose ReLU the store unit can apply
 
@@ -96,22 +96,12 @@ def from_onnx(model: Any, *, fuse_pool: bool = False, hw: HardwareConfig | str |
 
 
 @dataclass
-class _Pending:
-    """A QDQ compute op seen in float, waiting for the QuantizeLinear that gives its output scale."""
-
-    kind: str
-    node: Any
-    args: dict[str, Any]
-    relu: Any = None   # the Relu node folded into it
-
-
-@dataclass
 class _Importer(TransformerLayers):
     """Reads the ONNX nodes in order and maps each onto the layers of :class:`Layers`."""
 
     qconsts: dict[str, tuple[np.ndarray, Quant, int]] = field(default_factory=dict)   # DQ of a constant: ints, q, axis
     views: dict[str, tuple[str, Quant]] = field(default_factory=dict)     # DQ of an activation: int tensor, q
-    pending: dict[str, _Pending] = field(default_factory=dict)
+    pending: dict[str, Pending] = field(default_factory=dict)
     quantized: dict[str, tuple[str, Quant]] = field(default_factory=dict)   # finished float output -> its Q output
     island: set[str] = field(default_factory=set)   # float tensors of islands: dequantized from ISLAND_TYPES, or
     # computed on the host from such a tensor
@@ -375,7 +365,7 @@ class _Importer(TransformerLayers):
         x = self.activation(node, node.input[0], "input")
         w = self.qconst(node, node.input[1], "weight")
         b = self.bias(node, node.input[2], "bias") if len(node.input) > 2 and node.input[2] else None
-        self.pending[node.output[0]] = _Pending("conv", node, dict(x=x, w=w, b=b))
+        self.pending[node.output[0]] = Pending("conv", node, dict(x=x, w=w, b=b))
 
     def bias(self, node: Any, tensor: str, what: str) -> tuple[np.ndarray, Any]:
         """(values, scale) of a QDQ bias: int32 at its scale, or float with scale None where quantize_static kept
@@ -389,61 +379,26 @@ class _Importer(TransformerLayers):
         a = self.activation(node, node.input[0], "input A")
         b = node.input[1]
         b = (*self.qconsts[b], True) if b in self.qconsts else (*self.activation(node, b, "input B"), None, False)
-        self.pending[node.output[0]] = _Pending("matmul", node, dict(a=a, b=b, bias=None))
+        self.pending[node.output[0]] = Pending("matmul", node, dict(a=a, b=b, bias=None))
 
     def on_Gemm(self, node: Any) -> None:
         a = self.activation(node, node.input[0], "input A")
         b = self.qconst(node, node.input[1], "weight B")
         bias = self.bias(node, node.input[2], "bias C") if len(node.input) > 2 and node.input[2] else None
-        self.pending[node.output[0]] = _Pending("matmul", node, dict(a=a, b=(*b, True), bias=bias))
+        self.pending[node.output[0]] = Pending("matmul", node, dict(a=a, b=(*b, True), bias=bias))
 
     def on_Add(self, node: Any) -> None:
         a, b = node.input
         if all(t in self.views or t in self.qconsts for t in (a, b)) and not all(t in self.qconsts for t in (a, b)):
-            self.pending[node.output[0]] = _Pending("add", node, dict(a=self.operand(node, a, "input A"),
+            self.pending[node.output[0]] = Pending("add", node, dict(a=self.operand(node, a, "input A"),
                                                                       b=self.operand(node, b, "input B")))
         else:
             self.host(node, host_ops.FLOAT_OPS["Add"])
 
-    def on_Mul(self, node: Any) -> None:
-        """QDQ: a dequantized int8 tensor times a constant scalar, requantized: a fold into the store scale of the
-        layer that writes it (:meth:`TransformerLayers.fold_scale`)."""
-        x, c = node.input if node.input[0] in self.views else node.input[::-1]
-        if x in self.views and c in self.consts and np.size(self.consts[c]) == 1:
-            factor = float(np.ravel(self.consts[c])[0])
-            self.pending[node.output[0]] = _Pending("mul", node, dict(x=self.views[x], dq=x, factor=factor))
-        else:
-            self.host(node, host_ops.FLOAT_OPS["Mul"])
-
-    def on_LayerNormalization(self, node: Any) -> None:
-        """QDQ: LayerNormalization over the last axis of a dequantized int8 tensor, constant gamma and beta: the
-        normalization unit's (then a depthwise affine); anything else on the host."""
-        x, attrs = node.input[0], node_attrs(node)
-        consts = [self.consts.get(t) if t else None for t in (*node.input[1:3], "")[:2]]
-        if self.last_axis_of_int8(x, attrs.get("axis", -1)) and consts[0] is not None \
-                and (len(node.input) < 3 or not node.input[2] or consts[1] is not None) and len(node.output) == 1:
-            self.pending[node.output[0]] = _Pending("layernorm", node, dict(x=self.views[x], gamma=consts[0],
-                                                                            beta=consts[1]))
-        else:
-            self.host(node, host_ops.FLOAT_OPS["LayerNormalization"])
-
-    def on_Gelu(self, node: Any) -> None:
-        """QDQ: Gelu of a dequantized int8 tensor on the normalization unit (I-GELU); anything else on the host."""
-        x = node.input[0]
-        if x in self.views and self.views[x][1].plain and node_attrs(node).get("approximate", "none") in GELU_FORMS:
-            self.pending[node.output[0]] = _Pending("gelu", node, dict(x=self.views[x]))
-        else:
-            self.host(node, host_ops.FLOAT_OPS["Gelu"])
-
-    def last_axis_of_int8(self, x: str, axis: int) -> bool:
-        if x not in self.views or self.views[x][1].dtype != "int8":
-            return False
-        return axis in (-1, len(self.tensors[self.views[x][0]].shape) - 1)
-
     def on_MaxPool(self, node: Any) -> None:
         x = node.input[0]
         if x in self.views:
-            self.pending[node.output[0]] = _Pending("maxpool", node, dict(x=self.views[x], dq=x))
+            self.pending[node.output[0]] = Pending("maxpool", node, dict(x=self.views[x], dq=x))
         elif x in self.tensors and self.tensors[x].dtype in ACCEL_TYPES:      # QOperator: on integers
             info = self.tensors[x]
             q = Quant(info.scale, info.zero_point, info.dtype)
@@ -456,7 +411,7 @@ class _Importer(TransformerLayers):
         output is quantized); anything else runs on the host."""
         x = node.input[0]
         if self.last_axis_of_int8(x, node_attrs(node).get("axis", -1)):
-            self.pending[node.output[0]] = _Pending("softmax", node, dict(x=self.views[x], dq=x))
+            self.pending[node.output[0]] = Pending("softmax", node, dict(x=self.views[x], dq=x))
         else:
             self.host(node, host_ops.FLOAT_OPS["Softmax"])
 
@@ -465,7 +420,7 @@ class _Importer(TransformerLayers):
         if x in self.pending and self.pending[x].node.op_type in _ACTIVATED and self.pending[x].relu is None:
             self.pending[out] = replace(self.pending.pop(x), relu=node)
         elif x in self.views:
-            self.pending[out] = _Pending("relu", node, dict(x=self.views[x], dq=x))
+            self.pending[out] = Pending("relu", node, dict(x=self.views[x], dq=x))
         else:
             self.host(node, host_ops.FLOAT_OPS["Relu"])
 
@@ -484,7 +439,7 @@ class _Importer(TransformerLayers):
             self.host(p.relu, host_ops.FLOAT_OPS["Relu"])
         self.island.add(tensor)
 
-    def finish(self, p: _Pending, out: str, yq: Quant) -> None:
+    def finish(self, p: Pending, out: str, yq: Quant) -> None:
         a, relu = p.args, p.relu is not None
         if p.kind == "conv":
             self.conv(p.node, a["x"], a["w"], a["b"], out, yq, relu)
@@ -545,32 +500,6 @@ class _Importer(TransformerLayers):
             q = self.qparams(node, i[k + 1], i[k + 2], what)
             ops.append((self.consts[i[k]], q, True) if i[k] in self.consts else (i[k], q, False))
         self.resadd(node, ops[0], ops[1], node.output[0], self.qparams(node, i[6], i[7], "output"), False)
-
-    def on_QLinearMul(self, node: Any) -> None:
-        """QOperator (com.microsoft): an int8 tensor times a constant scalar folds into the store scale of the layer
-        that writes it, as a QDQ Mul does; anything else runs on the host."""
-        i = list(node.input)
-        x, c = (0, 3) if i[3] in self.consts else (3, 0)
-        xq, yq = self.qparams(node, i[x + 1], i[x + 2], "input"), self.qparams(node, i[6], i[7] if len(i) > 7 else None,
-                                                                                 "the output")
-        if i[c] in self.consts and i[x] not in self.consts and np.size(self.consts[i[c]]) == 1:
-            cq = self.qparams(node, i[c + 1], i[c + 2], "the constant")
-            factor = (float(np.ravel(self.consts[i[c]])[0]) - cq.zero_point) * cq.scale
-            if self.fold_scale(node, (i[x], xq), i[x], factor, node.output[0], yq):
-                return
-        self.qlinear_host(node)
-
-    def on_QLinearSoftmax(self, node: Any) -> None:
-        """QOperator (com.microsoft): on the normalization unit where a QDQ Softmax would be."""
-        i = list(node.input)
-        xq, yq = self.qparams(node, i[1], i[2], "input"), self.qparams(node, i[3], i[4] if len(i) > 4 else None,
-                                                                       "the output")
-        info = self.tensors.get(i[0])
-        last = node_attrs(node).get("axis", -1) in (-1, len(info.shape) - 1) if info else False
-        if last and xq.dtype == "int8" and unit_writes_softmax(yq):
-            self.softmax(node, (i[0], xq), node.output[0], yq)
-        else:
-            self.qlinear_host(node)
 
     def _const(self, node: Any, tensor: str, what: str) -> np.ndarray:
         if tensor not in self.consts:

@@ -24,7 +24,7 @@ where the resadd, rounding twice as onnxruntime does, keeps it close (99.62%, me
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -34,10 +34,20 @@ from toolkit.norm import igelu, layernorm
 
 from . import host_ops
 from .network import AccelLayer, Feed, HostLayer
-from .onnx_layers import Layers
-from .onnx_quant import Quant
+from .onnx_layers import Layers, unit_writes_softmax
+from .onnx_quant import Quant, node_attrs
 
 GELU_FORMS = ("none", "tanh")
+
+
+@dataclass
+class Pending:
+    """A QDQ compute op seen in float, waiting for the QuantizeLinear that gives its output scale."""
+
+    kind: str
+    node: Any
+    args: dict[str, Any]
+    relu: Any = None   # the Relu node folded into it
 
 
 def normalized_step(gamma: np.ndarray, beta: np.ndarray, y_scale: float, cols: int) -> float:
@@ -52,7 +62,69 @@ def normalized_step(gamma: np.ndarray, beta: np.ndarray, y_scale: float, cols: i
 
 
 class TransformerLayers(Layers):
-    """The builders of :mod:`networks.onnx_transformer`'s layers (mixed into the importer)."""
+    """The handlers and builders of :mod:`networks.onnx_transformer`'s layers, mixed into the importer
+    (:class:`networks.onnx_import._Importer`, whose ``views`` and ``pending`` its handlers read and fill)."""
+
+    def on_Mul(self, node: Any) -> None:
+        """QDQ: a dequantized int8 tensor times a constant scalar, requantized: a fold into the store scale of the
+        layer that writes it (:meth:`TransformerLayers.fold_scale`)."""
+        x, c = node.input if node.input[0] in self.views else node.input[::-1]
+        if x in self.views and c in self.consts and np.size(self.consts[c]) == 1:
+            factor = float(np.ravel(self.consts[c])[0])
+            self.pending[node.output[0]] = Pending("mul", node, dict(x=self.views[x], dq=x, factor=factor))
+        else:
+            self.host(node, host_ops.FLOAT_OPS["Mul"])
+
+    def on_LayerNormalization(self, node: Any) -> None:
+        """QDQ: LayerNormalization over the last axis of a dequantized int8 tensor, constant gamma and beta: the
+        normalization unit's (then a depthwise affine); anything else on the host."""
+        x, attrs = node.input[0], node_attrs(node)
+        consts = [self.consts.get(t) if t else None for t in (*node.input[1:3], "")[:2]]
+        if self.last_axis_of_int8(x, attrs.get("axis", -1)) and consts[0] is not None \
+                and (len(node.input) < 3 or not node.input[2] or consts[1] is not None) and len(node.output) == 1:
+            self.pending[node.output[0]] = Pending("layernorm", node, dict(x=self.views[x], gamma=consts[0],
+                                                                            beta=consts[1]))
+        else:
+            self.host(node, host_ops.FLOAT_OPS["LayerNormalization"])
+
+    def on_Gelu(self, node: Any) -> None:
+        """QDQ: Gelu of a dequantized int8 tensor on the normalization unit (I-GELU); anything else on the host."""
+        x = node.input[0]
+        if x in self.views and self.views[x][1].plain and node_attrs(node).get("approximate", "none") in GELU_FORMS:
+            self.pending[node.output[0]] = Pending("gelu", node, dict(x=self.views[x]))
+        else:
+            self.host(node, host_ops.FLOAT_OPS["Gelu"])
+
+    def last_axis_of_int8(self, x: str, axis: int) -> bool:
+        if x not in self.views or self.views[x][1].dtype != "int8":
+            return False
+        return axis in (-1, len(self.tensors[self.views[x][0]].shape) - 1)
+
+    def on_QLinearMul(self, node: Any) -> None:
+        """QOperator (com.microsoft): an int8 tensor times a constant scalar folds into the store scale of the layer
+        that writes it, as a QDQ Mul does; anything else runs on the host."""
+        i = list(node.input)
+        x, c = (0, 3) if i[3] in self.consts else (3, 0)
+        xq, yq = self.qparams(node, i[x + 1], i[x + 2], "input"), self.qparams(node, i[6], i[7] if len(i) > 7 else None,
+                                                                                 "the output")
+        if i[c] in self.consts and i[x] not in self.consts and np.size(self.consts[i[c]]) == 1:
+            cq = self.qparams(node, i[c + 1], i[c + 2], "the constant")
+            factor = (float(np.ravel(self.consts[i[c]])[0]) - cq.zero_point) * cq.scale
+            if self.fold_scale(node, (i[x], xq), i[x], factor, node.output[0], yq):
+                return
+        self.qlinear_host(node)
+
+    def on_QLinearSoftmax(self, node: Any) -> None:
+        """QOperator (com.microsoft): on the normalization unit where a QDQ Softmax would be."""
+        i = list(node.input)
+        xq, yq = self.qparams(node, i[1], i[2], "input"), self.qparams(node, i[3], i[4] if len(i) > 4 else None,
+                                                                       "the output")
+        info = self.tensors.get(i[0])
+        last = node_attrs(node).get("axis", -1) in (-1, len(info.shape) - 1) if info else False
+        if last and xq.dtype == "int8" and unit_writes_softmax(yq):
+            self.softmax(node, (i[0], xq), node.output[0], yq)
+        else:
+            self.qlinear_host(node)
 
     def rows_of(self, node: Any, xname: str) -> tuple[tuple[int, ...], int, int]:
         shape = self.shape(node, xname)
