@@ -13,7 +13,7 @@ from typing import Any, Callable, Union
 
 import numpy as np
 
-from .host_ops import HostFn
+from .host_ops import LAYOUT_OPS, HostFn
 from toolkit.ops import Op
 
 LAYOUTS = ("native", "nhwc")
@@ -97,16 +97,29 @@ class HostLayer:
     outputs: tuple[str, ...]
     fn: HostFn
     rounds: HostFn | None = None     # the real values fn rounds to its integer output (to find rounding ties)
+    why: str = ""                    # why the importer left it to the host (else :meth:`reason` says by its type)
 
     @property
     def kind(self) -> str:
         return f"host:{self.op_type}"
+
+    @property
+    def reason(self) -> str:
+        """Why it runs on the host: the importer's word, else what its type is."""
+        if self.why:
+            return self.why
+        if self.op_type in MOVES:
+            return "data movement (exact on 8-bit values)"
+        if self.op_type in ("QuantizeLinear", "DequantizeLinear"):
+            return "a quantization the model puts around a host op or at its edge"
+        return f"no accelerator op for {self.op_type}"
 
     def tensor_inputs(self) -> list[str]:
         return [t for t in self.inputs if t is not None]
 
 
 Layer = Union[AccelLayer, HostLayer]
+MOVES = (*LAYOUT_OPS, "ShiftToInt8")   # host ops that only move values
 
 
 _VALUE_ONLY = ("scale", "a_scale", "b_scale")    # op fields that change values, never the instruction timing

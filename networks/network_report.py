@@ -31,6 +31,7 @@ def totals(res: NetworkResult, clock_ghz: float = 1.0) -> str:
     else:
         lines.append("  accelerator: no cycles on the functional backend (use --backend verilator)")
     lines.append(f"  host ops: {res.host_s * 1e3:.3f} ms (numpy)")
+    lines += _host_reasons(res)
     if res.ort_latency_s is not None:
         lines.append(f"  onnxruntime on this CPU: {res.ort_latency_s * 1e3:.3f} ms per inference")
     if res.output_dev:
@@ -55,6 +56,16 @@ def totals(res: NetworkResult, clock_ghz: float = 1.0) -> str:
                                                                if res.compare_s else ""))
     lines += [f"  note: {n}" for n in res.notes]
     return "\n".join(lines)
+
+
+def _host_reasons(res: NetworkResult) -> list[str]:
+    """The host layers grouped by type and reason: what the importer could not map, and why."""
+    groups: dict[tuple[str, str], int] = {}
+    for r in res.layers:
+        if r.bound == "host":
+            groups[(r.kind, r.note)] = groups.get((r.kind, r.note), 0) + 1
+    return ["  on the host, and why:", *(f"    {n} x {kind}: {why}" for (kind, why), n in groups.items())] \
+        if groups else []
 
 
 def format_table(res: NetworkResult, clock_ghz: float = 1.0) -> str:

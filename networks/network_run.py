@@ -115,7 +115,7 @@ def _run_layer(layer: AccelLayer | HostLayer, net: Network, env: dict[str, np.nd
         for name, arr in zip(layer.outputs, outs):
             env[name] = convert_layout(np.asarray(arr), "native", net.tensors[name].layout)
         return LayerRow(layer.name, layer.kind, layer.op_type, 1, 0, None, None, None, None, "host", None,
-                        host_s, host_s)
+                        host_s, host_s, note=layer.reason)
     prog = compiler(layer.op)
     out, cycles = execute_accel(layer, fetch, lambda op, op_inputs: run_program(prog, op_inputs, backend))
     env[layer.output] = out.reshape(net.tensors[layer.output].stored_shape)

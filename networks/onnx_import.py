@@ -69,6 +69,8 @@ from .onnx_quant import (ACCEL_TYPES, ISLAND_TYPES, NARROW_TYPES, NodeError, Qua
 from .onnx_transformer import Pending, TransformerLayers
 
 _ACTIVATED = ("Conv", "MatMul", "Gemm", "Add")      # QDQ ops whose ReLU the store unit can apply
+UNIT_KINDS = ("softmax", "layernorm", "gelu")       # pending ops the normalization unit computes
+ISLAND = "it reads a float island (a 16-bit, 4-bit or float8 tensor, or an output left in float)"
 
 
 def from_onnx(model: Any, *, fuse_pool: bool = False, hw: HardwareConfig | str | None = None) -> Network:
@@ -190,7 +192,7 @@ class _Importer(TransformerLayers):
                                 ) from None
         for out in self.graph_outputs:
             if out in self.pending:   # a float output (OpTypesToExcludeOutputQuantization)
-                self.flush(out)
+                self.flush(out, "its float output is a graph output")
             if out not in self.tensors:
                 raise ValueError(f"graph output {out!r} is a constant or is not computed by the graph")
         return Network(self.name, inputs, self.graph_outputs, self.tensors, self._live_layers(), self.proto)
@@ -198,7 +200,7 @@ class _Importer(TransformerLayers):
     def dispatch(self, node: Any) -> None:
         handler = getattr(self, f"on_{node.op_type}", None)
         if node.op_type in host_ops.FLOAT_OPS and self.in_island(node):   # a Conv, MatMul, Add, ... of an island
-            self.host(node, host_ops.FLOAT_OPS[node.op_type])
+            self.host(node, host_ops.FLOAT_OPS[node.op_type], why=ISLAND)
         elif node.op_type in host_ops.LAYOUT_OPS and node.input[0] in self.views:
             self.layout_of_view(node)
         elif handler is not None:
@@ -225,8 +227,9 @@ class _Importer(TransformerLayers):
 
     # ---- host ops ------------------------------------------------------------------------------
     def host(self, node: Any, fn: Any, scale: float | None = None, dtype: str | None = None,
-             zero_point: int = 0) -> HostLayer:
-        """A host layer for ``node``; outputs of layout ops on int8 keep the input's scale."""
+             zero_point: int = 0, why: str = "") -> HostLayer:
+        """A host layer for ``node`` (``why``: the importer's reason, where it has one); outputs of layout ops on
+        int8 keep the input's scale."""
         names: list[str | None] = []
         constants = {}
         for i, t in enumerate(node.input):
@@ -239,7 +242,7 @@ class _Importer(TransformerLayers):
             elif t in self.tensors:
                 names.append(t)
             elif t in self.pending:
-                self.flush(t)
+                self.flush(t, f"its float output is read by {node.op_type} node {node.name!r}")
                 names.append(t)
             else:
                 self.activation(node, t, "input")   # raises the reason
@@ -247,7 +250,7 @@ class _Importer(TransformerLayers):
         first = self.tensors.get(names[0]) if names and names[0] else None
         if scale is None and node.op_type in host_ops.LAYOUT_OPS and first is not None:
             scale, zero_point = first.scale, first.zero_point
-        layer = HostLayer(node.name, node.op_type, tuple(names), constants, attrs, tuple(node.output), fn)
+        layer = HostLayer(node.name, node.op_type, tuple(names), constants, attrs, tuple(node.output), fn, why=why)
         for out in node.output:   # by size first where inference knows it: the dry run allocates the outputs
             dtype_out, dims = self.types.get(out, (None, None))
             if dims is not None and None not in dims:
@@ -313,7 +316,9 @@ class _Importer(TransformerLayers):
         zp = node.input[2] if len(node.input) > 2 else None
         q = self.qparams(node, node.input[1], zp, f"output {out!r}", types=(*ACCEL_TYPES, *ISLAND_TYPES))
         if x in self.pending and not self.writes(self.pending[x].kind, q):
-            self.flush(x)
+            self.flush(x, f"its output is quantized to {q.dtype} (scale {float(np.ravel(q.scale)[0]):.4g}, zero point "
+                          f"{q.zero_point}), which {'the normalization unit' if self.pending[x].kind in UNIT_KINDS else 'the accelerator'} "
+                          "does not write")
         if x in self.pending:
             self.finish(self.pending.pop(x), out, q)
             self.quantized[x] = (out, q)
@@ -334,7 +339,7 @@ class _Importer(TransformerLayers):
         type; the normalization unit's ops symmetric int8 (softmax at a step of at least 1/127)."""
         if kind == "softmax":
             return unit_writes_softmax(q)
-        return q.plain if kind in ("layernorm", "gelu", "mul") else q.dtype in ACCEL_TYPES
+        return q.plain if kind in (*UNIT_KINDS, "mul") else q.dtype in ACCEL_TYPES
 
     def layout_of_view(self, node: Any) -> None:
         """A Reshape, Transpose, ... of a dequantized 8-bit tensor: on its integers (exact, the same quantization),
@@ -393,7 +398,8 @@ class _Importer(TransformerLayers):
             self.pending[node.output[0]] = Pending("add", node, dict(a=self.operand(node, a, "input A"),
                                                                       b=self.operand(node, b, "input B")))
         else:
-            self.host(node, host_ops.FLOAT_OPS["Add"])
+            self.host(node, host_ops.FLOAT_OPS["Add"], why="not an Add of two dequantized 8-bit tensors (or one and a "
+                                                           "quantized constant)")
 
     def on_MaxPool(self, node: Any) -> None:
         x = node.input[0]
@@ -404,7 +410,7 @@ class _Importer(TransformerLayers):
             q = Quant(info.scale, info.zero_point, info.dtype)
             self.maxpool(node, (x, q), node.output[0], q, x)
         else:
-            self.host(node, host_ops.FLOAT_OPS["MaxPool"])      # a float island
+            self.host(node, host_ops.FLOAT_OPS["MaxPool"], why=ISLAND)
 
     def on_Softmax(self, node: Any) -> None:
         """QDQ: Softmax over the last axis of a dequantized int8 tensor is the normalization unit's (when its
@@ -413,7 +419,7 @@ class _Importer(TransformerLayers):
         if self.last_axis_of_int8(x, node_attrs(node).get("axis", -1)):
             self.pending[node.output[0]] = Pending("softmax", node, dict(x=self.views[x], dq=x))
         else:
-            self.host(node, host_ops.FLOAT_OPS["Softmax"])
+            self.host(node, host_ops.FLOAT_OPS["Softmax"], why=self.not_rows(x, node_attrs(node).get("axis", -1)))
 
     def on_Relu(self, node: Any) -> None:
         x, out = node.input[0], node.output[0]
@@ -422,21 +428,21 @@ class _Importer(TransformerLayers):
         elif x in self.views:
             self.pending[out] = Pending("relu", node, dict(x=self.views[x], dq=x))
         else:
-            self.host(node, host_ops.FLOAT_OPS["Relu"])
+            self.host(node, host_ops.FLOAT_OPS["Relu"], why="its input is a float tensor")
 
     def in_island(self, node: Any) -> bool:
         """Whether ``node`` reads a float island (:data:`ISLAND_TYPES`): then it runs on the host, in float."""
         return any(t in self.island for t in node.input)
 
-    def flush(self, tensor: str) -> None:
+    def flush(self, tensor: str, why: str) -> None:
         """A pending op whose float output is not quantized to 8 bits: read by a float op (as in QOperator
         models, or with OpTypesToExcludeOutputQuantization), quantized to a type the accelerator does not
         compute on (or, for a softmax, to one the normalization unit cannot write), or a graph output. It runs in float on the host, on its dequantized inputs, as onnxruntime
         runs it, and so does what reads its output (a float island)."""
         p = self.pending.pop(tensor)
-        self.host(p.node, host_ops.FLOAT_OPS[p.node.op_type])
+        self.host(p.node, host_ops.FLOAT_OPS[p.node.op_type], why=why)
         if p.relu is not None:
-            self.host(p.relu, host_ops.FLOAT_OPS["Relu"])
+            self.host(p.relu, host_ops.FLOAT_OPS["Relu"], why=f"it follows {p.node.name!r}, on the host")
         self.island.add(tensor)
 
     def finish(self, p: Pending, out: str, yq: Quant) -> None:

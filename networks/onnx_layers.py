@@ -289,7 +289,9 @@ class Layers:
             fb = (per_channel(float_bias.in_scale), per_channel(float_bias.values))
             fn = host_ops.requantize_float_bias(*fb, yq.host(), offset, relu, terms)
             rounds = host_ops.float_bias_value(*fb, yq.scale, offset, terms)
-        layer = HostLayer(f"{node.name}_requantize", "Requantize", (acc, *names), {}, {}, (out,), fn, rounds)
+        why = ("Gemmini's store unit has no zero point, uint8 range or per-channel scale: the accelerator writes int32 "
+               "and this epilogue requantizes as onnxruntime does")
+        layer = HostLayer(f"{node.name}_requantize", "Requantize", (acc, *names), {}, {}, (out,), fn, rounds, why)
         self.layers.append(layer)
         self.add_tensor(TensorInfo(out, self.tensors[acc].shape, yq.dtype, yq.scale, zero_point=yq.zero_point),
                         layer)
@@ -351,7 +353,9 @@ class Layers:
         inputs = tuple(None if o[2] else o[0] for o in (a, b))
         consts = {i: o[0] for i, o in enumerate((a, b)) if o[2]}
         fn = host_ops.quantized_add((a[1].scale, a[1].zero_point), (b[1].scale, b[1].zero_point), yq.host(), relu)
-        layer = HostLayer(node.name, "QLinearAdd", inputs, consts, {}, (out,), fn)
+        why = ("a ReLU at an output zero point (the store clamps at 0)" if relu and yq.zero_point
+               else "a uint8 operand or output (the resadd reads and writes int8)")
+        layer = HostLayer(node.name, "QLinearAdd", inputs, consts, {}, (out,), fn, why=why)
         self.layers.append(layer)
         self.add_tensor(TensorInfo(out, shape, yq.dtype, yq.scale, zero_point=yq.zero_point), layer)
 
@@ -372,10 +376,11 @@ class Layers:
             self.accel(node, op, {"input": Feed(xname, "nhwc", (n, h, w, c))}, {}, mid, xq, "nhwc", shape)
         else:
             self.host_layer(HostLayer(node.name, "MaxPool", (xname,), {}, node_attrs(node), (mid,),
-                                      host_ops.FLOAT_OPS["MaxPool"]), shape, xq)
+                                      host_ops.FLOAT_OPS["MaxPool"], why="uint8 (the accelerator pools int8)"), shape, xq)
         if mid != out:
             self.host_layer(HostLayer(f"{node.name}_requantize", "Requantize", (mid,), {}, {}, (out,),
-                                      host_ops.requantize((xq.scale, xq.zero_point), yq.host())), shape, yq)
+                                      host_ops.requantize((xq.scale, xq.zero_point), yq.host()),
+                                      why="the pool's output quantization differs from its input's"), shape, yq)
 
     def softmax(self, node: Any, x: tuple[str, Quant], out: str, yq: Quant) -> None:
         """Softmax over the last axis on the normalization unit: tk.softmax of the int8 rows, I-exp at the input's
@@ -421,8 +426,9 @@ class Layers:
             self.layers[self.layers.index(prod)] = fused
             self.add_tensor(replace(self.tensors.pop(xname), name=out), fused)
             return
+        why = "a requantizing ReLU: its producer has other readers, an activation, or another quantization"
         self.host_layer(HostLayer(node.name, "Relu", (xname,), {}, {}, (out,),
-                                  host_ops.requantize_relu((xq.scale, xq.zero_point), yq.host())),
+                                  host_ops.requantize_relu((xq.scale, xq.zero_point), yq.host()), why=why),
                         self.shape(node, xname), yq)
 
     def host_layer(self, layer: HostLayer, shape: tuple[int, ...], q: Quant) -> None:

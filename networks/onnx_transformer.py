@@ -73,7 +73,7 @@ class TransformerLayers(Layers):
             factor = float(np.ravel(self.consts[c])[0])
             self.pending[node.output[0]] = Pending("mul", node, dict(x=self.views[x], dq=x, factor=factor))
         else:
-            self.host(node, host_ops.FLOAT_OPS["Mul"])
+            self.host(node, host_ops.FLOAT_OPS["Mul"], why="not a dequantized 8-bit tensor times a constant scalar")
 
     def on_LayerNormalization(self, node: Any) -> None:
         """QDQ: LayerNormalization over the last axis of a dequantized int8 tensor, constant gamma and beta: the
@@ -85,7 +85,8 @@ class TransformerLayers(Layers):
             self.pending[node.output[0]] = Pending("layernorm", node, dict(x=self.views[x], gamma=consts[0],
                                                                             beta=consts[1]))
         else:
-            self.host(node, host_ops.FLOAT_OPS["LayerNormalization"])
+            self.host(node, host_ops.FLOAT_OPS["LayerNormalization"],
+                      why=self.not_rows(x, attrs.get("axis", -1)) or "gamma or beta is not a constant")
 
     def on_Gelu(self, node: Any) -> None:
         """QDQ: Gelu of a dequantized int8 tensor on the normalization unit (I-GELU); anything else on the host."""
@@ -93,7 +94,16 @@ class TransformerLayers(Layers):
         if x in self.views and self.views[x][1].plain and node_attrs(node).get("approximate", "none") in GELU_FORMS:
             self.pending[node.output[0]] = Pending("gelu", node, dict(x=self.views[x]))
         else:
-            self.host(node, host_ops.FLOAT_OPS["Gelu"])
+            self.host(node, host_ops.FLOAT_OPS["Gelu"], why=self.not_rows(x, -1) or "its input has a zero point, or "
+                      "its approximate attribute is neither none nor tanh")
+
+    def not_rows(self, x: str, axis: int) -> str:
+        """Why the unit cannot take rows of ``x`` along ``axis`` (empty where it can)."""
+        if x not in self.views:
+            return "its input is not a dequantized 8-bit tensor"
+        if self.views[x][1].dtype != "int8":
+            return f"its input is {self.views[x][1].dtype} (the normalization unit reads int8)"
+        return "" if self.last_axis_of_int8(x, axis) else "it is not over the last axis (the unit normalizes rows)"
 
     def last_axis_of_int8(self, x: str, axis: int) -> bool:
         if x not in self.views or self.views[x][1].dtype != "int8":
@@ -185,4 +195,6 @@ class TransformerLayers(Layers):
         """A Mul by a constant that no layer could take: requantized on the host."""
         xname, xq = x
         fn = host_ops.requantize((xq.scale * factor, xq.zero_point), yq.host())
-        self.host_layer(HostLayer(node.name, "Mul", (xname,), {}, {}, (out,), fn), self.shape(node, xname), yq)
+        why = ("the layer that writes its input cannot take the scale (other readers, an activation, a zero point, "
+               "or not a conv, matmul or resadd)")
+        self.host_layer(HostLayer(node.name, "Mul", (xname,), {}, {}, (out,), fn, why=why), self.shape(node, xname), yq)

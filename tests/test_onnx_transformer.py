@@ -120,3 +120,10 @@ def test_residual_adds_with_zero_points_run_on_the_accelerator(tmp_path):
     res = tk.run_network(net, _input(net), hw="tiny")
     rows = [r for r in res.layers if r.kind == "resadd"]
     assert all(r.dev is not None and r.dev <= 1 for r in rows) and sum(r.mismatches for r in rows) < 20
+    # what stays on the host says why: Gemmini's store (and so its normalization unit) writes no zero point
+    why = {r.kind: r.note for r in res.layers if r.bound == "host"}
+    assert "zero point -128), which the normalization unit does not write" in why["host:Softmax"]
+    assert why["host:Requantize"].startswith("Gemmini's store unit has no zero point")
+    assert why["host:Transpose"] == "data movement (exact on 8-bit values)"
+    from networks.network_report import totals
+    assert "on the host, and why:" in totals(res)
