@@ -289,6 +289,7 @@ MODELS: dict[str, Callable] = {
     "resnet50": lambda: resnet(50),
     "mobilenetv2": mobilenetv2,
     "bert": bert_layer,
+    "bert-decomposed": lambda: bert_layer(decomposed=True),   # LayerNorm and GELU as PyTorch exports them
 }
 
 
