@@ -93,6 +93,11 @@ def clipped(s: LibrarySchedule, maxes: dict[str, int], starts: dict[str, int]) -
 
 
 def conv_context(op: Conv2d, s: LibraryConv, hw: HardwareConfig) -> dict[str, Any]:
+    if not op.pool_pads_as_onnx:   # the one lowering of a fused pool: conv2d(pool=...) means ONNX MaxPool
+        raise ValueError(f"pool={op.pool} with activation={op.activation!r}, out_offset={op.out_offset}: the store "
+                         "unit pools a padded position as 0 (as Gemmini's does), where ONNX MaxPool's padding never "
+                         "wins, and this conv can store negative values; use pool padding 0, activation='relu', or "
+                         "tk.maxpool2d on the conv's output")
     s.memory_plan(hw, op)
     return dict(op=op, schedule=s.to_dict(), a_stride=op.stride >> downsample(op), words=conv_words(op, s, hw))
 
