@@ -286,3 +286,21 @@ def test_fused_pool_of_negative_values_without_padding(hw: str) -> None:
     x["bias"] = np.full_like(x["bias"], -3000)
     assert (op.reference(x)["output"] < 0).any()
     assert_exact(op, hw, inputs=x)
+
+
+def test_onnx_conv_maxpool_without_relu_keeps_its_own_pool(tmp_path) -> None:
+    """Conv -> MaxPool 3/2/1 with no ReLU between: the conv can store negative values, which the store unit's
+    padding (0) could beat, so fuse_pool leaves the pool a layer of its own (edge copies, ONNX's max), and the
+    network matches onnxruntime (every conv bit-exact but at rounding ties)."""
+    pytest.importorskip("onnxruntime")
+    from benchmarks.onnx_models import Builder, quantize
+    from helpers import assert_matches_onnxruntime
+    from networks.network import AccelLayer
+    b = Builder("stem", (1, 3, 12, 12), 0)
+    model = quantize(b.model(b.maxpool(b.conv("x", 8, 3, 1, relu=False), 3, 2, 1)), tmp_path / "stem.onnx", "QDQ")
+    net = tk.from_onnx(model, fuse_pool=True)
+    kinds = [(l.op.KIND, getattr(l.op, "pool", None)) for l in net.layers if isinstance(l, AccelLayer)]
+    assert kinds == [("conv2d", None), ("maxpool", None)]
+    x = {name: np.random.default_rng(2).standard_normal(info.shape).astype(np.float32)
+         for name, info in net.inputs.items()}
+    assert_matches_onnxruntime(net, tk.run_network(net, x, backend="functional", hw="tiny"))
