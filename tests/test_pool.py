@@ -267,15 +267,52 @@ def test_padded_maxpool_of_negative_values_on_the_rtl(tiny_model, hw: str) -> No
     assert_exact(op, hw, backend="verilator", inputs=_negative(op, 6))
 
 
-def test_a_fused_pool_over_negative_values_with_padding_is_refused(tiny) -> None:
-    """Gemmini's store unit pools padding as 0: a conv that can store negative values (no ReLU) cannot fuse a
-    padded pool and keep ONNX MaxPool's meaning; the refusal names the argument."""
-    op = tk.conv2d(1, 5, 5, 8, 8, stride=2, pool=(3, 1, 1), bias="channel", scale=0.05)
-    with pytest.raises(ValueError, match=r"pool=\(3, 1, 1\) with activation='none'.*pools a padded position as 0"):
-        tk.compile(op, tiny)
+UNFUSED = [(1, 5, 5, 8, 8, 3, 2, 1, (3, 1, 1), "none", "channel"), (1, 9, 7, 4, 6, 3, 1, 1, (3, 2, 1), "none", None),
+           (2, 6, 6, 5, 20, 1, 1, 0, (2, 2, 1), "none", "channel")]
+
+
+def _negative_conv(case: tuple) -> tuple[tk.Op, dict]:
+    """The conv of ``case`` with its bias far below 0: most pre-pool values are negative, edge windows too."""
+    op = _fused(case)
+    x = op.random_inputs(4)
+    if op.bias:
+        x["bias"] = np.full_like(x["bias"], -2000)
+    assert (op.reference(x)["output"] < 0).any()
+    return op, x
+
+
+@pytest.mark.parametrize("hw", ["tiny", "gemmini"])
+@pytest.mark.parametrize("schedule", [None, "gemmini"])
+@pytest.mark.parametrize("case", UNFUSED, ids=str)
+def test_a_padded_pool_over_negative_values_runs_apart(hw: str, schedule: str | None, case: tuple) -> None:
+    """Gemmini's store unit pools padding as 0: a conv that can store negative values (no ReLU) keeps ONNX
+    MaxPool's meaning by running its pool apart: LOOP_CONV_WS without pooling into a scratch buffer, a fence,
+    then the store unit's pooling of edge copies (no padding left for it to pool as 0)."""
+    op, x = _negative_conv(case)
+    assert not op.pool_pads_as_onnx
+    ran = assert_exact(op, hw, schedule, inputs=x)
+    loops = [i for i in ran.program.instructions if isinstance(i, LoopConvWs)]
+    pools = [i for i in ran.program.instructions if isinstance(i, ConfigSt) and i.pooling]
+    assert loops and all(loop.no_pool for loop in loops)
+    assert pools and all(p.upad == p.lpad == 0 for p in pools)
+    assert "conv" in ran.program.buffers
+
+
+@pytest.mark.parametrize("hw", ["tiny", "gemmini"])
+def test_a_padded_pool_over_negative_values_on_the_rtl(tiny_model, hw: str) -> None:
+    op, x = _negative_conv(UNFUSED[1])
+    assert_exact(op, hw, backend="verilator", inputs=x)
+
+
+def test_which_fused_pools_keep_onnx_s_meaning() -> None:
+    """The store unit's padding (0) never beats a max of bytes that cannot be below 0, nor is there any padding
+    without pool padding."""
+    op = _fused(UNFUSED[0])
     assert not op.pool_pads_as_onnx
     assert dataclasses.replace(op, activation="relu").pool_pads_as_onnx
     assert dataclasses.replace(op, pool=(2, 1, 0)).pool_pads_as_onnx
+    assert dataclasses.replace(op, out_dtype="uint8").pool_pads_as_onnx
+    assert not dataclasses.replace(op, activation="relu", out_offset=-3).pool_pads_as_onnx
 
 
 @pytest.mark.parametrize("hw", ["tiny", "gemmini"])

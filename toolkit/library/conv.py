@@ -14,6 +14,7 @@ Gemmini's default configuration: a tile of at most dim / 2 input channels packs
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from typing import Any, Callable
 
 from isa import HardwareConfig
@@ -47,7 +48,15 @@ def auto_tiles(op: ConvOp, maxes: dict[str, int], channels: tuple[str, ...], hw:
 
 
 def tiled_conv_auto(op: Conv2d, hw: HardwareConfig) -> LibraryConv:
+    """Its tiles; of the conv alone where the pool runs apart (see conv_pool.py)."""
+    op = tiles_op(op)
     return LibraryConv(**auto_tiles(op, conv_maxes(op), ("pochs", "kchs"), hw))
+
+
+def tiles_op(op: Conv2d) -> Conv2d:
+    """The conv whose tiles a LibraryConv of ``op`` names: ``op``, or without its pool where the store unit's
+    pooling (padding as 0) is not ONNX MaxPool's and the pool runs apart (conv_pool.py)."""
+    return op if op.pool_pads_as_onnx else replace(op, pool=None)
 
 
 def loop_fields(op: ConvOp, weight_stride: int, dw: bool) -> dict[str, Any]:
@@ -64,9 +73,10 @@ def loop_fields(op: ConvOp, weight_stride: int, dw: bool) -> dict[str, Any]:
 
 
 def tile_fields(op: ConvOp, hw: HardwareConfig, corner: tuple[int, int, int, int, int], t: dict[str, int],
-                ich: int, och: int) -> dict[str, Any]:
+                ich: int, och: int, output: str = "output") -> dict[str, Any]:
     """sp_tiled_conv's fields of the tile at (b, porow, pocol, krow, kcol) with sizes ``t``: its input
-    window's padding, input and output addresses (channel ``ich`` / ``och``) and pixels per row."""
+    window's padding, input and output addresses (channel ``ich`` / ``och``, in the buffer ``output``) and pixels
+    per row."""
     b, porow, pocol, krow, kcol = corner
     orows, prows = pool_window(porow, t["porows"], op, op.out_h)
     ocols, pcols = pool_window(pocol, t["pocols"], op, op.out_w)
@@ -78,7 +88,7 @@ def tile_fields(op: ConvOp, hw: HardwareConfig, corner: tuple[int, int, int, int
     return dict(t, upad=rows.lo, dpad=rows.hi, lpad=cols.lo, rpad=cols.hi, orows=orows, ocols=ocols,
                 pupad=prows.lo, pdpad=prows.hi, plpad=pcols.lo, prpad=pcols.hi,
                 input=at("input", pixel * getattr(op, op.CHANNELS) + ich),
-                output=at("output", ((b * pool_h + porow) * pool_w + pocol) * op.out_channels + och),
+                output=at(output, ((b * pool_h + porow) * pool_w + pocol) * op.out_channels + och),
                 max_pixels_per_row=1 if wide else min(hw.dim // t["kchs"], t["kcols"]))
 
 
@@ -92,14 +102,12 @@ def clipped(s: LibrarySchedule, maxes: dict[str, int], starts: dict[str, int]) -
     return {n: min(getattr(s, n), maxes[n] - starts[n]) for n in starts}
 
 
-def conv_context(op: Conv2d, s: LibraryConv, hw: HardwareConfig) -> dict[str, Any]:
-    if not op.pool_pads_as_onnx:   # the one lowering of a fused pool: conv2d(pool=...) means ONNX MaxPool
-        raise ValueError(f"pool={op.pool} with activation={op.activation!r}, out_offset={op.out_offset}: the store "
-                         "unit pools a padded position as 0 (as Gemmini's does), where ONNX MaxPool's padding never "
-                         "wins, and this conv can store negative values; use pool padding 0, activation='relu', or "
-                         "tk.maxpool2d on the conv's output")
+def conv_context(op: Conv2d, s: LibraryConv, hw: HardwareConfig, output: str = "output") -> dict[str, Any]:
+    """The template's context: the words of ``s``'s tiles of :func:`tiles_op`, writing the buffer ``output``."""
+    op = tiles_op(op)
     s.memory_plan(hw, op)
-    return dict(op=op, schedule=s.to_dict(), a_stride=op.stride >> downsample(op), words=conv_words(op, s, hw))
+    return dict(op=op, schedule=s.to_dict(), a_stride=op.stride >> downsample(op),
+                words=conv_words(op, s, hw, output))
 
 
 # LibraryConv.order -> the loop nest of the host's walk, outermost first (kernel tiles innermost, so that a
@@ -153,7 +161,7 @@ def reuse(s: LibraryConv, maxes: dict[str, int]) -> Callable[[dict[str, int]], t
     return ids
 
 
-def conv_words(op: Conv2d, s: LibraryConv, hw: HardwareConfig) -> list[dict[str, Any]]:
+def conv_words(op: Conv2d, s: LibraryConv, hw: HardwareConfig, output: str = "output") -> list[dict[str, Any]]:
     """tiled_conv's loop (gemmini.h's b, porow, pocol, poch, krow, kcol, kch, or ``s.order``'s), the fields of
     gemmini_loop_conv_ws per tile: the bias (or, without one, the dummy pointer (acc_t*)1 + poch) with a
     tile's first kernel tile, the output with its last; input or weights kept in the scratchpad under an id
@@ -166,7 +174,7 @@ def conv_words(op: Conv2d, s: LibraryConv, hw: HardwareConfig) -> list[dict[str,
     for starts in conv_walk(s, maxes):
         b, porow, pocol, poch, krow, kcol, kch = (starts[n] for n in ARGS)
         (a_spad_id, load_input), (b_spad_id, load_weights) = ids(starts)
-        w = tile_fields(op, hw, (b, porow, pocol, krow, kcol), clipped(s, maxes, starts), kch, poch)
+        w = tile_fields(op, hw, (b, porow, pocol, krow, kcol), clipped(s, maxes, starts), kch, poch, output)
         last = krow + s.krows >= kd and kcol + s.kcols >= kd and kch + s.kchs >= op.in_c
         first = krow == kcol == kch == 0
         words.append({
