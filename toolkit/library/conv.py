@@ -14,14 +14,14 @@ Gemmini's default configuration: a tile of at most dim / 2 input channels packs
 from __future__ import annotations
 
 import itertools
-from dataclasses import replace
 from typing import Any, Callable
 
 from isa import HardwareConfig
 
 from ..conv.ops import Conv2d, ConvOp
 from ..schedule import ScheduleError, grow_tiles
-from .conv_tiles import ARGS, conv_maxes, downsample, pool_args, pool_window, pooled_dims, spad_rows, window
+from .conv_tiles import (ARGS, conv_maxes, downsample, fused_pool, pool_args, pool_window, pooled_dims, spad_rows,
+                         window)
 from .schedule import CONV_ORDERS, LibraryConv, LibrarySchedule
 from .words import ACT, NULL, at, ceil_div, check_fits, fits_half
 
@@ -48,15 +48,7 @@ def auto_tiles(op: ConvOp, maxes: dict[str, int], channels: tuple[str, ...], hw:
 
 
 def tiled_conv_auto(op: Conv2d, hw: HardwareConfig) -> LibraryConv:
-    """Its tiles; of the conv alone where the pool runs apart (see conv_pool.py)."""
-    op = tiles_op(op)
     return LibraryConv(**auto_tiles(op, conv_maxes(op), ("pochs", "kchs"), hw))
-
-
-def tiles_op(op: Conv2d) -> Conv2d:
-    """The conv whose tiles a LibraryConv of ``op`` names: ``op``, or without its pool where the store unit's
-    pooling (padding as 0) is not ONNX MaxPool's and the pool runs apart (conv_pool.py)."""
-    return op if op.pool_pads_as_onnx else replace(op, pool=None)
 
 
 def loop_fields(op: ConvOp, weight_stride: int, dw: bool) -> dict[str, Any]:
@@ -65,7 +57,7 @@ def loop_fields(op: ConvOp, weight_stride: int, dw: bool) -> dict[str, Any]:
     size, pool_stride, pool_padding = pool_args(op)
     pool_h, pool_w = pooled_dims(op)
     return dict(pool_size=size, pool_stride=pool_stride, pool_padding=pool_padding, pool_out_row_dim=pool_h,
-                pool_out_col_dim=pool_w, no_pool=int(getattr(op, "pool", None) is None), batch_size=op.batch, in_row_dim=op.in_h, in_col_dim=op.in_w, in_channels=in_c,
+                pool_out_col_dim=pool_w, no_pool=int(fused_pool(op) is None), batch_size=op.batch, in_row_dim=op.in_h, in_col_dim=op.in_w, in_channels=in_c,
                 out_channels=op.out_channels, out_row_dim=op.out_h, out_col_dim=op.out_w, stride=op.stride,
                 padding=op.padding, kernel_dim=op.kernel[0], in_stride=in_c, weight_stride=weight_stride,
                 out_stride=op.out_channels, no_bias=int(not op.bias), dw=int(dw), downsample=int(downsample(op)),
@@ -103,8 +95,7 @@ def clipped(s: LibrarySchedule, maxes: dict[str, int], starts: dict[str, int]) -
 
 
 def conv_context(op: Conv2d, s: LibraryConv, hw: HardwareConfig, output: str = "output") -> dict[str, Any]:
-    """The template's context: the words of ``s``'s tiles of :func:`tiles_op`, writing the buffer ``output``."""
-    op = tiles_op(op)
+    """The template's context: the words of ``s``'s tiles, writing the buffer ``output``."""
     s.memory_plan(hw, op)
     return dict(op=op, schedule=s.to_dict(), a_stride=op.stride >> downsample(op),
                 words=conv_words(op, s, hw, output))

@@ -3,8 +3,8 @@
 Gemmini's store unit pools a padded position as 0 (its garbage rows read zeros), where
 ``conv2d(pool=...)`` means ONNX MaxPool, whose padding never wins. The two differ where the conv can
 store a negative byte (no ReLU, or a negative out_offset) and the pool has padding. Such a conv runs
-gemmini.h's tiled_conv without the pool (the LibraryConv's tiles are the conv's own: conv.py's
-``tiles_op``) into a DRAM scratch buffer, then, after the fence tiled_conv's callers issue,
+gemmini.h's tiled_conv without the pool (the LibraryConv's tiles are the conv's own: conv_tiles.py's
+``fused_pool``) into a DRAM scratch buffer, then, after the fence tiled_conv's callers issue,
 tk.maxpool2d's store-unit pooling of that buffer, whose tiles load the padding as copies of the edge
 pixels (toolkit/maxpool/tiles.py): the same bits as ONNX, at the cost of a DRAM round trip.
 """
