@@ -341,3 +341,21 @@ def test_onnx_conv_maxpool_without_relu_keeps_its_own_pool(tmp_path) -> None:
     x = {name: np.random.default_rng(2).standard_normal(info.shape).astype(np.float32)
          for name, info in net.inputs.items()}
     assert_matches_onnxruntime(net, tk.run_network(net, x, backend="functional", hw="tiny"))
+
+
+@pytest.mark.parametrize("preset", ["tiny", "gemmini"])
+@pytest.mark.parametrize("out_dtype, out_offset, relu, fused", [("uint8", 100, False, True), ("int8", 5, True, True),
+                                                                 ("int8", -20, True, False)])
+def test_requantized_pools_fuse_where_no_stored_byte_is_below_0(preset: str, out_dtype: str, out_offset: int,
+                                                                 relu: bool, fused: bool) -> None:
+    """With the store unit's requantization (an extension): uint8 bytes are never below the padding's 0, nor
+    ReLU's with a non-negative offset, so those pools fuse; a negative offset after ReLU can store bytes below 0,
+    so that pool runs apart. All exact, with pool padding and a bias that drives most values low."""
+    hw = dataclasses.replace(tk.HardwareConfig.preset(preset), store_requant=True, name=f"{preset}_requant")
+    op = tk.conv2d(1, 7, 7, 4, 6, bias="channel", scale=0.05, pool=(3, 2, 1), out_dtype=out_dtype,
+                   out_offset=out_offset, activation="relu" if relu else "none")
+    x = op.random_inputs(3)
+    x["bias"] = np.full_like(x["bias"], -1500)
+    ran = assert_exact(op, hw, inputs=x)
+    loops = [i for i in ran.program.instructions if isinstance(i, LoopConvWs)]
+    assert op.pool_pads_as_onnx == fused and all(loop.no_pool == (not fused) for loop in loops)
