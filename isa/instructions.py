@@ -164,8 +164,9 @@ class ConfigSt(Instruction):
     """Store config. With ``pool_stride`` > 0 an mvout max-pools (Gemmini's store-path pooling): its local
     rows are an ``orows`` x ``ocols`` image of pixels (one row each, ``cols`` <= dim channels), and it writes
     the ``porows`` x ``pocols`` maxima of ``pool_size``-square windows ``pool_stride`` apart, the image offset
-    by ``upad`` rows and ``lpad`` columns of padding (never the max), to DRAM pixel ``porow * pool_out_dim +
-    pocol`` (``dram_stride`` bytes apart).
+    by ``upad`` rows and ``lpad`` columns of padding, to DRAM pixel ``porow * pool_out_dim + pocol``
+    (``dram_stride`` bytes apart). A padded position (above, left, or past the image's end) pools as the
+    byte 0, as on Gemmini, whose store unit reads it from the garbage address (zeros).
 
     The requantization extension (``HardwareConfig.store_requant``; Gemmini has none): an accumulator row
     stored as 8-bit values is ``clip(relu?(rne(acc * acc_scale)) + out_offset, qmin, qmax)``, with [qmin,

@@ -362,7 +362,8 @@ class Layers:
     def maxpool(self, node: Any, x: tuple[str, Quant], out: str, yq: Quant, dq: str) -> None:
         """int8 on the accelerator (the max commutes with any zero point; padding never wins), fused into the
         conv that writes ``x`` where it can (Conv -> (Relu) -> MaxPool: the store unit pools, no DRAM round
-        trip); uint8 on the host. Requantized on the host where the output's quantization differs."""
+        trip; not with pool padding over values that can be negative, which the store unit pools as 0); uint8
+        on the host. Requantized on the host where the output's quantization differs."""
         xname, xq = x
         n, c, h, w = self.nchw(node, xname)
         kernel = tuple(node_attrs(node)["kernel_shape"])
@@ -408,8 +409,10 @@ class Layers:
         if prod is None or prod.op.KIND != "conv2d" or prod.op.pool or prod.op.out_dtype != "int8" \
                 or prod.op.col_scaled or not store_can_pool(pool.kernel, pool.stride, pool.padding):
             return False
-        fused = replace(prod, op=replace(prod.op, pool=(pool.kernel[0], pool.stride, pool.padding)), output=out,
-                        nodes=(*prod.nodes, node.name))
+        op = replace(prod.op, pool=(pool.kernel[0], pool.stride, pool.padding))
+        if not op.pool_pads_as_onnx:   # the store unit pools padding as 0: a conv that can store negatives keeps
+            return False               # its own max pool layer
+        fused = replace(prod, op=op, output=out, nodes=(*prod.nodes, node.name))
         self.layers[self.layers.index(prod)] = fused
         self.add_tensor(replace(self.tensors.pop(xname), name=out, shape=shape), fused)
         return True

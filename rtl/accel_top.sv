@@ -71,6 +71,8 @@ module accel_top import systolic_pkg::*; #(
   output logic [2:0][N-1:0]    dbg_cand_deps_o,
   output logic [2:0][SLOT_W-1:0] dbg_cand_slot_o,
   output logic [2:0][SLOT_W:0] dbg_waiting_o,
+  // per dispatch queue (LD, EX, ST): its valid entries, Gemmini's RESERVATION_STATION_*_COUNT
+  output logic [2:0][SLOT_W:0] rs_count_o,
   output logic [N-1:0]         dbg_issued_o,
   output logic                 dbg_fence_o,
   output logic [2:0]           dbg_unit_ready_o,
@@ -167,7 +169,8 @@ module accel_top import systolic_pkg::*; #(
     .stall_hazard_o (stall_hazard), .stall_queue_full_o (stall_queue_full),
     .hazard_o (hazard), .starved_o (starved),
     .ev_disp_valid_o, .ev_disp_seq_o, .ev_issue_seq_o, .slot_seq_o (ev_slot_seq_o),
-    .dbg_cand_deps_o, .dbg_cand_slot_o, .dbg_waiting_o, .dbg_issued_o, .dbg_fence_o
+    .dbg_cand_deps_o, .dbg_cand_slot_o, .dbg_waiting_o, .dbg_issued_o, .dbg_fence_o,
+    .occupancy_o (rs_count_o)
   );
 
   load_unit #(

@@ -61,6 +61,7 @@ module dispatch import systolic_pkg::*; #(
   output logic [2:0][N-1:0]         dbg_cand_deps_o,
   output logic [2:0][SLOT_W-1:0]    dbg_cand_slot_o,
   output logic [2:0][SLOT_W:0]      dbg_waiting_o,
+  output logic [2:0][SLOT_W:0]      occupancy_o,  // per queue: its valid entries (Gemmini's RS counts)
   output logic [N-1:0]              dbg_issued_o,
   output logic                      dbg_fence_o
 );
@@ -295,6 +296,7 @@ module dispatch import systolic_pkg::*; #(
     iss_pre_o = pre_q[cand[QEX]];
     for (int s = 0; s < N; s++) slot_seq_o[s] = eseq_q[s];
     dbg_waiting_o = waiting_q;
+    occupancy_o   = count_q;
     dbg_issued_o  = issued_q;
     idle_o        = all_empty;
   end

@@ -18,8 +18,10 @@
 // rows are an orows x ocols image, one pixel a row. For each pooled pixel (porow, pocol), row by
 // row, the unit walks its pool_size x pool_size window, reading one pixel a cycle; a position
 // in the padding (upad rows above, lpad columns left of the image, or past its end) takes a
-// cycle but no read, and never wins. The max, after scale and activation, of the pixels it read
-// is one DMA write at dram + (porow * pool_out_dim + pocol) * stride.
+// cycle but no read, and pools as the byte 0, as in Gemmini (ucb-bar/gemmini 641fefb: the
+// StoreController makes such a pixel's address garbage, the Scratchpad sends a garbage row as
+// zeros, the DMA writer's maxOf takes it; gemmini.h's conv_cpu pools it as 0 too). The max, after
+// scale and activation, of the window is one DMA write at dram + (porow * pool_out_dim + pocol) * stride.
 //
 // Requantization (STORE_REQUANT, an extension Gemmini lacks): config_st's out_offset is added after
 // the scale's rounding and ReLU, and the sum clips to [-128, 127], or [0, 255] with out_uint8 (then the
@@ -133,7 +135,7 @@ module store_unit import systolic_pkg::*; #(
     logic              uint8;
     logic              col;    // scaled by the column-scale vector
     logic              pool;   // a row of a pooling mvout
-    logic              tap;    // pooling: the window position is in the image (read and compared)
+    logic              tap;    // pooling: the window position is in the image (read; else the byte 0)
     logic              wlast;  // pooling: the window's last position (its max goes out)
     logic [JOIN_W-1:0] jidx;   // the block's place in its DMA write (0: the write's first)
     logic              jend;   // the write's last block (it goes out)
@@ -304,20 +306,20 @@ module store_unit import systolic_pkg::*; #(
     end
   end
 
-  // pooling: the max of int8 lanes (uint8: the top bit flipped orders them as int8); the first row a
-  // window reads starts it
+  // pooling: the max of int8 lanes (uint8: the top bit flipped orders them as int8), a padded
+  // position's lanes the byte 0 (Gemmini's garbage row); a window's first position starts it
   always_comb begin
     for (int i = 0; i < DIM; i++) begin
       logic signed [7:0] x, m;
-      x = row_data[i*8 +: 8] ^ {ar_q.uint8, 7'd0};
+      x = (ar_q.tap ? row_data[i*8 +: 8] : 8'h00) ^ {ar_q.uint8, 7'd0};
       m = max_q[i*8 +: 8] ^ {ar_q.uint8, 7'd0};
-      merged[i*8 +: 8] = (!ar_q.tap ? m : (!have_q || x > m) ? x : m) ^ {ar_q.uint8, 7'd0};
+      merged[i*8 +: 8] = ((!have_q || x > m) ? x : m) ^ {ar_q.uint8, 7'd0};
     end
     max_d  = max_q;
     have_d = have_q;
     if (ar_valid_q && ar_q.pool) begin
       max_d  = merged;
-      have_d = !ar_q.wlast && (have_q || ar_q.tap);
+      have_d = !ar_q.wlast;
     end
   end
 

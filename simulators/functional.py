@@ -29,7 +29,8 @@ Semantics, shared with the RTL:
   scratchpad: the int8 rows as they are. A wider mvout reads block b of its
   columns from local rows base + b * dim (Gemmini's block mvout; not with ``.full``).
   With config_st's pooling on, an mvout writes the max of each window of its local image after
-  scale and activation; padded positions never win (ONNX MaxPool).
+  scale and activation; a padded position pools as the byte 0, as on Gemmini (its garbage rows
+  read zeros), so an all-negative edge window stores 0.
   With config_st's col_scales (the column-scale extension), lane i of each dim-wide block is scaled
   by entry i of the scale vector that config_st_scales words load, not by config_st's scale.
 * The normalization unit (isa.norm): config_norm sets its stat id, constants and the activation's
@@ -206,15 +207,19 @@ class FunctionalModel:
         return store_epilogue(acc, scale, relu, "uint8" if st.out_uint8 else "int8", st.out_offset)
 
     def _pooled_mvout(self, ins: Mvout, relu: bool) -> None:
-        """Max over each window of config_st's image, after scale and activation; padding never wins."""
+        """Max over each window of config_st's image, after scale and activation; padding pools as 0.
+
+        Gemmini (ucb-bar/gemmini 641fefb): StoreController makes a padded pixel's address garbage, the
+        Scratchpad sends a garbage row as zeros, and the DMA writer's maxOf pools it (gemmini.h's conv_cpu
+        and the tests' CPU pool pad with 0 too). Under out_uint8 the 0 is the unsigned byte, the least."""
         st, row = self.st, ins.local & ROW_MASK
         image = (self.acc if ins.local & ACC_BIT else self.sp)[row:row + st.orows * st.ocols, :ins.cols]
         if ins.local & ACC_BIT:
             image = self._store_bytes(image, relu)
         span_r, span_c = (st.porows - 1) * st.pool_stride + 1, (st.pocols - 1) * st.pool_stride + 1
-        # the image in its padding, as int16 below any int8 or uint8, so that padding never wins
-        padded = np.full((max(st.upad + st.orows, span_r + st.pool_size - 1),
-                          max(st.lpad + st.ocols, span_c + st.pool_size - 1), ins.cols), INT8_MIN - 1, dtype=np.int16)
+        # the image in its zero padding (int16 holds int8 and uint8 bytes alike)
+        padded = np.zeros((max(st.upad + st.orows, span_r + st.pool_size - 1),
+                           max(st.lpad + st.ocols, span_c + st.pool_size - 1), ins.cols), dtype=np.int16)
         padded[st.upad:st.upad + st.orows, st.lpad:st.lpad + st.ocols] = image.reshape(st.orows, st.ocols, -1)
         out = np.full((st.porows, st.pocols, ins.cols), INT8_MIN - 1, dtype=np.int16)
         for wr in range(st.pool_size):

@@ -25,7 +25,10 @@ CONVS = {   # channel counts ragged on tiny's dim of 4 unless said
     "3x3 stride 2": tk.conv2d(2, 9, 8, 6, 9, stride=2, scale=0.02),
     "1x1 stride 2 (downsample)": tk.conv2d(1, 8, 8, 5, 7, kernel=1, stride=2, padding=0, bias="channel", scale=0.1),
     "5x5 padded by 2": tk.conv2d(1, 6, 7, 5, 6, kernel=5, padding=2, scale=0.01),
-    "ragged channels, fused pool": tk.conv2d(1, 8, 8, 13, 7, bias="channel", scale=0.02, pool=(3, 2, 1)),
+    "ragged channels, fused pool": tk.conv2d(1, 8, 8, 13, 7, bias="channel", activation="relu", scale=0.02,
+                                             pool=(3, 2, 1)),
+    # no ReLU, padded pool: Gemmini's store unit would pool the padding as 0, so the pool runs apart
+    "ragged channels, pool apart": tk.conv2d(1, 8, 8, 13, 7, bias="channel", scale=0.02, pool=(3, 2, 1)),
 }
 # 3x3 over 8x8, 8 -> 12 channels on tiny: 2 x 2 pixel tiles, 3 output-channel tiles, one kernel tile
 WALKED = tk.conv2d(1, 8, 8, 8, 12, bias="channel", activation="relu", scale=0.02)

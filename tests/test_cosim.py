@@ -115,6 +115,53 @@ def test_gemmini_counters_count_on_the_rtl(tmp_path: Path, verilator_ok: None) -
     assert int(total["dma_bytes_read"]) == 5 * row_bytes
 
 
+COUNTS = r"""#include "accel.h"
+static uint64_t counter_op(uint64_t rs1) { uint64_t v; ROCC_INSTRUCTION(XCUSTOM_ACC, v, rs1, 0, 126); return v; }
+int main(void) {
+  static int8_t in[8][DIM][DIM];
+  /* slot 7: RESERVATION_STATION_LD_COUNT, Gemmini's external counter 1 */
+  counter_op(7 << 4 | 0x8 | 1ull << 12 | 1ull << 31);
+  config_ld(DIM, 0);
+  for (int n = 0; n < 8; ++n) mvin(in[n], n * DIM, DIM, DIM);
+  uint64_t queued = counter_op(7 << 4);
+  fence();
+  uint64_t after = counter_op(7 << 4);
+  uint64_t t0 = rdcycle(), t1 = rdcycle();
+  printf("%llu %llu %llu %llu\n", (unsigned long long)queued, (unsigned long long)after,
+         (unsigned long long)t0, (unsigned long long)t1);
+  return 0;
+}
+"""
+UNTIMED_NOTE = "systolic: note: the program reads {}; on the functional engine, which has no timing"
+
+
+def _run_counts(tmp_path: Path, engine: str) -> tuple[list[int], str]:
+    (tmp_path / "counts.c").write_text(COUNTS)
+    binary = cosim.compile_c([tmp_path / "counts.c"], tmp_path / "program", hw=TINY, engine=engine,
+                             include_dirs=[str(C_DIR)], defines=[f"DIM={TINY.dim}"], workdir=tmp_path)
+    ran = cosim.run_c(binary, capture=True, timeout=600)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    return [int(v) for v in ran.stdout.split()], ran.stderr
+
+
+def test_the_reservation_station_load_count_is_the_load_queue_s_entries(tmp_path: Path, verilator_ok: None) -> None:
+    """RESERVATION_STATION_LD_COUNT is a level, as Gemmini's (ReservationStation's utilization_ld_q): the loads
+    in the queue at the read. Eight mvins into a queue of ld_queue entries leave it full when the last one
+    enters; after a fence it is empty."""
+    (queued, after, t0, t1), err = _run_counts(tmp_path, "verilator")
+    assert (queued, after) == (TINY.ld_queue, 0)
+    assert 0 < t0 <= t1 and "note:" not in err
+
+
+def test_an_engine_without_timing_says_its_clock_and_counters_read_0(tmp_path: Path) -> None:
+    """The functional engine has no cycles: its clock and counter reads give 0, and the first of each kind says
+    so on stderr (a program that divides by its cycles then dies of SIGFPE with the reason said)."""
+    values, err = _run_counts(tmp_path, "functional")
+    assert values == [0, 0, 0, 0]
+    assert err.count(UNTIMED_NOTE.format("the cycle counter (rdcycle)")) == 1
+    assert err.count(UNTIMED_NOTE.format("Gemmini's performance counters (COUNTER_OP)")) == 1
+
+
 EXPORTS = {
     "matmul default": (tk.matmul(10, 7, 9, bias="row", activation="relu", scale=0.05), None),
     "matmul LOOP_WS": (tk.matmul(10, 7, 9, bias="row"), "gemmini"),

@@ -101,8 +101,9 @@ def default_matmul(op: Matmul, hw: HardwareConfig) -> Schedule:
 
 
 def default_conv2d(op: Conv2d, hw: HardwareConfig) -> Schedule:
-    """The toolkit's conv heuristic, or for a conv with a fused pool Gemmini's tiled_conv_auto, whose tiles are
-    pooled outputs (the toolkit's own conv tiles do not fuse a pool)."""
+    """The toolkit's conv heuristic, or for a conv with a pool Gemmini's tiled_conv_auto, whose tiles are pooled
+    outputs (the toolkit's own conv tiles do not fuse a pool; a pool that runs apart, library/conv_pool.py,
+    leaves the conv's own tiles)."""
     return tiled_conv_auto(op, hw) if op.pool else default_conv_schedule(op, hw)
 
 

@@ -31,6 +31,7 @@ class Engine {
     virtual void finish() = 0;         // at a clock read and at exit: until the accelerator is idle
     virtual uint64_t cycles() const = 0;
     virtual uint64_t counter(int index) const = 0;   // the counter COUNTER_NAMES[index]
+    virtual uint64_t rs_count(int) const { return 0; }   // dispatch queue q's (0 LD, 1 EX, 2 ST) entries now
     virtual uint64_t soc_counter(int) const { return 0; }   // SOC_COUNTER_NAMES[index]: the SoC's
     virtual double clock_seconds() const = 0;         // wall time spent clocking the accelerator
 };

@@ -53,6 +53,9 @@ class VerilatorEngine : public Engine {
     }
     uint64_t cycles() const override { return machine_.cycles(); }
     uint64_t counter(int index) const override { return harness::get64(machine_.top().ctr_o, index); }
+    uint64_t rs_count(int q) const override {
+        return harness::getbits(machine_.top().rs_count_o, q * (CFG_SLOT_W + 1), CFG_SLOT_W + 1);
+    }
     uint64_t soc_counter(int index) const override { return machine_.soc_counter(index); }
     double clock_seconds() const override { return clock_s_; }
 

@@ -3,7 +3,11 @@
 // one (reads then return it), bit 3 sets slot rs1[6:4] to event rs1[17:12] (plus 44 when
 // bit 31 marks Gemmini's external counters); every op returns the value of slot rs1[6:4].
 // An event is one of the accelerator's own counters (GEMMINI_EVENTS, generated from isa/);
-// a slot counts from when it was set or reset. Events we do not model read 0.
+// a slot counts from when it was set or reset. Gemmini's external RESERVATION_STATION_LD/ST/EX_COUNT
+// (44 + 1, 2, 3) are levels, not counts: the entries of that reservation-station queue at the read
+// (ucb-bar/gemmini 641fefb ReservationStation.scala's utilization_ld_q / _st_q / _ex_q, which
+// CounterFile passes through as they are), here dispatch's queue occupancy. Events we do not model
+// read 0.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -31,14 +35,27 @@ class GemminiCounters {
         if (rs1 & 8) {
             const uint64_t code = (rs1 >> 12) & 0x3f;
             Slot& s = slots_[slot];
-            s.counter = counter_of(code + ((rs1 >> 31) & 1 ? EXTERNAL_BASE : 0));
+            const uint64_t event = code + ((rs1 >> 31) & 1 ? EXTERNAL_BASE : 0);
+            s.queue = queue_of(event);
+            s.counter = s.queue < 0 ? counter_of(event) : -1;
             s.base = now(engine, s);
         }
         return snapshot_ ? snap_[slot] : value(engine, slots_[slot]);
     }
 
   private:
-    struct Slot { int counter = -1; uint64_t base = 0; };   // counter -1: no event we model
+    // counter -1: no counter (queue >= 0: a reservation-station count, else no event we model)
+    struct Slot { int counter = -1; int queue = -1; uint64_t base = 0; };
+
+    // RESERVATION_STATION_LD_COUNT, _ST_COUNT, _EX_COUNT -> dispatch's queue (0 LD, 1 EX, 2 ST), else -1
+    static int queue_of(uint64_t event) {
+        switch (event) {
+            case EXTERNAL_BASE + 1: return 0;
+            case EXTERNAL_BASE + 2: return 2;
+            case EXTERNAL_BASE + 3: return 1;
+            default: return -1;
+        }
+    }
 
     static int counter_of(uint64_t event) {
         for (const GemminiEvent& e : GEMMINI_EVENTS) {
@@ -51,7 +68,9 @@ class GemminiCounters {
     static uint64_t now(const Engine& engine, const Slot& s) {
         return s.counter < 0 ? 0 : engine.counter(s.counter);
     }
-    static uint64_t value(const Engine& engine, const Slot& s) { return now(engine, s) - s.base; }
+    static uint64_t value(const Engine& engine, const Slot& s) {
+        return s.queue >= 0 ? engine.rs_count(s.queue) : now(engine, s) - s.base;
+    }
 
     Slot slots_[SLOTS];
     uint64_t snap_[SLOTS] = {};

@@ -71,6 +71,17 @@ Runtime& runtime() {
     return *the_runtime;
 }
 
+// An engine without timing answers a clock or counter read with 0; a program that divides by cycles
+// or checks a counter then fails for that alone, so the first read of each kind says so on stderr.
+void note_untimed(const Runtime& rt, bool& said, const char* what) {
+    if (rt.engine->timed() || said) return;
+    said = true;
+    std::fflush(stdout);
+    std::fprintf(stderr, "systolic: note: the program reads %s; on the %s engine, which has no timing, every "
+                 "such read gives 0, so a result that depends on it needs --backend verilator\n", what,
+                 rt.engine->name());
+}
+
 template <class F> auto guarded(F f) -> decltype(f(runtime())) {
     Runtime& rt = runtime();
     try {
@@ -93,6 +104,8 @@ extern "C" uint64_t systolic_rocc(uint64_t funct, uint64_t rs1, uint64_t rs2) {
             return 0;
         }
         rt.engine->dispatch_all();   // as on Gemmini, the counter op follows the words before it
+        static bool said = false;
+        cosim::note_untimed(rt, said, "Gemmini's performance counters (COUNTER_OP)");
         return rt.counters.op(*rt.engine, rs1);
     });
 }
@@ -107,6 +120,8 @@ extern "C" void systolic_fence(void) {
 extern "C" uint64_t systolic_rdcycle(void) {
     return cosim::guarded([](Runtime& rt) {
         rt.engine->finish();
+        static bool said = false;
+        cosim::note_untimed(rt, said, "the cycle counter (rdcycle)");
         return rt.engine->cycles();
     });
 }

@@ -4,7 +4,7 @@ The local memories answer a granted read the next cycle (grants withheld at rand
 a DRAM model takes the writes when it is ready (also at random) and acknowledges
 each after a latency. The DRAM bytes are compared with the epilogue of numerics:
 raw int8 rows, scaled and saturated accumulator rows with ReLU, full int32 rows; with
-config_st's pooling fields, the max of each window (padding never wins); and with the
+config_st's pooling fields, the max of each window (a padded position pools as 0, Gemmini's); and with the
 requantization extension, the offset and the int8 or uint8 clip; with the column-scale
 extension, each lane's scale from the vector that config_st_scales words load. The writes
 themselves are checked too: a block mvout's row is one write of up to min(MAX_BLOCK_LEN, 4)
@@ -145,13 +145,16 @@ async def run_store(dut, program: list, sp: np.ndarray, acc: np.ndarray, rng: ra
 @cocotb.test()
 async def pooling_mvouts_write_each_window_s_max(dut) -> None:
     """Windows over an image of scratchpad or accumulator rows (after scale and ReLU): padding above and to the
-    left, windows past the image's end, overlapping windows and a stride past the window."""
+    left, windows past the image's end, overlapping windows and a stride past the window. A padded position
+    pools as 0, as on Gemmini: the first image is all negative, so each of its edge windows stores 0; its last
+    window lies in the padding past the image's end alone."""
     dim, sp_rows, acc_rows = int(dut.DIM.value), int(dut.SP_ROWS.value), int(dut.ACC_ROWS.value)
     rng, np_rng = random.Random(7), np.random.default_rng(7)
     sp = np_rng.integers(-128, 128, (sp_rows, dim)).astype(np.int8)
+    sp[3:3 + 25] = np_rng.integers(-128, 0, (25, dim))
     acc = np_rng.integers(-3000, 3000, (acc_rows, dim)).astype(np.int32)
     pools = [   # (config_st, the image's first row)
-        (ConfigSt(dim, 0, 1.0, pool_stride=2, pool_size=3, pool_out_dim=3, porows=3, pocols=3, orows=5, ocols=5,
+        (ConfigSt(dim, 0, 1.0, pool_stride=3, pool_size=3, pool_out_dim=3, porows=3, pocols=3, orows=5, ocols=5,
                   upad=1, lpad=1), 3),
         (ConfigSt(dim, 1, 0.125, pool_stride=1, pool_size=2, pool_out_dim=4, porows=2, pocols=3, orows=3, ocols=3,
                   upad=0, lpad=1), acc_addr(1)),
@@ -165,11 +168,14 @@ async def pooling_mvouts_write_each_window_s_max(dut) -> None:
         rows = mem[(local & 0xFFFF) + np.arange(cfg.orows * cfg.ocols), :mvout.cols]
         if local & (1 << 31):
             rows = acc_to_int8(rows, cfg.acc_scale, bool(cfg.activation))
-        image = rows.reshape(cfg.orows, cfg.ocols, -1).astype(np.int16)
+        # the image in zero padding wide enough for every window
+        image = np.zeros((cfg.upad + cfg.porows * cfg.pool_stride + cfg.pool_size + cfg.orows,
+                          cfg.lpad + cfg.pocols * cfg.pool_stride + cfg.pool_size + cfg.ocols, mvout.cols), np.int16)
+        image[cfg.upad:cfg.upad + cfg.orows, cfg.lpad:cfg.lpad + cfg.ocols] = rows.reshape(cfg.orows, cfg.ocols, -1)
         for porow in range(cfg.porows):
             for pocol in range(cfg.pocols):
-                r0, c0 = porow * cfg.pool_stride - cfg.upad, pocol * cfg.pool_stride - cfg.lpad
-                window = image[max(r0, 0):r0 + cfg.pool_size, max(c0, 0):c0 + cfg.pool_size]
+                r0, c0 = porow * cfg.pool_stride, pocol * cfg.pool_stride
+                window = image[r0:r0 + cfg.pool_size, c0:c0 + cfg.pool_size]
                 at = mvout.dram + (porow * cfg.pool_out_dim + pocol) * cfg.dram_stride
                 want[at:at + mvout.cols] = window.max(axis=(0, 1)).astype(np.int8).view(np.uint8)
     got = await run_store(dut, program, sp, acc, rng, want.size)

@@ -11,6 +11,7 @@ from isa.numerics import INT8_MIN
 
 from ..ops import (REQUANT_DTYPES, EpilogueOp, Spec, check_choice, check_epilogue, check_out_offset, positive_int,
                    wrap_int32)
+from ..maxpool.tiles import pads_as_onnx
 from ..window import Window, check_window, out_size, taps, window_max
 
 
@@ -108,6 +109,14 @@ class Conv2d(ConvOp):
         if self.pool is None:
             del params["pool"]
         return params
+
+    @property
+    def pool_pads_as_onnx(self) -> bool:
+        """Whether Gemmini's store-path pooling, which pools a padded position as the byte 0, gives this op's
+        ONNX max: no pool (or no pool padding), or no stored byte below 0 (uint8, or ReLU without a negative
+        out_offset)."""
+        nonnegative = self.out_dtype == "uint8" or (self.activation == "relu" and self.out_offset >= 0)
+        return self.pool is None or pads_as_onnx(self.pool[2], nonnegative)
 
     @property
     def pooled_hw(self) -> tuple[int, int]:

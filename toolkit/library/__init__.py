@@ -17,6 +17,7 @@ from ..lowering import render, requant_fields
 from ..ops import Op
 from ..schedule import ScheduleError
 from .conv import conv_context, tiled_conv_auto
+from .conv_pool import lower_unfused_pool
 from .depthwise import depthwise_context, tiled_conv_dw_auto
 from .knobs import LIBRARY_CONV_FIT, LIBRARY_MATMUL_FIT, library_conv_domains, library_matmul_domains
 from .matmul import matmul_context, tiled_matmul_auto
@@ -41,6 +42,8 @@ def lower_library(op: Op, s: LibrarySchedule, hw: HardwareConfig) -> Program:
     """Render gemmini.h's words for ``op`` under ``s``; the DRAM buffers are the op's inputs, then outputs."""
     if s.OP != op.KIND:
         raise ScheduleError(f"{s.describe()} is gemmini.h's call for a {s.OP}, not a {op.KIND}")
+    if not getattr(op, "pool_pads_as_onnx", True):
+        return lower_unfused_pool(op, s, hw)
     specs = [(name, "input", dtype, shape) for name, (shape, dtype) in op.input_specs().items()]
     specs += [(name, "output", dtype, shape) for name, (shape, dtype) in op.output_specs().items()]
     return parse_program(render(s.TEMPLATE, requant=requant_fields(op), **CONTEXTS[type(s)](op, s, hw)), hw,

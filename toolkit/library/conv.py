@@ -20,7 +20,8 @@ from isa import HardwareConfig
 
 from ..conv.ops import Conv2d, ConvOp
 from ..schedule import ScheduleError, grow_tiles
-from .conv_tiles import ARGS, conv_maxes, downsample, pool_args, pool_window, pooled_dims, spad_rows, window
+from .conv_tiles import (ARGS, conv_maxes, downsample, fused_pool, pool_args, pool_window, pooled_dims, spad_rows,
+                         window)
 from .schedule import CONV_ORDERS, LibraryConv, LibrarySchedule
 from .words import ACT, NULL, at, ceil_div, check_fits, fits_half
 
@@ -56,7 +57,7 @@ def loop_fields(op: ConvOp, weight_stride: int, dw: bool) -> dict[str, Any]:
     size, pool_stride, pool_padding = pool_args(op)
     pool_h, pool_w = pooled_dims(op)
     return dict(pool_size=size, pool_stride=pool_stride, pool_padding=pool_padding, pool_out_row_dim=pool_h,
-                pool_out_col_dim=pool_w, no_pool=int(getattr(op, "pool", None) is None), batch_size=op.batch, in_row_dim=op.in_h, in_col_dim=op.in_w, in_channels=in_c,
+                pool_out_col_dim=pool_w, no_pool=int(fused_pool(op) is None), batch_size=op.batch, in_row_dim=op.in_h, in_col_dim=op.in_w, in_channels=in_c,
                 out_channels=op.out_channels, out_row_dim=op.out_h, out_col_dim=op.out_w, stride=op.stride,
                 padding=op.padding, kernel_dim=op.kernel[0], in_stride=in_c, weight_stride=weight_stride,
                 out_stride=op.out_channels, no_bias=int(not op.bias), dw=int(dw), downsample=int(downsample(op)),
@@ -64,9 +65,10 @@ def loop_fields(op: ConvOp, weight_stride: int, dw: bool) -> dict[str, Any]:
 
 
 def tile_fields(op: ConvOp, hw: HardwareConfig, corner: tuple[int, int, int, int, int], t: dict[str, int],
-                ich: int, och: int) -> dict[str, Any]:
+                ich: int, och: int, output: str = "output") -> dict[str, Any]:
     """sp_tiled_conv's fields of the tile at (b, porow, pocol, krow, kcol) with sizes ``t``: its input
-    window's padding, input and output addresses (channel ``ich`` / ``och``) and pixels per row."""
+    window's padding, input and output addresses (channel ``ich`` / ``och``, in the buffer ``output``) and pixels
+    per row."""
     b, porow, pocol, krow, kcol = corner
     orows, prows = pool_window(porow, t["porows"], op, op.out_h)
     ocols, pcols = pool_window(pocol, t["pocols"], op, op.out_w)
@@ -78,7 +80,7 @@ def tile_fields(op: ConvOp, hw: HardwareConfig, corner: tuple[int, int, int, int
     return dict(t, upad=rows.lo, dpad=rows.hi, lpad=cols.lo, rpad=cols.hi, orows=orows, ocols=ocols,
                 pupad=prows.lo, pdpad=prows.hi, plpad=pcols.lo, prpad=pcols.hi,
                 input=at("input", pixel * getattr(op, op.CHANNELS) + ich),
-                output=at("output", ((b * pool_h + porow) * pool_w + pocol) * op.out_channels + och),
+                output=at(output, ((b * pool_h + porow) * pool_w + pocol) * op.out_channels + och),
                 max_pixels_per_row=1 if wide else min(hw.dim // t["kchs"], t["kcols"]))
 
 
@@ -92,9 +94,11 @@ def clipped(s: LibrarySchedule, maxes: dict[str, int], starts: dict[str, int]) -
     return {n: min(getattr(s, n), maxes[n] - starts[n]) for n in starts}
 
 
-def conv_context(op: Conv2d, s: LibraryConv, hw: HardwareConfig) -> dict[str, Any]:
+def conv_context(op: Conv2d, s: LibraryConv, hw: HardwareConfig, output: str = "output") -> dict[str, Any]:
+    """The template's context: the words of ``s``'s tiles, writing the buffer ``output``."""
     s.memory_plan(hw, op)
-    return dict(op=op, schedule=s.to_dict(), a_stride=op.stride >> downsample(op), words=conv_words(op, s, hw))
+    return dict(op=op, schedule=s.to_dict(), a_stride=op.stride >> downsample(op),
+                words=conv_words(op, s, hw, output))
 
 
 # LibraryConv.order -> the loop nest of the host's walk, outermost first (kernel tiles innermost, so that a
@@ -148,7 +152,7 @@ def reuse(s: LibraryConv, maxes: dict[str, int]) -> Callable[[dict[str, int]], t
     return ids
 
 
-def conv_words(op: Conv2d, s: LibraryConv, hw: HardwareConfig) -> list[dict[str, Any]]:
+def conv_words(op: Conv2d, s: LibraryConv, hw: HardwareConfig, output: str = "output") -> list[dict[str, Any]]:
     """tiled_conv's loop (gemmini.h's b, porow, pocol, poch, krow, kcol, kch, or ``s.order``'s), the fields of
     gemmini_loop_conv_ws per tile: the bias (or, without one, the dummy pointer (acc_t*)1 + poch) with a
     tile's first kernel tile, the output with its last; input or weights kept in the scratchpad under an id
@@ -161,7 +165,7 @@ def conv_words(op: Conv2d, s: LibraryConv, hw: HardwareConfig) -> list[dict[str,
     for starts in conv_walk(s, maxes):
         b, porow, pocol, poch, krow, kcol, kch = (starts[n] for n in ARGS)
         (a_spad_id, load_input), (b_spad_id, load_weights) = ids(starts)
-        w = tile_fields(op, hw, (b, porow, pocol, krow, kcol), clipped(s, maxes, starts), kch, poch)
+        w = tile_fields(op, hw, (b, porow, pocol, krow, kcol), clipped(s, maxes, starts), kch, poch, output)
         last = krow + s.krows >= kd and kcol + s.kcols >= kd and kch + s.kchs >= op.in_c
         first = krow == kcol == kch == 0
         words.append({

@@ -32,9 +32,15 @@ def check_conv(op: "ConvOp", call: str) -> int:
     return op.kernel[0]
 
 
+def fused_pool(op: "ConvOp") -> tuple[int, int, int] | None:
+    """The pool tiled_conv fuses: the conv's, but none where the store unit's pooling (a padded position as 0) is
+    not the op's ONNX MaxPool and the pool runs apart (conv_pool.py); the tiles are then the conv's own."""
+    return getattr(op, "pool", None) if getattr(op, "pool_pads_as_onnx", True) else None
+
+
 def pool_args(op: "ConvOp") -> tuple[int, int, int]:
     """tiled_conv's (pool_size, pool_stride, pool_padding): the fused pool's, or (1, 1, 0) without one."""
-    return getattr(op, "pool", None) or (1, 1, 0)
+    return fused_pool(op) or (1, 1, 0)
 
 
 def pooled_dims(op: "ConvOp") -> tuple[int, int]:
@@ -47,7 +53,7 @@ def downsample(op: "ConvOp") -> bool:
     """tiled_conv's downsample: a 1x1 kernel at stride 2 over even sizes, unpadded and unpooled, reads every other
     pixel."""
     return op.stride == 2 and op.kernel == (1, 1) and op.in_h % 2 == 0 and op.in_w % 2 == 0 and op.padding == 0 \
-        and getattr(op, "pool", None) is None
+        and fused_pool(op) is None
 
 
 def spad_rows(t: dict[str, int], op: "ConvOp", dim: int) -> tuple[int, int]:

@@ -68,9 +68,14 @@ def lower_maxpool(op: MaxPool2d, s: MaxPoolSchedule, hw: HardwareConfig) -> Prog
     return parse_program(text, hw, buffers)
 
 
-def _lower_in_store(op: MaxPool2d, s: MaxPoolSchedule, hw: HardwareConfig) -> Program:
+def store_text(op: MaxPool2d, s: MaxPoolSchedule, hw: HardwareConfig, source: str = "input") -> str:
+    """The assembly of the pool in the store unit, reading the buffer ``source`` and writing ``output``."""
     block, tiles = store_tiles(op, s.porows, s.pocols, hw)
+    return render("maxpool_store.s.j2", op=op, C=op.channels, schedule=s.to_dict(), block=block, tiles=tiles,
+                  source=source)
+
+
+def _lower_in_store(op: MaxPool2d, s: MaxPoolSchedule, hw: HardwareConfig) -> Program:
     buffers = layout([("input", "input", "int8", (op.batch, op.in_h, op.in_w, op.channels)),
                       ("output", "output", "int8", (op.batch, op.out_h, op.out_w, op.channels))])
-    text = render("maxpool_store.s.j2", op=op, C=op.channels, schedule=s.to_dict(), block=block, tiles=tiles)
-    return parse_program(text, hw, buffers)
+    return parse_program(store_text(op, s, hw), hw, buffers)
