@@ -5,7 +5,7 @@ before its batch and records the cap. The model tuner may learn that cap as the 
 as it did) or as the lower bound it is ("bounds", tuner.model.CostModel's censored fit). Here each search
 looks its cycles up in benchmarks/tables/ (the RTL cycles of every point) with the cap played as the
 session plays it: a batch's candidates past cap x the best before it report the cap, stopped; the first
-batch runs uncapped unless seeded (--seeded: the default runs first, alone, and caps the rest). Without
+batch runs uncapped unless seeded (--seeded: the default leads it, alone, and caps the rest). Without
 a cap ("none") nothing stops: the uncapped search for reference.
 
     python benchmarks/bench_censored.py [--seeds 5] [--budget 64] [--cap 3] [--seeded] [--tables mm_64x64x64]
@@ -50,23 +50,26 @@ def capped_trace(table: Table, X: np.ndarray, mode: str, cap: float, seed: int, 
     (its cycles, or its cap where it stopped)."""
     cost = table.cost()
     tuner = make_tuner("model", table.space, lambda pts: X[list(pts)], seed, censored=mode == "bounds")
-    if seeded:
-        tuner.seeds.append(table.space.index_of(table.space.default))
+    default = table.space.index_of(table.space.default)
+    if seeded and default is not None:   # (a default outside the space: unseeded, as the session does)
+        tuner.seeds.append(default)
     trace: list[float] = []
     spent: list[float] = []
     while len(trace) < budget and not tuner.exhausted():
-        batch = tuner.next_batch(1 if seeded and not trace else min(BATCH, budget - len(trace)))
+        batch = tuner.next_batch(min(BATCH, budget - len(trace)))
         if not batch:
             break
-        best = min(trace, default=math.inf)
-        limit = math.ceil(cap * best) if mode != "none" and math.isfinite(best) else math.inf
-        true = cost[batch]
-        stopped = true > limit   # a failure (inf) is no stop: it fails before any cap
-        stopped &= np.isfinite(true)
-        seen = np.where(stopped, limit, true)
-        tuner.update(batch, seen, stopped.tolist())
-        trace += true.tolist()
-        spent += seen.tolist()
+        lead = 1 if not trace and batch[0] == default and seeded else 0   # runs alone, capping the rest
+        seen, stopped = [], []
+        for part in (batch[:lead], batch[lead:]):
+            best = min(trace, default=math.inf)
+            limit = math.ceil(cap * best) if mode != "none" and math.isfinite(best) else math.inf
+            for c in cost[part]:
+                stopped.append(bool(math.isfinite(c) and c > limit))   # a failure fails before any cap
+                seen.append(limit if stopped[-1] else float(c))
+                trace.append(float(c))
+        tuner.update(batch, seen, stopped)
+        spent += seen
     return trace, spent
 
 
