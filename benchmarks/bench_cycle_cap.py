@@ -5,8 +5,9 @@
                                          [--stopped bounds costs]
 
 --feature-budget N holds the search's candidates featurized a batch at N (default: the tuner's own,
-tuner.session.feature_budget), to measure what the budget buys at a cap. --stopped bounds costs runs each cap twice: the model learning a
-stopped candidate's cap as the lower bound it is (the tuner's own) and as its cost (as it did before).
+tuner.session.feature_budget), to measure what the budget buys at a cap. --stopped bounds costs runs each
+cap twice: the model learning a stopped candidate's cap as the lower bound it is (the tuner's own) and as
+its cost (as it did before).
 
 For each ResNet-50 layer (networks/suites/resnet50.yaml) and each cap it tunes the layer from scratch
 (an empty database, no transfer; the search alone unless --with-default seeds the heuristic's schedule)
@@ -80,8 +81,8 @@ def main() -> int:
     print(f"{args.trials} trials a layer on the RTL (gemmini), seed {args.seed}, {args.workers} workers, "
           f"{'default seeded' if args.with_default else 'search alone (default not seeded)'}, "
           f"tile policy {args.tile_policy}, feature budget {args.feature_budget or 'the tuner default'}")
-    print(f"{'layer':<10} {'cap':>5} {'stopped':>7} {'wall s':>7} {'feat s':>7} {'cand s':>7} {'wall/(cand/w)':>13} {'best':>10} "
-          f"{'default/best':>12} {'slow':>5}  failed")
+    print(f"{'layer':<10} {'cap':>5} {'stopped':>7} {'wall s':>7} {'feat s':>7} {'cand s':>7} {'wall/(cand/w)':>13} "
+          f"{'best':>10} {'default/best':>12} {'slow':>5}  failed")
     for layer in suite.select(args.layers):
         op = layer.op
         default = tk.run(tk.compile(op, hw), op.random_inputs(0), backend="verilator").cycles
@@ -90,8 +91,8 @@ def main() -> int:
             r = tune_once(op, hw, space, cap, stopped, args)
             overhead = r["wall"] / (r["cand"] / args.workers) if r["cand"] else math.nan
             ratio = f"{default / r['best']:.3f}" if r["best"] else "-"
-            print(f"{layer.name:<10} {cap if cap else 'none':>5} {stopped if cap else '-':>7} {r['wall']:7.1f} {r['feat']:7.1f} {r['cand']:7.1f} "
-                  f"{overhead:13.2f} "
+            print(f"{layer.name:<10} {cap if cap else 'none':>5} {stopped if cap else '-':>7} {r['wall']:7.1f} "
+                  f"{r['feat']:7.1f} {r['cand']:7.1f} {overhead:13.2f} "
                   f"{r['best'] or 0:>10,} {ratio:>12} {r['slow']:>5}  {r['failed']}", flush=True)
     return 0
 
