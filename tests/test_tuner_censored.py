@@ -6,13 +6,20 @@ and its prior says it is slow but not how slow (12-24x): a stopped candidate the
 """
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Iterator, Sequence
+
 import numpy as np
 import pytest
 
 import toolkit as tk
+from toolkit.schedule import Schedule
+from tuner.database import Database
 from tuner.features import N_FEATURES, PRIOR
+from tuner.measure import Measurer, MeasureResult
 from tuner.model import CostModel
 from tuner.search import ModelTuner
+from tuner.session import TuningSession
 from tuner.space import Space
 
 TINY = tk.HardwareConfig.preset("tiny")
@@ -109,3 +116,40 @@ def test_the_search_does_not_return_to_a_region_stopped_at_the_cap(censored: boo
         assert bad == 0 and len(picks) == 8
     else:
         assert bad >= 4, "the failure this guards against"
+
+
+def test_the_warm_start_takes_stopped_records_as_bounds() -> None:
+    """Other workloads' stopped records (transfer.warm_start flags them) are bounds to the model as well."""
+    done, stopped, unseen = _history()
+    warm = (features(done + stopped), np.r_[cycles(done), np.full(len(stopped), CAP)],
+            np.r_[np.zeros(len(done), bool), np.ones(len(stopped), bool)])
+    space = Space(tk.matmul(8, 8, 16), TINY)
+    for censored in (True, False):
+        tuner = ModelTuner(space, features, seed=0, warm=warm, censored=censored)
+        predicted = np.median(tuner.model.predict(features(unseen[:500])))
+        assert (predicted > np.log2(CAP) + 3) if censored else (predicted < np.log2(CAP) + 1)
+
+
+class CappedStandIn(Measurer):
+    """The stand-in with the RTL's cycle cap: a candidate past the limit reports it, slow."""
+
+    def measure(self, op: tk.Op, hw: tk.HardwareConfig, schedules: Sequence[Schedule], cycle_limit: int | None = None
+                ) -> Iterator[tuple[int, MeasureResult]]:
+        for i, res in super().measure(op, hw, schedules, None):
+            if cycle_limit is not None and res.ok and res.cycles > cycle_limit:
+                res = MeasureResult("slow", cycle_limit, error="stopped at the cycle cap")
+            yield i, res
+
+
+def test_the_session_tells_the_search_which_candidates_stopped(tmp_path: Path) -> None:
+    """Those it measures and those it reads from the database (another run's) alike."""
+    op = tk.matmul(8, 8, 16)
+    space = Space(op, TINY)
+    with TuningSession(op, TINY, space, CappedStandIn("stand-in", workers=1), tmp_path / "t.db", seed=0,
+                       cycle_cap=1.2, tuner_options={"feature_budget": 16}) as session:
+        session.tune(16, progress=False)
+        slow = {space.index_of(t.schedule) for t in session.ledger.history if t.status == "slow"}
+        assert slow and session.search.stopped == slow
+    with Database(tmp_path / "t.db") as db, TuningSession(op, TINY, space, Measurer("stand-in", workers=1), db,
+                                                           seed=1) as again:
+        assert len(again.ledger.history) == 16 and again.search.stopped == slow
