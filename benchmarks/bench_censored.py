@@ -98,15 +98,18 @@ def _cell(key: str, v: float, budget: int) -> str:
 
 
 def geomeans(results: dict[str, dict[str, dict[str, float]]], modes: list[str], budget: int) -> None:
-    """Each mode's figures over costs', geomean over the tables (a search that never got there: its budget)."""
+    """Each mode's figures over costs', geomean over the tables (a search that never got there: its budget),
+    and its candidates stopped, summed over the tables."""
     if "costs" not in modes:
         return
-    print("\ngeomean over tables of mode / costs (< 1: less than costs)")
+    print("\ngeomean over tables of mode / costs (< 1: less than costs); stopped: summed over tables")
     for mode in modes:
         cells = []
         for key in KEYS[:-1]:
-            ratios = [min(r[mode][key], budget) / min(r["costs"][key], budget) for r in results.values()]
+            cut = budget if key.startswith("to ") else math.inf
+            ratios = [min(r[mode][key], cut) / min(r["costs"][key], cut) for r in results.values()]
             cells.append(f"{key} {math.exp(np.mean(np.log(ratios))):.3f}")
+        cells.append(f"stopped {sum(r[mode]['stopped'] for r in results.values()):.0f}")
         print(f"    {mode:<7} " + "  ".join(cells))
 
 
