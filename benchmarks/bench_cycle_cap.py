@@ -2,9 +2,12 @@
 
     python benchmarks/bench_cycle_cap.py [--layers s2_3x3 s3_3x3] [--trials 24] [--caps 3 none] [--workers 2]
                                          [--seed 0] [--tile-policy pow2] [--with-default] [--feature-budget N]
+                                         [--stopped bounds costs]
 
 --feature-budget N holds the search's candidates featurized a batch at N (default: the tuner's own,
-tuner.session.feature_budget), to measure what the budget buys at a cap.
+tuner.session.feature_budget), to measure what the budget buys at a cap. --stopped bounds costs runs each
+cap twice: the model learning a stopped candidate's cap as the lower bound it is (the tuner's own) and as
+its cost (as it did before).
 
 For each ResNet-50 layer (networks/suites/resnet50.yaml) and each cap it tunes the layer from scratch
 (an empty database, no transfer; the search alone unless --with-default seeds the heuristic's schedule)
@@ -17,7 +20,8 @@ on the verilator backend, and prints:
 - best: the best cycles found, and the default schedule's cycles (measured once here) over it;
 - slow: candidates stopped at the cap.
 
-With a cap of 3, a candidate stops at 3x the best before its batch; the search sees that as its cost.
+With a cap of 3, a candidate stops at 3x the best before its batch; the search learns that as a lower
+bound of its cycles (--stopped costs: as its cost).
 The caps of one layer run one after the other with the same seed, so they see the same first batch.
 """
 from __future__ import annotations
@@ -41,14 +45,16 @@ from tuner.database import Database  # noqa: E402
 from tuner.space import Space  # noqa: E402
 
 
-def tune_once(op: tk.Op, hw: tk.HardwareConfig, space: Space, cap: float | None, args: argparse.Namespace) -> dict:
+def tune_once(op: tk.Op, hw: tk.HardwareConfig, space: Space, cap: float | None, stopped: str,
+              args: argparse.Namespace) -> dict:
+    options = {"censored": stopped == "bounds", **({"feature_budget": args.feature_budget} if args.feature_budget
+                                                   else {})}
     with tempfile.TemporaryDirectory(prefix="bench-cap-") as tmp:
         db = Path(tmp) / "records.db"
         start = time.perf_counter()
         res = tune(op, hw, trials=args.trials, backend="verilator", db=str(db), workers=args.workers,
                    seed=args.seed, progress=False, space=space, transfer_learning=False,
-                   include_default=args.with_default, cycle_cap=cap,
-                   tuner_options={"feature_budget": args.feature_budget} if args.feature_budget else None)
+                   include_default=args.with_default, cycle_cap=cap, tuner_options=options)
         wall = time.perf_counter() - start
         with Database(db) as database:
             records = database.records(workload=op.key)
@@ -67,24 +73,26 @@ def main() -> int:
     p.add_argument("--with-default", action="store_true", help="seed the heuristic's schedule, as tk.tune does")
     p.add_argument("--feature-budget", type=int, default=None, help="candidates featurized a batch (default: the "
                                                                      "tuner's own)")
+    p.add_argument("--stopped", nargs="+", choices=("bounds", "costs"), default=["bounds"],
+                   help="what the model learns of a stopped candidate's cap: a lower bound (the tuner's) or its cost")
     args = p.parse_args()
     hw = tk.HardwareConfig.preset("gemmini")
     suite = load_suite("resnet50")
     print(f"{args.trials} trials a layer on the RTL (gemmini), seed {args.seed}, {args.workers} workers, "
           f"{'default seeded' if args.with_default else 'search alone (default not seeded)'}, "
           f"tile policy {args.tile_policy}, feature budget {args.feature_budget or 'the tuner default'}")
-    print(f"{'layer':<10} {'cap':>5} {'wall s':>7} {'feat s':>7} {'cand s':>7} {'wall/(cand/w)':>13} {'best':>10} "
-          f"{'default/best':>12} {'slow':>5}  failed")
+    print(f"{'layer':<10} {'cap':>5} {'stopped':>7} {'wall s':>7} {'feat s':>7} {'cand s':>7} {'wall/(cand/w)':>13} "
+          f"{'best':>10} {'default/best':>12} {'slow':>5}  failed")
     for layer in suite.select(args.layers):
         op = layer.op
         default = tk.run(tk.compile(op, hw), op.random_inputs(0), backend="verilator").cycles
         space = Space(op, hw, tile_policy=args.tile_policy)
-        for cap in args.caps:
-            r = tune_once(op, hw, space, cap, args)
+        for cap, stopped in [(c, s) for c in args.caps for s in (args.stopped if c else args.stopped[:1])]:
+            r = tune_once(op, hw, space, cap, stopped, args)
             overhead = r["wall"] / (r["cand"] / args.workers) if r["cand"] else math.nan
             ratio = f"{default / r['best']:.3f}" if r["best"] else "-"
-            print(f"{layer.name:<10} {cap if cap else 'none':>5} {r['wall']:7.1f} {r['feat']:7.1f} {r['cand']:7.1f} "
-                  f"{overhead:13.2f} "
+            print(f"{layer.name:<10} {cap if cap else 'none':>5} {stopped if cap else '-':>7} {r['wall']:7.1f} "
+                  f"{r['feat']:7.1f} {r['cand']:7.1f} {overhead:13.2f} "
                   f"{r['best'] or 0:>10,} {ratio:>12} {r['slow']:>5}  {r['failed']}", flush=True)
     return 0
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -219,6 +220,8 @@ def test_schedule_best_through_the_public_api(tmp_path: Path) -> None:
 
 
 def test_transfer_seeds_and_warm_start_come_from_similar_workloads(tmp_path: Path) -> None:
+    """The warm start takes the ok records and the slow ones, flagged (their cycles are caps), never the
+    failures; a slow one never seeds."""
     db = Database(tmp_path / "t.db")
     for rec in _records(9):
         db.add(rec)
@@ -226,8 +229,11 @@ def test_transfer_seeds_and_warm_start_come_from_similar_workloads(tmp_path: Pat
     space = Space(new, TINY)
     seeds = transfer.seed_points(db, space, "stand-in")
     assert seeds and all(0 <= p < len(space) for p in seeds)
-    X, y = transfer.warm_start(db, new, TINY, "stand-in")
-    assert len(X) == len(y) == 6
+    db.add(dataclasses.replace(_records(10)[9], cycles=900, status="slow", error="stopped at the cycle cap"))
+    assert transfer.seed_points(db, space, "stand-in") == seeds
+    X, y, stopped = transfer.warm_start(db, new, TINY, "stand-in")
+    assert len(X) == len(y) == len(stopped) == 7
+    assert list(y[stopped]) == [900] and stopped.sum() == 1
     assert transfer.similar_workloads(db, new, TINY, "stand-in")[0][0] == OP.key
 
 

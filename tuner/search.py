@@ -1,8 +1,9 @@
 """Search strategies over a :class:`~tuner.space.Space`: model-guided, and random, grid, genetic baselines.
 
 Every tuner speaks in point indices: ``next_batch(n)`` proposes up to ``n``
-unmeasured points, ``update(points, cycles)`` reports what they measured
-(``inf`` for a failure). All randomness comes from one seeded generator, so a
+unmeasured points, ``update(points, cycles, stopped)`` reports what they measured
+(``inf`` for a failure; ``stopped``: which ran into the cycle cap, their cycles the cap, a lower
+bound, which the model tuner learns as such). All randomness comes from one seeded generator, so a
 run is reproducible for a given seed and measurement outcome.
 """
 from __future__ import annotations
@@ -18,6 +19,11 @@ from .space import Space
 Featurizer = Callable[[Sequence[int]], np.ndarray]
 
 
+def _flags(stopped: Sequence[bool], n: int) -> list[bool]:
+    """``stopped`` as ``n`` flags (none given: none stopped)."""
+    return [bool(s) for s in stopped] + [False] * (n - len(stopped))
+
+
 class Tuner:
     """Base: bookkeeping of what has been measured."""
 
@@ -27,15 +33,17 @@ class Tuner:
         self.space = space
         self.rng = np.random.default_rng(seed)
         self.measured: dict[int, float] = {}
+        self.stopped: set[int] = set()  # measured points whose cycles are the cap they stopped at
         self.covered: set[int] = set()  # points measured in another form (TwinTuner): never proposed
         self.seeds: list[int] = []  # points to try first (the default, transferred schedules)
 
     def next_batch(self, n: int) -> list[int]:
         raise NotImplementedError
 
-    def update(self, points: Sequence[int], cycles: Sequence[float]) -> None:
+    def update(self, points: Sequence[int], cycles: Sequence[float], stopped: Sequence[bool] = ()) -> None:
         for p, c in zip(points, cycles):
             self.measured[int(p)] = float(c)
+        self.stopped.update(int(p) for p, s in zip(points, stopped) if s)
 
     def exhausted(self) -> bool:
         return len(self.measured.keys() | self.covered) >= len(self.space)
@@ -121,18 +129,22 @@ class ModelTuner(Tuner):
     of points already picked (diversity), plus a share of uniform random picks.
     Before any measurement the model is the analytical prior of
     :func:`~tuner.model.prior` (``use_prior=False``: the first batch is random).
+
+    ``warm``: (features, cycles) of other workloads' records, or (features, cycles, stopped), the
+    stopped ones' cycles their caps. ``censored``: the model learns a stopped candidate's cap as the
+    lower bound it is (:class:`~tuner.model.CostModel`); False, as its cost.
     """
 
     name = "model"
 
     def __init__(self, space: Space, featurize: Featurizer, seed: int = 0, *, n_chains: int = 16,
                  feature_budget: int = 512, random_share: float = 0.15, min_distance: int = 2,
-                 warm: tuple[np.ndarray, np.ndarray] | None = None, warm_weight: float = 0.5,
-                 use_prior: bool = True) -> None:
+                 warm: tuple[np.ndarray, ...] | None = None, warm_weight: float = 0.5,
+                 use_prior: bool = True, censored: bool = True) -> None:
         super().__init__(space, seed)
         self.featurize = featurize
         self.use_prior = use_prior
-        self.model = CostModel(seed, use_prior=use_prior)
+        self.model = CostModel(seed, use_prior=use_prior, censored=censored)
         self.n_chains, self.feature_budget = n_chains, feature_budget
         self.random_share, self.min_distance = random_share, min_distance
         self.warm = warm
@@ -140,31 +152,42 @@ class ModelTuner(Tuner):
         self.chains: list[int] = []
         self.spearman_history: list[float] = []  # held-out: predictions made before each batch was measured
         self._predicted: dict[int, float] = {}
-        self._outside: list[tuple[np.ndarray, float]] = []  # measured points outside the space (learn)
+        self._outside: list[tuple[np.ndarray, float, bool]] = []  # measured outside the space (learn), stopped
         self._refit()
 
-    def learn(self, points: Sequence[int], X: np.ndarray, cycles: Sequence[float]) -> None:
+    def learn(self, points: Sequence[int], X: np.ndarray, cycles: Sequence[float],
+              stopped: Sequence[bool] = ()) -> None:
         """Measurements of other forms of ``points`` (their twins outside the space, with features ``X``): the
         model trains on them from its next fit on, and the points are not proposed again."""
         self.covered.update(int(p) for p in points)
-        self._outside += [(x, float(c)) for x, c in zip(X, cycles) if math.isfinite(c)]
+        self._outside += [(x, float(c), s) for x, c, s in zip(X, cycles, _flags(stopped, len(cycles)))
+                          if math.isfinite(c)]
 
     def _refit(self) -> None:
+        """Fit the model on every finite measurement: the space's, the twins' and the warm start's."""
         pts = [p for p, c in self.measured.items() if math.isfinite(c)]
-        parts = [(self.featurize(pts), [self.measured[p] for p in pts], 1.0)] if pts else []
+        parts = [(self.featurize(pts), [self.measured[p] for p in pts], [p in self.stopped for p in pts], 1.0)] \
+            if pts else []
         if self._outside:
-            parts.append((np.array([x for x, _ in self._outside]), [c for _, c in self._outside], 1.0))
+            X, cycles, stopped = zip(*self._outside)
+            parts.append((np.array(X), cycles, stopped, 1.0))
         if self.warm is not None and len(self.warm[0]):
-            parts.append((self.warm[0], self.warm[1], self.warm_weight))
+            warm_stopped = self.warm[2] if len(self.warm) > 2 else np.zeros(len(self.warm[1]), bool)
+            parts.append((self.warm[0], self.warm[1], warm_stopped, self.warm_weight))
         if parts:
-            self.model.fit(np.vstack([X for X, _, _ in parts]), np.concatenate([y for _, y, _ in parts]),
-                           np.concatenate([np.full(len(y), w) for _, y, w in parts]))
+            self.model.fit(np.vstack([X for X, *_ in parts]), np.concatenate([y for _, y, _, _ in parts]),
+                           np.concatenate([np.full(len(y), w) for _, y, _, w in parts]),
+                           np.concatenate([np.asarray(s, bool) for _, _, s, _ in parts]))
 
-    def update(self, points: Sequence[int], cycles: Sequence[float]) -> None:
-        pred = [(self._predicted[p], c) for p, c in zip(points, cycles) if p in self._predicted and math.isfinite(c)]
+    def update(self, points: Sequence[int], cycles: Sequence[float], stopped: Sequence[bool] = ()) -> None:
+        """Take in measurements and refit. The held-out Spearman leaves out the stopped ones: a cap is no
+        measured cost to rank against."""
+        capped = {int(p) for p, s in zip(points, stopped) if s}
+        pred = [(self._predicted[p], c) for p, c in zip(points, cycles)
+                if p in self._predicted and math.isfinite(c) and p not in capped]
         if pred:
             self.spearman_history.append(spearman(*map(np.array, zip(*pred))))
-        super().update(points, cycles)
+        super().update(points, cycles, stopped)
         self._refit()
 
     def next_batch(self, n: int) -> list[int]:
@@ -344,13 +367,15 @@ class TwinTuner(Tuner):
         self.twins_taken += best > 0
         return [p, *twins][best]
 
-    def update(self, points: Sequence[int], cycles: Sequence[float]) -> None:
-        super().update(points, cycles)
+    def update(self, points: Sequence[int], cycles: Sequence[float], stopped: Sequence[bool] = ()) -> None:
+        super().update(points, cycles, stopped)
+        flags = _flags(stopped, len(points))
         halves = [self.down(p) for p in points]
-        twins = [(p, c) for p, c, q in zip(points, cycles, halves) if q is None]
-        self.inner.learn([q for p, _ in twins if (q := self._home(p)) is not None],   # the points they stood for
-                         self.featurize([p for p, _ in twins]), [c for _, c in twins])
-        self.inner.update([q for q in halves if q is not None], [c for c, q in zip(cycles, halves) if q is not None])
+        twins = [(p, c, s) for p, c, s, q in zip(points, cycles, flags, halves) if q is None]
+        self.inner.learn([q for p, _, _ in twins if (q := self._home(p)) is not None],   # the points they stood for
+                         self.featurize([p for p, _, _ in twins]), [c for _, c, _ in twins], [s for *_, s in twins])
+        inside = [(q, c, s) for q, c, s in zip(halves, cycles, flags) if q is not None]
+        self.inner.update([q for q, _, _ in inside], [c for _, c, _ in inside], [s for *_, s in inside])
 
 
 TUNERS = {"model": ModelTuner, "random": RandomTuner, "grid": GridTuner, "ga": GeneticTuner}

@@ -175,9 +175,11 @@ class TuningSession:
         any success there is no best to cap by: a batch led by a seeded point (the default, a
         transferred schedule) runs that one alone first, and the rest capped by it. An unseeded first
         batch runs uncapped: capped by the search's own first pick, ResNet-50's 3x3 convs searched
-        worse (3 of 6 runs, none better; the search learns a stopped candidate's cap as its cost)."""
+        worse (3 of 6 runs, none better; measured when the search learnt a stopped candidate's cap as
+        its cost)."""
         schedules = [self.space[p] for p in points]
         costs = [math.inf] * len(points)
+        stopped = [False] * len(points)
         # the pool the features borrow: a crash renews it
         self.feats.executor = self.measurer.executor if self.feats.executor is not None else None
         first, landed = len(self.ledger.history), []
@@ -188,11 +190,11 @@ class TuningSession:
             for j, res in self.measurer.measure(self.op, self.hw, [schedules[i] for i in part], self._cycle_limit()):
                 i = part[j]
                 self.measured_now += 1
-                costs[i] = _cost(res.status, res.cycles)
+                costs[i], stopped[i] = _cost(res.status, res.cycles), res.status == "slow"
                 if self._record(points[i], schedules[i], res, callbacks):
                     landed.append(i)
         self.ledger.reorder(first, landed)
-        self.search.update(points, costs)
+        self.search.update(points, costs, stopped)
 
     def _cycle_limit(self) -> int | None:
         """The cycles at which this batch's candidates stop: ``cycle_cap`` times the best so far."""
@@ -282,7 +284,7 @@ def _best_after(history: list[Trial], ok: bool, cycles: int | None) -> float:
 
 def _cost(status: str, cycles: int | None) -> float:
     """What the search learns of a measurement: its cycles, or for a slow one its cap (a lower bound of
-    its cycles); a failure costs infinity."""
+    its cycles, which the search is told it is); a failure costs infinity."""
     return float(cycles) if status in ("ok", "slow") and cycles is not None else math.inf
 
 
@@ -323,7 +325,7 @@ class _Ledger:
         if recs:  # ids grow in commit order, so nothing committed later gets a smaller one
             self._last_id = recs[-1].id  # type: ignore[assignment]
         new = [r for r in recs if r.id not in self._ours]
-        points, costs = [], []
+        points, costs, stopped = [], [], []
         for rec in new:
             self.history.append(_trial(len(self.history) + 1, rec, self.history))
             try:
@@ -333,8 +335,9 @@ class _Ledger:
             if p is not None:
                 points.append(p)
                 costs.append(_cost(rec.status, rec.cycles))
+                stopped.append(rec.status == "slow")
         if points:
-            self.search.update(points, costs)
+            self.search.update(points, costs, stopped)
         return self.history[len(self.history) - len(new):]
 
 

@@ -3,7 +3,8 @@
 * :func:`warm_start` gathers the ok records of other workloads of the same op
   kind, hardware and backend (with their cached feature vectors) to pre-train
   the cost model; the model's target is log cycles per ideal cycle, so shapes of
-  any size share one scale.
+  any size share one scale. Their candidates stopped at the cycle cap (status slow)
+  come too, flagged: the model learns their caps as lower bounds, as in their own run.
 * :func:`seed_points` takes the best schedules of the most similar workloads
   (distance over log-shape) and adapts them to the new space: each becomes the
   nearest valid point (knobs compared in log2), so a tile that no longer fits
@@ -88,22 +89,31 @@ def _featurized(db: Database, op_dict: dict[str, Any], hw: HardwareConfig, recs:
     return [cached[r.id] for r in recs]
 
 
+def _learnt(db: Database, **scope: Any) -> list[Record]:
+    """The records of ``scope`` a model learns from: ok ones, and slow ones (their caps: lower bounds)."""
+    return [r for status in ("ok", "slow") for r in db.records(**scope, status=status) if r.cycles is not None]
+
+
 def warm_start(db: Database, op: Op, hw: HardwareConfig, backend: str, *, workloads: int = 8,
-               per_workload: int = 256, hardware: int = 3) -> tuple[np.ndarray, np.ndarray]:
-    """(features, cycles) of ok records of the nearest other workloads on ``hw`` and of ``op`` on the
-    nearest other hardware points; features cached in the db."""
+               per_workload: int = 256, hardware: int = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(features, cycles, stopped) of the ok and slow records of the nearest other workloads on ``hw`` and
+    of ``op`` on the nearest other hardware points, ``per_workload`` of each, fastest first; a slow one's
+    cycles are its cap, and ``stopped`` flags it. Features cached in the db."""
     X: list[np.ndarray] = []
     y: list[float] = []
-    sources = [(o, hw, [r for r in db.records(workload=key, hw_hash=hw.config_hash(), backend=backend, status="ok")
-                        if r.cycles is not None]) for key, o, _ in similar_workloads(db, op, hw, backend, workloads)]
-    sources += [(op.to_dict(), other, recs) for other, recs in other_hardware(db, op, hw, backend, hardware)]
+    stopped: list[bool] = []
+    sources = [(o, hw, _learnt(db, workload=key, hw_hash=hw.config_hash(), backend=backend))
+               for key, o, _ in similar_workloads(db, op, hw, backend, workloads)]
+    sources += [(op.to_dict(), other, _learnt(db, workload=op.key, hw_hash=recs[0].hw_hash, backend=backend))
+                for other, recs in other_hardware(db, op, hw, backend, hardware)]
     for op_dict, rec_hw, recs in sources:
         recs = _fastest(recs)[:per_workload]
         X += _featurized(db, op_dict, rec_hw, recs)
         y += [float(r.cycles) for r in recs]
+        stopped += [r.status == "slow" for r in recs]
     if not X:
-        return np.zeros((0, 0), dtype=np.float32), np.zeros(0)
-    return np.stack(X), np.array(y)
+        return np.zeros((0, 0), dtype=np.float32), np.zeros(0), np.zeros(0, bool)
+    return np.stack(X), np.array(y), np.array(stopped)
 
 
 def seed_points(db: Database, space: Space, backend: str, *, workloads: int = 3, per_workload: int = 2,
