@@ -105,7 +105,9 @@ def load_suite(spec: str | Path) -> Suite:
         kind = entry.get("kind", defaults.get("kind"))
         if kind not in KINDS:
             raise ValueError(f"suite {suite}, layer {name}: kind {kind!r} is not one of {sorted(KINDS)}")
-        known = {f.name for f in fields(KINDS[kind].op)}
+        # a default reaches the ops that take it; a resadd's bias (its zero points' offset) is its own, never
+        # the GEMMs' default bias
+        known = {f.name for f in fields(KINDS[kind].op)} - ({"bias"} if kind == "resadd" else set())
         params = {k: v for k, v in defaults.items() if k in known}
         params.update(entry, kind=kind)
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:

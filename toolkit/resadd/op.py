@@ -57,6 +57,14 @@ class ResAdd(EpilogueOp):
         if self.bias not in (None, "channel"):
             raise ValueError(f"bias={self.bias!r} must be None or 'channel' (an int32 vector, one per channel)")
 
+    def params(self) -> dict[str, Any]:
+        """As every epilogue op's, without ``bias`` when there is none (the dicts of ops without one stay as
+        they were)."""
+        params = super().params()
+        if params.get("bias") is None:
+            del params["bias"]
+        return params
+
     @property
     def shape(self) -> tuple[int, int, int, int]:
         return self.batch, self.h, self.w, self.channels
