@@ -416,10 +416,11 @@ class _Importer(TransformerLayers):
         """QDQ: Softmax over the last axis of a dequantized int8 tensor is the normalization unit's (when its
         output is quantized); anything else runs on the host."""
         x = node.input[0]
-        if self.last_axis_of_int8(x, node_attrs(node).get("axis", -1)):
+        why = self.not_rows(x, node_attrs(node).get("axis", -1))
+        if not why:
             self.pending[node.output[0]] = Pending("softmax", node, dict(x=self.views[x], dq=x))
         else:
-            self.host(node, host_ops.FLOAT_OPS["Softmax"], why=self.not_rows(x, node_attrs(node).get("axis", -1)))
+            self.host(node, host_ops.FLOAT_OPS["Softmax"], why=why)
 
     def on_Relu(self, node: Any) -> None:
         x, out = node.input[0], node.output[0]

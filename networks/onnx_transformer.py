@@ -78,15 +78,16 @@ class TransformerLayers(Layers):
     def on_LayerNormalization(self, node: Any) -> None:
         """QDQ: LayerNormalization over the last axis of a dequantized int8 tensor, constant gamma and beta: the
         normalization unit's (then a depthwise affine); anything else on the host."""
-        x, attrs = node.input[0], node_attrs(node)
-        consts = [self.consts.get(t) if t else None for t in (*node.input[1:3], "")[:2]]
-        if self.last_axis_of_int8(x, attrs.get("axis", -1)) and consts[0] is not None \
-                and (len(node.input) < 3 or not node.input[2] or consts[1] is not None) and len(node.output) == 1:
-            self.pending[node.output[0]] = Pending("layernorm", node, dict(x=self.views[x], gamma=consts[0],
-                                                                            beta=consts[1]))
+        x, axis = node.input[0], node_attrs(node).get("axis", -1)
+        gamma = self.consts.get(node.input[1])
+        beta_name = node.input[2] if len(node.input) > 2 else ""
+        beta = self.consts.get(beta_name) if beta_name else None
+        why = self.not_rows(x, axis) or ("gamma or beta is not a constant" if gamma is None or beta_name and beta is None
+                                        else "" if len(node.output) == 1 else "its mean or inverse std is read too")
+        if why:
+            self.host(node, host_ops.FLOAT_OPS["LayerNormalization"], why=why)
         else:
-            self.host(node, host_ops.FLOAT_OPS["LayerNormalization"],
-                      why=self.not_rows(x, attrs.get("axis", -1)) or "gamma or beta is not a constant")
+            self.pending[node.output[0]] = Pending("layernorm", node, dict(x=self.views[x], gamma=gamma, beta=beta))
 
     def on_Gelu(self, node: Any) -> None:
         """QDQ: Gelu of a dequantized int8 tensor on the normalization unit (I-GELU); anything else on the host."""
@@ -98,17 +99,16 @@ class TransformerLayers(Layers):
                       "its approximate attribute is neither none nor tanh")
 
     def not_rows(self, x: str, axis: int) -> str:
-        """Why the unit cannot take rows of ``x`` along ``axis`` (empty where it can)."""
+        """Why the unit cannot take rows of ``x`` along ``axis`` (empty where it can: x a dequantized int8 tensor,
+        ``axis`` its last)."""
         if x not in self.views:
             return "its input is not a dequantized 8-bit tensor"
-        if self.views[x][1].dtype != "int8":
-            return f"its input is {self.views[x][1].dtype} (the normalization unit reads int8)"
-        return "" if self.last_axis_of_int8(x, axis) else "it is not over the last axis (the unit normalizes rows)"
-
-    def last_axis_of_int8(self, x: str, axis: int) -> bool:
-        if x not in self.views or self.views[x][1].dtype != "int8":
-            return False
-        return axis in (-1, len(self.tensors[self.views[x][0]].shape) - 1)
+        xint, q = self.views[x]
+        if q.dtype != "int8":
+            return f"its input is {q.dtype} (the normalization unit reads int8)"
+        if axis not in (-1, len(self.tensors[xint].shape) - 1):
+            return "it is not over the last axis (the unit normalizes rows)"
+        return ""
 
     def on_QLinearMul(self, node: Any) -> None:
         """QOperator (com.microsoft): an int8 tensor times a constant scalar folds into the store scale of the layer

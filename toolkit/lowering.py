@@ -225,11 +225,15 @@ def norm_config(op: object) -> str:
     bert_scale, as assembly lines; else empty."""
     act = getattr(op, "activation", "")
     if act == "igelu":
-        consts = igelu_consts(op.input_scale)
-        return f"\nconfig_norm qb={consts.qb} qc={consts.qc}"
+        return igelu_config(igelu_consts(op.input_scale))
     if act == "softmax":
         return softmax_config(softmax_consts(op.input_scale))
     return ""
+
+
+def igelu_config(c: IExpConsts) -> str:
+    """gemmini.h's config_norm word of IGELU: its qb and qc, as an assembly line."""
+    return f"\nconfig_norm qb={c.qb} qc={c.qc}"
 
 
 def softmax_config(c: IExpConsts) -> str:

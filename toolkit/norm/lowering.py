@@ -6,7 +6,7 @@ from __future__ import annotations
 from isa import HardwareConfig, Program, layout, parse_program
 from isa.norm import PASSES, Act, NormCmd, row_consts, row_store_scale
 
-from ..lowering import blocks, render, softmax_config
+from ..lowering import blocks, igelu_config, render, softmax_config
 from .op import RowNorm
 from .schedule import NormSchedule, row_view
 
@@ -70,6 +70,5 @@ def _norm_words(op: RowNorm) -> str:
     if op.function == "softmax":
         return softmax_config(row_consts("softmax", _acc_step(op)))
     if op.function == "igelu":
-        c = row_consts("igelu", _acc_step(op))
-        return f"\nconfig_norm qb={c.qb} qc={c.qc}"
+        return igelu_config(row_consts("igelu", _acc_step(op)))
     return "\nconfig_norm stat_id=0 set_stats_id_only=1"
