@@ -18,14 +18,18 @@ and gemmini.h's own sp_tiled_matmul_ws do: the same results, no read outside the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Hashable, Iterable, Iterator
+
+import numpy as np
 
 from .config import HardwareConfig
 from .instructions import (
     GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigNorm, ConfigSt, Instruction, Mvin, Mvout, Preload, acc_addr,
 )
 from .norm import PASSES, Act
-from .loop_unroll_conv import expand_conv
+from .encoding import encode_all
+from .loop_shared import Phase, unrolled, unrolled_words
+from .loop_unroll_conv import conv_phases
 from .loop_words import (
     LOOP_CONV_WORDS, LOOP_WS_WORDS, LoopConvWs, LoopConvWsConfig5, LoopError, LoopWord, LoopWs,
     LoopWsConfigAddrsAB, LoopWsConfigAddrsDC, LoopWsConfigBounds, LoopWsConfigStridesAB, LoopWsConfigStridesDC,
@@ -170,18 +174,13 @@ def _st_c_normalized(t: WsLoop, max_blocks: int) -> list[Instruction]:
     return out
 
 
-def expand_ws(t: WsLoop) -> list[Instruction]:
-    """The primitives of one LOOP_WS, in a valid sequential order; a zero DRAM address skips its phase."""
-    out = _ld_d(t) if t.dc.d else []
-    if t.ab.a:
-        out += _ld_a(t)
-    if t.ab.b:
-        out += _ld_b(t)
-    if not t.loop.is_resadd:
-        out += _execute(t)
-    if t.dc.c:
-        out += _st_c(t)
-    return out
+def ws_phases(t: WsLoop) -> tuple[Hashable, list[Phase]]:
+    """The shape and the phases of one LOOP_WS (isa.loop_shared), in a valid sequential order; a zero DRAM
+    address skips its phase."""
+    shape = ("ws", t.bounds, t.strides_ab, t.strides_dc, t.loop, t.dim, t.max_block_len, t.a_start, t.b_end,
+             t.acc_start)
+    return shape, [Phase(t.dc.d, lambda: _ld_d(t)), Phase(t.ab.a, lambda: _ld_a(t)), Phase(t.ab.b, lambda: _ld_b(t)),
+                   Phase(0 if t.loop.is_resadd else None, lambda: _execute(t)), Phase(t.dc.c, lambda: _st_c(t))]
 
 
 def _check_ws(words: dict[type, LoopWord], loop: LoopWs, dim: int) -> None:
@@ -235,16 +234,27 @@ class Unroller:
     def feed(self, ins: Instruction) -> list[Instruction] | None:
         """None for an instruction that is no loop word, [] for a config word, a loop's primitives;
         :class:`LoopError` for a loop that cannot run."""
+        loop = self.shape_of(ins)
+        return None if loop is None else unrolled(*loop)
+
+    def feed_words(self, ins: Instruction) -> np.ndarray | None:
+        """:meth:`feed`, encoded (isa.encoding.encode_all), from each shape of loop encoded once."""
+        loop = self.shape_of(ins)
+        return None if loop is None else unrolled_words(*loop)
+
+    def shape_of(self, ins: Instruction) -> tuple[Hashable, list[Phase]] | None:
+        """None for an instruction that is no loop word, no phases for a config word, a loop's shape and
+        phases (isa.loop_shared); :class:`LoopError` for a loop that cannot run."""
         if isinstance(ins, ConfigSt):   # a pooling LOOP_CONV_WS keeps its scale and requantization
             self.st = ins
         if not isinstance(ins, LoopWord):
             return None
         if isinstance(ins, LoopWs):
-            return expand_ws(self._place_ws(ins))
+            return ws_phases(self._place_ws(ins))
         if isinstance(ins, LoopConvWs):
             return self._conv(ins)
         self.words[type(ins)] = ins
-        return []
+        return None, []
 
     def _take(self, kinds: tuple[type[LoopWord], ...], loop: LoopWord) -> dict[type, LoopWord]:
         """The config words of ``loop``: each must have been sent since the previous loop of its kind
@@ -279,10 +289,10 @@ class Unroller:
         return WsLoop(b, words[LoopWsConfigAddrsAB], dc, words[LoopWsConfigStridesAB], words[LoopWsConfigStridesDC],
                       loop, hw.dim, hw.max_block_len, a_start, b_end, acc_start)
 
-    def _conv(self, loop: LoopConvWs) -> list[Instruction]:
+    def _conv(self, loop: LoopConvWs) -> tuple[Hashable, list[Phase]]:
         words = self._take(LOOP_CONV_WORDS, loop)
         _, a_start, b_end, acc_start = self._place(loop, words[LoopConvWsConfig5].output_addr != 0)
-        return expand_conv(words, loop, self.hw, a_start, b_end, acc_start, self.st)
+        return conv_phases(words, loop, self.hw, a_start, b_end, acc_start, self.st)
 
 
 def primitives(instructions: Iterable[Instruction], hw: HardwareConfig) -> Iterator[Instruction]:
@@ -302,3 +312,19 @@ def issued(instructions: Iterable[Instruction], hw: HardwareConfig) -> Iterator[
         for prim in [ins] if expanded is None else expanded:
             yield prim, pending
             pending = 0
+
+
+def issued_words(instructions: Iterable[Instruction], hw: HardwareConfig) -> tuple[np.ndarray, int]:
+    """:func:`issued`, encoded: the primitives' words (isa.encoding.encode_all), and the words the host
+    issued up to the last of them (the sum of :func:`issued`'s counts)."""
+    unroller, parts, plain, host = Unroller(hw), [], [], 0
+    for n, ins in enumerate(instructions, 1):
+        words = unroller.feed_words(ins)
+        if words is None:
+            plain.append(ins)
+            host = n
+        elif len(words):
+            parts += [encode_all(plain), words] if plain else [words]
+            plain, host = [], n
+    parts += [encode_all(plain)] if plain else []
+    return (np.concatenate(parts) if parts else np.zeros((0, 3), dtype=np.uint64)), host

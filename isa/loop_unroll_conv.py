@@ -45,12 +45,14 @@ output address is not zero.
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Hashable
 
 from .config import HardwareConfig
 from .instructions import (
     GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Instruction, ISAError, Mvin, Mvout,
     Preload, acc_addr,
 )
+from .loop_shared import Phase, unrolled
 from .loop_words import LoopConvWs, LoopError, LoopWord, dram_at
 
 _EXCLUSIVE = (   # flags LoopConv cannot honour together, and why (gemmini.h refuses them too)
@@ -58,6 +60,7 @@ _EXCLUSIVE = (   # flags LoopConv cannot honour together, and why (gemmini.h ref
     ("trans_input_3120", "trans_weight_0132", "weight-stationary has one transposer for A or B"),
     ("trans_output_1203", "no_pool", "a transposed output is not pooled"),
 )
+_DRAM = ("bias_addr", "input_addr", "weights_addr", "output_addr")   # the phases' bases: no part of a shape
 _POSITIVE = ("batches", "orows", "ocols", "pochs", "krows", "kcols", "kchs", "stride", "kernel_dilation",
              "in_row_dim", "in_col_dim")
 
@@ -316,18 +319,20 @@ class ConvLoop:
         return out
 
 
-def expand_conv(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfig, a_start: int, b_end: int,
-                acc_start: int, st: ConfigSt = ConfigSt()) -> list[Instruction]:
-    """The primitives of one LOOP_CONV_WS; a zero DRAM address skips its phase (its config_ld too).
-    ``st``: the program's last config_st, whose scale and requantization a pooling loop's config_st words keep."""
+def conv_phases(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfig, a_start: int, b_end: int,
+                acc_start: int, st: ConfigSt = ConfigSt()) -> tuple[Hashable, list[Phase]]:
+    """The shape and the phases of one LOOP_CONV_WS (isa.loop_shared); a zero DRAM address skips its phase
+    (its config_ld too). ``st``: the program's last config_st, whose scale and requantization a pooling
+    loop's config_st words keep."""
     p = _fields(words, loop)
     conv = ConvLoop(p, hw, a_start, b_end, acc_start, st)
-    out = conv.bias() if p.bias_addr else []
-    if p.input_addr:
-        out += conv.inputs()
-    if p.weights_addr:
-        out += conv.weights()
-    out += conv.execute()
-    if p.output_addr:
-        out += conv.outputs()
-    return out
+    shape = ("conv", *(v for name, v in vars(p).items() if name not in _DRAM), hw.dim, hw.max_block_len, a_start,
+             b_end, acc_start, st)
+    return shape, [Phase(p.bias_addr, conv.bias), Phase(p.input_addr, conv.inputs),
+                   Phase(p.weights_addr, conv.weights), Phase(None, conv.execute), Phase(p.output_addr, conv.outputs)]
+
+
+def expand_conv(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfig, a_start: int, b_end: int,
+                acc_start: int, st: ConfigSt = ConfigSt()) -> list[Instruction]:
+    """The primitives of one LOOP_CONV_WS (see :func:`conv_phases`)."""
+    return unrolled(*conv_phases(words, loop, hw, a_start, b_end, acc_start, st))

@@ -36,12 +36,12 @@ def dma_row_cycles(nbytes: int, hw: HardwareConfig) -> float:
     return max(beats, (hw.dram_latency + beats + 2) / hw.dma_inflight)
 
 
-def tap_cycles(rows: int, last: int, dim: int) -> float:
+def tap_cycles(rows: int | np.ndarray, last: int | np.ndarray, dim: int) -> float | np.ndarray:
     """Array cycles of one weight block (a preload) and the computes that stream ``rows`` rows
     through it, the last ``last`` rows long: a row a cycle; the next block's weights load (dim
     cycles) while the last compute streams; a block waits for one of the WEIGHT_BUFFERS, each
-    held from its load until 2*dim+1 cycles after its last row."""
-    return max(rows + dim - min(dim, last), (rows + 3 * dim + 1) / WEIGHT_BUFFERS)
+    held from its load until 2*dim+1 cycles after its last row. Element-wise over arrays."""
+    return np.maximum(rows + dim - np.minimum(dim, last), (rows + 3 * dim + 1) / WEIGHT_BUFFERS)
 
 
 def pipeline_cycles(steps: "Sequence[tuple[float, float, float]] | np.ndarray", dim: int,

@@ -19,29 +19,42 @@ from __future__ import annotations
 
 from typing import Iterable
 
+import numpy as np
+
 from isa import HardwareConfig
-from isa.instructions import ComputePreloaded, Instruction, Mvin, Mvout, Preload
+from isa.encoding import split_operand
+from isa.instructions import Instruction
+from isa.loop_unroll import issued_words
+from isa.opcodes import Funct
 
 from .estimate import tap_cycles
 from .floor import memory_cycles
 from .ops import Op
 
 
-def loop_cycles(op: Op, walk: Iterable[tuple[Instruction, int]], hw: HardwareConfig) -> float:
-    """The estimate of a program of Gemmini's loops (see the module's docstring) from ``walk``, its
-    primitives each with the words the host issued for it (isa.loop_unroll.issued)."""
-    words = array = rows = last = dma = 0
-    for prim, issued_words in walk:
-        words += issued_words
-        if isinstance(prim, Preload):
-            array += tap_cycles(rows, last, hw.dim) if rows else 0
-            rows = 0
-        elif isinstance(prim, ComputePreloaded):   # ComputeAccumulated too
-            rows, last = rows + prim.a_rows, prim.a_rows
-        elif isinstance(prim, (Mvin, Mvout)):
-            dma += prim.rows * prim.cols * (4 if isinstance(prim, Mvin) and prim.state == 2 else 1)
-    array += tap_cycles(rows, last, hw.dim) if rows else 0
-    return max(words * hw.host_cmd_cycles, array, dma / hw.dma_beat_bytes, *memory_cycles(op, hw))
+def loop_cycles(op: Op, words: np.ndarray, host_words: int, hw: HardwareConfig) -> float:
+    """The estimate of a program of Gemmini's loops (see the module's docstring): ``words``, the encoded
+    primitives their unrollers issue (isa.encoding.encode_all of isa.loop_unroll.primitives), and
+    ``host_words``, the words the host issued for them."""
+    funct = words[:, 0].astype(np.int64)
+    addr, cols, rows = (x.astype(np.int64) for x in split_operand(words[:, 2]))
+    a_rows = split_operand(words[:, 1])[2].astype(np.int64)
+    is_pre = funct == Funct.PRELOAD
+    computes = np.flatnonzero((funct == Funct.COMPUTE_PRELOADED) | (funct == Funct.COMPUTE_ACCUMULATED))
+    # each compute streams its rows through the weight block of the preload before it
+    block = np.cumsum(is_pre)[computes]
+    blocks, first = np.unique(block, return_index=True)
+    streamed = np.add.reduceat(a_rows[computes], first) if len(computes) else np.zeros(0, np.int64)
+    last = a_rows[computes][np.r_[first[1:], len(computes)] - 1] if len(computes) else streamed
+    array = tap_cycles(streamed, last, hw.dim).sum()
+    moves = (funct == Funct.MVIN) | (funct == Funct.MVIN2) | (funct == Funct.MVIN3) | (funct == Funct.MVOUT)
+    dma = (rows * cols * np.where(funct == Funct.MVIN3, 4, 1))[moves].sum()
+    return float(max(host_words * hw.host_cmd_cycles, array, dma / hw.dma_beat_bytes, *memory_cycles(op, hw)))
+
+
+def program_loop_cycles(op: Op, instructions: Iterable[Instruction], hw: HardwareConfig) -> float:
+    """:func:`loop_cycles` of a rendered program of loops."""
+    return loop_cycles(op, *issued_words(instructions, hw), hw)
 
 
 def flat_cycles(words: int, accelerator: float | None, hw: HardwareConfig) -> float:

@@ -13,9 +13,8 @@ from isa import HardwareConfig, Program
 
 from .bounds import dense_cycles
 from .estimate import os_cycles
-from isa.loop_unroll import issued
 
-from .family import flat_cycles, loop_cycles
+from .family import flat_cycles, program_loop_cycles
 from .col_scales import load_column_scales
 from .census import Census, computes
 from .conv.census import conv_census
@@ -178,7 +177,7 @@ def _pick_family(op: Op, hw: HardwareConfig, flat: Schedule) -> Schedule:
     flat_cycles_ = flat_estimate(op, flat, hw)
     if len(prog.instructions) * hw.host_cmd_cycles > flat_cycles_:
         return flat
-    return loops if loop_cycles(op, issued(prog.instructions, hw), hw) <= flat_cycles_ else flat
+    return loops if program_loop_cycles(op, prog.instructions, hw) <= flat_cycles_ else flat
 
 
 def flat_estimate(op: Op, schedule: Schedule, hw: HardwareConfig) -> float:

@@ -29,7 +29,7 @@ from isa.loop_words import CONFIG_LD, OPERAND, Field
 from isa.opcodes import MVIN_FUNCTS, ConfigKind, Funct
 from simulators.stand_in import estimate
 from toolkit.census import Census
-from isa.loop_unroll import issued
+from isa.loop_unroll import issued_words
 from toolkit.family import loop_cycles
 from toolkit.kinds import KINDS, census, estimate_cycles, family_class, knob_domains, lower
 from toolkit.library import LibrarySchedule
@@ -132,7 +132,11 @@ def program_census(prog: Program) -> Census:
 
 def instruction_census(instructions: Iterable[Any]) -> Census:
     """The census of a stream of primitives (no CISC loop words: unroll them first)."""
-    w = encode_all(instructions)
+    return words_census(encode_all(instructions))
+
+
+def words_census(w: np.ndarray) -> Census:
+    """The census of a stream of encoded primitives (isa.encoding.encode_all's words)."""
     f = w[:, 0].astype(np.int64)
     if ((f >= Funct.LOOP_WS) & (f <= Funct.LOOP_CONV_WS_CONFIG_6) & (f != Funct.MVIN3)).any():
         raise ValueError("stream_features: the stream holds CISC loop words, which the features do not model")
@@ -456,9 +460,10 @@ def features(prog: Program, op: Op, schedule: Schedule, domains: dict[str, list]
     if isinstance(schedule, LibrarySchedule):
         # Gemmini's loops, unrolled once: the stream part over what their unrollers issue, and for prior
         # toolkit.family's estimate, which also counts the words the host issues
-        walk = list(issued(prog.instructions, hw))
-        stream = census_features(instruction_census(p for p, _ in walk), hw, prog.buffers)
-        return _vector(stream, float(_log(loop_cycles(op, walk, hw))), op, schedule, hw, domains)
+        words, host_words = issued_words(prog.instructions, hw)
+        census = words_census(words)
+        prior = loop_cycles(op, words, host_words, hw)
+        return _vector(census_features(census, hw, prog.buffers), float(_log(prior)), op, schedule, hw, domains)
     return _vector(stream_features(prog), prior_feature(op, schedule, hw, prog), op, schedule, hw, domains)
 
 

@@ -1,0 +1,91 @@
+"""Featurizing candidates of Gemmini's loops (the tuner's loop family): candidates a CPU second on real
+ResNet-50 layers (gemmini preset), side by side with another revision's code on the same points, and
+whether every row is bit-identical to it.
+
+A loop candidate is rendered and its loops unrolled (isa.loop_unroll) to count what the accelerator's
+unrollers issue; this is what tuning a conv on the SoC spends its time on besides the simulations.
+
+    .venv/bin/python benchmarks/bench_loop_features.py [--points 12] [--baseline REV]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import toolkit as tk  # noqa: E402
+from toolkit.kinds import schedule_from_dict  # noqa: E402
+from tuner.features import candidate_features  # noqa: E402
+from tuner.space import Space  # noqa: E402
+
+from benchmarks.revision import python_tree, run_in  # noqa: E402
+
+LAYERS = {   # ResNet-50's (networks/suites/resnet50.yaml)
+    "s1_1x1a 56x56x256->64 1x1": tk.conv2d(1, 56, 56, 256, 64, kernel=1, padding=0, bias="channel",
+                                           activation="relu"),
+    "s1_3x3 56x56x64->64 3x3": tk.conv2d(1, 56, 56, 64, 64, kernel=3, padding=1, bias="channel", activation="relu"),
+    "s4_3x3 7x7x512->512 3x3": tk.conv2d(1, 7, 7, 512, 512, kernel=3, padding=1, bias="channel", activation="relu"),
+}
+
+# run by --baseline in the other revision's tree: argv[1] a JSON file of the op, hardware, domains and
+# knobs, argv[2] where to save the rows; prints the candidates a CPU second
+_BASELINE_RUN = """
+import json, sys, time
+import numpy as np
+from isa import HardwareConfig
+from toolkit.kinds import from_dict, schedule_from_dict
+from tuner.features import candidate_features
+case = json.load(open(sys.argv[1]))
+op, hw = from_dict(case["op"]), HardwareConfig.from_dict(case["hw"])
+schedules = [schedule_from_dict(op.KIND, k) for k in case["knobs"]]
+start = time.process_time()
+rows = [candidate_features(op, hw, s, case["domains"]) for s in schedules]
+print(len(rows) / (time.process_time() - start))
+np.save(sys.argv[2], np.stack(rows))
+"""
+
+
+def baseline(rev: str, space: Space, knobs: list[dict]) -> tuple[float, np.ndarray]:
+    """The candidates a CPU second and the rows of ``knobs`` under revision ``rev``'s code."""
+    with python_tree(rev) as tree:
+        case = tree / "case.json"
+        case.write_text(json.dumps({"op": space.op.to_dict(), "hw": space.hw.as_dict(), "domains": space.domains,
+                                    "knobs": knobs}))
+        rate = float(run_in(tree, _BASELINE_RUN, str(case), f"{tree}/rows.npy").split()[-1])
+        return rate, np.load(f"{tree}/rows.npy")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--points", type=int, default=12, help="random points of each layer's loop space (default 12)")
+    p.add_argument("--baseline", metavar="REV", help="also featurize the points with this git revision's code")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    hw = tk.HardwareConfig.preset("gemmini")
+    print(f"{'layer':<28} {'points':>6} {'cand/s':>8}" + (f" {'baseline':>9} {'speedup':>8}  identical"
+                                                        if args.baseline else ""))
+    for name, op in LAYERS.items():
+        space = Space(op, hw, family="loops")
+        points = space.sample(np.random.default_rng(args.seed), args.points)
+        knobs = [space[i].to_dict() for i in points]
+        start = time.process_time()
+        rows = np.stack([candidate_features(op, hw, schedule_from_dict(op.KIND, k), space.domains) for k in knobs])
+        rate = len(rows) / (time.process_time() - start)
+        line = f"{name:<28} {len(rows):>6} {rate:>8.2f}"
+        if args.baseline:
+            base_rate, base_rows = baseline(args.baseline, space, knobs)
+            line += f" {base_rate:>9.2f} {rate / base_rate:>7.2f}x  {np.array_equal(rows, base_rows)}"
+        print(line, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

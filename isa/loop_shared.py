@@ -1,0 +1,100 @@
+"""Each shape of loop unrolled once: the primitives of a loop that differs from an earlier one in its DRAM
+addresses only are that loop's, moved.
+
+A loop unrolls in phases: loads from one DRAM buffer each (its base, a config word's address), the
+execute phase (preloads and computes, which read no DRAM), and stores to one buffer. A phase's moves
+read or write ``dram_at(base, offset)``, whose offset depends on the loop's shape (its bounds, flags and
+where the unroller placed its tiles) and never on the base. A tiled layer issues many loops of a few
+shapes (the interior tiles and the ragged edges, each in one of two slots), so:
+
+- :func:`unrolled` (the instructions, for the checker and the functional model) builds each shape's
+  execute phase once and hands out the same immutable instructions again;
+- :func:`unrolled_words` (the encoded words, for the features and the estimates) encodes each shape once
+  and moves the DRAM addresses of its moves to each loop's bases with numpy.
+
+The key of a shape names everything its primitives depend on but the bases. Either way the words are
+those of building every loop afresh (tests/test_loop_shared.py).
+"""
+from __future__ import annotations
+
+from typing import Callable, Hashable, NamedTuple, Sequence
+
+import numpy as np
+
+from .encoding import encode_all
+from .instructions import Instruction
+from .opcodes import MVIN_FUNCTS, Funct
+
+_MAX_SHAPES = 256   # a program holds a few dozen; the bound keeps a long tuning run's memory flat
+_MOVES = np.array([*MVIN_FUNCTS, Funct.MVOUT], dtype=np.uint64)
+# dram_at(base, offset) adds a 32-bit offset: from here up a base could wrap onto DRAM address 0, which
+# a phase's moves also use for zeros (padding, no bias); such loops are built afresh
+_WRAPS = (1 << 64) - (1 << 32)
+
+
+class Phase(NamedTuple):
+    """A phase of a loop: ``base`` the DRAM address its moves count from (0: the loop skips the phase;
+    None: it always runs and reads no DRAM)."""
+    base: int | None
+    build: Callable[[], list[Instruction]]
+
+
+class _Template(NamedTuple):
+    words: np.ndarray    # (n, 3) uint64: the first loop of the shape's
+    phase: np.ndarray    # each word's phase, whose base its DRAM address counts from (-1: none)
+    offset: np.ndarray   # uint64: its DRAM address less that base
+
+
+_execute: dict[Hashable, tuple[Instruction, ...]] = {}
+_templates: dict[Hashable, _Template] = {}
+
+
+def _cached(cache: dict, key: Hashable, build: Callable[[], object]) -> object:
+    value = cache.get(key)
+    if value is None:
+        if len(cache) >= _MAX_SHAPES:
+            del cache[next(iter(cache))]   # the oldest shape
+        value = cache[key] = build()
+    return value
+
+
+def _phase(key: Hashable, n: int, phase: Phase) -> Sequence[Instruction]:
+    """The primitives of ``phase``, the ``n``-th of the loop of shape ``key``."""
+    if phase.base is None:
+        return _cached(_execute, (key, n), lambda: tuple(phase.build()))
+    return phase.build() if phase.base else ()
+
+
+def _shape(key: Hashable, phases: Sequence[Phase]) -> Hashable:
+    """``key`` with which phases the loop skips (the rest of a shape is the caller's to name)."""
+    return key, tuple(p.base is None or p.base != 0 for p in phases)
+
+
+def unrolled(key: Hashable, phases: Sequence[Phase]) -> list[Instruction]:
+    """The primitives of a loop of ``phases``, in order; its execute phase (base None) built once per shape."""
+    shape = _shape(key, phases)
+    return [prim for n, phase in enumerate(phases) for prim in _phase(shape, n, phase)]
+
+
+def _template(shape: Hashable, phases: Sequence[Phase]) -> _Template:
+    parts = [_phase(shape, n, phase) for n, phase in enumerate(phases)]
+    words = encode_all(prim for part in parts for prim in part)
+    bases = np.array([p.base or 0 for p in phases], dtype=np.uint64)
+    owner = np.repeat(np.arange(len(parts)), [len(part) for part in parts])
+    moves = np.isin(words[:, 0], _MOVES) & (words[:, 1] != 0) & (bases[owner] != 0)
+    return _Template(words, np.where(moves, owner, -1), np.where(moves, words[:, 1] - bases[owner], 0).astype(np.uint64))
+
+
+def unrolled_words(key: Hashable, phases: Sequence[Phase]) -> np.ndarray:
+    """``encode_all(unrolled(key, phases))``, from the shape encoded once."""
+    if not phases:
+        return np.zeros((0, 3), dtype=np.uint64)
+    bases = np.array([p.base or 0 for p in phases], dtype=np.uint64)
+    if int(bases.max()) >= _WRAPS:
+        return encode_all(unrolled(key, phases))
+    shape = _shape(key, phases)
+    template = _cached(_templates, shape, lambda: _template(shape, phases))
+    words = template.words.copy()
+    moved = template.phase >= 0
+    words[moved, 1] = bases[template.phase[moved]] + template.offset[moved]
+    return words
