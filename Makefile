@@ -24,7 +24,7 @@ MODELS   ?= resnet18 resnet50 mobilenetv2 bert
 .PHONY: help venv demo test test-quick sim asm tune bench golden tables bench-tables bench-all networks clean
 
 help:
-	@echo "make demo                 tune a depthwise conv on the RTL; compare with the default and Gemmini's library"
+	@echo "make demo                 tune a MobileNetV2 conv on the RTL of the SoC model; compare with the default and Gemmini's library"
 	@echo "make test                 the regression suite (pytest, cocotb, cycle goldens)"
 	@echo "make test-quick           the quick loop: the suite without the slow and the RTL (Verilator) tests"
 	@echo "make sim OP=matmul M= N= K= BACKEND=functional|verilator|cpu|gpu CONFIG=gemmini|tiny|FILE.toml"

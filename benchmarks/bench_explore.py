@@ -25,14 +25,14 @@ import toolkit as tk  # noqa: E402
 from networks.explore import explore  # noqa: E402
 from networks.explore_report import format_table, plot, write_csv  # noqa: E402
 from networks.suite import load_suite  # noqa: E402
-from toolkit.cli import demo  # noqa: E402
 
 
 def workload(args: argparse.Namespace) -> tk.Op | list[tk.Op]:
     if args.workload == "matmul":
         return tk.matmul(args.m, args.n, args.k, bias="row", activation="relu", scale=0.05)
     if args.workload == "depthwise":
-        return demo.workload()
+        # MobileNet's depthwise 3x3 stride 1 over 28x28x32 (the demo's layer before it moved to a dense conv)
+        return tk.depthwise_conv2d(1, 28, 28, 32, bias="channel", activation="relu", scale=0.05)
     layers = load_suite("resnet50").select(["s?_3x3"])
     return [layer.op for layer in layers for _ in range(layer.count)]   # a list holds an op once per run
 
@@ -44,8 +44,8 @@ def main() -> int:
     p.add_argument("--sp-kib", type=int, nargs="+", default=[4, 16])
     p.add_argument("--workload", choices=("matmul", "resnet50-3x3", "depthwise"), default="matmul",
                    help="a matmul of --m --n --k; ResNet-50's four stride-1 3x3 convs (s1_3x3 .. s4_3x3 of the "
-                        "resnet50 suite), each counted as often as the network runs it; or make demo's depthwise "
-                        "conv (default matmul)")
+                        "resnet50 suite), each counted as often as the network runs it; or a MobileNet-style "
+                        "depthwise conv, 3x3 over 28x28x32 (default matmul)")
     p.add_argument("--acc-kib", type=int, nargs="+", help="accumulator sizes (default: the base's)")
     p.add_argument("--m", type=int, default=64)
     p.add_argument("--n", type=int, default=64)
