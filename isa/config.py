@@ -195,26 +195,32 @@ class HardwareConfig:
     # ---- derived sizes -------------------------------------------------
     @property
     def sp_rows(self) -> int:
+        """Scratchpad rows (``dim`` int8 values each)."""
         return self.sp_kib * 1024 // self.dim
 
     @property
     def acc_rows(self) -> int:
+        """Accumulator rows (``dim`` int32 values each)."""
         return self.acc_kib * 1024 // (self.dim * 4)
 
     @property
     def sp_bank_rows(self) -> int:
+        """Rows of one scratchpad bank."""
         return self.sp_rows // self.sp_banks
 
     @property
     def acc_bank_rows(self) -> int:
+        """Rows of one accumulator bank."""
         return self.acc_rows // self.acc_banks
 
     @property
     def max_mvin_cols(self) -> int:
+        """The most columns one mvin moves: ``dim`` x ``max_block_len``."""
         return self.dim * self.max_block_len
 
     # ---- identity --------------------------------------------------------
     def as_dict(self) -> dict[str, Any]:
+        """Every field by name."""
         return dataclasses.asdict(self)
 
     def has_dataflow(self, dataflow: str) -> bool:
@@ -253,6 +259,8 @@ class HardwareConfig:
     # ---- presets and files ---------------------------------------------
     @classmethod
     def preset(cls, name: str) -> "HardwareConfig":
+        """A preset by name: "gemmini" (Gemmini in its SoC), "gemmini-alone" (the same accelerator alone),
+        "tiny" (4x4, for tests)."""
         try:
             return PRESETS[name]
         except KeyError:
@@ -260,6 +268,7 @@ class HardwareConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "HardwareConfig":
+        """A config from a dict of fields; the fields it leaves out keep their defaults (the gemmini preset's)."""
         if not isinstance(data, dict):
             raise ConfigError(f"a hardware config is a table of fields, got {type(data).__name__} {data!r:.60}")
         known = {f.name for f in fields(cls)}
@@ -295,6 +304,7 @@ class HardwareConfig:
             raise ConfigError(f"hardware config file {str(path)!r}: {exc}") from None
 
     def to_toml(self) -> str:
+        """The config as a TOML ``[hardware]`` table, as ``--config FILE.toml`` reads it."""
         lines = ["[hardware]"]
         for key, value in self.as_dict().items():
             text = f'"{value}"' if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else value
@@ -302,6 +312,7 @@ class HardwareConfig:
         return "\n".join(lines) + "\n"
 
     def save(self, path: str | Path) -> None:
+        """Write :meth:`to_toml` to ``path``."""
         Path(path).write_text(self.to_toml())
 
     @classmethod
