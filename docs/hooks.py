@@ -23,6 +23,8 @@ API = re.compile(r"^<!-- api: ([\w.]+) -->$", re.M)
 
 def public_names(module_name: str) -> list[str]:
     """The classes and functions a module exports (``__all__``), in its order."""
+    import toolkit  # noqa: F401  (networks' modules import through the face's packages)
+
     module = importlib.import_module(module_name)
     return [name for name in module.__all__
             if inspect.isclass(getattr(module, name)) or callable(getattr(module, name))]
