@@ -117,6 +117,7 @@ def run_console(body: str, cwd: Path, where: str) -> None:
 def test_page_runs_as_written(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("SYSTOLIC_QUIET", "1")
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")  # as activated
     namespace: dict[str, object] = {"__name__": "__docs__"}
     for kind, code, expected, line in steps(page):
         where = f"{rel(page)}:{line}"
