@@ -6,7 +6,8 @@ Executed pages: docs/getting-started.md and docs/guides/*.md. In them
   ```text block follows it, what the block printed must match that text;
 - a ```console block runs each ``$ COMMAND`` line in the page's folder (``systolic`` is this checkout's) and
   matches its stdout against the lines below it;
-- any other fenced block must follow a ``<!-- not run: WHY -->`` comment that says why it does not run.
+- a block after a ``<!-- not run: WHY -->`` comment is shown, not run (the comment says why); any other fenced
+  block must have one.
 In expected output, a line ``...`` stands for any lines, and ``...`` inside a line for any text on it.
 A page whose code names the verilator backend is marked ``rtl``.
 """
@@ -76,7 +77,10 @@ def steps(page: Path) -> list[tuple[str, str, str | None, int]]:
         info, body, before = found[i]
         line = text.count("\n", 0, text.find(body)) + 1
         lang = info.split()[0] if info else ""
-        if lang == "python":
+        if NOT_RUN.search(before):          # shown, not run (the comment says why); so is its output
+            if i + 1 < len(found) and found[i + 1][0].split()[:1] == ["text"] and not found[i + 1][2].strip():
+                i += 1
+        elif lang == "python":
             expected = None
             if i + 1 < len(found) and found[i + 1][0].split()[:1] == ["text"] and not found[i + 1][2].strip():
                 expected = found[i + 1][1]
@@ -85,8 +89,8 @@ def steps(page: Path) -> list[tuple[str, str, str | None, int]]:
         elif lang == "console":
             out.append(("console", body, None, line))
         else:
-            assert NOT_RUN.search(before), (f"{rel(page)}:{line}: a ```{info} block that does not run "
-                                            "needs a '<!-- not run: WHY -->' line before it")
+            raise AssertionError(f"{rel(page)}:{line}: a ```{info} block that does not run needs a "
+                                 "'<!-- not run: WHY -->' line before it")
         i += 1
     return out
 
@@ -142,6 +146,7 @@ def test_output_patterns() -> None:
         check_output("a 12 c\n", "a ... b\n", "self-test")
     with pytest.raises(AssertionError, match="not run"):
         steps_of("```sh\nmake\n```\n")
+    assert steps_of("<!-- not run: slow -->\n```python\nraise SystemExit\n```\n```text\n1\n```\n") == []
     assert [s[0] for s in steps_of("<!-- not run: slow -->\n```sh\nmake\n```\n```python\nprint(1)\n```\n```text\n1\n```\n")] == ["python"]
 
 
