@@ -122,6 +122,9 @@ def test_page_runs_as_written(page: Path, tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("SYSTOLIC_QUIET", "1")
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")  # as activated
+    from simulators import base
+    monkeypatch.setattr(base, "BACKENDS", dict(base.BACKENDS))   # a page may register a backend (guides/extend.md)
+    modules = set(sys.modules)
     namespace: dict[str, object] = {"__name__": "__docs__"}
     for kind, code, expected, line in steps(page):
         where = f"{rel(page)}:{line}"
@@ -133,6 +136,9 @@ def test_page_runs_as_written(page: Path, tmp_path: Path, monkeypatch: pytest.Mo
             exec(compile(code, where, "exec"), namespace)
         if expected is not None:
             check_output(out.getvalue(), expected, where)
+    for name in set(sys.modules) - modules:     # a module the page made up (no file), as its backend
+        if getattr(sys.modules[name], "__file__", None) is None and name.startswith("simulators."):
+            del sys.modules[name]
 
 
 def test_every_page_that_teaches_runs_something() -> None:
