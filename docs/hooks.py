@@ -54,15 +54,18 @@ def _field_comments() -> dict[str, str]:
     start = next(i for i, line in enumerate(lines) if line.startswith("class HardwareConfig"))
     comments: dict[str, str] = {}
     above: list[str] = []
+    section = False     # the comment lines of a "# ---- section" heading describe the section, not a field
     for line in lines[start + 1:]:
         text = line.strip()
         if text.startswith("def "):
             break
         if text.startswith("#"):
             text = text.lstrip("#").strip()
-            if not text.startswith("----"):
+            section = section or text.startswith("----")
+            if not section:
                 above.append(text)
             continue
+        section = False
         field = re.match(r"(\w+): [\w\[\] |]+ = [^#]*(?:#\s*(.*))?$", text)
         if field:
             comments[field.group(1)] = " ".join(above + ([field.group(2)] if field.group(2) else []))

@@ -45,7 +45,7 @@ DATAFLOW_SETS: dict[str, int] = {"os": 1, "ws": 2, "both": 3}
 # on/off fields (bool; a program file and the RTL parameters carry them as 0 or 1)
 FLAGS: tuple[str, ...] = ("store_requant", "store_col_scales", "l2_warm")
 
-# The SoC's timing (README, "The SoC model"): fields that no RTL parameter holds. The harness takes
+# The SoC's timing (docs/concepts/soc.md): fields that no RTL parameter holds. The harness takes
 # them from the program file at run time, so one build of the RTL serves every value of them.
 TIMING: tuple[str, ...] = ("dram_latency", "dma_inflight", "host_cmd_cycles", "rocc_queue", "rocc_latency",
                            "l2_kib", "l2_ways", "l2_hit_cycles", "l2_mshrs", "mem_beat_bytes", "dram_inflight",
@@ -54,7 +54,7 @@ TIMING: tuple[str, ...] = ("dram_latency", "dma_inflight", "host_cmd_cycles", "r
 # fields that may be 0: no host cost (free issue), no L2 (the ideal DRAM port), no queue latency
 ZERO_OK: tuple[str, ...] = ("host_cmd_cycles", "l2_kib", "rocc_latency", "norm_stats")
 
-# The FireSim SoC's values of the timing fields (each one's source in the README, "The SoC model"):
+# The FireSim SoC's values of the timing fields (each one's source in docs/concepts/soc.md):
 # the HardwareConfig defaults, whence the host's cost is derived.
 SOC: dict[str, int] = {"dram_latency": 30, "rocc_queue": 10, "rocc_latency": 5, "l2_kib": 512, "l2_ways": 8,
                        "l2_hit_cycles": 4, "l2_mshrs": 10, "mem_beat_bytes": 8, "dram_inflight": 16}
@@ -139,8 +139,9 @@ class HardwareConfig:
     # The normalization unit (Gemmini's Normalizer, isa.norm): its stat ids, each a row's statistics; 0, none.
     # Gemmini's Scratchpad builds 2 (641fefb) and LOOP_WS uses 2; gemmini.h's tests at NORM_STAT_IDS=4 need 4.
     norm_stats: int = 4
-    # ---- the SoC around the accelerator: timing only (TIMING), each value's source in the README,
-    # "The SoC model". host_cmd_cycles 0 with l2_kib 0 is the accelerator alone.
+    # ---- the SoC around the accelerator: timing only (TIMING), each value's source in
+    # docs/concepts/soc.md. host_cmd_cycles 0 with l2_kib 0 is the accelerator alone.
+
     # the host's cycles per command, derived from the code prog.to_c exports (isa/host_cost.py)
     host_cmd_cycles: int = HOST_CMD_CYCLES
     rocc_queue: int = SOC["rocc_queue"]          # entries of the queues between the core and the accelerator
