@@ -188,8 +188,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_site_builds_strictly(site: Path) -> None:
+    import json
     for page in ("index.html", "getting-started/index.html", "reference/cli/index.html", "search/search_index.json"):
         assert (site / page).exists(), page
+    index = json.loads((site / "search/search_index.json").read_text())["docs"]
+    locations = {d["location"] for d in index}
+    assert "reference/api/#toolkit.compile" in locations and "guides/tune/" in locations   # search finds the API
 
 
 @pytest.mark.parametrize("module_name", list(API_PAGES))
