@@ -176,10 +176,8 @@ def own_doc(obj: object, name: str) -> str:
     return "" if doc.startswith(f"{name}(") else doc
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`mkdocs build --strict`: a broken link, a missing reference or a warning fails it."""
-    out = tmp_path_factory.mktemp("site")
+def build_site(out: Path) -> Path:
+    """`mkdocs build --strict`: a broken link or anchor, a missing reference or any warning fails it."""
     mkdocs = Path(sys.executable).parent / "mkdocs"
     proc = subprocess.run([str(mkdocs), "build", "--strict", "--site-dir", str(out)], cwd=ROOT, capture_output=True,
                           text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, timeout=600)
@@ -187,7 +185,17 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_site_builds_strictly(site: Path) -> None:
+def test_site_builds_strictly_with_every_public_name(tmp_path: Path) -> None:
+    """One build (a few seconds) serves every check of the built site."""
+    site = build_site(tmp_path / "site")
+    check_pages_and_search(site)
+    for module_name in API_PAGES:
+        check_api_reference(site, module_name)
+    check_hardware_config_reference(site)
+    check_cli_reference(site)
+
+
+def check_pages_and_search(site: Path) -> None:
     import json
     for page in ("index.html", "getting-started/index.html", "reference/cli/index.html", "search/search_index.json"):
         assert (site / page).exists(), page
@@ -196,8 +204,7 @@ def test_site_builds_strictly(site: Path) -> None:
     assert "reference/api/#toolkit.compile" in locations and "guides/tune/" in locations   # search finds the API
 
 
-@pytest.mark.parametrize("module_name", list(API_PAGES))
-def test_api_reference_holds_every_public_name_with_its_docstring(site: Path, module_name: str) -> None:
+def check_api_reference(site: Path, module_name: str) -> None:
     html = (site / API_PAGES[module_name] / "index.html").read_text()
     module = importlib.import_module(module_name)
     missing, undocumented = [], []
@@ -210,7 +217,7 @@ def test_api_reference_holds_every_public_name_with_its_docstring(site: Path, mo
     assert not undocumented, f"{module_name}: public names without a docstring: {undocumented}"
 
 
-def test_hardware_config_reference(site: Path) -> None:
+def check_hardware_config_reference(site: Path) -> None:
     import dataclasses
 
     from isa import HardwareConfig
@@ -225,12 +232,20 @@ def test_hardware_config_reference(site: Path) -> None:
     assert not undocumented, f"HardwareConfig's public methods without a docstring: {undocumented}"
 
 
-def test_cli_reference_has_every_command(site: Path) -> None:
+def check_cli_reference(site: Path) -> None:
     from toolkit.cli import build_parser
     html = (site / "reference/cli/index.html").read_text()
     sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
     for name in sub.choices:
         assert f"systolic {name}" in html and f"usage: systolic {name}" in html, name
+
+
+def test_public_names_have_docstrings() -> None:
+    """The docstring half of the reference check, without building the site."""
+    for module_name in API_PAGES:
+        module = importlib.import_module(module_name)
+        undocumented = [n for n in public_names(module_name) if not own_doc(getattr(module, n), n)]
+        assert not undocumented, f"{module_name}: public names without a docstring: {undocumented}"
 
 
 def test_docs_hook_and_test_agree_on_public_names() -> None:
