@@ -21,12 +21,13 @@ JOBS    ?= 2
 NET_TUNE ?= 0
 MODELS   ?= resnet18 resnet50 mobilenetv2 bert
 
-.PHONY: help venv demo test test-quick sim asm tune bench golden tables bench-tables bench-all networks clean
+.PHONY: help venv demo test test-quick docs docs-build sim asm tune bench golden tables bench-tables bench-all networks clean
 
 help:
 	@echo "make demo                 tune a MobileNetV2 conv on the RTL of the SoC model; compare with the default and Gemmini's library"
 	@echo "make test                 the regression suite (pytest, cocotb, cycle goldens)"
 	@echo "make test-quick           the quick loop: the suite without the slow and the RTL (Verilator) tests"
+	@echo "make docs                 serve the docs site locally (mkdocs serve); make docs-build: build it strictly into site/"
 	@echo "make sim OP=matmul M= N= K= BACKEND=functional|verilator|cpu|gpu CONFIG=gemmini|tiny|FILE.toml"
 	@echo "make tune M= N= K= TRIALS=100 DB=tuning.db"
 	@echo "make bench SUITE=gemmini_gemms|resnet50|bert_base|mobilenetv2 BACKEND=functional|verilator"
@@ -51,6 +52,13 @@ test: $(STAMP)
 
 test-quick: $(STAMP)
 	$(BIN)/python -m pytest -q -n $(JOBS) -m "not slow and not rtl" tests
+
+# the docs site (docs/, mkdocs.yml); `make test` builds it strictly too (tests/test_docs.py)
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+
+docs-build: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 sim: $(STAMP)
 	$(BIN)/systolic run $(OP) --m $(M) --n $(N) --k $(K) --backend $(BACKEND) --config $(CONFIG)
@@ -84,4 +92,4 @@ networks: $(STAMP)
 	$(BIN)/python benchmarks/bench_networks.py --models $(MODELS) --backend verilator --config $(CONFIG) --tune $(NET_TUNE)
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build site *.egg-info .pytest_cache

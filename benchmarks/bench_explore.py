@@ -6,7 +6,7 @@ largest tuned/default gains and the wall time by stage.
     .venv/bin/python benchmarks/bench_explore.py --dim 8 16 32 --sp-kib 128 256 --base gemmini \
         --m 256 --n 256 --k 256 --trials 8
     .venv/bin/python benchmarks/bench_explore.py --workload resnet50-3x3 --base gemmini \
-        --dim 8 16 --sp-kib 64 256 --acc-kib 16 32 64 --trials 4     # the 12-point sweep of the README
+        --dim 8 16 --sp-kib 64 256 --acc-kib 16 32 64 --trials 4     # the 12-point sweep of docs/results.md
 
 Builds and syntheses are cached (~/.cache/systolic), so a second run costs only the tuning, and
 the tuning resumes from --db.

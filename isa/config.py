@@ -45,7 +45,7 @@ DATAFLOW_SETS: dict[str, int] = {"os": 1, "ws": 2, "both": 3}
 # on/off fields (bool; a program file and the RTL parameters carry them as 0 or 1)
 FLAGS: tuple[str, ...] = ("store_requant", "store_col_scales", "l2_warm")
 
-# The SoC's timing (README, "The SoC model"): fields that no RTL parameter holds. The harness takes
+# The SoC's timing (docs/concepts/soc.md): fields that no RTL parameter holds. The harness takes
 # them from the program file at run time, so one build of the RTL serves every value of them.
 TIMING: tuple[str, ...] = ("dram_latency", "dma_inflight", "host_cmd_cycles", "rocc_queue", "rocc_latency",
                            "l2_kib", "l2_ways", "l2_hit_cycles", "l2_mshrs", "mem_beat_bytes", "dram_inflight",
@@ -54,7 +54,7 @@ TIMING: tuple[str, ...] = ("dram_latency", "dma_inflight", "host_cmd_cycles", "r
 # fields that may be 0: no host cost (free issue), no L2 (the ideal DRAM port), no queue latency
 ZERO_OK: tuple[str, ...] = ("host_cmd_cycles", "l2_kib", "rocc_latency", "norm_stats")
 
-# The FireSim SoC's values of the timing fields (each one's source in the README, "The SoC model"):
+# The FireSim SoC's values of the timing fields (each one's source in docs/concepts/soc.md):
 # the HardwareConfig defaults, whence the host's cost is derived.
 SOC: dict[str, int] = {"dram_latency": 30, "rocc_queue": 10, "rocc_latency": 5, "l2_kib": 512, "l2_ways": 8,
                        "l2_hit_cycles": 4, "l2_mshrs": 10, "mem_beat_bytes": 8, "dram_inflight": 16}
@@ -139,8 +139,9 @@ class HardwareConfig:
     # The normalization unit (Gemmini's Normalizer, isa.norm): its stat ids, each a row's statistics; 0, none.
     # Gemmini's Scratchpad builds 2 (641fefb) and LOOP_WS uses 2; gemmini.h's tests at NORM_STAT_IDS=4 need 4.
     norm_stats: int = 4
-    # ---- the SoC around the accelerator: timing only (TIMING), each value's source in the README,
-    # "The SoC model". host_cmd_cycles 0 with l2_kib 0 is the accelerator alone.
+    # ---- the SoC around the accelerator: timing only (TIMING), each value's source in
+    # docs/concepts/soc.md. host_cmd_cycles 0 with l2_kib 0 is the accelerator alone.
+
     # the host's cycles per command, derived from the code prog.to_c exports (isa/host_cost.py)
     host_cmd_cycles: int = HOST_CMD_CYCLES
     rocc_queue: int = SOC["rocc_queue"]          # entries of the queues between the core and the accelerator
@@ -195,26 +196,32 @@ class HardwareConfig:
     # ---- derived sizes -------------------------------------------------
     @property
     def sp_rows(self) -> int:
+        """Scratchpad rows (``dim`` int8 values each)."""
         return self.sp_kib * 1024 // self.dim
 
     @property
     def acc_rows(self) -> int:
+        """Accumulator rows (``dim`` int32 values each)."""
         return self.acc_kib * 1024 // (self.dim * 4)
 
     @property
     def sp_bank_rows(self) -> int:
+        """Rows of one scratchpad bank."""
         return self.sp_rows // self.sp_banks
 
     @property
     def acc_bank_rows(self) -> int:
+        """Rows of one accumulator bank."""
         return self.acc_rows // self.acc_banks
 
     @property
     def max_mvin_cols(self) -> int:
+        """The most columns one mvin moves: ``dim`` x ``max_block_len``."""
         return self.dim * self.max_block_len
 
     # ---- identity --------------------------------------------------------
     def as_dict(self) -> dict[str, Any]:
+        """Every field by name."""
         return dataclasses.asdict(self)
 
     def has_dataflow(self, dataflow: str) -> bool:
@@ -253,6 +260,8 @@ class HardwareConfig:
     # ---- presets and files ---------------------------------------------
     @classmethod
     def preset(cls, name: str) -> "HardwareConfig":
+        """A preset by name: "gemmini" (Gemmini in its SoC), "gemmini-alone" (the same accelerator alone),
+        "tiny" (4x4, for tests)."""
         try:
             return PRESETS[name]
         except KeyError:
@@ -260,6 +269,7 @@ class HardwareConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "HardwareConfig":
+        """A config from a dict of fields; the fields it leaves out keep their defaults (the gemmini preset's)."""
         if not isinstance(data, dict):
             raise ConfigError(f"a hardware config is a table of fields, got {type(data).__name__} {data!r:.60}")
         known = {f.name for f in fields(cls)}
@@ -295,6 +305,7 @@ class HardwareConfig:
             raise ConfigError(f"hardware config file {str(path)!r}: {exc}") from None
 
     def to_toml(self) -> str:
+        """The config as a TOML ``[hardware]`` table, as ``--config FILE.toml`` reads it."""
         lines = ["[hardware]"]
         for key, value in self.as_dict().items():
             text = f'"{value}"' if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else value
@@ -302,6 +313,7 @@ class HardwareConfig:
         return "\n".join(lines) + "\n"
 
     def save(self, path: str | Path) -> None:
+        """Write :meth:`to_toml` to ``path``."""
         Path(path).write_text(self.to_toml())
 
     @classmethod

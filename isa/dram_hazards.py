@@ -1,8 +1,8 @@
 """DRAM hazards between instructions that no fence orders.
 
 The RTL orders instructions by the local rows they touch, never by DRAM bytes: its load
-and store units run apart, and a write lands when its request is accepted (README, "The
-DRAM model"). So a DRAM read-after-write, write-after-read or write-after-write between
+and store units run apart, and a write lands when its request is accepted (docs/concepts/soc.md,
+"The DRAM model"). So a DRAM read-after-write, write-after-read or write-after-write between
 two instructions with no ``fence`` between them has no defined outcome, and the checker
 refuses it. A loop's primitives run unfenced with each other and with their neighbours.
 

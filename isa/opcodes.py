@@ -81,7 +81,7 @@ COUNTERS = ("cycles", "load_busy", "exec_busy", "store_busy", "mesh_busy", "dma_
             "dma_bytes_written", "stall_hazard", "stall_bank_conflict", "stall_queue_full", "stall_dma_wait",
             *(stack_counter(u, c) for u in STACK_UNITS for c in STACK))
 
-# The SoC's counters (README, "The SoC model"), which the harness keeps beside the RTL's: the L2's
+# The SoC's counters (docs/concepts/soc.md), which the harness keeps beside the RTL's: the L2's
 # hits and misses by direction, its dirty evictions, DRAM's bytes each way, and two cycle stacks
 # that each sum to "cycles" when the SoC is on (zero on the accelerator alone). The host's: issue
 # (spending its cycles on a command), queue_full (a command ready, the RoCC queues full), fence (after

@@ -48,6 +48,11 @@ def file_format(path: str | Path) -> str:
 
 @dataclass(eq=False)
 class Program:
+    """A lowered program: the hardware it is for, its instructions and its DRAM buffers (name, role, dtype,
+    shape, address). ``tk.compile`` makes one; ``to_asm()`` gives its assembly, ``save(path)`` writes assembly
+    (``.s``) or the binary program file the RTL harness reads (``.bin``), ``Program.load`` reads either, and
+    ``to_c(inputs, check=outputs)`` writes it as a self-contained C program."""
+
     hw: HardwareConfig
     instructions: list[Instruction]
     buffers: dict[str, Buffer]

@@ -18,6 +18,8 @@ from isa import HardwareConfig
 
 from .synthesis import Synthesis, synthesize
 
+__all__ = ["area", "sram_transistors"]   # the public names (docs/reference/networks.md)
+
 TRANSISTORS_PER_BIT = 6
 PERIPHERY_OVERHEAD = 0.4
 PARTS = ("mesh", "scratchpad", "accumulator", "control")

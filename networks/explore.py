@@ -34,6 +34,8 @@ from toolkit.schedule import Schedule, ScheduleError
 from .area import area as area_of
 from .network import Network
 
+__all__ = ["explore", "ExplorePoint", "ExploreResult"]   # the public names (docs/reference/networks.md)
+
 Task = tuple[Op, int]   # an op and how often the workload runs it
 
 
@@ -86,6 +88,10 @@ class ExplorePoint:
 
 @dataclass(frozen=True)
 class ExploreResult:
+    """What ``tk.explore`` returns: every hardware point of the space (``points``, each an
+    :class:`ExplorePoint`, with a ``reason`` where it cannot hold the workload) and the Pareto front of cycles
+    against area (``pareto``)."""
+
     workload: str
     space: Mapping[str, tuple[int, ...]]
     points: tuple[ExplorePoint, ...]

@@ -16,6 +16,8 @@ import numpy as np
 from .host_ops import LAYOUT_OPS, HostFn
 from toolkit.ops import Op
 
+__all__ = ["Network", "NetworkResult", "LayerRow", "Task", "TensorInfo"]   # the public names (docs/reference/networks.md)
+
 LAYOUTS = ("native", "nhwc")
 
 
@@ -142,6 +144,10 @@ class Task:
 
 @dataclass(eq=False)
 class Network:
+    """A network imported by :func:`networks.onnx_import.from_onnx` (``tk.from_onnx``): its graph inputs and
+    outputs, every tensor's shape and quantization, and its layers in order, each on the accelerator (an op) or on
+    the host (numpy). ``tasks`` are its unique accelerator workloads, which ``tk.tune_network`` tunes."""
+
     name: str
     inputs: dict[str, TensorInfo]
     outputs: tuple[str, ...]
@@ -236,6 +242,10 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
 
 @dataclass
 class NetworkResult:
+    """What ``tk.run_network`` returns: the graph outputs (onnxruntime's dtypes and shapes), the accelerator
+    cycles of the whole network (None on the functional backend), one :class:`LayerRow` per layer, the host's
+    time, and the deviation of each output from onnxruntime's (``compare=True``)."""
+
     network: str
     hw: str
     backend: str

@@ -22,6 +22,8 @@ from .network import AccelLayer, HostLayer, LayerRow, Network, NetworkResult, co
 from .network_parallel import run_layers
 from .ort_reference import compare_with_onnxruntime
 
+__all__ = ["run_network"]   # the public names (docs/reference/networks.md)
+
 
 def _check_inputs(net: Network, inputs: Mapping[str, np.ndarray]) -> None:
     for name, info in net.inputs.items():

@@ -26,9 +26,14 @@ from toolkit.ops import Op
 from .compiling import compile_op
 from .network import Network
 
+__all__ = ["NetworkTuning", "TaskTuning", "tune_network"]   # the public names (docs/reference/networks.md)
+
 
 @dataclass
 class TaskTuning:
+    """One task of a network's tuning: its op, how often the network runs it, its trials, its share of the
+    default cycles, and its default and best cycles."""
+
     op: Op
     count: int
     trials: int
@@ -43,6 +48,9 @@ class TaskTuning:
 
 @dataclass
 class NetworkTuning:
+    """What ``tk.tune_network`` returns: one :class:`TaskTuning` per task, and the network's cycles with the
+    default and the tuned schedules (``default_cycles``, ``tuned_cycles``, ``speedup``); ``summary()`` prints them."""
+
     network: str
     hw: str
     backend: str

@@ -68,6 +68,8 @@ from .onnx_quant import (ACCEL_TYPES, ISLAND_TYPES, NARROW_TYPES, NodeError, Qua
                          uniform)
 from .onnx_transformer import Pending, TransformerLayers
 
+__all__ = ["from_onnx"]   # the public names (docs/reference/networks.md)
+
 _ACTIVATED = ("Conv", "MatMul", "Gemm", "Add")      # QDQ ops whose ReLU the store unit can apply
 UNIT_KINDS = ("softmax", "layernorm", "gelu")       # pending ops the normalization unit computes
 ISLAND = "it reads a float island (a 16-bit, 4-bit or float8 tensor, or an output left in float)"

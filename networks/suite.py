@@ -39,12 +39,16 @@ from toolkit.report import Column, fixed, record_columns, show
 
 from .compiling import compile_op
 
+__all__ = ["Suite", "Layer", "LayerResult", "available_suites", "load_suite", "run_layer", "run_suite"]   # the public names (docs/reference/networks.md)
+
 SUITE_DIR = Path(__file__).resolve().parent / "suites"   # package data: found in an install too
 STACK_COUNTERS = tuple(stack_counter(u, c) for u in STACK_UNITS for c in STACK)   # the RTL's cycle stacks
 
 
 @dataclass(frozen=True)
 class Layer:
+    """One layer of a suite: its name, its op, and how often the workload runs it (``count``).
+    """
     name: str
     op: Op
     count: int = 1
@@ -52,6 +56,9 @@ class Layer:
 
 @dataclass(frozen=True)
 class Suite:
+    """A workload suite read from ``networks/suites/NAME.yaml`` by :func:`load_suite`: its source, its layers,
+    and how it departs from the source (``departures``).
+    """
     name: str
     description: str
     source: str
@@ -74,6 +81,7 @@ class Suite:
 
 
 def available_suites() -> list[str]:
+    """The names of the suites in ``networks/suites/``."""
     return sorted(p.stem for p in SUITE_DIR.glob("*.yaml"))
 
 
@@ -143,6 +151,9 @@ def array_work(prog: Program) -> tuple[int, int, int]:
 
 @dataclass
 class LayerResult:
+    """One layer of :func:`run_suite`: cycles, the ideal and roofline bounds, utilization (ideal / cycles),
+    compile and run times, whether the output was bit-exact, and the cycle stacks where the backend has them.
+    """
     name: str
     kind: str
     count: int
@@ -201,6 +212,8 @@ def run_layer(layer: Layer, hw: HardwareConfig, *, backend: str = "functional", 
 def run_suite(suite: Suite, hw: HardwareConfig, *, backend: str = "functional", schedule: Any = None,
               db: str | Path | None = None, layers: Sequence[str] | None = None, limit: int | None = None,
               cpu: bool = True, seed: int = 0, progress: bool = True) -> list[LayerResult]:
+    """Run the suite's layers (or those ``layers`` names, then the first ``limit``) on ``backend``, each
+    compiled under ``schedule`` and checked bit-exact against its reference: one :class:`LayerResult` each."""
     chosen = suite.select(layers, limit)
     results = []
     bar = None

@@ -48,6 +48,9 @@ def positive_limit(name: str, value: Any, kind: type = int, maximum: float | Non
 
 @dataclass
 class RunResult:
+    """What ``tk.run`` returns: the output arrays by name, the cycles (an int on the verilator backend and
+    the stand-in, None on the functional, cpu and gpu backends), the backend's counters, and its wall time."""
+
     outputs: dict[str, np.ndarray]
     cycles: int | None
     counters: dict[str, Any] = field(default_factory=dict)

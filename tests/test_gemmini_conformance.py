@@ -3,7 +3,7 @@
 The words are written out by hand from gemmini.h's macros (DIM = 16, GARBAGE_ADDR =
 0xFFFFFFFF, WEIGHT_STATIONARY = 1, RELU = 1, float fields as their float32 bits), never
 computed with our encoder. Each is checked both ways: ``encode(ins) == word`` and
-``decode(*word) == ins``. The second table holds the calls we leave out (README,
+``decode(*word) == ins``. The second table holds the calls we leave out (docs/fidelity.md,
 "Departures from Gemmini"): our decoder rejects their words with a clear error.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The SoC around the accelerator (README, "The SoC model"), each model pinned by a small program on the
+"""The SoC around the accelerator (docs/concepts/soc.md), each model pinned by a small program on the
 RTL: the host's cost per command, its fence, the RoCC queues' back-pressure; the L2's hit and miss
 latency and its write to an absent block; DRAM's bandwidth each way and its in-flight limit; the
 cycle stacks and the timeline; and exported C reproducing tk.run's cycles on the SoC. Every run is checked against

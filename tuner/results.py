@@ -24,6 +24,10 @@ class Trial:
 
 @dataclass
 class TuneResult:
+    """What ``tk.tune`` returns: the best schedule and its cycles, the default's, every trial in the order it was
+    measured (``history``), the space's size and the cost model's rank correlation per batch; ``summary()``
+    prints them."""
+
     op: Op
     hw: HardwareConfig
     backend: str
