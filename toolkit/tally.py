@@ -165,9 +165,9 @@ def _writes(at: np.ndarray, local: np.ndarray, cols: np.ndarray, rows: np.ndarra
     return Accesses(at[rep], local[rep], blk * stride[rep], rows[rep])
 
 
-def banks(a: Accesses, weight: np.ndarray, hw: HardwareConfig, shift: np.ndarray | int = 0) -> np.ndarray:
-    """Rows touched per scratchpad bank, each access ``weight`` times (float64, whole numbers)."""
-    return np.bincount(a.rows(shift) // hw.sp_bank_rows, weights=a.amount * weight, minlength=hw.sp_banks)
+def banks(a: Accesses, shift: np.ndarray | int, bank_rows: int, nbanks: int) -> np.ndarray:
+    """Rows touched per scratchpad bank (float64, whole numbers), each address moved by ``shift`` first."""
+    return np.bincount(a.rows(shift) // bank_rows, weights=a.amount, minlength=nbanks)
 
 
 def tally(c: Census, hw: HardwareConfig, buffers: Mapping[str, Any]) -> Tally:
@@ -181,4 +181,4 @@ def tally(c: Census, hw: HardwareConfig, buffers: Mapping[str, Any]) -> Tally:
         written.append(ws.writes._replace(amount=ws.writes.amount * part.count[ws.writes.word]))
         read.append(ws.reads._replace(amount=ws.reads.amount * part.count[ws.reads.word]))
     one = [Accesses(*(np.concatenate(x) for x in zip(*a))) for a in (written, read)]
-    return Tally(sums, *(banks(a, 1, hw) for a in one))
+    return Tally(sums, *(banks(a, 0, hw.sp_bank_rows, hw.sp_banks) for a in one))

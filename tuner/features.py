@@ -29,12 +29,13 @@ from simulators.stand_in import estimate
 from toolkit.census import Census
 from isa.loop_unroll import issued_words
 from toolkit.family import loop_cycles
-from toolkit.kinds import KINDS, census, estimate_cycles, family_class, knob_domains, lower
+from toolkit.kinds import KINDS, estimate_cycles, family_class, knob_domains, lower, tally
 from toolkit.library import LibrarySchedule
 from toolkit.kinds import from_dict as op_from_dict
 from toolkit.ops import Op
 from toolkit.schedule import Schedule
-from toolkit.tally import CONFIG_LD_RS1, MAX_INPUTS, OPCODES, Tally, field, tally
+from toolkit.tally import CONFIG_LD_RS1, MAX_INPUTS, OPCODES, Tally, field
+from toolkit.tally import tally as tally_of
 
 if TYPE_CHECKING:
     from .space import Space
@@ -215,7 +216,7 @@ def tally_features(t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> 
 
 def census_features(census: Census, hw: HardwareConfig, buffers: Mapping[str, Any]) -> np.ndarray:
     """The instruction-stream part of the vector of a census."""
-    return tally_features(tally(census, hw, buffers), hw, buffers)
+    return tally_features(tally_of(census, hw, buffers), hw, buffers)
 
 
 def stream_features(prog: Program) -> np.ndarray:
@@ -267,12 +268,12 @@ def hardware_features(hw: HardwareConfig) -> np.ndarray:
 
 
 def prior_feature(op: Op, schedule: Schedule, hw: HardwareConfig, prog: Program | None = None,
-                  counted: Census | None = None) -> float:
+                  n_computes: int | None = None) -> float:
     """log2(1 + cycles) of the analytical prior: the kind's closed-form estimate where it has one
     (matmul and conv2d in either dataflow, any length: toolkit.kinds.estimate_cycles); else the stand-in's simulated cycles
-    of a rendered stream short enough; else NOT_ESTIMATED. ``counted``: the schedule's census, where the caller
-    has it (an output-stationary estimate counts its chains there)."""
-    cycles = estimate_cycles(op, schedule, hw, counted)
+    of a rendered stream short enough; else NOT_ESTIMATED. ``n_computes``: the computes of the schedule's census,
+    where the caller has it (an output-stationary estimate counts its chains there)."""
+    cycles = estimate_cycles(op, schedule, hw, n_computes)
     if cycles is None and prog is not None and len(prog.instructions) <= STAND_IN_MAX_INSTRUCTIONS:
         cycles = estimate(prog)[0]
     return NOT_ESTIMATED if cycles is None else float(_log(cycles))
@@ -304,17 +305,18 @@ def features(prog: Program, op: Op, schedule: Schedule, domains: dict[str, list]
 
 def candidate_features(op: Op, hw: HardwareConfig, schedule: Schedule, domains: dict[str, list] | None = None
                        ) -> np.ndarray:
-    """The vector of one candidate, equal to :func:`features` of its rendered program: from its census
-    (toolkit.kinds.census: no rendering) where one covers the schedule, else rendered (Gemmini's loops
+    """The vector of one candidate, equal to :func:`features` of its rendered program: from its census's sums
+    (toolkit.kinds.tally: no rendering) where a census covers the schedule, else rendered (Gemmini's loops
     among them). ScheduleError if it does not fit."""
     domains = domains if domains is not None else knob_domains(op, hw)
-    counted = census(op, schedule, hw)
+    counted = tally(op, schedule, hw)
     if counted is None:
         return features(lower(op, schedule, hw), op, schedule, domains)
+    sums, buffers = counted
     # a kind with a census but no closed-form prior (depthwise) renders only a stream the stand-in would run
-    short = KINDS[op.KIND].estimate is None and counted[0].count.sum() <= STAND_IN_MAX_INSTRUCTIONS
+    short = KINDS[op.KIND].estimate is None and sums.sum("words") <= STAND_IN_MAX_INSTRUCTIONS
     prog = lower(op, schedule, hw) if short else None
-    return _vector(census_features(counted[0], hw, counted[1]), prior_feature(op, schedule, hw, prog, counted[0]),
+    return _vector(tally_features(sums, hw, buffers), prior_feature(op, schedule, hw, prog, sums.sum("computes")),
                    op, schedule, hw, domains)
 
 

@@ -13,7 +13,7 @@ addresses. So each class's words are built once at local base 0 and shifted per 
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from isa.opcodes import Funct
 
 from ..census import Census, Words, acc, classes, frame, join, operand
 from ..lowering import op_buffers
+from ..tally import Accesses, Tally, banks, tally, word_sums
 from .geometry import padded_width
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
@@ -31,6 +32,7 @@ from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, tile_ranges
 _SP, _IN, _W, _ACC = 0, 1, 2, 3   # what shifts a word's local address: nothing, the input, weight, acc base
 _MAX_PIECES = 65536
 _PIECES: dict[tuple, "_Piece"] = {}   # (context, part, class) -> its words at base 0, across candidates
+_CONTEXTS: dict[tuple, int] = {}      # context -> a small id (hashing a context's dataclasses costs)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -54,6 +56,7 @@ class _Piece:
     def __init__(self) -> None:
         self.words = Words()
         self.shift: list[tuple[np.ndarray, np.ndarray]] = []
+        self.tally: _PieceTally | None = None   # set by _tally_pieces
 
     def add(self, funct: int | np.ndarray, rs1: np.ndarray, rs2: np.ndarray, shift1: np.ndarray | int,
             shift2: np.ndarray | int, stride: int = 0) -> None:
@@ -85,29 +88,71 @@ class _Piece:
         return c._replace(words=words, count=np.repeat(np.asarray(counts, dtype=np.int64), lens))
 
 
+class _PieceTally(NamedTuple):
+    """A piece's sums (each word once) and the scratchpad rows its words write and read, with what shifts
+    each one's address; its rows per bank under each row of bases it meets, computed once each."""
+    sums: np.ndarray
+    writes: Accesses
+    write_shift: np.ndarray
+    reads: Accesses
+    read_shift: np.ndarray
+    by_bases: dict
+
+    def bank_rows(self, bases: np.ndarray, bank_rows: int, nbanks: int) -> np.ndarray:
+        """Rows written per bank, then rows read per bank, with each address shifted by its base."""
+        key = tuple(bases.tolist())
+        if key not in self.by_bases:
+            self.by_bases[key] = np.concatenate([banks(self.writes, bases[self.write_shift], bank_rows, nbanks),
+                                                 banks(self.reads, bases[self.read_shift], bank_rows, nbanks)])
+        return self.by_bases[key]
+
+
+def _tally_pieces(pieces: list[_Piece], hw: HardwareConfig, buffers: dict[str, Buffer]) -> None:
+    """Give each of ``pieces`` without one its tally: their words decoded at once (a class's words alone
+    are a few, and decoding costs per call), then cut per piece (each piece's words, and so its
+    accesses, lie together, in word order)."""
+    new = list({id(p): p for p in pieces if p.tally is None}.values())
+    if not new:
+        return
+    built = [p._built for p in new]
+    c, shift = join([b[0] for b in built]), np.concatenate([b[1] for b in built])
+    ends = np.cumsum([len(b[0].count) for b in built])
+    starts = ends - [len(b[0].count) for b in built]
+    ws = word_sums(c, hw, buffers)
+    cum = np.vstack([np.zeros((1, ws.sums.shape[1]), np.int64), np.cumsum(ws.sums, axis=0)])
+    w_at, r_at = (np.searchsorted(a.word, np.append(starts, ends[-1])) for a in (ws.writes, ws.reads))
+    for n, p in enumerate(new):
+        writes = Accesses(*(x[w_at[n]:w_at[n + 1]] for x in ws.writes))
+        reads = Accesses(*(x[r_at[n]:r_at[n + 1]] for x in ws.reads))
+        p.tally = _PieceTally(cum[ends[n]] - cum[starts[n]], writes, shift[writes.word, 1], reads,
+                              shift[reads.word, 0], {})
+
+
 class _Classes:
     """A census's parts, class by class: ``each`` groups the steps of a part into classes (with the buffers
     each uses), builds a class's piece once (shared across candidates of one context) and joins the part's."""
 
-    def __init__(self, parts: list[Census], bufs: list[np.ndarray], plan: ConvPlan) -> None:
-        self.parts, self.bufs, self.plan = parts, bufs, plan
+    def __init__(self, bufs: list[np.ndarray], plan: ConvPlan) -> None:
+        self.bufs, self.plan = bufs, plan
+        self.groups: list[tuple[list[_Piece], np.ndarray, np.ndarray]] = []   # per part: pieces, counts, bases
 
     def each(self, part: str, context: tuple, keys: list[np.ndarray], active: np.ndarray,
              build: Callable[[_Piece, int], None]) -> None:
         """Classes of ``active`` steps alike in ``keys``; ``build`` fills a class's piece from its first step."""
         bufs, plan = self.bufs, self.plan
         firsts, counts = classes(keys + bufs, active)
-        pieces = []
+        if len(_PIECES) >= _MAX_PIECES:
+            _PIECES.clear()
+            _CONTEXTS.clear()
+        ctx, pieces = _CONTEXTS.setdefault(context, len(_CONTEXTS)), []
         for n, values in zip(firsts.tolist(), np.stack(keys)[:, firsts].T.tolist()):
-            key = (context, part, *values)
+            key = (ctx, part, *values)
             if key not in _PIECES:
-                if len(_PIECES) >= _MAX_PIECES:
-                    _PIECES.clear()
                 build(_PIECES.setdefault(key, _Piece()), n)
             pieces.append(_PIECES[key])
         bases = np.stack([np.zeros(len(firsts), np.int64), plan.a.base(bufs[0][firsts]), plan.b.base(bufs[1][firsts]),
                           plan.c.base(bufs[2][firsts])], axis=1)
-        self.parts.append(_Piece.census(pieces, counts, bases))
+        self.groups.append((pieces, counts, bases))
 
 
 def _loads(piece: _Piece, loads: list, funct: int, dram: int, local: Callable, shift: int, stride: int) -> None:
@@ -168,13 +213,54 @@ def _copy_census(op: Conv2d, hw: HardwareConfig, buffers: dict[str, Buffer]) -> 
 
 def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
                 ) -> tuple[Census, dict[str, Buffer]]:
-    """The census of ``lower_conv(op, s, hw)``'s stream, and its buffers. A depthwise conv's reduction is
-    its taps alone (the channel tile is the output's), so its input changes with the channel tile too."""
+    """The census of ``lower_conv(op, s, hw)``'s stream, and its buffers."""
+    groups, buffers = _class_groups(op, s, hw)
+    return join([_fixed(op, hw, "padded" in buffers), *(_Piece.census(*g) for g in groups)]), buffers
+
+
+def conv_tally(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
+               ) -> tuple[Tally, dict[str, Buffer]]:
+    """The sums (toolkit.tally) of :func:`conv_census`, without joining its classes' words: each class's
+    sums, and its rows per bank under its buffers' bases, times its count (all whole numbers: exact)."""
+    groups, buffers = _class_groups(op, s, hw)
+    fixed = _fixed_tally(op, hw, "padded" in buffers)
+    sums, rows = fixed.sums, np.concatenate([fixed.written, fixed.read])
+    _tally_pieces([p for g in groups for p in g[0]], hw, buffers)
+    bank_rows, nbanks = hw.sp_bank_rows, hw.sp_banks
+    for pieces, counts, bases in groups:
+        tallies = [p.tally for p in pieces]
+        sums = sums + counts @ np.stack([t.sums for t in tallies])
+        rows = rows + counts.astype(np.float64) @ np.stack([t.bank_rows(b, bank_rows, nbanks)
+                                                            for t, b in zip(tallies, bases)])
+    return Tally(sums, rows[:len(fixed.written)], rows[len(fixed.written):]), buffers
+
+
+def _buffers(op: Conv2d | DepthwiseConv2d, padded: bool) -> dict[str, Buffer]:
+    return op_buffers(op, (("padded", "int8", (op.batch, op.in_h, padded_width(op), op.in_c)),) if padded else ())
+
+
+@functools.lru_cache(maxsize=256)
+def _fixed(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, padded: bool) -> Census:
+    """The words outside the tile walk: the frame's configs and fence, and a packed conv's padding copy."""
+    head = frame(3 if op.bias else 2)
+    return join([head, _copy_census(op, hw, _buffers(op, True))]) if padded else head
+
+
+@functools.lru_cache(maxsize=256)
+def _fixed_tally(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, padded: bool) -> Tally:
+    return tally(_fixed(op, hw, padded), hw, _buffers(op, padded))
+
+
+def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
+                  ) -> tuple[list[tuple[list[_Piece], np.ndarray, np.ndarray]], dict[str, Buffer]]:
+    """The tile walk's classes of steps, per part (pieces, counts, bases), and the buffers. A depthwise
+    conv's reduction is its taps alone (the channel tile is the output's), so its input changes with the
+    channel tile too."""
     walk = _ConvWalk(op, s, hw)
     dw = walk.dw
     geo, plan, t, d = walk.geo, walk.plan, walk.t, walk.d
     padded = geo.source == "padded"
-    buffers = op_buffers(op, (("padded", "int8", (op.batch, op.in_h, padded_width(op), op.in_c)),) if padded else ())
+    buffers = _buffers(op, padded)
     ranges = (tile_ranges(op.batch, t.b), tile_ranges(op.out_h, t.oh), tile_ranges(op.out_w, t.ow),
               tile_ranges(-(-walk.out_c // d), t.k))
     reduction = walk.reduction(range(1))   # (a depthwise conv's: each channel tile its own, of the same length)
@@ -192,7 +278,6 @@ def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedul
     wcls = _axis_classes(op.out_w, t.ow, geo.kernel[1], t.kw, sw, pw, geo.in_w)[w, (r // nc) % nkw]
     last = [x == n - 1 for x, n in zip((b, h, w, k), shape)]
     first_r, last_r = r == 0, r == shape[4] - 1
-    parts = [frame(3 if op.bias else 2), _copy_census(op, hw, buffers)] if padded else [frame(3 if op.bias else 2)]
 
     def tile(n: int) -> tuple:
         out = _Output(*(rng[x[n]] for rng, x in zip(ranges, (b, h, w, k))), 0)
@@ -203,7 +288,8 @@ def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedul
     # that differ only there share them
     loads, computes_of = (op, hw, t, s.packs_taps, s.mvin_blocks), (op, hw, t, s.packs_taps, s.dataflow)
 
-    each = _Classes(parts, bufs, plan).each
+    walked = _Classes(bufs, plan)
+    each = walked.each
     src, out_bytes, full = buffers[geo.source].addr, (4 if op.out_dtype == "int32" else 1), op.out_dtype == "int32"
     # a step's words depend on its channel tile only through whether it is the last (a ragged one), and
     # on the reduction's first step (it overwrites the accumulators); the other channel tiles are alike
@@ -224,7 +310,7 @@ def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedul
          lambda p, n: _computes(p, *walk.computes(*tile(n), 0, 0), s.dataflow))
     each("stores", (op, hw, t, s.packs_taps), [*last, last_r], last_r, lambda p, n: _store(
         p, walk._stores(tile(n)[0]), buffers["output"].addr, out_bytes, full))
-    return join(parts), buffers
+    return walked.groups, buffers
 
 
 def _store(piece: _Piece, stores: list, dram: int, out_bytes: int, full: bool) -> None:
