@@ -13,16 +13,16 @@ addresses. So each class's words are built once at local base 0 and shifted per 
 from __future__ import annotations
 
 import functools
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from isa import GARBAGE, Buffer, HardwareConfig
+from isa import ACC_BIT, GARBAGE, Buffer, HardwareConfig
 from isa.opcodes import Funct
 
 from ..census import Census, Words, acc, classes, frame, join, operand
 from ..lowering import op_buffers
-from ..tally import Accesses, Tally, banks, tally, word_sums
+from ..tally import COL, SUMS, Accesses, Tally, banks, tally, word_sums
 from .geometry import padded_width
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
@@ -51,12 +51,15 @@ def _axis_classes(extent: int, tile: int, kernel: int, ktile: int, stride: int, 
 
 
 class _Piece:
-    """Words at local base 0, each with what shifts its rs1 and rs2 local addresses."""
+    """Words at local base 0, each with what shifts its rs1 and rs2 local addresses: ``fill`` adds them from
+    ``spec`` (what the walk gives the class's first step) when first asked for (a candidate's features
+    read only the tally, which computes classes get in closed form: _computes_tallies)."""
 
-    def __init__(self) -> None:
+    def __init__(self, spec: Any, fill: Callable[["_Piece", Any], None]) -> None:
+        self.spec, self.fill = spec, fill
         self.words = Words()
         self.shift: list[tuple[np.ndarray, np.ndarray]] = []
-        self.tally: _PieceTally | None = None   # set by _tally_pieces
+        self.tally: _PieceTally | None = None   # set by _tally_pieces or _computes_tallies
 
     def add(self, funct: int | np.ndarray, rs1: np.ndarray, rs2: np.ndarray, shift1: np.ndarray | int,
             shift2: np.ndarray | int, stride: int = 0) -> None:
@@ -70,6 +73,7 @@ class _Piece:
     def _built(self) -> tuple[Census, np.ndarray]:
         """The words (count 1) and, per word, what shifts its rs1 and rs2: joined once, when the piece is
         complete (its first census), then shared by every census of it."""
+        self.fill(self, self.spec)
         c = self.words.census(1)
         if not self.shift:
             return c, np.zeros((len(c.count), 2), dtype=np.int64)   # _SP: base 0, no shift
@@ -108,10 +112,10 @@ class _PieceTally(NamedTuple):
 
 
 def _tally_pieces(pieces: list[_Piece], hw: HardwareConfig, buffers: dict[str, Buffer]) -> None:
-    """Give each of ``pieces`` without one its tally: their words decoded at once (a class's words alone
+    """Give each of ``pieces`` its tally: their words decoded at once (a class's words alone
     are a few, and decoding costs per call), then cut per piece (each piece's words, and so its
     accesses, lie together, in word order)."""
-    new = list({id(p): p for p in pieces if p.tally is None}.values())
+    new = list({id(p): p for p in pieces}.values())
     if not new:
         return
     built = [p._built for p in new]
@@ -134,11 +138,12 @@ class _Classes:
 
     def __init__(self, bufs: list[np.ndarray], plan: ConvPlan) -> None:
         self.bufs, self.plan = bufs, plan
-        self.groups: list[tuple[list[_Piece], np.ndarray, np.ndarray]] = []   # per part: pieces, counts, bases
+        self.groups: list[tuple[str, list[_Piece], np.ndarray, np.ndarray]] = []   # part, pieces, counts, bases
 
     def each(self, part: str, context: tuple, keys: list[np.ndarray], active: np.ndarray,
-             build: Callable[[_Piece, int], None]) -> None:
-        """Classes of ``active`` steps alike in ``keys``; ``build`` fills a class's piece from its first step."""
+             spec: Callable[[int], Any], fill: Callable[[_Piece, Any], None]) -> None:
+        """Classes of ``active`` steps alike in ``keys``; ``spec`` gives what the walk makes of a class's first
+        step, and ``fill`` its words from that."""
         bufs, plan = self.bufs, self.plan
         firsts, counts = classes(keys + bufs, active)
         if len(_PIECES) >= _MAX_PIECES:
@@ -148,11 +153,11 @@ class _Classes:
         for n, values in zip(firsts.tolist(), np.stack(keys)[:, firsts].T.tolist()):
             key = (ctx, part, *values)
             if key not in _PIECES:
-                build(_PIECES.setdefault(key, _Piece()), n)
+                _PIECES[key] = _Piece(spec(n), fill)
             pieces.append(_PIECES[key])
         bases = np.stack([np.zeros(len(firsts), np.int64), plan.a.base(bufs[0][firsts]), plan.b.base(bufs[1][firsts]),
                           plan.c.base(bufs[2][firsts])], axis=1)
-        self.groups.append((pieces, counts, bases))
+        self.groups.append((part, pieces, counts, bases))
 
 
 def _loads(piece: _Piece, loads: list, funct: int, dram: int, local: Callable, shift: int, stride: int) -> None:
@@ -186,6 +191,48 @@ def _computes(piece: _Piece, fills: list, c: StepComputes, dataflow: str) -> Non
               operand(GARBAGE, c.rows, c.b_cols), _IN, _SP)
 
 
+def _computes_tallies(pieces: list[_Piece], os_: bool) -> None:
+    """The tallies of computes classes' words (:func:`_computes`) in closed form, every class at once: a
+    fill is a preload and a compute of garbage (no weights, no scratchpad reads), a compute a preload of
+    its accumulator rows (a read-modify-write where it accumulates) and a compute of its input rows;
+    weight-stationary, a block's first preload loads its weights from the scratchpad, and its first compute
+    is the preloaded one."""
+    if not pieces:
+        return
+    fills = [p.spec[0] for p in pieces]
+    cs = [p.spec[1] for p in pieces]
+    k = len(pieces)
+    nf, n = np.array([len(f) for f in fills], np.int64), np.array([len(c.a) for c in cs], np.int64)
+    f_cls, c_cls = np.repeat(np.arange(k), nf), np.repeat(np.arange(k), n)
+    first, accumulate, rows, a, b, b_rows = (np.concatenate([getattr(c, x) for c in cs]).astype(np.int64)
+                                             for x in ("first", "accumulate", "rows", "a", "b", "b_rows"))
+    f_rows = np.array([f.rows for fs in fills for f in fs], dtype=np.int64)
+
+    def per(cls: np.ndarray, values: np.ndarray) -> np.ndarray:   # sums per class (whole numbers: exact)
+        return np.bincount(cls, weights=values, minlength=k).astype(np.int64)
+
+    firsts = np.zeros(k, np.int64) if os_ else per(c_cls, first)
+    sums = np.zeros((k, len(SUMS)), np.int64)
+    for name, v in (("preload", nf + n), ("compute_preloaded", nf + (n if os_ else firsts)),
+                    ("compute_accumulated", 0 if os_ else n - firsts), ("words", 2 * (nf + n)),
+                    ("computes", nf + n), ("weight_loads", firsts), ("preload_rmw", per(c_cls, accumulate)),
+                    ("compute_rows", per(f_cls, f_rows) + per(c_cls, rows))):
+        sums[:, COL[name]] = v
+    # scratchpad reads: each compute's input rows, and weight-stationary each block's weights
+    w = np.zeros(0, bool) if os_ else first.astype(bool)
+    cls, addr, amount = (np.concatenate(x) for x in ((c_cls, c_cls[w]), (a, b[w]), (rows, b_rows[w])))
+    shift = np.concatenate([np.full(len(a), _IN), np.full(int(w.sum()), _W)])
+    keep = (addr != GARBAGE) & ((addr & ACC_BIT) == 0)
+    order = np.argsort(cls[keep], kind="stable")
+    cls, addr, amount, shift = (x[keep][order] for x in (cls, addr, amount, shift))
+    at = np.searchsorted(cls, np.arange(k + 1))
+    none = Accesses(*(np.zeros(0, np.int64) for _ in range(4)))
+    for i, p in enumerate(pieces):
+        lo, hi = at[i], at[i + 1]
+        reads = Accesses(np.zeros(hi - lo, np.int64), addr[lo:hi], np.zeros(hi - lo, np.int64), amount[lo:hi])
+        p.tally = _PieceTally(sums[i], none, np.zeros(0, np.int64), reads, shift[lo:hi], {})
+
+
 def _diagonals(piece: _Piece, diagonals: list, dram: int) -> None:
     """depthwise_ws.s.j2's weight blocks (tiles.Diagonal): a garbage compute zeroes the block, then row i
     takes i + 1 weights and, but row 0, a garbage compute zeroes its first i columns."""
@@ -215,7 +262,7 @@ def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedul
                 ) -> tuple[Census, dict[str, Buffer]]:
     """The census of ``lower_conv(op, s, hw)``'s stream, and its buffers."""
     groups, buffers = _class_groups(op, s, hw)
-    return join([_fixed(op, hw, "padded" in buffers), *(_Piece.census(*g) for g in groups)]), buffers
+    return join([_fixed(op, hw, "padded" in buffers), *(_Piece.census(*g[1:]) for g in groups)]), buffers
 
 
 def conv_tally(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
@@ -225,9 +272,11 @@ def conv_tally(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule
     groups, buffers = _class_groups(op, s, hw)
     fixed = _fixed_tally(op, hw, "padded" in buffers)
     sums, rows = fixed.sums, np.concatenate([fixed.written, fixed.read])
-    _tally_pieces([p for g in groups for p in g[0]], hw, buffers)
+    new = {part: [p for p in pieces if p.tally is None] for part, pieces, _, _ in groups}
+    _computes_tallies(new.pop("computes"), s.dataflow == "os")
+    _tally_pieces([p for pieces in new.values() for p in pieces], hw, buffers)
     bank_rows, nbanks = hw.sp_bank_rows, hw.sp_banks
-    for pieces, counts, bases in groups:
+    for _, pieces, counts, bases in groups:
         tallies = [p.tally for p in pieces]
         sums = sums + counts @ np.stack([t.sums for t in tallies])
         rows = rows + counts.astype(np.float64) @ np.stack([t.bank_rows(b, bank_rows, nbanks)
@@ -294,22 +343,23 @@ def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSched
     # a step's words depend on its channel tile only through whether it is the last (a ragged one), and
     # on the reduction's first step (it overwrites the accumulators); the other channel tiles are alike
     taps, last_c = r // nc, r % nc == nc - 1
-    each("input", loads, [last[0], hcls, wcls, taps, last_c, *([last[3]] if dw else [])], new_in, lambda p, n: _loads(
-        p, walk._input_loads(*tile(n), 0), Funct.MVIN, src, lambda x: x, _IN, plan.in_plane))
+    each("input", loads, [last[0], hcls, wcls, taps, last_c, *([last[3]] if dw else [])], new_in,
+         lambda n: walk._input_loads(*tile(n), 0),
+         lambda p, loads: _loads(p, loads, Funct.MVIN, src, lambda x: x, _IN, plan.in_plane))
     if dw:
-        each("weights", loads, [last[3], taps], new_w, lambda p, n: _diagonals(
-            p, walk._diagonals(tile(n)[1], 0), buffers["weight"].addr))
+        each("weights", loads, [last[3], taps], new_w, lambda n: walk._diagonals(tile(n)[1], 0),
+             lambda p, diagonals: _diagonals(p, diagonals, buffers["weight"].addr))
     else:
-        each("weights", loads, [last[3], taps, last_c], new_w, lambda p, n: _loads(
-            p, walk._weight_loads(tile(n)[1], tile(n)[0].kbs, 0), Funct.MVIN2, buffers["weight"].addr,
-            lambda x: x, _W, plan.w_plane))
+        each("weights", loads, [last[3], taps, last_c], new_w,
+             lambda n: walk._weight_loads(tile(n)[1], tile(n)[0].kbs, 0),
+             lambda p, loads: _loads(p, loads, Funct.MVIN2, buffers["weight"].addr, lambda x: x, _W, plan.w_plane))
     if op.bias:
-        each("bias", loads, [*last, first_r], first_r, lambda p, n: _loads(
-            p, walk._bias_loads(tile(n)[0]), Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
+        each("bias", loads, [*last, first_r], first_r, lambda n: walk._bias_loads(tile(n)[0]),
+             lambda p, loads: _loads(p, loads, Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
     each("computes", computes_of, [last[0], hcls, wcls, taps, last_c, first_r, last[3]], np.ones(len(b), bool),
-         lambda p, n: _computes(p, *walk.computes(*tile(n), 0, 0), s.dataflow))
-    each("stores", (op, hw, t, s.packs_taps), [*last, last_r], last_r, lambda p, n: _store(
-        p, walk._stores(tile(n)[0]), buffers["output"].addr, out_bytes, full))
+         lambda n: walk.computes(*tile(n), 0, 0), lambda p, computed: _computes(p, *computed, s.dataflow))
+    each("stores", (op, hw, t, s.packs_taps), [*last, last_r], last_r, lambda n: walk._stores(tile(n)[0]),
+         lambda p, stores: _store(p, stores, buffers["output"].addr, out_bytes, full))
     return walked.groups, buffers
 
 
