@@ -17,12 +17,13 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from isa import ACC_BIT, GARBAGE, Buffer, HardwareConfig
+from isa import GARBAGE, Buffer, HardwareConfig
 from isa.opcodes import Funct
 
 from ..census import Census, Words, acc, classes, frame, join, operand
 from ..lowering import op_buffers
-from ..tally import COL, SUMS, Accesses, Tally, banks, tally, word_sums
+from ..tally import Accesses, Tally, banks, tally, word_sums
+from .closed import computes_sums
 from .geometry import padded_width
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
@@ -192,45 +193,12 @@ def _computes(piece: _Piece, fills: list, c: StepComputes, dataflow: str) -> Non
 
 
 def _computes_tallies(pieces: list[_Piece], os_: bool) -> None:
-    """The tallies of computes classes' words (:func:`_computes`) in closed form, every class at once: a
-    fill is a preload and a compute of garbage (no weights, no scratchpad reads), a compute a preload of
-    its accumulator rows (a read-modify-write where it accumulates) and a compute of its input rows;
-    weight-stationary, a block's first preload loads its weights from the scratchpad, and its first compute
-    is the preloaded one."""
+    """The tallies of computes classes' words in closed form, every class at once (closed.py)."""
     if not pieces:
         return
-    fills = [p.spec[0] for p in pieces]
-    cs = [p.spec[1] for p in pieces]
-    k = len(pieces)
-    nf, n = np.array([len(f) for f in fills], np.int64), np.array([len(c.a) for c in cs], np.int64)
-    f_cls, c_cls = np.repeat(np.arange(k), nf), np.repeat(np.arange(k), n)
-    first, accumulate, rows, a, b, b_rows = (np.concatenate([getattr(c, x) for c in cs]).astype(np.int64)
-                                             for x in ("first", "accumulate", "rows", "a", "b", "b_rows"))
-    f_rows = np.array([f.rows for fs in fills for f in fs], dtype=np.int64)
-
-    def per(cls: np.ndarray, values: np.ndarray) -> np.ndarray:   # sums per class (whole numbers: exact)
-        return np.bincount(cls, weights=values, minlength=k).astype(np.int64)
-
-    firsts = np.zeros(k, np.int64) if os_ else per(c_cls, first)
-    sums = np.zeros((k, len(SUMS)), np.int64)
-    for name, v in (("preload", nf + n), ("compute_preloaded", nf + (n if os_ else firsts)),
-                    ("compute_accumulated", 0 if os_ else n - firsts), ("words", 2 * (nf + n)),
-                    ("computes", nf + n), ("weight_loads", firsts), ("preload_rmw", per(c_cls, accumulate)),
-                    ("compute_rows", per(f_cls, f_rows) + per(c_cls, rows))):
-        sums[:, COL[name]] = v
-    # scratchpad reads: each compute's input rows, and weight-stationary each block's weights
-    w = np.zeros(0, bool) if os_ else first.astype(bool)
-    cls, addr, amount = (np.concatenate(x) for x in ((c_cls, c_cls[w]), (a, b[w]), (rows, b_rows[w])))
-    shift = np.concatenate([np.full(len(a), _IN), np.full(int(w.sum()), _W)])
-    keep = (addr != GARBAGE) & ((addr & ACC_BIT) == 0)
-    order = np.argsort(cls[keep], kind="stable")
-    cls, addr, amount, shift = (x[keep][order] for x in (cls, addr, amount, shift))
-    at = np.searchsorted(cls, np.arange(k + 1))
-    none = Accesses(*(np.zeros(0, np.int64) for _ in range(4)))
-    for i, p in enumerate(pieces):
-        lo, hi = at[i], at[i + 1]
-        reads = Accesses(np.zeros(hi - lo, np.int64), addr[lo:hi], np.zeros(hi - lo, np.int64), amount[lo:hi])
-        p.tally = _PieceTally(sums[i], none, np.zeros(0, np.int64), reads, shift[lo:hi], {})
+    shift, none = np.array([_IN, _W]), Accesses(*(np.zeros(0, np.int64) for _ in range(4)))
+    for p, c in zip(pieces, computes_sums([p.spec for p in pieces], os_)):
+        p.tally = _PieceTally(c.sums, none, np.zeros(0, np.int64), c.reads, shift[c.weights.astype(np.int64)], {})
 
 
 def _diagonals(piece: _Piece, diagonals: list, dram: int) -> None:
@@ -357,7 +325,7 @@ def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSched
         each("bias", loads, [*last, first_r], first_r, lambda n: walk._bias_loads(tile(n)[0]),
              lambda p, loads: _loads(p, loads, Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
     each("computes", computes_of, [last[0], hcls, wcls, taps, last_c, first_r, last[3]], np.ones(len(b), bool),
-         lambda n: walk.computes(*tile(n), 0, 0), lambda p, computed: _computes(p, *computed, s.dataflow))
+         lambda n: (walk, *tile(n)), lambda p, spec: _computes(p, *spec[0].computes(*spec[1:], 0, 0), s.dataflow))
     each("stores", (op, hw, t, s.packs_taps), [*last, last_r], last_r, lambda n: walk._stores(tile(n)[0]),
          lambda p, stores: _store(p, stores, buffers["output"].addr, out_bytes, full))
     return walked.groups, buffers

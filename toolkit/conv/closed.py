@@ -1,0 +1,139 @@
+"""The sums (toolkit/tally.py) of conv computes classes in closed form, many classes at once.
+
+A computes class's words (census._computes of tiles._ConvWalk.computes) are, per weight block, a preload
+and a compute per run of its tap's valid pixels; the sums need only how many runs each tap has, their
+rows and where each starts. So the classes' taps become the rows of one grid of pixels (a short tile's
+row padded with invalid pixels, which end every run), and one pass of tap_runs finds every run of every
+class; the blocks multiply them. tests/test_census.py holds the result equal to the classes' words' sums.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from isa import ACC_BIT, GARBAGE
+
+from ..tally import COL, SUMS, Accesses
+from .runs import _split_runs, ranks, tap_runs
+
+
+class ClassReads(NamedTuple):
+    """A class's sums, and its scratchpad reads (rows: all occurrences of each), each from the input
+    (``weights`` False: its address moves with the input buffer's base) or the weights."""
+    sums: np.ndarray
+    reads: Accesses
+    weights: np.ndarray
+
+
+def _grid(specs: list) -> dict[str, np.ndarray]:
+    """Per tap row of every class (in class order, taps in walk order): its class, its tap index, and the
+    arrays that place its pixels; per class its tap rows' start and its tile's sizes."""
+    g: dict[str, list] = {x: [] for x in ("cls", "tap", "roff", "coff", "ri0", "ci0", "R", "C", "nh", "nw", "npix")}
+    row_idx, col_idx, at_r, at_c = [], [], 0, 0
+    for i, (_, out, step) in enumerate(specs):
+        nkw, ntap = len(step.kws), len(step.khs) * len(step.kws)
+        t = np.arange(ntap)
+        for name, v in (("cls", i), ("tap", t), ("roff", np.array(step.row_offset)[t // nkw]),
+                        ("coff", np.array(step.col_offset)[t % nkw]), ("ri0", at_r), ("ci0", at_c),
+                        ("R", len(step.row_index)), ("C", len(step.col_index)), ("nh", len(out.hs)),
+                        ("nw", len(out.ws)), ("npix", out.npix)):
+            g[name].append(np.broadcast_to(v, ntap))
+        row_idx.append(step.row_index)
+        col_idx.append(step.col_index)
+        at_r, at_c = at_r + len(step.row_index), at_c + len(step.col_index)
+    out = {k: np.concatenate(v).astype(np.int64) for k, v in g.items()}
+    out["row_index"], out["col_index"] = np.concatenate(row_idx), np.concatenate(col_idx)
+    return out
+
+
+def _valid(g: dict[str, np.ndarray], in_h: int, in_w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Over the grid (tap rows x pixels): which pixels exist, which read inside the input, and each one's
+    input row (tiles._ConvWalk.computes's ok and a_idx)."""
+    p = np.arange(int(g["npix"].max()))[None, :]
+    nh, nw = g["nh"][:, None], g["nw"][:, None]
+    exists = p < g["npix"][:, None]
+    pb, ph, pw = p // (nh * nw), (p // nw) % nh, p % nw
+    rs, cs = ph + g["roff"][:, None], pw + g["coff"][:, None]   # within the class's slots, even past npix
+    ih, iw = g["row_index"][g["ri0"][:, None] + rs], g["col_index"][g["ci0"][:, None] + cs]
+    ok = exists & (ih >= 0) & (ih < in_h) & (iw >= 0) & (iw < in_w)
+    return exists, ok, (pb * g["R"][:, None] + rs) * g["C"][:, None] + cs
+
+
+def _per(cls: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
+    """Sums of ``values`` per class (whole numbers: exact)."""
+    return np.bincount(cls, weights=values, minlength=k).astype(np.int64)
+
+
+def _fills(g: dict[str, np.ndarray], exists: np.ndarray, ok: np.ndarray, overwrite: np.ndarray, nkb: np.ndarray,
+           d: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per class, the fills (and their rows) a class that overwrites its accumulators first zeroes: runs of
+    its first tap's pixels that read padding, per output channel block."""
+    rows = np.flatnonzero((g["tap"] == 0) & overwrite[g["cls"]])
+    valid = exists[rows] & ~ok[rows]
+    flat, length = _split_runs(valid, valid[:, :-1] & valid[:, 1:], d)
+    cls = g["cls"][rows][flat // valid.shape[1]]
+    return _per(cls, np.ones(len(cls)), k) * nkb, _per(cls, length, k) * nkb
+
+
+def computes_sums(specs: list, os_: bool) -> list[ClassReads]:
+    """The sums and scratchpad reads of computes classes, each given as (walk, output tile, step) of its
+    first step (census._computes of walk.computes at base 0)."""
+    walk = specs[0][0]   # the classes of one context: the same op, hardware and tiles
+    d, dw, k = walk.d, walk.dw, len(specs)
+    g = _grid(specs)
+    exists, ok, a_idx = _valid(g, walk.geo.in_h, walk.geo.in_w)
+    runs = tap_runs(ok, a_idx, d)
+    ncb = np.array([len(st.cbs) for _, _, st in specs], np.int64)
+    nkb = np.array([len(out.kbs) for _, out, _ in specs], np.int64)
+    blocks = ncb if dw else ncb * nkb   # weight blocks per tap (depthwise: a tap's channel block is the output's)
+    overwrite = np.array([st.first for _, _, st in specs], bool) & (not walk.op.bias)
+    nrows = len(g["cls"])
+    per_row = np.bincount(runs.tap, minlength=nrows)
+    n = _per(g["cls"], per_row, k) * blocks
+    firsts = np.zeros(k, np.int64) if os_ else _per(g["cls"], per_row > 0, k) * blocks
+    # the first tap of an overwriting class does not accumulate (but for its other input channel blocks)
+    plain = overwrite * _per(g["cls"], per_row * (g["tap"] == 0), k) * (blocks if dw else nkb)
+    nf, f_rows = _fills(g, exists, ok, overwrite, nkb, d, k)
+    sums = np.zeros((k, len(SUMS)), np.int64)
+    for name, v in (("preload", nf + n), ("compute_preloaded", nf + (n if os_ else firsts)),
+                    ("compute_accumulated", 0 if os_ else n - firsts), ("words", 2 * (nf + n)),
+                    ("computes", nf + n), ("weight_loads", firsts), ("preload_rmw", n - plain),
+                    ("compute_rows", f_rows + _per(g["cls"], np.bincount(runs.tap, runs.rows, nrows), k) * blocks)):
+        sums[:, COL[name]] = v
+    cb0 = np.array([st.cbs.start for _, _, st in specs], np.int64)
+    return _cut(sums, *_reads(walk, g, runs, a_idx, per_row, ncb, nkb, cb0, os_))
+
+
+def _reads(walk, g: dict[str, np.ndarray], runs, a_idx: np.ndarray, per_row: np.ndarray, ncb: np.ndarray,
+           nkb: np.ndarray, cb0: np.ndarray, os_: bool) -> list[np.ndarray]:
+    """Class, address, rows and whether from the weights of each scratchpad read: a compute's input rows
+    (once per input channel block, every output channel block's compute the same rows), and
+    weight-stationary, each weight block's first preload."""
+    d, dw = walk.d, walk.dw
+    cls = g["cls"][runs.tap]
+    rep = np.repeat(np.arange(len(cls)), ncb[cls])
+    addr = ranks(ncb[cls]) * walk.plan.in_plane + a_idx[runs.tap, runs.start][rep]
+    parts = [(cls[rep], addr, runs.rows[rep] * (1 if dw else nkb[cls][rep]), np.zeros(len(rep), bool))]
+    if not os_:
+        rows = np.flatnonzero(per_row > 0)
+        cls = g["cls"][rows]
+        per = ncb[cls] if dw else ncb[cls] * nkb[cls]
+        rep = np.repeat(np.arange(len(rows)), per)
+        j, cls = ranks(per), cls[rep]
+        ci, kb = (j, 0) if dw else (j // nkb[cls], j % nkb[cls])   # blocks in (input, output) channel order
+        b = kb * walk.plan.w_plane + (g["tap"][rows][rep] * ncb[cls] + ci) * d
+        parts.append((cls, b, np.minimum(d, walk.in_c - (cb0[cls] + ci) * d), np.ones(len(b), bool)))
+    return [np.concatenate(x) for x in zip(*parts)]
+
+
+def _cut(sums: np.ndarray, cls: np.ndarray, addr: np.ndarray, amount: np.ndarray, weights: np.ndarray
+         ) -> list[ClassReads]:
+    """Each class's sums and reads (those of real scratchpad rows, as toolkit.tally keeps)."""
+    keep = (addr != GARBAGE) & ((addr & ACC_BIT) == 0)
+    order = np.argsort(cls[keep], kind="stable")
+    cls, addr, amount, weights = (x[keep][order] for x in (cls, addr, amount, weights))
+    at = np.searchsorted(cls, np.arange(len(sums) + 1))
+    zeros = np.zeros(len(addr), np.int64)
+    return [ClassReads(sums[i], Accesses(zeros[lo:hi], addr[lo:hi], zeros[lo:hi], amount[lo:hi]), weights[lo:hi])
+            for i, (lo, hi) in enumerate(zip(at[:-1], at[1:]))]
