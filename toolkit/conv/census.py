@@ -23,7 +23,7 @@ from isa.opcodes import Funct
 from ..census import Census, Words, acc, classes, frame, join, operand
 from ..lowering import op_buffers
 from ..tally import Accesses, Tally, banks, tally, word_sums
-from .closed import computes_sums
+from .closed import computes_sums, input_loads
 from .geometry import padded_width
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
@@ -113,20 +113,33 @@ class _PieceTally(NamedTuple):
 
 
 def _tally_pieces(pieces: list[_Piece], hw: HardwareConfig, buffers: dict[str, Buffer]) -> None:
-    """Give each of ``pieces`` its tally: their words decoded at once (a class's words alone
-    are a few, and decoding costs per call), then cut per piece (each piece's words, and so its
-    accesses, lie together, in word order)."""
+    """Give each of ``pieces`` its tally from its words, every piece's decoded at once (a class's words alone
+    are a few, and decoding costs per call)."""
     new = list({id(p): p for p in pieces}.values())
-    if not new:
-        return
-    built = [p._built for p in new]
-    c, shift = join([b[0] for b in built]), np.concatenate([b[1] for b in built])
-    ends = np.cumsum([len(b[0].count) for b in built])
-    starts = ends - [len(b[0].count) for b in built]
+    if new:
+        built = [p._built for p in new]
+        _cut_tallies(new, join([b[0] for b in built]), np.concatenate([b[1] for b in built]),
+                     np.cumsum([len(b[0].count) for b in built]), hw, buffers)
+
+
+def _input_tallies(pieces: list[_Piece], hw: HardwareConfig, buffers: dict[str, Buffer]) -> None:
+    """Give input classes their tallies from their mvins, found for every class at once (closed.py)."""
+    if pieces:
+        c, cls = input_loads([p.spec for p in pieces], buffers[pieces[0].spec[0].geo.source].addr)
+        shift = np.stack([np.full(len(cls), _SP), np.full(len(cls), _IN)], axis=1)
+        _cut_tallies(pieces, c, shift, np.searchsorted(cls, np.arange(1, len(pieces) + 1)), hw, buffers)
+
+
+def _cut_tallies(pieces: list[_Piece], c: Census, shift: np.ndarray, ends: np.ndarray, hw: HardwareConfig,
+                 buffers: dict[str, Buffer]) -> None:
+    """Decode the words ``c`` (what shifts each one's rs1 and rs2: ``shift``) of ``pieces``, one after
+    another (piece i's end before ``ends[i]``), and cut the sums and accesses per piece (a piece's
+    accesses lie together, in word order)."""
+    starts = np.concatenate([[0], ends[:-1]])
     ws = word_sums(c, hw, buffers)
     cum = np.vstack([np.zeros((1, ws.sums.shape[1]), np.int64), np.cumsum(ws.sums, axis=0)])
     w_at, r_at = (np.searchsorted(a.word, np.append(starts, ends[-1])) for a in (ws.writes, ws.reads))
-    for n, p in enumerate(new):
+    for n, p in enumerate(pieces):
         writes = Accesses(*(x[w_at[n]:w_at[n + 1]] for x in ws.writes))
         reads = Accesses(*(x[r_at[n]:r_at[n + 1]] for x in ws.reads))
         p.tally = _PieceTally(cum[ends[n]] - cum[starts[n]], writes, shift[writes.word, 1], reads,
@@ -242,6 +255,7 @@ def conv_tally(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule
     sums, rows = fixed.sums, np.concatenate([fixed.written, fixed.read])
     new = {part: [p for p in pieces if p.tally is None] for part, pieces, _, _ in groups}
     _computes_tallies(new.pop("computes"), s.dataflow == "os")
+    _input_tallies(new.pop("input"), hw, buffers)
     _tally_pieces([p for pieces in new.values() for p in pieces], hw, buffers)
     bank_rows, nbanks = hw.sp_bank_rows, hw.sp_banks
     for _, pieces, counts, bases in groups:
@@ -312,8 +326,8 @@ def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSched
     # on the reduction's first step (it overwrites the accumulators); the other channel tiles are alike
     taps, last_c = r // nc, r % nc == nc - 1
     each("input", loads, [last[0], hcls, wcls, taps, last_c, *([last[3]] if dw else [])], new_in,
-         lambda n: walk._input_loads(*tile(n), 0),
-         lambda p, loads: _loads(p, loads, Funct.MVIN, src, lambda x: x, _IN, plan.in_plane))
+         lambda n: (walk, *tile(n)), lambda p, spec: _loads(p, spec[0]._input_loads(*spec[1:], 0), Funct.MVIN, src,
+                                                              lambda x: x, _IN, plan.in_plane))
     if dw:
         each("weights", loads, [last[3], taps], new_w, lambda n: walk._diagonals(tile(n)[1], 0),
              lambda p, diagonals: _diagonals(p, diagonals, buffers["weight"].addr))

@@ -13,7 +13,9 @@ from typing import NamedTuple
 import numpy as np
 
 from isa import ACC_BIT, GARBAGE
+from isa.opcodes import Funct
 
+from ..census import Census, operand
 from ..tally import COL, SUMS, Accesses
 from .runs import _split_runs, ranks, tap_runs
 
@@ -27,24 +29,26 @@ class ClassReads(NamedTuple):
 
 
 def _grid(specs: list) -> dict[str, np.ndarray]:
-    """Per tap row of every class (in class order, taps in walk order): its class, its tap index, and the
-    arrays that place its pixels; per class its tap rows' start and its tile's sizes."""
-    g: dict[str, list] = {x: [] for x in ("cls", "tap", "roff", "coff", "ri0", "ci0", "R", "C", "nh", "nw", "npix")}
-    row_idx, col_idx, at_r, at_c = [], [], 0, 0
-    for i, (_, out, step) in enumerate(specs):
-        nkw, ntap = len(step.kws), len(step.khs) * len(step.kws)
-        t = np.arange(ntap)
-        for name, v in (("cls", i), ("tap", t), ("roff", np.array(step.row_offset)[t // nkw]),
-                        ("coff", np.array(step.col_offset)[t % nkw]), ("ri0", at_r), ("ci0", at_c),
-                        ("R", len(step.row_index)), ("C", len(step.col_index)), ("nh", len(out.hs)),
-                        ("nw", len(out.ws)), ("npix", out.npix)):
-            g[name].append(np.broadcast_to(v, ntap))
-        row_idx.append(step.row_index)
-        col_idx.append(step.col_index)
-        at_r, at_c = at_r + len(step.row_index), at_c + len(step.col_index)
-    out = {k: np.concatenate(v).astype(np.int64) for k, v in g.items()}
-    out["row_index"], out["col_index"] = np.concatenate(row_idx), np.concatenate(col_idx)
-    return out
+    """Per tap row of every class (in class order, taps in walk order): its class, its tap, its taps'
+    slot offsets, where its class's slot indices start and its tile's sizes."""
+    steps, outs = [st for _, _, st in specs], [out for _, out, _ in specs]
+    nkw = np.array([len(st.kws) for st in steps], np.int64)
+    ntap = np.array([len(st.khs) for st in steps], np.int64) * nkw
+    cls = np.repeat(np.arange(len(specs)), ntap)
+    tap = ranks(ntap)
+    g = {"cls": cls, "tap": tap}
+    for name, per in (("R", [len(st.row_index) for st in steps]), ("C", [len(st.col_index) for st in steps]),
+                      ("nh", [len(o.hs) for o in outs]), ("nw", [len(o.ws) for o in outs]),
+                      ("npix", [o.npix for o in outs])):
+        g[name] = np.array(per, np.int64)
+    for name, offsets, index in (("roff", "row_offset", "row_index"), ("coff", "col_offset", "col_index")):
+        offs = [getattr(st, offsets) for st in steps]
+        at = np.cumsum([0, *map(len, offs[:-1])])
+        along = tap // nkw[cls] if name == "roff" else tap % nkw[cls]
+        g[name] = np.concatenate(offs).astype(np.int64)[at[cls] + along]
+        g[index] = np.concatenate([getattr(st, index) for st in steps])
+        g[index[:3] + "0"] = np.cumsum([0, *(g["R" if name == "roff" else "C"][:-1])])[cls]
+    return {k: v[cls] if k in ("R", "C", "nh", "nw", "npix") else v for k, v in g.items()}
 
 
 def _valid(g: dict[str, np.ndarray], in_h: int, in_w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -55,7 +59,7 @@ def _valid(g: dict[str, np.ndarray], in_h: int, in_w: int) -> tuple[np.ndarray, 
     exists = p < g["npix"][:, None]
     pb, ph, pw = p // (nh * nw), (p // nw) % nh, p % nw
     rs, cs = ph + g["roff"][:, None], pw + g["coff"][:, None]   # within the class's slots, even past npix
-    ih, iw = g["row_index"][g["ri0"][:, None] + rs], g["col_index"][g["ci0"][:, None] + cs]
+    ih, iw = g["row_index"][g["row0"][:, None] + rs], g["col_index"][g["col0"][:, None] + cs]
     ok = exists & (ih >= 0) & (ih < in_h) & (iw >= 0) & (iw < in_w)
     return exists, ok, (pb * g["R"][:, None] + rs) * g["C"][:, None] + cs
 
@@ -137,3 +141,38 @@ def _cut(sums: np.ndarray, cls: np.ndarray, addr: np.ndarray, amount: np.ndarray
     zeros = np.zeros(len(addr), np.int64)
     return [ClassReads(sums[i], Accesses(zeros[lo:hi], addr[lo:hi], zeros[lo:hi], amount[lo:hi]), weights[lo:hi])
             for i, (lo, hi) in enumerate(zip(at[:-1], at[1:]))]
+
+
+def input_loads(specs: list, src: int) -> tuple[Census, np.ndarray]:
+    """The mvin words (count 1) of input classes, one class after another (tiles._ConvWalk._input_loads of
+    each (walk, output tile, step), from buffer address ``src``): each class's input slots a row of one
+    grid (a small tile's padded with slots that are not loaded), its runs found in one pass; and each
+    word's class."""
+    walk = specs[0][0]   # the classes of one context
+    geo, d = walk.geo, walk.d
+    steps, outs = [st for _, _, st in specs], [out for _, out, _ in specs]
+    R = np.array([len(st.row_index) for st in steps], np.int64)[:, None]
+    C = np.array([len(st.col_index) for st in steps], np.int64)[:, None]
+    n_slots = np.array([len(o.bs) for o in outs], np.int64)[:, None] * R * C
+    p = np.arange(int(n_slots.max()))[None, :]
+    lb, lr, lc = p // (R * C), (p // C) % R, p % C
+    rows_at, cols_at = (np.cumsum([0, *(len(x) for x in xs[:-1])])[:, None] for xs in
+                        ([st.row_index for st in steps], [st.col_index for st in steps]))
+    ih = np.concatenate([st.row_index for st in steps])[rows_at + lr]
+    iw = np.concatenate([st.col_index for st in steps])[cols_at + lc]
+    b0 = np.array([o.bs.start for o in outs], np.int64)[:, None]
+    dram = (b0 + lb) * geo.steps[0] + ih * geo.steps[1] + iw * geo.steps[2]
+    valid = (p < n_slots) & (ih >= 0) & (ih < geo.in_h) & (iw >= 0) & (iw < geo.in_w)
+    flat, length = _split_runs(valid, valid[:, :-1] & valid[:, 1:] & (np.diff(dram, axis=1) == geo.mvin_stride), d)
+    cls, start = flat // p.shape[1], flat % p.shape[1]
+    groups = [walk._groups(st.cbs, walk.in_c) for st in steps]   # (first block, relative index, columns)
+    g, rel, cols = (np.array([x[i] for gs in groups for x in gs], np.int64) for i in range(3))
+    ng = np.array([len(gs) for gs in groups], np.int64)
+    rep = np.repeat(np.arange(len(cls)), ng[cls])
+    grp = (np.cumsum(ng) - ng)[cls[rep]] + ranks(ng[cls])
+    local = rel[grp] * walk.plan.in_plane + start[rep]
+    words = np.stack([np.full(len(rep), int(Funct.MVIN), np.uint64),
+                      (src + dram[cls, start][rep] + g[grp] * d).astype(np.uint64),
+                      operand(local, length[rep], cols[grp])], axis=1)
+    zeros = np.zeros(len(rep), np.int64)
+    return Census(words, zeros + 1, zeros + walk.plan.in_plane, zeros), cls[rep]
