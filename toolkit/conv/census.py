@@ -17,12 +17,12 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from isa import GARBAGE, Buffer, HardwareConfig
+from isa import GARBAGE, ROW_MASK, Buffer, HardwareConfig
 from isa.opcodes import Funct
 
 from ..census import Census, Words, acc, classes, frame, join, operand
 from ..lowering import op_buffers
-from ..tally import Accesses, Tally, banks, tally, word_sums
+from ..tally import Accesses, Tally, tally, word_sums
 from .closed import computes_sums, input_loads
 from .geometry import padded_width
 from .ops import Conv2d, DepthwiseConv2d
@@ -94,22 +94,14 @@ class _Piece:
 
 
 class _PieceTally(NamedTuple):
-    """A piece's sums (each word once) and the scratchpad rows its words write and read, with what shifts
-    each one's address; its rows per bank under each row of bases it meets, computed once each."""
+    """A piece's sums (each word once), and the scratchpad rows its words write and read: rows of
+    (address, rows past it, rows touched, what shifts the address, whether a read), its writes then its reads."""
     sums: np.ndarray
-    writes: Accesses
-    write_shift: np.ndarray
-    reads: Accesses
-    read_shift: np.ndarray
-    by_bases: dict
+    access: tuple[np.ndarray, np.ndarray]
 
-    def bank_rows(self, bases: np.ndarray, bank_rows: int, nbanks: int) -> np.ndarray:
-        """Rows written per bank, then rows read per bank, with each address shifted by its base."""
-        key = tuple(bases.tolist())
-        if key not in self.by_bases:
-            self.by_bases[key] = np.concatenate([banks(self.writes, bases[self.write_shift], bank_rows, nbanks),
-                                                 banks(self.reads, bases[self.read_shift], bank_rows, nbanks)])
-        return self.by_bases[key]
+
+def _access(a: Accesses, shift: np.ndarray, read: int) -> np.ndarray:
+    return np.stack([a.addr, a.off, a.amount, shift, np.full(len(a.addr), read)], axis=1)
 
 
 def _tally_pieces(pieces: list[_Piece], hw: HardwareConfig, buffers: dict[str, Buffer]) -> None:
@@ -139,11 +131,10 @@ def _cut_tallies(pieces: list[_Piece], c: Census, shift: np.ndarray, ends: np.nd
     ws = word_sums(c, hw, buffers)
     cum = np.vstack([np.zeros((1, ws.sums.shape[1]), np.int64), np.cumsum(ws.sums, axis=0)])
     w_at, r_at = (np.searchsorted(a.word, np.append(starts, ends[-1])) for a in (ws.writes, ws.reads))
+    writes, reads = _access(ws.writes, shift[ws.writes.word, 1], 0), _access(ws.reads, shift[ws.reads.word, 0], 1)
     for n, p in enumerate(pieces):
-        writes = Accesses(*(x[w_at[n]:w_at[n + 1]] for x in ws.writes))
-        reads = Accesses(*(x[r_at[n]:r_at[n + 1]] for x in ws.reads))
-        p.tally = _PieceTally(cum[ends[n]] - cum[starts[n]], writes, shift[writes.word, 1], reads,
-                              shift[reads.word, 0], {})
+        p.tally = _PieceTally(cum[ends[n]] - cum[starts[n]],
+                              (writes[w_at[n]:w_at[n + 1]], reads[r_at[n]:r_at[n + 1]]))
 
 
 class _Classes:
@@ -209,9 +200,10 @@ def _computes_tallies(pieces: list[_Piece], os_: bool) -> None:
     """The tallies of computes classes' words in closed form, every class at once (closed.py)."""
     if not pieces:
         return
-    shift, none = np.array([_IN, _W]), Accesses(*(np.zeros(0, np.int64) for _ in range(4)))
-    for p, c in zip(pieces, computes_sums([p.spec for p in pieces], os_)):
-        p.tally = _PieceTally(c.sums, none, np.zeros(0, np.int64), c.reads, shift[c.weights.astype(np.int64)], {})
+    c = computes_sums([p.spec for p in pieces], os_)
+    reads, none = _access(c.reads, np.where(c.weights, _W, _IN), 1), np.zeros((0, 5), np.int64)
+    for n, p in enumerate(pieces):
+        p.tally = _PieceTally(c.sums[n], (none, reads[c.at[n]:c.at[n + 1]]))
 
 
 def _diagonals(piece: _Piece, diagonals: list, dram: int) -> None:
@@ -251,19 +243,28 @@ def conv_tally(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule
     """The sums (toolkit.tally) of :func:`conv_census`, without joining its classes' words: each class's
     sums, and its rows per bank under its buffers' bases, times its count (all whole numbers: exact)."""
     groups, buffers = _class_groups(op, s, hw)
-    fixed = _fixed_tally(op, hw, "padded" in buffers)
-    sums, rows = fixed.sums, np.concatenate([fixed.written, fixed.read])
     new = {part: [p for p in pieces if p.tally is None] for part, pieces, _, _ in groups}
     _computes_tallies(new.pop("computes"), s.dataflow == "os")
     _input_tallies(new.pop("input"), hw, buffers)
     _tally_pieces([p for pieces in new.values() for p in pieces], hw, buffers)
-    bank_rows, nbanks = hw.sp_bank_rows, hw.sp_banks
-    for _, pieces, counts, bases in groups:
-        tallies = [p.tally for p in pieces]
-        sums = sums + counts @ np.stack([t.sums for t in tallies])
-        rows = rows + counts.astype(np.float64) @ np.stack([t.bank_rows(b, bank_rows, nbanks)
-                                                            for t, b in zip(tallies, bases)])
-    return Tally(sums, rows[:len(fixed.written)], rows[len(fixed.written):]), buffers
+    tallies = [p.tally for _, pieces, _, _ in groups for p in pieces]
+    counts, bases = (np.concatenate([g[i] for g in groups]) for i in (2, 3))
+    fixed = _fixed_tally(op, hw, "padded" in buffers)
+    written, read = _bank_rows(tallies, counts, bases, hw)
+    return Tally(fixed.sums + counts @ np.stack([t.sums for t in tallies]), fixed.written + written,
+                 fixed.read + read), buffers
+
+
+def _bank_rows(tallies: list[_PieceTally], counts: np.ndarray, bases: np.ndarray, hw: HardwareConfig
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Rows written and read per scratchpad bank by classes (their tallies, counts and rows of bases)."""
+    a = np.concatenate([x for t in tallies for x in t.access])
+    cls = np.repeat(np.arange(len(tallies)), [len(t.access[0]) + len(t.access[1]) for t in tallies])
+    bank = (((a[:, 0] + bases[cls, a[:, 3]]) & ROW_MASK) + a[:, 1]) // hw.sp_bank_rows
+    if len(bank) and bank.max() >= hw.sp_banks:
+        raise ValueError("conv_tally: a scratchpad row past the last bank")
+    rows = np.bincount(a[:, 4] * hw.sp_banks + bank, weights=a[:, 2] * counts[cls], minlength=2 * hw.sp_banks)
+    return rows[:hw.sp_banks], rows[hw.sp_banks:]
 
 
 def _buffers(op: Conv2d | DepthwiseConv2d, padded: bool) -> dict[str, Buffer]:

@@ -21,11 +21,13 @@ from .runs import _split_runs, ranks, tap_runs
 
 
 class ClassReads(NamedTuple):
-    """A class's sums, and its scratchpad reads (rows: all occurrences of each), each from the input
-    (``weights`` False: its address moves with the input buffer's base) or the weights."""
+    """Classes' sums, and their scratchpad reads (rows: all occurrences of each), each from the input
+    (``weights`` False: its address moves with the input buffer's base) or the weights, class i's
+    from at[i] to at[i + 1]."""
     sums: np.ndarray
     reads: Accesses
     weights: np.ndarray
+    at: np.ndarray
 
 
 def _grid(specs: list) -> dict[str, np.ndarray]:
@@ -80,7 +82,7 @@ def _fills(g: dict[str, np.ndarray], exists: np.ndarray, ok: np.ndarray, overwri
     return _per(cls, np.ones(len(cls)), k) * nkb, _per(cls, length, k) * nkb
 
 
-def computes_sums(specs: list, os_: bool) -> list[ClassReads]:
+def computes_sums(specs: list, os_: bool) -> ClassReads:
     """The sums and scratchpad reads of computes classes, each given as (walk, output tile, step) of its
     first step (census._computes of walk.computes at base 0)."""
     walk = specs[0][0]   # the classes of one context: the same op, hardware and tiles
@@ -132,15 +134,14 @@ def _reads(walk, g: dict[str, np.ndarray], runs, a_idx: np.ndarray, per_row: np.
 
 
 def _cut(sums: np.ndarray, cls: np.ndarray, addr: np.ndarray, amount: np.ndarray, weights: np.ndarray
-         ) -> list[ClassReads]:
-    """Each class's sums and reads (those of real scratchpad rows, as toolkit.tally keeps)."""
+         ) -> ClassReads:
+    """The classes' sums and reads (those of real scratchpad rows, as toolkit.tally keeps), by class."""
     keep = (addr != GARBAGE) & ((addr & ACC_BIT) == 0)
     order = np.argsort(cls[keep], kind="stable")
     cls, addr, amount, weights = (x[keep][order] for x in (cls, addr, amount, weights))
     at = np.searchsorted(cls, np.arange(len(sums) + 1))
     zeros = np.zeros(len(addr), np.int64)
-    return [ClassReads(sums[i], Accesses(zeros[lo:hi], addr[lo:hi], zeros[lo:hi], amount[lo:hi]), weights[lo:hi])
-            for i, (lo, hi) in enumerate(zip(at[:-1], at[1:]))]
+    return ClassReads(sums, Accesses(zeros, addr, zeros, amount), weights, at)
 
 
 def input_loads(specs: list, src: int) -> tuple[Census, np.ndarray]:
