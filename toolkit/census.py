@@ -92,11 +92,9 @@ def frame(config_ld: int, *, config_ex: int = 1, config_st: int = 1, fences: int
 def classes(keys: Sequence[np.ndarray], active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Group steps by their key columns (small non-negative ints): the first step of each class and how
     many steps it has, over the ``active`` steps only."""
-    keys = [np.asarray(k, dtype=np.int64) for k in keys]
-    n = len(keys[0])
-    code = np.zeros(n, dtype=np.int64)
-    for k in keys:
-        code = code * (int(k.max(initial=0)) + 1) + k
-    idx = np.arange(n) if active is None else np.flatnonzero(active)
-    _, first, counts = np.unique(code[idx], return_index=True, return_counts=True)
+    k = np.stack([np.asarray(x, dtype=np.int64) for x in keys])
+    idx = np.arange(k.shape[1]) if active is None else np.flatnonzero(active)
+    size = k.max(axis=1, initial=0) + 1
+    scale = np.append(np.cumprod(size[:0:-1])[::-1], 1)   # each key's place value, the last key's 1
+    _, first, counts = np.unique(scale @ k[:, idx], return_index=True, return_counts=True)
     return idx[first], counts

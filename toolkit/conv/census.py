@@ -23,7 +23,7 @@ from isa.opcodes import Funct
 from ..census import Census, Words, acc, classes, frame, join, operand
 from ..lowering import op_buffers
 from ..tally import Accesses, Tally, tally, word_sums
-from .closed import computes_sums, input_loads
+from .closed import computes_sums, input_loads, stores, weight_loads
 from .geometry import padded_width
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
@@ -114,12 +114,14 @@ def _tally_pieces(pieces: list[_Piece], hw: HardwareConfig, buffers: dict[str, B
                      np.cumsum([len(b[0].count) for b in built]), hw, buffers)
 
 
-def _input_tallies(pieces: list[_Piece], hw: HardwareConfig, buffers: dict[str, Buffer]) -> None:
-    """Give input classes their tallies from their mvins, found for every class at once (closed.py)."""
+def _word_tallies(pieces: list[_Piece], words: Callable[[list], tuple[Census, np.ndarray]], shift: int,
+                  hw: HardwareConfig, buffers: dict[str, Buffer]) -> None:
+    """Give classes their tallies from their words, found for every class at once (closed.py: ``words`` of
+    their specs, with each word's class), each word's rs2 local address moved by ``shift``."""
     if pieces:
-        c, cls = input_loads([p.spec for p in pieces], buffers[pieces[0].spec[0].geo.source].addr)
-        shift = np.stack([np.full(len(cls), _SP), np.full(len(cls), _IN)], axis=1)
-        _cut_tallies(pieces, c, shift, np.searchsorted(cls, np.arange(1, len(pieces) + 1)), hw, buffers)
+        c, cls = words([p.spec for p in pieces])
+        shifts = np.stack([np.full(len(cls), _SP), np.full(len(cls), shift)], axis=1)
+        _cut_tallies(pieces, c, shifts, np.searchsorted(cls, np.arange(1, len(pieces) + 1)), hw, buffers)
 
 
 def _cut_tallies(pieces: list[_Piece], c: Census, shift: np.ndarray, ends: np.ndarray, hw: HardwareConfig,
@@ -245,7 +247,12 @@ def conv_tally(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule
     groups, buffers = _class_groups(op, s, hw)
     new = {part: [p for p in pieces if p.tally is None] for part, pieces, _, _ in groups}
     _computes_tallies(new.pop("computes"), s.dataflow == "os")
-    _input_tallies(new.pop("input"), hw, buffers)
+    src, out = buffers[s.geometry(op).source].addr, buffers["output"].addr
+    _word_tallies(new.pop("input"), lambda specs: input_loads(specs, src), _IN, hw, buffers)
+    if not isinstance(op, DepthwiseConv2d):
+        _word_tallies(new.pop("weights"), lambda specs: weight_loads(specs, buffers["weight"].addr), _W, hw, buffers)
+    full = op.out_dtype == "int32"
+    _word_tallies(new.pop("stores"), lambda specs: stores(specs, out, 4 if full else 1, full), _ACC, hw, buffers)
     _tally_pieces([p for pieces in new.values() for p in pieces], hw, buffers)
     tallies = [p.tally for _, pieces, _, _ in groups for p in pieces]
     counts, bases = (np.concatenate([g[i] for g in groups]) for i in (2, 3))
@@ -333,16 +340,16 @@ def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSched
         each("weights", loads, [last[3], taps], new_w, lambda n: walk._diagonals(tile(n)[1], 0),
              lambda p, diagonals: _diagonals(p, diagonals, buffers["weight"].addr))
     else:
-        each("weights", loads, [last[3], taps, last_c], new_w,
-             lambda n: walk._weight_loads(tile(n)[1], tile(n)[0].kbs, 0),
-             lambda p, loads: _loads(p, loads, Funct.MVIN2, buffers["weight"].addr, lambda x: x, _W, plan.w_plane))
+        each("weights", loads, [last[3], taps, last_c], new_w, lambda n: (walk, *tile(n)),
+             lambda p, spec: _loads(p, spec[0]._weight_loads(spec[2], spec[1].kbs, 0), Funct.MVIN2,
+                                    buffers["weight"].addr, lambda x: x, _W, plan.w_plane))
     if op.bias:
         each("bias", loads, [*last, first_r], first_r, lambda n: walk._bias_loads(tile(n)[0]),
              lambda p, loads: _loads(p, loads, Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
     each("computes", computes_of, [last[0], hcls, wcls, taps, last_c, first_r, last[3]], np.ones(len(b), bool),
          lambda n: (walk, *tile(n)), lambda p, spec: _computes(p, *spec[0].computes(*spec[1:], 0, 0), s.dataflow))
-    each("stores", (op, hw, t, s.packs_taps), [*last, last_r], last_r, lambda n: walk._stores(tile(n)[0]),
-         lambda p, stores: _store(p, stores, buffers["output"].addr, out_bytes, full))
+    each("stores", (op, hw, t, s.packs_taps), [*last, last_r], last_r, lambda n: (walk, *tile(n)),
+         lambda p, spec: _store(p, spec[0]._stores(spec[1]), buffers["output"].addr, out_bytes, full))
     return walked.groups, buffers
 
 

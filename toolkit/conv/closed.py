@@ -15,7 +15,7 @@ import numpy as np
 from isa import ACC_BIT, GARBAGE
 from isa.opcodes import Funct
 
-from ..census import Census, operand
+from ..census import Census, acc, operand
 from ..tally import COL, SUMS, Accesses
 from .runs import _split_runs, ranks, tap_runs
 
@@ -177,3 +177,55 @@ def input_loads(specs: list, src: int) -> tuple[Census, np.ndarray]:
                       operand(local, length[rep], cols[grp])], axis=1)
     zeros = np.zeros(len(rep), np.int64)
     return Census(words, zeros + 1, zeros + walk.plan.in_plane, zeros), cls[rep]
+
+
+def weight_loads(specs: list, dram: int) -> tuple[Census, np.ndarray]:
+    """The mvin2 words (count 1) of weight classes (tiles._ConvWalk._weight_loads of each (walk, output
+    tile, step), from buffer address ``dram``), one class after another, and each word's class: per
+    weight block (kernel row, kernel column, input channel block), a load per output channel group."""
+    walk = specs[0][0]   # the classes of one context
+    d, k1 = walk.d, walk.geo.kernel[1]
+    steps, outs = [st for _, _, st in specs], [out for _, out, _ in specs]
+    nkw, ncb = (np.array([len(getattr(st, x)) for st in steps], np.int64) for x in ("kws", "cbs"))
+    kh0, kw0, cb0 = (np.array([getattr(st, x).start for st in steps], np.int64) for x in ("khs", "kws", "cbs"))
+    groups = [walk._groups(out.kbs, walk.out_c) for out in outs]
+    g, rel, cols = (np.array([x[i] for gs in groups for x in gs], np.int64) for i in range(3))
+    ng = np.array([len(gs) for gs in groups], np.int64)
+    per = np.array([len(st.khs) for st in steps], np.int64) * nkw * ncb * ng
+    cls = np.repeat(np.arange(len(specs)), per)
+    j = ranks(per)
+    block, grp = j // ng[cls], (np.cumsum(ng) - ng)[cls] + j % ng[cls]   # blocks in walk order, groups within
+    ci, tap = block % ncb[cls], block // ncb[cls]
+    row = ((kh0[cls] + tap // nkw[cls]) * k1 + kw0[cls] + tap % nkw[cls]) * walk.in_c + (cb0[cls] + ci) * d
+    words = np.stack([np.full(len(cls), int(Funct.MVIN2), np.uint64),
+                      (dram + row * walk.out_c + g[grp] * d).astype(np.uint64),
+                      operand(rel[grp] * walk.plan.w_plane + block * d,
+                              np.minimum(d, walk.in_c - (cb0[cls] + ci) * d), cols[grp])], axis=1)
+    zeros = np.zeros(len(cls), np.int64)
+    return Census(words, zeros + 1, zeros + walk.plan.w_plane, zeros), cls
+
+
+def stores(specs: list, dram: int, out_bytes: int, full: bool) -> tuple[Census, np.ndarray]:
+    """The mvout words (count 1) of store classes (tiles._ConvWalk._stores of each (walk, output tile,
+    step)'s tile, to buffer address ``dram``), one class after another, and each word's class: each
+    class's pixels a row of one grid, its runs of consecutive output pixels found in one pass."""
+    walk = specs[0][0]   # the classes of one context
+    op, d = walk.op, walk.d
+    outs = [out for _, out, _ in specs]
+    nb, nh, nw, b0, h0, w0, kb0, nkb = (np.array(v, np.int64)[:, None] for v in zip(
+        *[(len(o.bs), len(o.hs), len(o.ws), o.bs.start, o.hs.start, o.ws.start, o.kbs.start, len(o.kbs))
+          for o in outs]))
+    p = np.arange(int((nb * nh * nw).max()))[None, :]
+    pix = ((b0 + p // (nh * nw)) * op.out_h + h0 + (p // nw) % nh) * op.out_w + w0 + p % nw
+    valid = np.broadcast_to(p < nb * nh * nw, pix.shape)
+    flat, length = _split_runs(valid, valid[:, :-1] & valid[:, 1:] & (np.diff(pix, axis=1) == 1), d)
+    cls, start = flat // p.shape[1], flat % p.shape[1]
+    rep = np.repeat(np.arange(len(cls)), nkb[cls, 0])
+    kb_rel = ranks(nkb[cls, 0])
+    kb, cls = kb0[cls[rep], 0] + kb_rel, cls[rep]
+    words = np.stack([np.full(len(cls), int(Funct.MVOUT), np.uint64),
+                      (dram + (pix[cls, start[rep]] * walk.out_c + kb * d) * out_bytes).astype(np.uint64),
+                      operand(acc(kb_rel * walk.plan.acc_plane + start[rep], full=full), length[rep],
+                              np.minimum(d, walk.out_c - kb * d))], axis=1)
+    zeros = np.zeros(len(cls), np.int64)
+    return Census(words, zeros + 1, zeros, zeros), cls
