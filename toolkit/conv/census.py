@@ -6,9 +6,12 @@ Steps are alike when their tiles have the same extents, read the same input rows
 included: an axis tile's class is its length and which of its input slots are padding), and use the same
 kernel taps with a like channel tile (only the last, ragged one differs) at a like place in the reduction
 (its first step overwrites the accumulators): then their words differ only in DRAM addresses within one
-buffer (which the features
-read only for the buffer) and in which half of each double buffer they use, which shifts local
-addresses. So each class's words are built once at local base 0 and shifted per buffer.
+buffer (which the features read only for the buffer) and in which half of each double buffer they use,
+which shifts local addresses. So each class's words are built once at local base 0 and shifted per buffer.
+
+The features read only the census's sums (toolkit/tally.py), so :func:`conv_tally` never joins the words:
+a class's sums are taken once (its words found for all of a candidate's new classes at once, the computes'
+sums in closed form: closed.py), and a candidate's are its classes' times their counts.
 """
 from __future__ import annotations
 
@@ -141,7 +144,8 @@ def _cut_tallies(pieces: list[_Piece], c: Census, shift: np.ndarray, ends: np.nd
 
 class _Classes:
     """A census's parts, class by class: ``each`` groups the steps of a part into classes (with the buffers
-    each uses), builds a class's piece once (shared across candidates of one context) and joins the part's."""
+    each uses), makes a class's piece once (shared across candidates of one context) and keeps the part's
+    pieces, counts and buffer bases."""
 
     def __init__(self, bufs: list[np.ndarray], plan: ConvPlan) -> None:
         self.bufs, self.plan = bufs, plan
@@ -292,14 +296,11 @@ def _fixed_tally(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, padded: bool)
 
 def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
                   ) -> tuple[list[tuple[list[_Piece], np.ndarray, np.ndarray]], dict[str, Buffer]]:
-    """The tile walk's classes of steps, per part (pieces, counts, bases), and the buffers. A depthwise
-    conv's reduction is its taps alone (the channel tile is the output's), so its input changes with the
-    channel tile too."""
+    """The tile walk's classes of steps, per part (pieces, counts, bases), and the buffers. A depthwise conv's
+    reduction is its taps alone (the channel tile is the output's): its input changes with the channel tile."""
     walk = _ConvWalk(op, s, hw)
-    dw = walk.dw
-    geo, plan, t, d = walk.geo, walk.plan, walk.t, walk.d
-    padded = geo.source == "padded"
-    buffers = _buffers(op, padded)
+    dw, geo, plan, t, d = walk.dw, walk.geo, walk.plan, walk.t, walk.d
+    buffers = _buffers(op, geo.source == "padded")
     ranges = (tile_ranges(op.batch, t.b), tile_ranges(op.out_h, t.oh), tile_ranges(op.out_w, t.ow),
               tile_ranges(-(-walk.out_c // d), t.k))
     reduction = walk.reduction(range(1))   # (a depthwise conv's: each channel tile its own, of the same length)

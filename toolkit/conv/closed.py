@@ -43,13 +43,12 @@ def _grid(specs: list) -> dict[str, np.ndarray]:
                       ("nh", [len(o.hs) for o in outs]), ("nw", [len(o.ws) for o in outs]),
                       ("npix", [o.npix for o in outs])):
         g[name] = np.array(per, np.int64)
-    for name, offsets, index in (("roff", "row_offset", "row_index"), ("coff", "col_offset", "col_index")):
+    for name, offsets, index, start, along, size in (("roff", "row_offset", "row_index", "row0", tap // nkw[cls], "R"),
+                                                     ("coff", "col_offset", "col_index", "col0", tap % nkw[cls], "C")):
         offs = [getattr(st, offsets) for st in steps]
-        at = np.cumsum([0, *map(len, offs[:-1])])
-        along = tap // nkw[cls] if name == "roff" else tap % nkw[cls]
-        g[name] = np.concatenate(offs).astype(np.int64)[at[cls] + along]
+        g[name] = np.concatenate(offs).astype(np.int64)[np.cumsum([0, *map(len, offs[:-1])])[cls] + along]
         g[index] = np.concatenate([getattr(st, index) for st in steps])
-        g[index[:3] + "0"] = np.cumsum([0, *(g["R" if name == "roff" else "C"][:-1])])[cls]
+        g[start] = np.cumsum([0, *g[size][:-1]])[cls]   # where the class's slot indices start
     return {k: v[cls] if k in ("R", "C", "nh", "nw", "npix") else v for k, v in g.items()}
 
 
