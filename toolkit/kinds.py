@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from isa import HardwareConfig, Program
 
@@ -17,7 +17,7 @@ from .estimate import os_cycles
 from .family import flat_cycles, program_loop_cycles
 from .col_scales import load_column_scales
 from .census import Census, computes
-from .conv.census import conv_census, conv_tally
+from .conv.census import conv_census, conv_tallies, conv_tally
 from .conv.heuristic import pipelined_conv_cycles
 from .conv.bounds import conv_ideal_cycles
 from .conv.heuristic import default_conv_schedule, gemmini_conv_schedule
@@ -75,6 +75,8 @@ class Kind:
     census: Callable[[Any, Any, HardwareConfig], tuple[Census, dict]] | None = None
     # the census's sums (toolkit/tally.py) without joining its words (None: tally the census)
     tally: Callable[[Any, Any, HardwareConfig], tuple[Tally, dict]] | None = None
+    # the tallies of many schedules at once, sharing work across them (None: one at a time)
+    tallies: Callable[[Any, list, HardwareConfig], list[tuple[Tally, dict]]] | None = None
     # an analytical cycle estimate of a weight-stationary schedule, in closed form (None: none)
     estimate: Callable[[Any, Any, HardwareConfig], float] | None = None
     # the output-stationary chains of a schedule, which the estimate adds to its tiles' WS estimate:
@@ -128,11 +130,12 @@ KINDS: dict[str, Kind] = {
                    loops=LoopFamily(LibraryMatmul, library_matmul_domains, LIBRARY_MATMUL_FIT)),
     "conv2d": Kind(Conv2d, ConvSchedule, default_conv2d, lower_conv, library=tiled_conv_auto,
                    flat=gemmini_conv_schedule, domains=conv_domains, fit_knobs=CONV_FIT, ideal=conv_ideal_cycles,
-                   census=conv_census, tally=conv_tally, estimate=pipelined_conv_cycles, os_chains=_conv_os_chains,
+                   census=conv_census, tally=conv_tally, tallies=conv_tallies, estimate=pipelined_conv_cycles, os_chains=_conv_os_chains,
                    loops_by_default=True, loops=LoopFamily(LibraryConv, library_conv_domains, LIBRARY_CONV_FIT)),
     "depthwise": Kind(DepthwiseConv2d, DepthwiseSchedule, default_conv_schedule, lower_conv,
                       library=tiled_conv_dw_auto, flat=gemmini_conv_schedule, domains=conv_domains,
-                      fit_knobs=CONV_FIT, census=conv_census, tally=conv_tally),
+                      fit_knobs=CONV_FIT, census=conv_census, tally=conv_tally,
+                      tallies=conv_tallies),
     "resadd": Kind(ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd, library=tiled_resadd_auto,
                    loops_by_default=True),
     "maxpool": Kind(MaxPool2d, MaxPoolSchedule, default_maxpool, lower_maxpool),
@@ -302,6 +305,14 @@ def tally(op: Op, schedule: Schedule, hw: HardwareConfig) -> tuple[Tally, dict] 
         return build(op, schedule, hw)
     counted = census(op, schedule, hw)
     return None if counted is None else (tally_of(counted[0], hw, counted[1]), counted[1])
+
+
+def tallies(op: Op, schedules: Sequence[Schedule], hw: HardwareConfig) -> list[tuple[Tally, dict] | None]:
+    """:func:`tally` of each of ``schedules``, those a kind's batched tally covers taken together (many of
+    one candidate's classes are another's: each new one is found once)."""
+    batched = [n for n, s in enumerate(schedules) if _closed_form(op, s, "tallies", ("ws", "os")) is not None]
+    counted = dict(zip(batched, KINDS[op.KIND].tallies(op, [schedules[n] for n in batched], hw))) if batched else {}
+    return [counted[n] if n in counted else tally(op, s, hw) for n, s in enumerate(schedules)]
 
 
 def estimate_cycles(op: Op, schedule: Schedule, hw: HardwareConfig, n_computes: int | None = None) -> float | None:

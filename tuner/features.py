@@ -29,7 +29,7 @@ from simulators.stand_in import estimate
 from toolkit.census import Census
 from isa.loop_unroll import issued_words
 from toolkit.family import loop_cycles
-from toolkit.kinds import KINDS, estimate_cycles, family_class, knob_domains, lower, tally
+from toolkit.kinds import KINDS, estimate_cycles, family_class, knob_domains, lower, tallies, tally
 from toolkit.library import LibrarySchedule
 from toolkit.kinds import from_dict as op_from_dict
 from toolkit.ops import Op
@@ -309,7 +309,12 @@ def candidate_features(op: Op, hw: HardwareConfig, schedule: Schedule, domains: 
     (toolkit.kinds.tally: no rendering) where a census covers the schedule, else rendered (Gemmini's loops
     among them). ScheduleError if it does not fit."""
     domains = domains if domains is not None else knob_domains(op, hw)
-    counted = tally(op, schedule, hw)
+    return _counted_features(op, hw, schedule, tally(op, schedule, hw), domains)
+
+
+def _counted_features(op: Op, hw: HardwareConfig, schedule: Schedule, counted: tuple[Tally, dict] | None,
+                      domains: dict[str, list]) -> np.ndarray:
+    """:func:`candidate_features` given the candidate's tally (None: render it)."""
     if counted is None:
         return features(lower(op, schedule, hw), op, schedule, domains)
     sums, buffers = counted
@@ -322,9 +327,10 @@ def candidate_features(op: Op, hw: HardwareConfig, schedule: Schedule, domains: 
 
 def featurize(op: Op, hw: HardwareConfig, schedules: Sequence[Schedule],
               domains: dict[str, list] | None = None) -> np.ndarray:
-    """The feature rows of candidates (:func:`candidate_features`), shape (len(schedules), N_FEATURES)."""
+    """The feature rows of candidates (:func:`candidate_features`, bit-identical), shape (len(schedules),
+    N_FEATURES): their tallies taken together (toolkit.kinds.tallies). ScheduleError if one does not fit."""
     domains = domains if domains is not None else knob_domains(op, hw)
-    rows = [candidate_features(op, hw, s, domains) for s in schedules]
+    rows = [_counted_features(op, hw, s, counted, domains) for s, counted in zip(schedules, tallies(op, schedules, hw))]
     return np.stack(rows) if rows else np.zeros((0, N_FEATURES), dtype=np.float32)
 
 

@@ -248,34 +248,73 @@ def conv_tally(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule
                ) -> tuple[Tally, dict[str, Buffer]]:
     """The sums (toolkit.tally) of :func:`conv_census`, without joining its classes' words: each class's
     sums, and its rows per bank under its buffers' bases, times its count (all whole numbers: exact)."""
-    groups, buffers = _class_groups(op, s, hw)
-    new = {part: [p for p in pieces if p.tally is None] for part, pieces, _, _ in groups}
-    _computes_tallies(new.pop("computes"), s.dataflow == "os")
+    return conv_tallies(op, [s], hw)[0]
+
+
+def conv_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | DepthwiseSchedule],
+                 hw: HardwareConfig) -> list[tuple[Tally, dict[str, Buffer]]]:
+    """:func:`conv_tally` of many candidates at once: the new classes of every candidate sharing a tiling
+    (the knobs a class's words depend on) get their sums in one closed-form pass per part, and every
+    candidate's sums and rows per bank come out of one pass over all their classes."""
+    built = [_class_groups(op, s, hw) for s in schedules]
+    shared: dict[tuple, tuple] = {}   # tiling -> a schedule, its buffers, its candidates' groups
+    for s, (groups, buffers) in zip(schedules, built):
+        key = (s.tiles, s.packs_taps, s.mvin_blocks, s.dataflow)
+        shared.setdefault(key, (s, buffers, []))[2].extend(groups)
+    for s, buffers, groups in shared.values():
+        _tally_new(op, s, hw, buffers, groups)
+    return _sum_classes(op, hw, built)
+
+
+def _tally_new(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig,
+               buffers: dict[str, Buffer], groups: list) -> None:
+    """Give the classes of ``groups`` (of candidates sharing ``s``'s tiling) that lack one their tally."""
+    new: dict[str, dict[int, _Piece]] = {}
+    for part, pieces, _, _ in groups:
+        new.setdefault(part, {}).update((id(p), p) for p in pieces if p.tally is None)
+    new_of = {part: list(pieces.values()) for part, pieces in new.items()}
+    _computes_tallies(new_of.pop("computes"), s.dataflow == "os")
     src, out = buffers[s.geometry(op).source].addr, buffers["output"].addr
-    _word_tallies(new.pop("input"), lambda specs: input_loads(specs, src), _IN, hw, buffers)
+    _word_tallies(new_of.pop("input"), lambda specs: input_loads(specs, src), _IN, hw, buffers)
     if not isinstance(op, DepthwiseConv2d):
-        _word_tallies(new.pop("weights"), lambda specs: weight_loads(specs, buffers["weight"].addr), _W, hw, buffers)
+        _word_tallies(new_of.pop("weights"), lambda specs: weight_loads(specs, buffers["weight"].addr), _W, hw,
+                      buffers)
     full = op.out_dtype == "int32"
-    _word_tallies(new.pop("stores"), lambda specs: stores(specs, out, 4 if full else 1, full), _ACC, hw, buffers)
-    _tally_pieces([p for pieces in new.values() for p in pieces], hw, buffers)
-    tallies = [p.tally for _, pieces, _, _ in groups for p in pieces]
-    counts, bases = (np.concatenate([g[i] for g in groups]) for i in (2, 3))
-    fixed = _fixed_tally(op, hw, "padded" in buffers)
-    written, read = _bank_rows(tallies, counts, bases, hw)
-    return Tally(fixed.sums + counts @ np.stack([t.sums for t in tallies]), fixed.written + written,
-                 fixed.read + read), buffers
+    _word_tallies(new_of.pop("stores"), lambda specs: stores(specs, out, 4 if full else 1, full), _ACC, hw, buffers)
+    _tally_pieces([p for pieces in new_of.values() for p in pieces], hw, buffers)
 
 
-def _bank_rows(tallies: list[_PieceTally], counts: np.ndarray, bases: np.ndarray, hw: HardwareConfig
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """Rows written and read per scratchpad bank by classes (their tallies, counts and rows of bases)."""
+def _sum_classes(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, built: list
+                 ) -> list[tuple[Tally, dict[str, Buffer]]]:
+    """Each candidate's sums: its classes' times their counts, plus the words outside the walk; every
+    candidate's classes in one array, cut per candidate (whole numbers: exact in any order)."""
+    tallies = [[p.tally for _, pieces, _, _ in groups for p in pieces] for groups, _ in built]
+    counts, bases = (np.concatenate([g[i] for groups, _ in built for g in groups]) for i in (2, 3))
+    flat = [t for ts in tallies for t in ts]
+    starts = np.cumsum([0, *map(len, tallies[:-1])])
+    sums = np.add.reduceat(counts[:, None] * np.stack([t.sums for t in flat]), starts, axis=0)
+    which = np.repeat(np.arange(len(built)), list(map(len, tallies)))
+    written, read = _bank_rows(flat, counts, bases, which, hw)
+    out = []
+    for n, (_, buffers) in enumerate(built):
+        fixed = _fixed_tally(op, hw, "padded" in buffers)
+        out.append((Tally(fixed.sums + sums[n], fixed.written + written[n], fixed.read + read[n]), buffers))
+    return out
+
+
+def _bank_rows(tallies: list[_PieceTally], counts: np.ndarray, bases: np.ndarray, which: np.ndarray,
+               hw: HardwareConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Rows written and read per scratchpad bank by the classes of candidates (their tallies, counts, rows
+    of bases and candidates ``which``), one row per candidate."""
     a = np.concatenate([x for t in tallies for x in t.access])
     cls = np.repeat(np.arange(len(tallies)), [len(t.access[0]) + len(t.access[1]) for t in tallies])
     bank = (((a[:, 0] + bases[cls, a[:, 3]]) & ROW_MASK) + a[:, 1]) // hw.sp_bank_rows
     if len(bank) and bank.max() >= hw.sp_banks:
         raise ValueError("conv_tally: a scratchpad row past the last bank")
-    rows = np.bincount(a[:, 4] * hw.sp_banks + bank, weights=a[:, 2] * counts[cls], minlength=2 * hw.sp_banks)
-    return rows[:hw.sp_banks], rows[hw.sp_banks:]
+    n = int(which.max()) + 1
+    rows = np.bincount((which[cls] * 2 + a[:, 4]) * hw.sp_banks + bank, weights=a[:, 2] * counts[cls],
+                       minlength=n * 2 * hw.sp_banks).reshape(n, 2, hw.sp_banks)
+    return rows[:, 0], rows[:, 1]
 
 
 def _buffers(op: Conv2d | DepthwiseConv2d, padded: bool) -> dict[str, Buffer]:
