@@ -39,6 +39,12 @@ _PIECES: dict[tuple, "_Piece"] = {}   # (context, part, class) -> its words at b
 _CONTEXTS: dict[tuple, int] = {}      # context -> a small id (hashing a context's dataclasses costs)
 
 
+def forget_classes() -> None:
+    """Drop every cached class (a benchmark's cold start)."""
+    _PIECES.clear()
+    _CONTEXTS.clear()
+
+
 @functools.lru_cache(maxsize=4096)
 def _axis_classes(extent: int, tile: int, kernel: int, ktile: int, stride: int, pad: int, inside: int
                   ) -> np.ndarray:
@@ -158,8 +164,7 @@ class _Classes:
         bufs, plan = self.bufs, self.plan
         firsts, counts = classes(keys + bufs, active)
         if len(_PIECES) >= _MAX_PIECES:
-            _PIECES.clear()
-            _CONTEXTS.clear()
+            forget_classes()
         ctx, pieces = _CONTEXTS.setdefault(context, len(_CONTEXTS)), []
         for n, values in zip(firsts.tolist(), np.stack(keys)[:, firsts].T.tolist()):
             key = (ctx, part, *values)
