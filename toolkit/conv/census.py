@@ -363,6 +363,7 @@ def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSched
     last = [x == n - 1 for x, n in zip((b, h, w, k), shape)]
     first_r, last_r = r == 0, r == shape[4] - 1
 
+    @functools.cache   # the parts' classes often start at one step
     def tile(n: int) -> tuple:
         out = _Output(*(rng[x[n]] for rng, x in zip(ranges, (b, h, w, k))), 0)
         return out, walk.step(out, int(r[n]), walk.reduction(out.kbs) if dw else reduction)
