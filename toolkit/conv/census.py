@@ -103,14 +103,15 @@ class _Piece:
 
 
 class _PieceTally(NamedTuple):
-    """A piece's sums (each word once), and the scratchpad rows its words write and read: rows of
-    (address, rows past it, rows touched, what shifts the address, whether a read), its writes then its reads."""
+    """A piece's sums (each word once), and the scratchpad rows its words write and read: columns of
+    (address, rows past it, rows touched, what shifts the address, whether a read), its writes then its reads
+    in one array (a candidate joins one per class; column-major, as _bank_rows reads them)."""
     sums: np.ndarray
-    access: tuple[np.ndarray, np.ndarray]
+    access: np.ndarray
 
 
 def _access(a: Accesses, shift: np.ndarray, read: int) -> np.ndarray:
-    return np.stack([a.addr, a.off, a.amount, shift, np.full(len(a.addr), read)], axis=1)
+    return np.stack([a.addr, a.off, a.amount, shift, np.full(len(a.addr), read)])
 
 
 def _tally_pieces(pieces: list[_Piece], hw: HardwareConfig, buffers: dict[str, Buffer]) -> None:
@@ -145,7 +146,7 @@ def _cut_tallies(pieces: list[_Piece], c: Census, shift: np.ndarray, ends: np.nd
     writes, reads = _access(ws.writes, shift[ws.writes.word, 1], 0), _access(ws.reads, shift[ws.reads.word, 0], 1)
     for n, p in enumerate(pieces):
         p.tally = _PieceTally(cum[ends[n]] - cum[starts[n]],
-                              (writes[w_at[n]:w_at[n + 1]], reads[r_at[n]:r_at[n + 1]]))
+                              np.concatenate([writes[:, w_at[n]:w_at[n + 1]], reads[:, r_at[n]:r_at[n + 1]]], axis=1))
 
 
 class _Classes:
@@ -212,9 +213,9 @@ def _computes_tallies(pieces: list[_Piece], os_: bool) -> None:
     if not pieces:
         return
     c = computes_sums([p.spec for p in pieces], os_)
-    reads, none = _access(c.reads, np.where(c.weights, _W, _IN), 1), np.zeros((0, 5), np.int64)
+    reads = _access(c.reads, np.where(c.weights, _W, _IN), 1)
     for n, p in enumerate(pieces):
-        p.tally = _PieceTally(c.sums[n], (none, reads[c.at[n]:c.at[n + 1]]))
+        p.tally = _PieceTally(c.sums[n], reads[:, c.at[n]:c.at[n + 1]])
 
 
 def _diagonals(piece: _Piece, diagonals: list, dram: int) -> None:
@@ -311,13 +312,13 @@ def _bank_rows(tallies: list[_PieceTally], counts: np.ndarray, bases: np.ndarray
                hw: HardwareConfig) -> tuple[np.ndarray, np.ndarray]:
     """Rows written and read per scratchpad bank by the classes of candidates (their tallies, counts, rows
     of bases and candidates ``which``), one row per candidate."""
-    a = np.concatenate([x for t in tallies for x in t.access])
-    cls = np.repeat(np.arange(len(tallies)), [len(t.access[0]) + len(t.access[1]) for t in tallies])
-    bank = (((a[:, 0] + bases[cls, a[:, 3]]) & ROW_MASK) + a[:, 1]) // hw.sp_bank_rows
+    addr, off, amount, shift, read = np.concatenate([t.access for t in tallies], axis=1)
+    cls = np.repeat(np.arange(len(tallies)), [t.access.shape[1] for t in tallies])
+    bank = (((addr + bases.ravel()[cls * bases.shape[1] + shift]) & ROW_MASK) + off) // hw.sp_bank_rows
     if len(bank) and bank.max() >= hw.sp_banks:
         raise ValueError("conv_tally: a scratchpad row past the last bank")
     n = int(which.max()) + 1
-    rows = np.bincount((which[cls] * 2 + a[:, 4]) * hw.sp_banks + bank, weights=a[:, 2] * counts[cls],
+    rows = np.bincount(((which * 2)[cls] + read) * hw.sp_banks + bank, weights=amount * counts[cls],
                        minlength=n * 2 * hw.sp_banks).reshape(n, 2, hw.sp_banks)
     return rows[:, 0], rows[:, 1]
 
