@@ -259,13 +259,15 @@ def conv_tally(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule
 
 def conv_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | DepthwiseSchedule],
                  hw: HardwareConfig) -> list[tuple[Tally, dict[str, Buffer]]]:
-    """:func:`conv_tally` of many candidates at once: the new classes of every candidate sharing a tiling
-    (the knobs a class's words depend on) get their sums in one closed-form pass per part, and every
-    candidate's sums and rows per bank come out of one pass over all their classes."""
+    """:func:`conv_tally` of many candidates at once: the new classes of every candidate of one geometry
+    (packed taps or not: the buffers), dataflow and size of pixel tile get their sums in one closed-form pass
+    per part, whatever their tiles, and every candidate's sums and rows per bank come out of one pass over
+    all their classes."""
     built = [_class_groups(op, s, hw) for s in schedules]
-    shared: dict[tuple, tuple] = {}   # tiling -> a schedule, its buffers, its candidates' groups
+    shared: dict[tuple, tuple] = {}   # geometry, dataflow, pixels -> a schedule, its buffers, its candidates' groups
     for s, (groups, buffers) in zip(schedules, built):
-        key = (s.tiles, s.packs_taps, s.mvin_blocks, s.dataflow)
+        t = s.tiles()   # a pass pads each class's pixels to its largest's: tiles within twice as many pixels
+        key = (s.packs_taps, s.dataflow, (t.b * t.oh * t.ow).bit_length())
         shared.setdefault(key, (s, buffers, []))[2].extend(groups)
     for s, buffers, groups in shared.values():
         _tally_new(op, s, hw, buffers, groups)
@@ -274,7 +276,8 @@ def conv_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | De
 
 def _tally_new(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig,
                buffers: dict[str, Buffer], groups: list) -> None:
-    """Give the classes of ``groups`` (of candidates sharing ``s``'s tiling) that lack one their tally."""
+    """Give the classes of ``groups`` (of candidates sharing ``s``'s geometry and dataflow) that lack one their
+    tally."""
     new: dict[str, dict[int, _Piece]] = {}
     for part, pieces, _, _ in groups:
         new.setdefault(part, {}).update((id(p), p) for p in pieces if p.tally is None)

@@ -84,7 +84,7 @@ def _fills(g: dict[str, np.ndarray], exists: np.ndarray, ok: np.ndarray, overwri
 def computes_sums(specs: list, os_: bool) -> ClassReads:
     """The sums and scratchpad reads of computes classes, each given as (walk, output tile, step) of its
     first step (census._computes of walk.computes at base 0)."""
-    walk = specs[0][0]   # the classes of one context: the same op, hardware and tiles
+    walk = specs[0][0]   # the classes of one op, hardware and geometry (packed taps or not); any tiles
     d, dw, k = walk.d, walk.dw, len(specs)
     g = _grid(specs)
     exists, ok, a_idx = _valid(g, walk.geo.in_h, walk.geo.in_w)
@@ -107,18 +107,20 @@ def computes_sums(specs: list, os_: bool) -> ClassReads:
                     ("compute_rows", f_rows + _per(g["cls"], np.bincount(runs.tap, runs.rows, nrows), k) * blocks)):
         sums[:, COL[name]] = v
     cb0 = np.array([st.cbs.start for _, _, st in specs], np.int64)
-    return _cut(sums, *_reads(walk, g, runs, a_idx, per_row, ncb, nkb, cb0, os_))
+    return _cut(sums, *_reads(specs, g, runs, a_idx, per_row, ncb, nkb, cb0, os_))
 
 
-def _reads(walk, g: dict[str, np.ndarray], runs, a_idx: np.ndarray, per_row: np.ndarray, ncb: np.ndarray,
+def _reads(specs: list, g: dict[str, np.ndarray], runs, a_idx: np.ndarray, per_row: np.ndarray, ncb: np.ndarray,
            nkb: np.ndarray, cb0: np.ndarray, os_: bool) -> list[np.ndarray]:
     """Class, address, rows and whether from the weights of each scratchpad read: a compute's input rows
     (once per input channel block, every output channel block's compute the same rows), and
     weight-stationary, each weight block's first preload."""
+    walk = specs[0][0]
     d, dw = walk.d, walk.dw
+    in_plane, w_plane = _planes(specs, "in_plane"), _planes(specs, "w_plane")
     cls = g["cls"][runs.tap]
     rep = np.repeat(np.arange(len(cls)), ncb[cls])
-    addr = ranks(ncb[cls]) * walk.plan.in_plane + a_idx[runs.tap, runs.start][rep]
+    addr = ranks(ncb[cls]) * in_plane[cls[rep]] + a_idx[runs.tap, runs.start][rep]
     parts = [(cls[rep], addr, runs.rows[rep] * (1 if dw else nkb[cls][rep]), np.zeros(len(rep), bool))]
     if not os_:
         rows = np.flatnonzero(per_row > 0)
@@ -127,9 +129,22 @@ def _reads(walk, g: dict[str, np.ndarray], runs, a_idx: np.ndarray, per_row: np.
         rep = np.repeat(np.arange(len(rows)), per)
         j, cls = ranks(per), cls[rep]
         ci, kb = (j, 0) if dw else (j // nkb[cls], j % nkb[cls])   # blocks in (input, output) channel order
-        b = kb * walk.plan.w_plane + (g["tap"][rows][rep] * ncb[cls] + ci) * d
+        b = kb * w_plane[cls] + (g["tap"][rows][rep] * ncb[cls] + ci) * d
         parts.append((cls, b, np.minimum(d, walk.in_c - (cb0[cls] + ci) * d), np.ones(len(b), bool)))
     return [np.concatenate(x) for x in zip(*parts)]
+
+
+def _planes(specs: list, name: str) -> np.ndarray:
+    """Each class's rows of one channel block of a region (its tiles')."""
+    return np.array([getattr(walk.plan, name) for walk, _, _ in specs], np.int64)
+
+
+def _groups(specs: list, blocks: list[range], total: int) -> tuple[np.ndarray, ...]:
+    """Each class's mvin_blocks-wide channel groups of ``blocks`` (its walk's): their first blocks, indices
+    relative to the first of ``blocks`` and columns, and how many each class has."""
+    groups = [walk._groups(b, total) for (walk, _, _), b in zip(specs, blocks)]
+    g, rel, cols = (np.array([x[i] for gs in groups for x in gs], np.int64) for i in range(3))
+    return g, rel, cols, np.array([len(gs) for gs in groups], np.int64)
 
 
 def _cut(sums: np.ndarray, cls: np.ndarray, addr: np.ndarray, amount: np.ndarray, weights: np.ndarray
@@ -148,8 +163,8 @@ def input_loads(specs: list, src: int) -> tuple[Census, np.ndarray]:
     each (walk, output tile, step), from buffer address ``src``): each class's input slots a row of one
     grid (a small tile's padded with slots that are not loaded), its runs found in one pass; and each
     word's class."""
-    walk = specs[0][0]   # the classes of one context
-    geo, d = walk.geo, walk.d
+    walk = specs[0][0]   # the classes of one op, hardware and geometry; any tiles
+    geo, d, in_plane = walk.geo, walk.d, _planes(specs, "in_plane")
     steps, outs = [st for _, _, st in specs], [out for _, out, _ in specs]
     R = np.array([len(st.row_index) for st in steps], np.int64)[:, None]
     C = np.array([len(st.col_index) for st in steps], np.int64)[:, None]
@@ -165,31 +180,27 @@ def input_loads(specs: list, src: int) -> tuple[Census, np.ndarray]:
     valid = (p < n_slots) & (ih >= 0) & (ih < geo.in_h) & (iw >= 0) & (iw < geo.in_w)
     flat, length = _split_runs(valid, valid[:, :-1] & valid[:, 1:] & (np.diff(dram, axis=1) == geo.mvin_stride), d)
     cls, start = flat // p.shape[1], flat % p.shape[1]
-    groups = [walk._groups(st.cbs, walk.in_c) for st in steps]   # (first block, relative index, columns)
-    g, rel, cols = (np.array([x[i] for gs in groups for x in gs], np.int64) for i in range(3))
-    ng = np.array([len(gs) for gs in groups], np.int64)
+    g, rel, cols, ng = _groups(specs, [st.cbs for st in steps], walk.in_c)
     rep = np.repeat(np.arange(len(cls)), ng[cls])
     grp = (np.cumsum(ng) - ng)[cls[rep]] + ranks(ng[cls])
-    local = rel[grp] * walk.plan.in_plane + start[rep]
+    local = rel[grp] * in_plane[cls[rep]] + start[rep]
     words = np.stack([np.full(len(rep), int(Funct.MVIN), np.uint64),
                       (src + dram[cls, start][rep] + g[grp] * d).astype(np.uint64),
                       operand(local, length[rep], cols[grp])], axis=1)
     zeros = np.zeros(len(rep), np.int64)
-    return Census(words, zeros + 1, zeros + walk.plan.in_plane, zeros), cls[rep]
+    return Census(words, zeros + 1, in_plane[cls[rep]], zeros), cls[rep]
 
 
 def weight_loads(specs: list, dram: int) -> tuple[Census, np.ndarray]:
     """The mvin2 words (count 1) of weight classes (tiles._ConvWalk._weight_loads of each (walk, output
     tile, step), from buffer address ``dram``), one class after another, and each word's class: per
     weight block (kernel row, kernel column, input channel block), a load per output channel group."""
-    walk = specs[0][0]   # the classes of one context
-    d, k1 = walk.d, walk.geo.kernel[1]
+    walk = specs[0][0]   # the classes of one op, hardware and geometry; any tiles
+    d, k1, w_plane = walk.d, walk.geo.kernel[1], _planes(specs, "w_plane")
     steps, outs = [st for _, _, st in specs], [out for _, out, _ in specs]
     nkw, ncb = (np.array([len(getattr(st, x)) for st in steps], np.int64) for x in ("kws", "cbs"))
     kh0, kw0, cb0 = (np.array([getattr(st, x).start for st in steps], np.int64) for x in ("khs", "kws", "cbs"))
-    groups = [walk._groups(out.kbs, walk.out_c) for out in outs]
-    g, rel, cols = (np.array([x[i] for gs in groups for x in gs], np.int64) for i in range(3))
-    ng = np.array([len(gs) for gs in groups], np.int64)
+    g, rel, cols, ng = _groups(specs, [out.kbs for out in outs], walk.out_c)
     per = np.array([len(st.khs) for st in steps], np.int64) * nkw * ncb * ng
     cls = np.repeat(np.arange(len(specs)), per)
     j = ranks(per)
@@ -198,18 +209,18 @@ def weight_loads(specs: list, dram: int) -> tuple[Census, np.ndarray]:
     row = ((kh0[cls] + tap // nkw[cls]) * k1 + kw0[cls] + tap % nkw[cls]) * walk.in_c + (cb0[cls] + ci) * d
     words = np.stack([np.full(len(cls), int(Funct.MVIN2), np.uint64),
                       (dram + row * walk.out_c + g[grp] * d).astype(np.uint64),
-                      operand(rel[grp] * walk.plan.w_plane + block * d,
+                      operand(rel[grp] * w_plane[cls] + block * d,
                               np.minimum(d, walk.in_c - (cb0[cls] + ci) * d), cols[grp])], axis=1)
     zeros = np.zeros(len(cls), np.int64)
-    return Census(words, zeros + 1, zeros + walk.plan.w_plane, zeros), cls
+    return Census(words, zeros + 1, w_plane[cls], zeros), cls
 
 
 def stores(specs: list, dram: int, out_bytes: int, full: bool) -> tuple[Census, np.ndarray]:
     """The mvout words (count 1) of store classes (tiles._ConvWalk._stores of each (walk, output tile,
     step)'s tile, to buffer address ``dram``), one class after another, and each word's class: each
     class's pixels a row of one grid, its runs of consecutive output pixels found in one pass."""
-    walk = specs[0][0]   # the classes of one context
-    op, d = walk.op, walk.d
+    walk = specs[0][0]   # the classes of one op, hardware and geometry; any tiles
+    op, d, acc_plane = walk.op, walk.d, _planes(specs, "acc_plane")
     outs = [out for _, out, _ in specs]
     nb, nh, nw, b0, h0, w0, kb0, nkb = (np.array(v, np.int64)[:, None] for v in zip(
         *[(len(o.bs), len(o.hs), len(o.ws), o.bs.start, o.hs.start, o.ws.start, o.kbs.start, len(o.kbs))
@@ -224,7 +235,7 @@ def stores(specs: list, dram: int, out_bytes: int, full: bool) -> tuple[Census, 
     kb, cls = kb0[cls[rep], 0] + kb_rel, cls[rep]
     words = np.stack([np.full(len(cls), int(Funct.MVOUT), np.uint64),
                       (dram + (pix[cls, start[rep]] * walk.out_c + kb * d) * out_bytes).astype(np.uint64),
-                      operand(acc(kb_rel * walk.plan.acc_plane + start[rep], full=full), length[rep],
+                      operand(acc(kb_rel * acc_plane[cls] + start[rep], full=full), length[rep],
                               np.minimum(d, walk.out_c - kb * d))], axis=1)
     zeros = np.zeros(len(cls), np.int64)
     return Census(words, zeros + 1, zeros, zeros), cls
