@@ -67,8 +67,6 @@ class _Piece:
 
     def __init__(self, spec: Any, fill: Callable[["_Piece", Any], None]) -> None:
         self.spec, self.fill = spec, fill
-        self.words = Words()
-        self.shift: list[tuple[np.ndarray, np.ndarray]] = []
         self.tally: _PieceTally | None = None   # set by _tally_pieces or _computes_tallies
 
     def add(self, funct: int | np.ndarray, rs1: np.ndarray, rs2: np.ndarray, shift1: np.ndarray | int,
@@ -82,7 +80,10 @@ class _Piece:
     @functools.cached_property
     def _built(self) -> tuple[Census, np.ndarray]:
         """The words (count 1) and, per word, what shifts its rs1 and rs2: joined once, when the piece is
-        complete (its first census), then shared by every census of it."""
+        complete (its first census), then shared by every census of it. Most pieces are only tallied (in
+        closed form), so their words' lists are made here."""
+        self.words = Words()
+        self.shift: list[tuple[np.ndarray, np.ndarray]] = []
         self.fill(self, self.spec)
         c = self.words.census(1)
         if not self.shift:
