@@ -11,8 +11,11 @@ the closed-form prior against the RTL on real layers.
 
 (rate, --baseline REV) the same random points featurized by revision REV's code too (its packages from
          git archive, in a subprocess), side by side, and whether every row is bit-identical to it.
+(rate, --batch N) the same points featurized N at a time too (tuner.features.featurize, as the tuner's
+         FeatureCache asks), from cold class caches as the one-at-a-time run, and whether every row is
+         bit-identical to the one-at-a-time's.
 
-    .venv/bin/python benchmarks/bench_features.py [--part rate|layers] [--points 200] [--baseline REV]
+    .venv/bin/python benchmarks/bench_features.py [--part rate|layers] [--points 200] [--baseline REV] [--batch N]
 """
 from __future__ import annotations
 
@@ -31,7 +34,8 @@ if str(ROOT) not in sys.path:
 import toolkit as tk  # noqa: E402
 from simulators.stand_in import estimate  # noqa: E402
 from toolkit.kinds import estimate_cycles, lower  # noqa: E402
-from tuner.features import candidate_features, features  # noqa: E402
+from toolkit.conv.census import forget_classes  # noqa: E402
+from tuner.features import candidate_features, featurize, features  # noqa: E402
 from tuner.model import spearman  # noqa: E402
 from tuner.space import Space  # noqa: E402
 
@@ -75,30 +79,54 @@ def baseline_rows(rev: str, space: Space, *points: list[int]) -> list[tuple[floa
         return [(rate, np.load(f"{tree}/rows{n}.npy")) for n, rate in enumerate(rates)]
 
 
-def _rate(space: Space, points: list[int]) -> tuple[float, list[np.ndarray]]:
-    """Candidates a CPU second featurizing ``points`` from their census, and their rows."""
+def _rate(space: Space, points: list[int], batch: int = 0) -> tuple[float, list[np.ndarray]]:
+    """Candidates a CPU second featurizing ``points`` from their census (``batch`` at a time; 0: one by
+    one), and their rows."""
+    scheds = [space[p] for p in points]
     start = time.process_time()
-    rows = [candidate_features(RESNET_3X3, GEMMINI, space[p], space.domains) for p in points]
+    if batch:
+        rows = list(np.vstack([featurize(RESNET_3X3, GEMMINI, scheds[i:i + batch], space.domains)
+                               for i in range(0, len(scheds), batch)]))
+    else:
+        rows = [candidate_features(RESNET_3X3, GEMMINI, s, space.domains) for s in scheds]
     return len(points) / (time.process_time() - start), rows
 
 
-def part_rate(points: int, rendered: int, budget_s: float, baseline: str | None = None) -> None:
+def _same(a: list[np.ndarray], b: list[np.ndarray]) -> str:
+    return f"{sum(np.array_equal(x, y) for x, y in zip(a, b))} of {len(b)} rows bit-identical"
+
+
+def part_rate(points: int, rendered: int, budget_s: float, baseline: str | None = None, batch: int = 0) -> None:
     space = Space(RESNET_3X3, GEMMINI)
     rng = np.random.default_rng(0)
     pts = space.sample(rng, points)
     near = [space.neighbor(p, rng) for p in pts for _ in range(4)]
     before = baseline_rows(baseline, space, pts, near) if baseline else None
+    forget_classes()   # each run from cold class caches: random points first, then their neighbours
     ours = [_rate(space, pts), _rate(space, near)]
+    forget_classes()
+    batched = [_rate(space, pts, batch), _rate(space, near, batch)] if batch else None
     print(f"featurizing {RESNET_3X3.key} on gemmini ({len(space):,} points), candidates a CPU second:")
     for n, what in enumerate((f"{len(pts)} random points", f"{len(near)} neighbours of them")):
         line = f"  census, {what:<24} {ours[n][0]:10.1f}/s"
+        if batched is not None:
+            line += (f"   batched by {batch}: {batched[n][0]:.1f}/s ({batched[n][0] / ours[n][0]:.2f}x), "
+                     f"{_same(batched[n][1], ours[n][1])} to one-at-a-time's")
         if before is not None:
-            same = sum(np.array_equal(a, b) for a, b in zip(before[n][1], ours[n][1]))
-            line += (f"   {baseline}: {before[n][0]:.1f}/s, {ours[n][0] / before[n][0]:.2f}x; {same} of "
-                     f"{len(ours[n][1])} rows bit-identical to its")
+            line += f"   {baseline}: {before[n][0]:.1f}/s, {ours[n][0] / before[n][0]:.2f}x"
+            line += f" (batched {batched[n][0] / before[n][0]:.2f}x)" if batched is not None else ""
+            line += f"; one-at-a-time {_same(before[n][1], ours[n][1])} to its"
+            line += f", batched {_same(before[n][1], batched[n][1])}" if batched is not None else ""
         print(line)
+    _rendered(space, pts, ours[0], ours[1][0], rendered, budget_s)
+
+
+def _rendered(space: Space, pts: list[int], ours: tuple[float, list[np.ndarray]], near_rate: float, rendered: int,
+              budget_s: float) -> None:
+    """Render the first ``rendered`` random points (within ``budget_s``): their rate, and how many of their
+    rows equal the census's."""
     start, equal, done = time.process_time(), 0, 0
-    for p, counted in list(zip(pts, ours[0][1]))[:rendered]:
+    for p, counted in list(zip(pts, ours[1]))[:rendered]:
         if time.process_time() - start > budget_s:
             break
         row = features(lower(RESNET_3X3, space[p], GEMMINI), RESNET_3X3, space[p], space.domains)
@@ -108,8 +136,8 @@ def part_rate(points: int, rendered: int, budget_s: float, baseline: str | None 
         render_rate = done / (time.process_time() - start)
         print(f"  rendered, first {done} random points  {render_rate:10.2f}/s   ({equal} of {done} equal to the "
               "census's)")
-        print(f"  census / rendered: {ours[0][0] / render_rate:.0f}x on random points, "
-              f"{ours[1][0] / render_rate:.0f}x on neighbours")
+        print(f"  census / rendered: {ours[0] / render_rate:.0f}x on random points, "
+              f"{near_rate / render_rate:.0f}x on neighbours")
 
 
 def part_layers(points: int) -> None:
@@ -139,10 +167,11 @@ def main() -> int:
     p.add_argument("--rendered", type=int, default=6, help="(rate) random points also rendered")
     p.add_argument("--render-budget", type=float, default=120.0, help="(rate) seconds of rendering at most")
     p.add_argument("--baseline", metavar="REV", help="(rate) also featurize the random points with this git revision")
+    p.add_argument("--batch", type=int, default=0, metavar="N", help="(rate) also featurize the points N at a time")
     args = p.parse_args()
     parts = args.part or ["rate", "layers"]
     if "rate" in parts:
-        part_rate(args.points, args.rendered, args.render_budget, args.baseline)
+        part_rate(args.points, args.rendered, args.render_budget, args.baseline, args.batch)
     if "layers" in parts:
         part_layers(max(4, args.points // 10))
     return 0

@@ -11,9 +11,11 @@ import pytest
 import toolkit as tk
 from toolkit.census import computes
 from toolkit.estimate import os_cycles
-from toolkit.kinds import KINDS, census, flat_schedule, estimate_cycles, gemmini_schedule, lower
+from toolkit.conv.census import forget_classes
+from toolkit.kinds import KINDS, census, flat_schedule, estimate_cycles, gemmini_schedule, lower, tallies, tally
+from toolkit.tally import tally as tally_of
 from tuner.features import (FEATURE_NAMES, STREAM_NAMES, candidate_features, census_features, features,
-                            stream_features)
+                            featurize, stream_features)
 from tuner.space import Space
 
 TINY, GEMMINI = tk.HardwareConfig.preset("tiny"), tk.HardwareConfig.preset("gemmini")
@@ -127,7 +129,7 @@ def test_an_output_stationary_census_counts_the_ws_twins_computes(hw: tk.Hardwar
     for s in (space[p] for p in space.sample(np.random.default_rng(3), min(12, len(space)))):
         own = census(op, s, hw)[0]
         assert computes(own) == computes(census(op, replace(s, dataflow="ws"), hw)[0]), s
-        assert estimate_cycles(op, s, hw, own) == estimate_cycles(op, s, hw), s
+        assert estimate_cycles(op, s, hw, computes(own)) == estimate_cycles(op, s, hw), s
 
 
 @pytest.mark.parametrize("op", [tk.conv2d(1, 9, 7, 20, 24, kernel=3, padding=1, bias="channel", scale=0.1),
@@ -143,3 +145,51 @@ def test_candidates_that_share_a_census_part_each_count_their_own_stream(op: tk.
                    {"in_bank": 1, "w_bank": 2, "load_ahead": 1}):
         s = replace(s, **change)
         assert not _mismatch(op, GEMMINI, s, space.domains), s
+
+
+@pytest.mark.parametrize("hw, op", [(GEMMINI, tk.conv2d(1, 56, 56, 64, 64, kernel=3, padding=1)),
+                                    (TINY, tk.conv2d(1, 9, 7, 5, 6, stride=2, kernel=3, padding=1, out_dtype="int32")),
+                                    (TINY, tk.conv2d(1, 6, 6, 3, 5, bias="channel", activation="relu", scale=0.02)),
+                                    (GEMMINI, tk.conv2d(1, 16, 16, 3, 32, stride=2)),
+                                    (TINY, tk.depthwise_conv2d(2, 9, 8, 10, stride=2, bias="channel", scale=0.1))],
+                         ids=["resnet3x3", "strided", "bias", "packed", "depthwise"])
+def test_a_conv_tally_equals_its_censuss(hw: tk.HardwareConfig, op: tk.Op) -> None:
+    """kinds.tally adds a conv's classes' sums (the computes' in closed form) without joining their words:
+    exactly the sums of the joined census (which the tests above hold equal to the rendered stream), on
+    random points and their neighbours (which share classes), in either dataflow."""
+    space = Space(op, hw)
+    rng = np.random.default_rng(5)
+    points = space.sample(rng, min(12, len(space)))
+    for s in (space[p] for p in [*points, *(space.neighbor(p, rng) for p in points)]):
+        for s in (s, replace(s, dataflow="os")):
+            own, joined = tally(op, s, hw), census(op, s, hw)
+            expected = tally_of(joined[0], hw, joined[1])
+            assert np.array_equal(own[0].sums, expected.sums), s
+            assert np.array_equal(own[0].written, expected.written) and np.array_equal(own[0].read, expected.read), s
+
+
+@pytest.mark.parametrize("hw, op", [(GEMMINI, tk.conv2d(1, 56, 56, 64, 64, kernel=3, padding=1)),
+                                    (TINY, tk.conv2d(1, 9, 7, 5, 6, stride=2, kernel=3, padding=1, out_dtype="int32")),
+                                    (TINY, tk.conv2d(1, 6, 6, 3, 5, bias="channel", activation="relu", scale=0.02)),
+                                    (GEMMINI, tk.conv2d(1, 16, 16, 3, 32, stride=2)),
+                                    (TINY, tk.depthwise_conv2d(2, 9, 8, 10, stride=2, bias="channel", scale=0.1)),
+                                    (TINY, tk.matmul(32, 16, 40, bias="row", activation="relu", scale=0.1))],
+                         ids=["resnet3x3", "strided", "bias", "packed", "depthwise", "matmul"])
+def test_batched_tallies_equal_one_at_a_times_and_the_censuss(hw: tk.HardwareConfig, op: tk.Op) -> None:
+    """kinds.tallies and featurize of a batch (random points, their neighbours, either dataflow, from cold
+    class caches so that candidates find their new classes together) equal each candidate's own tally and
+    row and the sums of its joined census, exactly."""
+    space = Space(op, hw)
+    rng = np.random.default_rng(6)
+    points = space.sample(rng, min(8, len(space)))
+    scheds = [space[p] for p in [*points, *(space.neighbor(p, rng) for p in points for _ in range(2))]]
+    scheds += [replace(s, dataflow="os") for s in scheds[::2]]
+    forget_classes()
+    batched, rows = tallies(op, scheds, hw), featurize(op, hw, scheds, space.domains)
+    for s, own, row in zip(scheds, batched, rows):
+        joined, one = census(op, s, hw), tally(op, s, hw)
+        expected = tally_of(joined[0], hw, joined[1])
+        for t in (own[0], one[0]):
+            assert np.array_equal(t.sums, expected.sums), s
+            assert np.array_equal(t.written, expected.written) and np.array_equal(t.read, expected.read), s
+        assert np.array_equal(row, candidate_features(op, hw, s, space.domains)), s

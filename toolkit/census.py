@@ -91,12 +91,19 @@ def frame(config_ld: int, *, config_ex: int = 1, config_st: int = 1, fences: int
 
 def classes(keys: Sequence[np.ndarray], active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Group steps by their key columns (small non-negative ints): the first step of each class and how
-    many steps it has, over the ``active`` steps only."""
-    keys = [np.asarray(k, dtype=np.int64) for k in keys]
-    n = len(keys[0])
-    code = np.zeros(n, dtype=np.int64)
-    for k in keys:
-        code = code * (int(k.max(initial=0)) + 1) + k
-    idx = np.arange(n) if active is None else np.flatnonzero(active)
-    _, first, counts = np.unique(code[idx], return_index=True, return_counts=True)
-    return idx[first], counts
+    many steps it has, over the ``active`` steps only; classes in the order of their keys (the first key
+    most significant)."""
+    idx = np.arange(len(keys[0])) if active is None else np.flatnonzero(active)
+    code, n_codes = np.zeros(len(idx), np.int64), 1
+    for x in keys:
+        x = np.asarray(x)[idx]
+        size = int(x.max(initial=0)) + 1
+        code, n_codes = code * size + x, n_codes * size
+    if n_codes > 4 * len(code) + 4096:   # codes too sparse to count in a table
+        _, first, counts = np.unique(code, return_index=True, return_counts=True)
+        return idx[first], counts
+    # np.unique's classes in its order, without its sort: a table of every code
+    counts, first = np.bincount(code, minlength=n_codes), np.full(n_codes, len(code))
+    np.minimum.at(first, code, np.arange(len(code)))
+    present = np.flatnonzero(counts)
+    return idx[first[present]], counts[present]

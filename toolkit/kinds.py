@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, fields
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from isa import HardwareConfig, Program
 
@@ -17,7 +17,7 @@ from .estimate import os_cycles
 from .family import flat_cycles, program_loop_cycles
 from .col_scales import load_column_scales
 from .census import Census, computes
-from .conv.census import conv_census
+from .conv.census import conv_census, conv_tallies, conv_tally
 from .conv.heuristic import pipelined_conv_cycles
 from .conv.bounds import conv_ideal_cycles
 from .conv.heuristic import default_conv_schedule, gemmini_conv_schedule
@@ -41,6 +41,8 @@ from .ops import Op
 from .norm import NormSchedule, RowNorm, default_norm_schedule, lower_norm
 from .resadd import ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd
 from .schedule import Schedule, ScheduleError
+from .tally import Tally
+from .tally import tally as tally_of
 
 
 @dataclass(frozen=True)
@@ -71,11 +73,15 @@ class Kind:
     ideal: Callable[[Any, HardwareConfig], int] = dense_cycles
     # the instruction census of the lowering without rendering it (toolkit/census.py; None: render)
     census: Callable[[Any, Any, HardwareConfig], tuple[Census, dict]] | None = None
+    # the census's sums (toolkit/tally.py) without joining its words (None: tally the census)
+    tally: Callable[[Any, Any, HardwareConfig], tuple[Tally, dict]] | None = None
+    # the tallies of many schedules at once, sharing work across them (None: one at a time)
+    tallies: Callable[[Any, list, HardwareConfig], list[tuple[Tally, dict]]] | None = None
     # an analytical cycle estimate of a weight-stationary schedule, in closed form (None: none)
     estimate: Callable[[Any, Any, HardwareConfig], float] | None = None
     # the output-stationary chains of a schedule, which the estimate adds to its tiles' WS estimate:
-    # (op, its WS twin, hw, the OS schedule's own census where the caller has it, else None)
-    os_chains: Callable[[Any, Any, HardwareConfig, Census | None], int] | None = None
+    # (op, its WS twin, hw, the computes of the OS schedule's own census where the caller has them, else None)
+    os_chains: Callable[[Any, Any, HardwareConfig, int | None], int] | None = None
     # whether the default weighs gemmini.h's loops (``library``) against the flat stream on a hardware
     # point with a host cost; depthwise does not: tiled_conv_dw_auto issues a loop per channel and tap
     # (8,640 on MobileNetV2's first depthwise conv), too many to unroll for an estimate, and each too
@@ -106,11 +112,11 @@ def default_conv2d(op: Conv2d, hw: HardwareConfig) -> Schedule:
     return tiled_conv_auto(op, hw) if op.pool else default_conv_schedule(op, hw)
 
 
-def _conv_os_chains(op: Conv2d, s: ConvSchedule, hw: HardwareConfig, counted: Census | None = None) -> int:
+def _conv_os_chains(op: Conv2d, s: ConvSchedule, hw: HardwareConfig, n_computes: int | None = None) -> int:
     """conv_ws_steps.s.j2: output-stationary, each compute is a chain of its own. Either dataflow's census of
-    the same tiles holds the same computes (tests/test_census.py), so the OS schedule's own census, where the
-    caller has it, saves building the WS twin's."""
-    return computes(counted if counted is not None else conv_census(op, s, hw)[0])
+    the same tiles holds the same computes (tests/test_census.py), so the OS schedule's own computes, where the
+    caller has them, save building the WS twin's census."""
+    return n_computes if n_computes is not None else computes(conv_census(op, s, hw)[0])
 
 
 KINDS: dict[str, Kind] = {
@@ -120,15 +126,16 @@ KINDS: dict[str, Kind] = {
                    domains=matmul_domains, fit_knobs=MATMUL_FIT, ideal=matmul_ideal_cycles, census=matmul_census,
                    estimate=lambda op, s, hw: pipelined_matmul_cycles(op.M, op.N, op.K, s, hw,
                                                                       4 if op.out_dtype == "int32" else 1),
-                   os_chains=lambda op, s, hw, counted=None: os_chains(op, s, hw), loops_by_default=True,
+                   os_chains=lambda op, s, hw, n_computes=None: os_chains(op, s, hw), loops_by_default=True,
                    loops=LoopFamily(LibraryMatmul, library_matmul_domains, LIBRARY_MATMUL_FIT)),
     "conv2d": Kind(Conv2d, ConvSchedule, default_conv2d, lower_conv, library=tiled_conv_auto,
                    flat=gemmini_conv_schedule, domains=conv_domains, fit_knobs=CONV_FIT, ideal=conv_ideal_cycles,
-                   census=conv_census, estimate=pipelined_conv_cycles, os_chains=_conv_os_chains,
+                   census=conv_census, tally=conv_tally, tallies=conv_tallies, estimate=pipelined_conv_cycles, os_chains=_conv_os_chains,
                    loops_by_default=True, loops=LoopFamily(LibraryConv, library_conv_domains, LIBRARY_CONV_FIT)),
     "depthwise": Kind(DepthwiseConv2d, DepthwiseSchedule, default_conv_schedule, lower_conv,
                       library=tiled_conv_dw_auto, flat=gemmini_conv_schedule, domains=conv_domains,
-                      fit_knobs=CONV_FIT, census=conv_census),
+                      fit_knobs=CONV_FIT, census=conv_census, tally=conv_tally,
+                      tallies=conv_tallies),
     "resadd": Kind(ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd, library=tiled_resadd_auto,
                    loops_by_default=True),
     "maxpool": Kind(MaxPool2d, MaxPoolSchedule, default_maxpool, lower_maxpool),
@@ -182,9 +189,9 @@ def _pick_family(op: Op, hw: HardwareConfig, flat: Schedule) -> Schedule:
 
 def flat_estimate(op: Op, schedule: Schedule, hw: HardwareConfig) -> float:
     """toolkit.family.flat_cycles of ``schedule``: its words counted by the census (or rendered)."""
-    counted = census(op, schedule, hw)
-    words = int(counted[0].count.sum()) if counted is not None else len(lower(op, schedule, hw).instructions)
-    return flat_cycles(words, estimate_cycles(op, schedule, hw, counted[0] if counted else None), hw)
+    counted = tally(op, schedule, hw)
+    words = counted[0].sum("words") if counted is not None else len(lower(op, schedule, hw).instructions)
+    return flat_cycles(words, estimate_cycles(op, schedule, hw, counted[0].sum("computes") if counted else None), hw)
 
 
 def knob_domains(op: Op, hw: HardwareConfig, tile_policy: str = "balanced") -> Domains:
@@ -290,11 +297,29 @@ def census(op: Op, schedule: Schedule, hw: HardwareConfig) -> tuple[Census, dict
     return None if build is None else build(op, schedule, hw)
 
 
-def estimate_cycles(op: Op, schedule: Schedule, hw: HardwareConfig, counted: Census | None = None) -> float | None:
+def tally(op: Op, schedule: Schedule, hw: HardwareConfig) -> tuple[Tally, dict] | None:
+    """The sums (toolkit/tally.py) of :func:`census`'s census and its buffers; None where no census covers
+    the schedule. A kind with a tally of its own skips joining its classes' words."""
+    build = _closed_form(op, schedule, "tally", ("ws", "os"))
+    if build is not None:
+        return build(op, schedule, hw)
+    counted = census(op, schedule, hw)
+    return None if counted is None else (tally_of(counted[0], hw, counted[1]), counted[1])
+
+
+def tallies(op: Op, schedules: Sequence[Schedule], hw: HardwareConfig) -> list[tuple[Tally, dict] | None]:
+    """:func:`tally` of each of ``schedules``, those a kind's batched tally covers taken together (many of
+    one candidate's classes are another's: each new one is found once)."""
+    batched = [n for n, s in enumerate(schedules) if _closed_form(op, s, "tallies", ("ws", "os")) is not None]
+    counted = dict(zip(batched, KINDS[op.KIND].tallies(op, [schedules[n] for n in batched], hw))) if batched else {}
+    return [counted[n] if n in counted else tally(op, s, hw) for n, s in enumerate(schedules)]
+
+
+def estimate_cycles(op: Op, schedule: Schedule, hw: HardwareConfig, n_computes: int | None = None) -> float | None:
     """The kind's analytical cycle estimate of ``schedule`` (closed form, any size); None where it has none.
     Output-stationary: the same tiles' weight-stationary estimate plus each chain's shift-in and drain
-    (toolkit.estimate.os_cycles); ``counted``, the schedule's census (:func:`census`) where the caller has
-    it, gives the chains without building another."""
+    (toolkit.estimate.os_cycles); ``n_computes``, the computes of the schedule's census (:func:`census`)
+    where the caller has it, gives the chains without building another."""
     est = _closed_form(op, schedule, "estimate", ("ws", "os"))
     chains = _closed_form(op, schedule, "os_chains", ("os",))
     if est is None or (schedule.dataflow == "os" and chains is None):
@@ -302,7 +327,7 @@ def estimate_cycles(op: Op, schedule: Schedule, hw: HardwareConfig, counted: Cen
     if schedule.dataflow == "ws":
         return float(est(op, schedule, hw))
     ws = schedule.replace(dataflow="ws")
-    return os_cycles(float(est(op, ws, hw)), chains(op, ws, hw, counted), hw.dim)
+    return os_cycles(float(est(op, ws, hw)), chains(op, ws, hw, n_computes), hw.dim)
 
 
 def lower(op: Op, schedule: Schedule, hw: HardwareConfig) -> Program:

@@ -19,23 +19,23 @@ import math
 import time
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from functools import cached_property
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from isa import ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, ROW_MASK, HardwareConfig, Program, encode_all
-from isa.loop_words import CONFIG_LD, OPERAND, Field
+from isa import HardwareConfig, Program, encode_all
 from isa.opcodes import MVIN_FUNCTS, ConfigKind, Funct
 from simulators.stand_in import estimate
 from toolkit.census import Census
 from isa.loop_unroll import issued_words
 from toolkit.family import loop_cycles
-from toolkit.kinds import KINDS, census, estimate_cycles, family_class, knob_domains, lower
+from toolkit.kinds import KINDS, estimate_cycles, family_class, knob_domains, lower, tallies, tally
 from toolkit.library import LibrarySchedule
 from toolkit.kinds import from_dict as op_from_dict
 from toolkit.ops import Op
 from toolkit.schedule import Schedule
+from toolkit.tally import CONFIG_LD_RS1, MAX_INPUTS, OPCODES, Tally, field
+from toolkit.tally import tally as tally_of
 
 if TYPE_CHECKING:
     from .space import Space
@@ -43,16 +43,7 @@ if TYPE_CHECKING:
 FEATURE_VERSION = 7   # 2: pipeline features, 20 knob slots; 3: the stand-in's cycles; 4: order-free, closed-form
 # prior; 5: the hardware's sizes; 6: a closed-form prior for output-stationary schedules; 7: the stand-in
 # times output-stationary computes (the prior of depthwise ones)
-OPCODES = ("config_ex", "config_ld", "config_st", "mvin", "mvin2", "mvin3", "mvout", "preload",
-           "compute_preloaded", "compute_accumulated", "flush", "fence")
-# The tuner's schedules never emit Gemmini's CISC loop words (only the library baseline does),
-# so those functs have no slot; featurize refuses a stream that holds one.
-_FUNCT_SLOT = {f: OPCODES.index(f.name.lower()) for f in Funct if f.name.lower() in OPCODES}
-# config_norm configures the store unit's normalization path: it counts with config_st, the store's config
-_CONFIG_SLOT = {k: OPCODES.index("config_st" if k == ConfigKind.NORM else f"config_{k.name.lower()}")
-                for k in ConfigKind}
 OP_KINDS = ("matmul", "conv2d")  # one-hot slots; any other kind sets the "other" slot
-MAX_INPUTS = 3      # reload factor slots (matmul: A, B, bias; conv2d: input, weight, bias)
 MAX_BANKS = 4       # sorted per-bank shares, the rest folded into the last slot
 MAX_KNOBS = 20
 MAX_PARAMS = 10
@@ -73,49 +64,19 @@ def _log(x: Any) -> Any:
     return np.log2(1.0 + np.asarray(x, dtype=np.float64))
 
 
-def _bits(x: np.ndarray, lo: int, mask: int) -> np.ndarray:
-    return ((x >> np.uint64(lo)) & np.uint64(mask)).astype(np.int64)
-
-
 def _latest(values: np.ndarray, is_cfg: np.ndarray) -> np.ndarray:
     """For each instruction, ``values`` at the most recent ``is_cfg`` row (0 before any)."""
     last = np.maximum.accumulate(np.where(is_cfg, np.arange(len(is_cfg)), -1))
     return np.where(last >= 0, values[np.maximum(last, 0)], 0)
 
 
-# the layouts are written once, in isa/loop_words.py
-_OPERAND = {f.name: f for f in OPERAND}
-_CONFIG_LD_RS1 = {f.name: f for f in CONFIG_LD if f.word == "rs1"}
-
-
-def _field(x: np.ndarray, layout: Mapping[str, Field], name: str) -> np.ndarray:
-    """Field ``name`` of words ``x`` under ``layout`` (operand words, or config_ld's rs1)."""
-    f = layout[name]
-    return _bits(x, f.lo, f.mask)
-
-
-def lo32(x: np.ndarray) -> np.ndarray:
-    """Operand address field."""
-    return _field(x, _OPERAND, "addr")
-
-
-def mid16(x: np.ndarray) -> np.ndarray:
-    """Operand columns field."""
-    return _field(x, _OPERAND, "cols")
-
-
-def hi16(x: np.ndarray) -> np.ndarray:
-    """Operand rows field."""
-    return _field(x, _OPERAND, "rows")
-
-
 def ld_configs(funct: np.ndarray, rs1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """At each mvin of a stream in program order (0 elsewhere), the block stride and the shrink flag of
     its load state's latest config_ld."""
     state = np.select([funct == f for f in MVIN_FUNCTS], [0, 1, 2], -1)
-    is_ld = (funct == Funct.CONFIG) & (_field(rs1, _CONFIG_LD_RS1, "kind") == ConfigKind.LD)
-    ld_state = _field(rs1, _CONFIG_LD_RS1, "state")
-    stride_of, shrink_of = _field(rs1, _CONFIG_LD_RS1, "block_stride"), _field(rs1, _CONFIG_LD_RS1, "shrink")
+    is_ld = (funct == Funct.CONFIG) & (field(rs1, CONFIG_LD_RS1, "kind") == ConfigKind.LD)
+    ld_state = field(rs1, CONFIG_LD_RS1, "state")
+    stride_of, shrink_of = field(rs1, CONFIG_LD_RS1, "block_stride"), field(rs1, CONFIG_LD_RS1, "shrink")
     stride, shrink = np.zeros(len(funct), dtype=np.int64), np.zeros(len(funct), dtype=np.int64)
     for s in range(3):
         moves = state == s
@@ -143,189 +104,61 @@ def words_census(w: np.ndarray) -> Census:
     return Census(w, np.ones(len(w), dtype=np.int64), *ld_configs(f, w[:, 1]))
 
 
-class _Moves(NamedTuple):
-    """The DMA moves of one direction, by their local (scratchpad or accumulator) operand."""
-    mask: np.ndarray      # which words of the census
-    count: np.ndarray     # how many times each occurs
-    local: np.ndarray
-    cols: np.ndarray
-    rows: np.ndarray
-    acc: np.ndarray       # to the accumulator
-    nbytes: np.ndarray    # of one occurrence
-    beats: float          # DMA beats of all occurrences: each row's bytes rounded up to whole beats
-
-    @property
-    def n(self) -> int:
-        return int(self.count.sum())
-
-    def total(self, values: np.ndarray) -> float:
-        return float((values * self.count).sum())
-
-
-def _moves(stream: Stream, mask: np.ndarray, wide: np.ndarray) -> _Moves:
-    """``wide``: which of the moves carry 4-byte accumulator words (else a byte an element)."""
-    rs2, count = stream.rs2[mask], stream.count[mask]
-    local, cols, rows = lo32(rs2), mid16(rs2), hi16(rs2)
-    acc = (local & ACC_BIT) != 0
-    row_bytes = cols * np.where(acc & wide, 4, 1)
-    beats = float((count * rows * -(-row_bytes // stream.hw.dma_beat_bytes)).sum())
-    return _Moves(mask, count, local, cols, rows, acc, rows * row_bytes, beats)
-
-
-class _Access(NamedTuple):
-    """Scratchpad rows touched: which row, how many rows from it (all occurrences), which bank."""
-    rows: np.ndarray
-    amount: np.ndarray
-    bank: np.ndarray
-
-
-class Stream:
-    """A census's words, decoded for the feature parts; each decoded array is computed on first use and
-    shared by the parts that read it. Every sum weighs a word by its count."""
-
-    def __init__(self, census: Census, hw: HardwareConfig, buffers: Mapping[str, Any]) -> None:
-        self.hw, self.buffers = hw, buffers
-        w = census.words
-        self.count = census.count
-        self.n = int(census.count.sum())
-        self.funct = w[:, 0].astype(np.int64)
-        self.rs1, self.rs2 = w[:, 1], w[:, 2]
-        self.stride, self.shrink = census.stride, census.shrink
-
-    def total(self, mask: np.ndarray) -> int:
-        return int(self.count[mask].sum())
-
-    @cached_property
-    def config(self) -> np.ndarray:
-        """The config kind (ConfigKind) of each CONFIG word, -1 elsewhere (every config word has
-        config_ld's kind bits)."""
-        return np.where(self.funct == Funct.CONFIG, _field(self.rs1, _CONFIG_LD_RS1, "kind"), -1)
-
-    @cached_property
-    def mvin(self) -> _Moves:
-        """The mvins of real data (GARBAGE ones load nothing); to the accumulator they move 4-byte words
-        unless their config_ld shrinks them to bytes."""
-        is_mvin = np.isin(self.funct, [int(f) for f in MVIN_FUNCTS])
-        mask = is_mvin & (lo32(self.rs2) != GARBAGE)
-        return _moves(self, mask, self.shrink[mask] == 0)
-
-    @cached_property
-    def mvout(self) -> _Moves:
-        """The mvouts; full accumulator words (FULL_BIT) move 4 bytes each."""
-        mask = self.funct == Funct.MVOUT
-        return _moves(self, mask, (lo32(self.rs2[mask]) & FULL_BIT) != 0)
-
-    @cached_property
-    def dma_cycles(self) -> float:
-        return self.mvin.beats + self.mvout.beats
-
-    @cached_property
-    def pre(self) -> np.ndarray:
-        return self.funct == Funct.PRELOAD
-
-    @cached_property
-    def comp(self) -> np.ndarray:
-        return (self.funct == Funct.COMPUTE_PRELOADED) | (self.funct == Funct.COMPUTE_ACCUMULATED)
-
-    @cached_property
-    def n_comp(self) -> int:
-        return self.total(self.comp)
-
-    @cached_property
-    def sp_writes(self) -> _Access:
-        """The DMA's scratchpad writes, one per dim-wide block of an mvin (at the config's block stride)."""
-        m = self.mvin
-        nblk = np.maximum(1, -(-m.cols // self.hw.dim))
-        rep = np.repeat(np.arange(len(m.local)), nblk)
-        blk_off = np.arange(rep.size) - np.repeat(np.cumsum(nblk) - nblk, nblk)
-        rows = (m.local & ROW_MASK)[rep] + blk_off * self.stride[m.mask][rep]
-        keep = ~m.acc[rep]
-        rows = rows[keep]
-        return _Access(rows, (m.rows * m.count)[rep][keep], rows // self.hw.sp_bank_rows)
-
-    @cached_property
-    def sp_reads(self) -> _Access:
-        """The execute unit's scratchpad reads: preloads' and computes' rs1 operands."""
-        src = self.pre | self.comp
-        addr, amount = lo32(self.rs1[src]), hi16(self.rs1[src]) * self.count[src]
-        keep = (addr != GARBAGE) & ((addr & ACC_BIT) == 0)
-        rows = addr[keep] & ROW_MASK
-        return _Access(rows, amount[keep], rows // self.hw.sp_bank_rows)
-
-    @cached_property
-    def bank_use(self) -> tuple[np.ndarray, np.ndarray]:
-        """Rows written and rows read per scratchpad bank."""
-        w, r, banks = self.sp_writes, self.sp_reads, self.hw.sp_banks
-        return (np.bincount(w.bank, weights=w.amount, minlength=banks),
-                np.bincount(r.bank, weights=r.amount, minlength=banks))
-
-
 @dataclass(frozen=True)
 class Part:
-    """One group of stream features: their names, and the values a decoded stream gives them (in order)."""
+    """One group of stream features: their names, and the values a census's sums give them (in order)."""
     names: tuple[str, ...]
-    values: Callable[[Stream], Iterable[float]]
+    values: Callable[[Tally, HardwareConfig, Mapping[str, Any]], Iterable[float]]
 
-    def __call__(self, stream: Stream) -> dict[str, float]:
-        return dict(zip(self.names, self.values(stream), strict=True))
+    def __call__(self, t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> dict[str, float]:
+        return dict(zip(self.names, self.values(t, hw, buffers), strict=True))
 
 
-def _part(*names: str) -> Callable[[Callable[[Stream], Iterable[float]]], Part]:
+def _part(*names: str) -> Callable[[Callable[..., Iterable[float]]], Part]:
     """Decorator: the function gives the values of these names."""
     return lambda values: Part(names, values)
 
 
+def _dma_cycles(t: Tally) -> float:
+    return float(t.sum("mvin_beats")) + float(t.sum("mvout_beats"))
+
+
 @_part(*(f"log_n_{op}" for op in OPCODES))
-def _opcode_counts(s: Stream) -> Iterable[float]:
-    per_funct = np.bincount(s.funct, weights=s.count, minlength=max(Funct) + 1)
-    configs = s.config >= 0
-    per_config = np.bincount(s.config[configs], weights=s.count[configs], minlength=len(ConfigKind))
-    counts = np.zeros(len(OPCODES))
-    for f, k in _FUNCT_SLOT.items():
-        counts[k] = per_funct[f]
-    for kind, k in _CONFIG_SLOT.items():
-        counts[k] += per_config[kind]   # config_norm adds to config_st's slot
-    return _log(counts)
+def _opcode_counts(t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> Iterable[float]:
+    return _log(t.sums[:len(OPCODES)])
 
 
 @_part("log_instructions", "log_dma_bytes_in", "log_dma_bytes_out", "log_mean_mvin_bytes", "log_mean_mvout_bytes",
        "log_mean_row_bytes_in", "log_dram_requests", "log_dma_beats", "beat_efficiency")
-def _dma_traffic(s: Stream) -> Iterable[float]:
-    mi, mo = s.mvin, s.mvout
-    bytes_in, bytes_out = mi.total(mi.nbytes), mo.total(mo.nbytes)
-    return (_log(s.n), _log(bytes_in), _log(bytes_out), _log(bytes_in / max(1, mi.n)),
-            _log(bytes_out / max(1, mo.n)), _log(bytes_in / max(1.0, mi.total(mi.rows))),
-            _log(mi.total(mi.rows) + mo.total(mo.rows)), _log(s.dma_cycles),
-            (bytes_in + bytes_out) / max(1.0, s.dma_cycles * s.hw.dma_beat_bytes))
+def _dma_traffic(t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> Iterable[float]:
+    bytes_in, bytes_out, rows_in, dma = float(t.sum("mvin_bytes")), float(t.sum("mvout_bytes")), \
+        float(t.sum("mvin_rows")), _dma_cycles(t)
+    return (_log(t.sum("words")), _log(bytes_in), _log(bytes_out), _log(bytes_in / max(1, t.sum("mvin"))),
+            _log(bytes_out / max(1, t.sum("mvout"))), _log(bytes_in / max(1.0, rows_in)),
+            _log(rows_in + float(t.sum("mvout_rows"))), _log(dma),
+            (bytes_in + bytes_out) / max(1.0, dma * hw.dma_beat_bytes))
 
 
 @_part("log_weight_loads", "weight_load_ratio", "log_acc_rmw", "acc_rmw_ratio", "acc_bytes_in_share")
-def _execute(s: Stream) -> Iterable[float]:
+def _execute(t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> Iterable[float]:
     """Weight loads (preloads of a real B) and accumulator read-modify-writes (preloads of C and mvins
     onto an accumulating address), per compute."""
-    mi, b_addr, c_addr, n_pre = s.mvin, lo32(s.rs1[s.pre]), lo32(s.rs2[s.pre]), s.count[s.pre]
-    weight_loads = int(n_pre[b_addr != GARBAGE].sum())
-    rmw = int(n_pre[((c_addr & ACC_BIT) != 0) & ((c_addr & ACCUM_BIT) != 0) & (c_addr != GARBAGE)].sum())
-    rmw += int(mi.count[mi.acc & ((mi.local & ACCUM_BIT) != 0)].sum())
-    n_comp = max(1, s.n_comp)
+    weight_loads, rmw = t.sum("weight_loads"), t.sum("preload_rmw") + t.sum("mvin_rmw")
+    n_comp = max(1, t.sum("computes"))
     return (_log(weight_loads), weight_loads / n_comp, _log(rmw), rmw / n_comp,
-            mi.total(mi.nbytes * mi.acc) / max(1.0, mi.total(mi.nbytes)))
+            float(t.sum("mvin_acc_bytes")) / max(1.0, float(t.sum("mvin_bytes"))))
 
 
 @_part(*(f"reload_input{i}" for i in range(MAX_INPUTS)), "store_factor")
-def _reuse(s: Stream) -> Iterable[float]:
+def _reuse(t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> Iterable[float]:
     """Bytes loaded from each input buffer over its size (how often it is re-read); stored over the outputs'."""
-    buffers = s.buffers.values()
-    inputs = [b for b in buffers if b.role == "input"][:MAX_INPUTS]
+    inputs = [b for b in buffers.values() if b.role == "input"][:MAX_INPUTS]
     reload = np.zeros(MAX_INPUTS)
-    mi = s.mvin
-    if inputs and mi.mask.any():
-        starts = np.array([b.addr for b in inputs])
-        owner = np.searchsorted(starts, s.rs1[mi.mask].astype(np.int64), side="right") - 1
+    if inputs and t.sum("mvin"):
         for i, b in enumerate(inputs):
-            reload[i] = mi.total(mi.nbytes * (owner == i)) / b.nbytes
-    outputs = sum(b.nbytes for b in buffers if b.role == "output")
-    return (*reload, s.mvout.total(s.mvout.nbytes) / max(1, outputs))
+            reload[i] = float(t.sum(f"mvin_bytes_input{i}")) / b.nbytes
+    outputs = sum(b.nbytes for b in buffers.values() if b.role == "output")
+    return (*reload, float(t.sum("mvout_bytes")) / max(1, outputs))
 
 
 def _shares(amounts: np.ndarray, banks: int) -> np.ndarray:
@@ -343,21 +176,20 @@ def _shares(amounts: np.ndarray, banks: int) -> np.ndarray:
 
 @_part(*(f"sp_write_bank_share{i}" for i in range(MAX_BANKS)), *(f"sp_read_bank_share{i}" for i in range(MAX_BANKS)),
        "banks_written", "banks_read")
-def _banks(s: Stream) -> Iterable[float]:
-    written, read = s.bank_use
-    return (*_shares(written, s.hw.sp_banks), *_shares(read, s.hw.sp_banks),
-            float((written > 0).sum()), float((read > 0).sum()))
+def _banks(t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> Iterable[float]:
+    return (*_shares(t.written, hw.sp_banks), *_shares(t.read, hw.sp_banks),
+            float((t.written > 0).sum()), float((t.read > 0).sum()))
 
 
 @_part("log_ideal_cycles", "row_fill", "log_dma_cycles", "log_roofline_cycles", "dma_over_compute",
        "log_compute_ops_per_mvin")
-def _bounds(s: Stream) -> Iterable[float]:
+def _bounds(t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> Iterable[float]:
     """The array's cycles if always fed (dim a compute), the share of its rows the computes fill, and the
     DMA's cycles (a beat each)."""
-    ideal, dma = s.n_comp * s.hw.dim, s.dma_cycles
-    a_rows = float((hi16(s.rs1[s.comp]) * s.count[s.comp]).sum())
-    return (_log(ideal), a_rows / max(1, ideal), _log(dma), _log(max(ideal, dma)),
-            dma / max(1, ideal), _log(s.n_comp / max(1, s.mvin.n)))
+    n_comp = t.sum("computes")
+    ideal, dma = n_comp * hw.dim, _dma_cycles(t)
+    return (_log(ideal), float(t.sum("compute_rows")) / max(1, ideal), _log(dma), _log(max(ideal, dma)),
+            dma / max(1, ideal), _log(n_comp / max(1, t.sum("mvin"))))
 
 
 # The vector's stream slots: these parts' names, in this order (saved models depend on it). Every part
@@ -377,10 +209,14 @@ MACS = FEATURE_NAMES.index("log_macs")  # a workload constant: the cost model's 
 PRIOR = FEATURE_NAMES.index("log_prior_cycles")
 
 
+def tally_features(t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> np.ndarray:
+    """The instruction-stream part of the vector (``len(STREAM_NAMES)`` values) of a census's sums."""
+    return np.asarray([v for part in STREAM_PARTS for v in part(t, hw, buffers).values()], dtype=np.float64)
+
+
 def census_features(census: Census, hw: HardwareConfig, buffers: Mapping[str, Any]) -> np.ndarray:
-    """The instruction-stream part of the vector (``len(STREAM_NAMES)`` values) of a census."""
-    stream = Stream(census, hw, buffers)
-    return np.asarray([v for part in STREAM_PARTS for v in part(stream).values()], dtype=np.float64)
+    """The instruction-stream part of the vector of a census."""
+    return tally_features(tally_of(census, hw, buffers), hw, buffers)
 
 
 def stream_features(prog: Program) -> np.ndarray:
@@ -432,12 +268,12 @@ def hardware_features(hw: HardwareConfig) -> np.ndarray:
 
 
 def prior_feature(op: Op, schedule: Schedule, hw: HardwareConfig, prog: Program | None = None,
-                  counted: Census | None = None) -> float:
+                  n_computes: int | None = None) -> float:
     """log2(1 + cycles) of the analytical prior: the kind's closed-form estimate where it has one
     (matmul and conv2d in either dataflow, any length: toolkit.kinds.estimate_cycles); else the stand-in's simulated cycles
-    of a rendered stream short enough; else NOT_ESTIMATED. ``counted``: the schedule's census, where the caller
-    has it (an output-stationary estimate counts its chains there)."""
-    cycles = estimate_cycles(op, schedule, hw, counted)
+    of a rendered stream short enough; else NOT_ESTIMATED. ``n_computes``: the computes of the schedule's census,
+    where the caller has it (an output-stationary estimate counts its chains there)."""
+    cycles = estimate_cycles(op, schedule, hw, n_computes)
     if cycles is None and prog is not None and len(prog.instructions) <= STAND_IN_MAX_INSTRUCTIONS:
         cycles = estimate(prog)[0]
     return NOT_ESTIMATED if cycles is None else float(_log(cycles))
@@ -469,25 +305,32 @@ def features(prog: Program, op: Op, schedule: Schedule, domains: dict[str, list]
 
 def candidate_features(op: Op, hw: HardwareConfig, schedule: Schedule, domains: dict[str, list] | None = None
                        ) -> np.ndarray:
-    """The vector of one candidate, equal to :func:`features` of its rendered program: from its census
-    (toolkit.kinds.census: no rendering) where one covers the schedule, else rendered (Gemmini's loops
+    """The vector of one candidate, equal to :func:`features` of its rendered program: from its census's sums
+    (toolkit.kinds.tally: no rendering) where a census covers the schedule, else rendered (Gemmini's loops
     among them). ScheduleError if it does not fit."""
     domains = domains if domains is not None else knob_domains(op, hw)
-    counted = census(op, schedule, hw)
+    return _counted_features(op, hw, schedule, tally(op, schedule, hw), domains)
+
+
+def _counted_features(op: Op, hw: HardwareConfig, schedule: Schedule, counted: tuple[Tally, dict] | None,
+                      domains: dict[str, list]) -> np.ndarray:
+    """:func:`candidate_features` given the candidate's tally (None: render it)."""
     if counted is None:
         return features(lower(op, schedule, hw), op, schedule, domains)
+    sums, buffers = counted
     # a kind with a census but no closed-form prior (depthwise) renders only a stream the stand-in would run
-    short = KINDS[op.KIND].estimate is None and counted[0].count.sum() <= STAND_IN_MAX_INSTRUCTIONS
+    short = KINDS[op.KIND].estimate is None and sums.sum("words") <= STAND_IN_MAX_INSTRUCTIONS
     prog = lower(op, schedule, hw) if short else None
-    return _vector(census_features(counted[0], hw, counted[1]), prior_feature(op, schedule, hw, prog, counted[0]),
+    return _vector(tally_features(sums, hw, buffers), prior_feature(op, schedule, hw, prog, sums.sum("computes")),
                    op, schedule, hw, domains)
 
 
 def featurize(op: Op, hw: HardwareConfig, schedules: Sequence[Schedule],
               domains: dict[str, list] | None = None) -> np.ndarray:
-    """The feature rows of candidates (:func:`candidate_features`), shape (len(schedules), N_FEATURES)."""
+    """The feature rows of candidates (:func:`candidate_features`, bit-identical), shape (len(schedules),
+    N_FEATURES): their tallies taken together (toolkit.kinds.tallies). ScheduleError if one does not fit."""
     domains = domains if domains is not None else knob_domains(op, hw)
-    rows = [candidate_features(op, hw, s, domains) for s in schedules]
+    rows = [_counted_features(op, hw, s, counted, domains) for s, counted in zip(schedules, tallies(op, schedules, hw))]
     return np.stack(rows) if rows else np.zeros((0, N_FEATURES), dtype=np.float32)
 
 

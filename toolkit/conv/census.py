@@ -6,22 +6,27 @@ Steps are alike when their tiles have the same extents, read the same input rows
 included: an axis tile's class is its length and which of its input slots are padding), and use the same
 kernel taps with a like channel tile (only the last, ragged one differs) at a like place in the reduction
 (its first step overwrites the accumulators): then their words differ only in DRAM addresses within one
-buffer (which the features
-read only for the buffer) and in which half of each double buffer they use, which shifts local
-addresses. So each class's words are built once at local base 0 and shifted per buffer.
+buffer (which the features read only for the buffer) and in which half of each double buffer they use,
+which shifts local addresses. So each class's words are built once at local base 0 and shifted per buffer.
+
+The features read only the census's sums (toolkit/tally.py), so :func:`conv_tally` never joins the words:
+a class's sums are taken once (its words found for all of a candidate's new classes at once, the computes'
+sums in closed form: closed.py), and a candidate's are its classes' times their counts.
 """
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from isa import GARBAGE, Buffer, HardwareConfig
+from isa import GARBAGE, ROW_MASK, Buffer, HardwareConfig
 from isa.opcodes import Funct
 
 from ..census import Census, Words, acc, classes, frame, join, operand
 from ..lowering import op_buffers
+from ..tally import Accesses, Tally, tally, word_sums
+from .closed import computes_sums, input_loads, stores, weight_loads
 from .geometry import padded_width
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
@@ -31,6 +36,13 @@ from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, tile_ranges
 _SP, _IN, _W, _ACC = 0, 1, 2, 3   # what shifts a word's local address: nothing, the input, weight, acc base
 _MAX_PIECES = 65536
 _PIECES: dict[tuple, "_Piece"] = {}   # (context, part, class) -> its words at base 0, across candidates
+_CONTEXTS: dict[tuple, int] = {}      # context -> a small id (hashing a context's dataclasses costs)
+
+
+def forget_classes() -> None:
+    """Drop every cached class (a benchmark's cold start)."""
+    _PIECES.clear()
+    _CONTEXTS.clear()
 
 
 @functools.lru_cache(maxsize=4096)
@@ -49,11 +61,13 @@ def _axis_classes(extent: int, tile: int, kernel: int, ktile: int, stride: int, 
 
 
 class _Piece:
-    """Words at local base 0, each with what shifts its rs1 and rs2 local addresses."""
+    """Words at local base 0, each with what shifts its rs1 and rs2 local addresses: ``fill`` adds them from
+    ``spec`` (what the walk gives the class's first step) when first asked for (a candidate's features
+    read only the tally, which computes classes get in closed form: _computes_tallies)."""
 
-    def __init__(self) -> None:
-        self.words = Words()
-        self.shift: list[tuple[np.ndarray, np.ndarray]] = []
+    def __init__(self, spec: Any, fill: Callable[["_Piece", Any], None]) -> None:
+        self.spec, self.fill = spec, fill
+        self.tally: _PieceTally | None = None   # set by _tally_pieces or _computes_tallies
 
     def add(self, funct: int | np.ndarray, rs1: np.ndarray, rs2: np.ndarray, shift1: np.ndarray | int,
             shift2: np.ndarray | int, stride: int = 0) -> None:
@@ -66,7 +80,11 @@ class _Piece:
     @functools.cached_property
     def _built(self) -> tuple[Census, np.ndarray]:
         """The words (count 1) and, per word, what shifts its rs1 and rs2: joined once, when the piece is
-        complete (its first census), then shared by every census of it."""
+        complete (its first census), then shared by every census of it. Most pieces are only tallied (in
+        closed form), so their words' lists are made here."""
+        self.words = Words()
+        self.shift: list[tuple[np.ndarray, np.ndarray]] = []
+        self.fill(self, self.spec)
         c = self.words.census(1)
         if not self.shift:
             return c, np.zeros((len(c.count), 2), dtype=np.int64)   # _SP: base 0, no shift
@@ -85,29 +103,79 @@ class _Piece:
         return c._replace(words=words, count=np.repeat(np.asarray(counts, dtype=np.int64), lens))
 
 
+class _PieceTally(NamedTuple):
+    """A piece's sums (each word once), and the scratchpad rows its words write and read: columns of
+    (address, rows past it, rows touched, what shifts the address, whether a read), its writes then its reads
+    in one array (a candidate joins one per class; column-major, as _bank_rows reads them)."""
+    sums: np.ndarray
+    access: np.ndarray
+
+
+def _access(a: Accesses, shift: np.ndarray, read: int) -> np.ndarray:
+    return np.stack([a.addr, a.off, a.amount, shift, np.full(len(a.addr), read)])
+
+
+def _tally_pieces(pieces: list[_Piece], hw: HardwareConfig, buffers: dict[str, Buffer]) -> None:
+    """Give each of ``pieces`` its tally from its words, every piece's decoded at once (a class's words alone
+    are a few, and decoding costs per call)."""
+    new = list({id(p): p for p in pieces}.values())
+    if new:
+        built = [p._built for p in new]
+        _cut_tallies(new, join([b[0] for b in built]), np.concatenate([b[1] for b in built]),
+                     np.cumsum([len(b[0].count) for b in built]), hw, buffers)
+
+
+def _word_tallies(pieces: list[_Piece], words: Callable[[list], tuple[Census, np.ndarray]], shift: int,
+                  hw: HardwareConfig, buffers: dict[str, Buffer]) -> None:
+    """Give classes their tallies from their words, found for every class at once (closed.py: ``words`` of
+    their specs, with each word's class), each word's rs2 local address moved by ``shift``."""
+    if pieces:
+        c, cls = words([p.spec for p in pieces])
+        shifts = np.stack([np.full(len(cls), _SP), np.full(len(cls), shift)], axis=1)
+        _cut_tallies(pieces, c, shifts, np.searchsorted(cls, np.arange(1, len(pieces) + 1)), hw, buffers)
+
+
+def _cut_tallies(pieces: list[_Piece], c: Census, shift: np.ndarray, ends: np.ndarray, hw: HardwareConfig,
+                 buffers: dict[str, Buffer]) -> None:
+    """Decode the words ``c`` (what shifts each one's rs1 and rs2: ``shift``) of ``pieces``, one after
+    another (piece i's end before ``ends[i]``), and cut the sums and accesses per piece (a piece's
+    accesses lie together, in word order)."""
+    starts = np.concatenate([[0], ends[:-1]])
+    ws = word_sums(c, hw, buffers)
+    cum = np.vstack([np.zeros((1, ws.sums.shape[1]), np.int64), np.cumsum(ws.sums, axis=0)])
+    w_at, r_at = (np.searchsorted(a.word, np.append(starts, ends[-1])) for a in (ws.writes, ws.reads))
+    writes, reads = _access(ws.writes, shift[ws.writes.word, 1], 0), _access(ws.reads, shift[ws.reads.word, 0], 1)
+    for n, p in enumerate(pieces):
+        p.tally = _PieceTally(cum[ends[n]] - cum[starts[n]],
+                              np.concatenate([writes[:, w_at[n]:w_at[n + 1]], reads[:, r_at[n]:r_at[n + 1]]], axis=1))
+
+
 class _Classes:
     """A census's parts, class by class: ``each`` groups the steps of a part into classes (with the buffers
-    each uses), builds a class's piece once (shared across candidates of one context) and joins the part's."""
+    each uses), makes a class's piece once (shared across candidates of one context) and keeps the part's
+    pieces, counts and buffer bases."""
 
-    def __init__(self, parts: list[Census], bufs: list[np.ndarray], plan: ConvPlan) -> None:
-        self.parts, self.bufs, self.plan = parts, bufs, plan
+    def __init__(self, bufs: list[np.ndarray], plan: ConvPlan) -> None:
+        self.bufs, self.plan = bufs, plan
+        self.groups: list[tuple[str, list[_Piece], np.ndarray, np.ndarray]] = []   # part, pieces, counts, bases
 
     def each(self, part: str, context: tuple, keys: list[np.ndarray], active: np.ndarray,
-             build: Callable[[_Piece, int], None]) -> None:
-        """Classes of ``active`` steps alike in ``keys``; ``build`` fills a class's piece from its first step."""
+             spec: Callable[[int], Any], fill: Callable[[_Piece, Any], None]) -> None:
+        """Classes of ``active`` steps alike in ``keys``; ``spec`` gives what the walk makes of a class's first
+        step, and ``fill`` its words from that."""
         bufs, plan = self.bufs, self.plan
         firsts, counts = classes(keys + bufs, active)
-        pieces = []
+        if len(_PIECES) >= _MAX_PIECES:
+            forget_classes()
+        ctx, pieces = _CONTEXTS.setdefault(context, len(_CONTEXTS)), []
         for n, values in zip(firsts.tolist(), np.stack(keys)[:, firsts].T.tolist()):
-            key = (context, part, *values)
+            key = (ctx, part, *values)
             if key not in _PIECES:
-                if len(_PIECES) >= _MAX_PIECES:
-                    _PIECES.clear()
-                build(_PIECES.setdefault(key, _Piece()), n)
+                _PIECES[key] = _Piece(spec(n), fill)
             pieces.append(_PIECES[key])
         bases = np.stack([np.zeros(len(firsts), np.int64), plan.a.base(bufs[0][firsts]), plan.b.base(bufs[1][firsts]),
                           plan.c.base(bufs[2][firsts])], axis=1)
-        self.parts.append(_Piece.census(pieces, counts, bases))
+        self.groups.append((part, pieces, counts, bases))
 
 
 def _loads(piece: _Piece, loads: list, funct: int, dram: int, local: Callable, shift: int, stride: int) -> None:
@@ -141,6 +209,16 @@ def _computes(piece: _Piece, fills: list, c: StepComputes, dataflow: str) -> Non
               operand(GARBAGE, c.rows, c.b_cols), _IN, _SP)
 
 
+def _computes_tallies(pieces: list[_Piece], os_: bool) -> None:
+    """The tallies of computes classes' words in closed form, every class at once (closed.py)."""
+    if not pieces:
+        return
+    c = computes_sums([p.spec for p in pieces], os_)
+    reads = _access(c.reads, np.where(c.weights, _W, _IN), 1)
+    for n, p in enumerate(pieces):
+        p.tally = _PieceTally(c.sums[n], reads[:, c.at[n]:c.at[n + 1]])
+
+
 def _diagonals(piece: _Piece, diagonals: list, dram: int) -> None:
     """depthwise_ws.s.j2's weight blocks (tiles.Diagonal): a garbage compute zeroes the block, then row i
     takes i + 1 weights and, but row 0, a garbage compute zeroes its first i columns."""
@@ -168,13 +246,110 @@ def _copy_census(op: Conv2d, hw: HardwareConfig, buffers: dict[str, Buffer]) -> 
 
 def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
                 ) -> tuple[Census, dict[str, Buffer]]:
-    """The census of ``lower_conv(op, s, hw)``'s stream, and its buffers. A depthwise conv's reduction is
-    its taps alone (the channel tile is the output's), so its input changes with the channel tile too."""
+    """The census of ``lower_conv(op, s, hw)``'s stream, and its buffers."""
+    groups, buffers = _class_groups(op, s, hw)
+    return join([_fixed(op, hw, "padded" in buffers), *(_Piece.census(*g[1:]) for g in groups)]), buffers
+
+
+def conv_tally(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
+               ) -> tuple[Tally, dict[str, Buffer]]:
+    """The sums (toolkit.tally) of :func:`conv_census`, without joining its classes' words: each class's
+    sums, and its rows per bank under its buffers' bases, times its count (all whole numbers: exact)."""
+    return conv_tallies(op, [s], hw)[0]
+
+
+def conv_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | DepthwiseSchedule],
+                 hw: HardwareConfig) -> list[tuple[Tally, dict[str, Buffer]]]:
+    """:func:`conv_tally` of many candidates at once: the new classes of every candidate of one geometry
+    (packed taps or not: the buffers), dataflow and size of pixel tile get their sums in one closed-form pass
+    per part, whatever their tiles, and every candidate's sums and rows per bank come out of one pass over
+    all their classes."""
+    built = [_class_groups(op, s, hw) for s in schedules]
+    shared: dict[tuple, tuple] = {}   # geometry, dataflow, pixels -> a schedule, its buffers, its candidates' groups
+    for s, (groups, buffers) in zip(schedules, built):
+        t = s.tiles()   # a pass pads each class's pixels to its largest's: tiles within twice as many pixels
+        key = (s.packs_taps, s.dataflow, (t.b * t.oh * t.ow).bit_length())
+        shared.setdefault(key, (s, buffers, []))[2].extend(groups)
+    for s, buffers, groups in shared.values():
+        _tally_new(op, s, hw, buffers, groups)
+    return _sum_classes(op, hw, built)
+
+
+def _tally_new(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig,
+               buffers: dict[str, Buffer], groups: list) -> None:
+    """Give the classes of ``groups`` (of candidates sharing ``s``'s geometry and dataflow) that lack one their
+    tally."""
+    new: dict[str, dict[int, _Piece]] = {}
+    for part, pieces, _, _ in groups:
+        new.setdefault(part, {}).update((id(p), p) for p in pieces if p.tally is None)
+    new_of = {part: list(pieces.values()) for part, pieces in new.items()}
+    _computes_tallies(new_of.pop("computes"), s.dataflow == "os")
+    src, out = buffers[s.geometry(op).source].addr, buffers["output"].addr
+    _word_tallies(new_of.pop("input"), lambda specs: input_loads(specs, src), _IN, hw, buffers)
+    if not isinstance(op, DepthwiseConv2d):
+        _word_tallies(new_of.pop("weights"), lambda specs: weight_loads(specs, buffers["weight"].addr), _W, hw,
+                      buffers)
+    full = op.out_dtype == "int32"
+    _word_tallies(new_of.pop("stores"), lambda specs: stores(specs, out, 4 if full else 1, full), _ACC, hw, buffers)
+    _tally_pieces([p for pieces in new_of.values() for p in pieces], hw, buffers)
+
+
+def _sum_classes(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, built: list
+                 ) -> list[tuple[Tally, dict[str, Buffer]]]:
+    """Each candidate's sums: its classes' times their counts, plus the words outside the walk; every
+    candidate's classes in one array, cut per candidate (whole numbers: exact in any order)."""
+    tallies = [[p.tally for _, pieces, _, _ in groups for p in pieces] for groups, _ in built]
+    counts, bases = (np.concatenate([g[i] for groups, _ in built for g in groups]) for i in (2, 3))
+    flat = [t for ts in tallies for t in ts]
+    starts = np.cumsum([0, *map(len, tallies[:-1])])
+    sums = np.add.reduceat(counts[:, None] * np.stack([t.sums for t in flat]), starts, axis=0)
+    which = np.repeat(np.arange(len(built)), list(map(len, tallies)))
+    written, read = _bank_rows(flat, counts, bases, which, hw)
+    out = []
+    for n, (_, buffers) in enumerate(built):
+        fixed = _fixed_tally(op, hw, "padded" in buffers)
+        out.append((Tally(fixed.sums + sums[n], fixed.written + written[n], fixed.read + read[n]), buffers))
+    return out
+
+
+def _bank_rows(tallies: list[_PieceTally], counts: np.ndarray, bases: np.ndarray, which: np.ndarray,
+               hw: HardwareConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Rows written and read per scratchpad bank by the classes of candidates (their tallies, counts, rows
+    of bases and candidates ``which``), one row per candidate."""
+    addr, off, amount, shift, read = np.concatenate([t.access for t in tallies], axis=1)
+    cls = np.repeat(np.arange(len(tallies)), [t.access.shape[1] for t in tallies])
+    bank = (((addr + bases.ravel()[cls * bases.shape[1] + shift]) & ROW_MASK) + off) // hw.sp_bank_rows
+    if len(bank) and bank.max() >= hw.sp_banks:
+        raise ValueError("conv_tally: a scratchpad row past the last bank")
+    n = int(which.max()) + 1
+    rows = np.bincount(((which * 2)[cls] + read) * hw.sp_banks + bank, weights=amount * counts[cls],
+                       minlength=n * 2 * hw.sp_banks).reshape(n, 2, hw.sp_banks)
+    return rows[:, 0], rows[:, 1]
+
+
+def _buffers(op: Conv2d | DepthwiseConv2d, padded: bool) -> dict[str, Buffer]:
+    return op_buffers(op, (("padded", "int8", (op.batch, op.in_h, padded_width(op), op.in_c)),) if padded else ())
+
+
+@functools.lru_cache(maxsize=256)
+def _fixed(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, padded: bool) -> Census:
+    """The words outside the tile walk: the frame's configs and fence, and a packed conv's padding copy."""
+    head = frame(3 if op.bias else 2)
+    return join([head, _copy_census(op, hw, _buffers(op, True))]) if padded else head
+
+
+@functools.lru_cache(maxsize=256)
+def _fixed_tally(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, padded: bool) -> Tally:
+    return tally(_fixed(op, hw, padded), hw, _buffers(op, padded))
+
+
+def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
+                  ) -> tuple[list[tuple[list[_Piece], np.ndarray, np.ndarray]], dict[str, Buffer]]:
+    """The tile walk's classes of steps, per part (pieces, counts, bases), and the buffers. A depthwise conv's
+    reduction is its taps alone (the channel tile is the output's): its input changes with the channel tile."""
     walk = _ConvWalk(op, s, hw)
-    dw = walk.dw
-    geo, plan, t, d = walk.geo, walk.plan, walk.t, walk.d
-    padded = geo.source == "padded"
-    buffers = op_buffers(op, (("padded", "int8", (op.batch, op.in_h, padded_width(op), op.in_c)),) if padded else ())
+    dw, geo, plan, t, d = walk.dw, walk.geo, walk.plan, walk.t, walk.d
+    buffers = _buffers(op, geo.source == "padded")
     ranges = (tile_ranges(op.batch, t.b), tile_ranges(op.out_h, t.oh), tile_ranges(op.out_w, t.ow),
               tile_ranges(-(-walk.out_c // d), t.k))
     reduction = walk.reduction(range(1))   # (a depthwise conv's: each channel tile its own, of the same length)
@@ -192,8 +367,8 @@ def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedul
     wcls = _axis_classes(op.out_w, t.ow, geo.kernel[1], t.kw, sw, pw, geo.in_w)[w, (r // nc) % nkw]
     last = [x == n - 1 for x, n in zip((b, h, w, k), shape)]
     first_r, last_r = r == 0, r == shape[4] - 1
-    parts = [frame(3 if op.bias else 2), _copy_census(op, hw, buffers)] if padded else [frame(3 if op.bias else 2)]
 
+    @functools.cache   # the parts' classes often start at one step
     def tile(n: int) -> tuple:
         out = _Output(*(rng[x[n]] for rng, x in zip(ranges, (b, h, w, k))), 0)
         return out, walk.step(out, int(r[n]), walk.reduction(out.kbs) if dw else reduction)
@@ -203,28 +378,30 @@ def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedul
     # that differ only there share them
     loads, computes_of = (op, hw, t, s.packs_taps, s.mvin_blocks), (op, hw, t, s.packs_taps, s.dataflow)
 
-    each = _Classes(parts, bufs, plan).each
+    walked = _Classes(bufs, plan)
+    each = walked.each
     src, out_bytes, full = buffers[geo.source].addr, (4 if op.out_dtype == "int32" else 1), op.out_dtype == "int32"
     # a step's words depend on its channel tile only through whether it is the last (a ragged one), and
     # on the reduction's first step (it overwrites the accumulators); the other channel tiles are alike
     taps, last_c = r // nc, r % nc == nc - 1
-    each("input", loads, [last[0], hcls, wcls, taps, last_c, *([last[3]] if dw else [])], new_in, lambda p, n: _loads(
-        p, walk._input_loads(*tile(n), 0), Funct.MVIN, src, lambda x: x, _IN, plan.in_plane))
+    each("input", loads, [last[0], hcls, wcls, taps, last_c, *([last[3]] if dw else [])], new_in,
+         lambda n: (walk, *tile(n)), lambda p, spec: _loads(p, spec[0]._input_loads(*spec[1:], 0), Funct.MVIN, src,
+                                                              lambda x: x, _IN, plan.in_plane))
     if dw:
-        each("weights", loads, [last[3], taps], new_w, lambda p, n: _diagonals(
-            p, walk._diagonals(tile(n)[1], 0), buffers["weight"].addr))
+        each("weights", loads, [last[3], taps], new_w, lambda n: walk._diagonals(tile(n)[1], 0),
+             lambda p, diagonals: _diagonals(p, diagonals, buffers["weight"].addr))
     else:
-        each("weights", loads, [last[3], taps, last_c], new_w, lambda p, n: _loads(
-            p, walk._weight_loads(tile(n)[1], tile(n)[0].kbs, 0), Funct.MVIN2, buffers["weight"].addr,
-            lambda x: x, _W, plan.w_plane))
+        each("weights", loads, [last[3], taps, last_c], new_w, lambda n: (walk, *tile(n)),
+             lambda p, spec: _loads(p, spec[0]._weight_loads(spec[2], spec[1].kbs, 0), Funct.MVIN2,
+                                    buffers["weight"].addr, lambda x: x, _W, plan.w_plane))
     if op.bias:
-        each("bias", loads, [*last, first_r], first_r, lambda p, n: _loads(
-            p, walk._bias_loads(tile(n)[0]), Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
+        each("bias", loads, [*last, first_r], first_r, lambda n: walk._bias_loads(tile(n)[0]),
+             lambda p, loads: _loads(p, loads, Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
     each("computes", computes_of, [last[0], hcls, wcls, taps, last_c, first_r, last[3]], np.ones(len(b), bool),
-         lambda p, n: _computes(p, *walk.computes(*tile(n), 0, 0), s.dataflow))
-    each("stores", (op, hw, t, s.packs_taps), [*last, last_r], last_r, lambda p, n: _store(
-        p, walk._stores(tile(n)[0]), buffers["output"].addr, out_bytes, full))
-    return join(parts), buffers
+         lambda n: (walk, *tile(n)), lambda p, spec: _computes(p, *spec[0].computes(*spec[1:], 0, 0), s.dataflow))
+    each("stores", (op, hw, t, s.packs_taps), [*last, last_r], last_r, lambda n: (walk, *tile(n)),
+         lambda p, spec: _store(p, spec[0]._stores(spec[1]), buffers["output"].addr, out_bytes, full))
+    return walked.groups, buffers
 
 
 def _store(piece: _Piece, stores: list, dram: int, out_bytes: int, full: bool) -> None:
