@@ -180,12 +180,16 @@ module mesh #(
   // w_row_i of every row k (the weights transposed). There is one register per value of the
   // 2-bit select: those past NBUF-1 mirror buffer 0, which is what a select past NBUF-1 reads,
   // so a PE reads the one its select names without a range check.
-  logic [DIM-1:0][31:0] w_row;   // w_data_i's lanes sign-extended
+  logic [DIM-1:0][31:0] w_row;    // w_data_i's lanes sign-extended
+  logic [DIM-1:0][31:0] w_lane;   // a column write's lane: all ones in lane w_row_i
 
   for (genvar n = 0; n < DIM; n++) begin : g_w_lane
-    assign w_row[n] = 32'(signed'(w_data_i[n*8 +: 8]));
+    assign w_row[n]  = 32'(signed'(w_data_i[n*8 +: 8]));
+    assign w_lane[n] = {32{w_row_i == ($clog2(DIM+1))'(n)}};
   end
 
+  // each row and buffer has one write: the whole row, or (a column write) the row with lane
+  // w_row_i replaced
   for (genvar k = 0; k < DIM; k++) begin : g_wrow
     logic [DIM-1:0][31:0] w_q [4];
 
@@ -194,14 +198,8 @@ module mesh #(
       assign hit = (w_buf_i == 2'(b)) || (w_buf_i == 2'd0 && b >= NBUF);
 
       always_ff @(posedge clk_w) begin
-        if (hit) begin
-          if (!w_col_i) begin
-            if (w_row_i == ($clog2(DIM+1))'(k)) w_q[b] <= w_row;
-          end else begin
-            for (int n = 0; n < DIM; n++) begin
-              if (w_row_i == ($clog2(DIM+1))'(n)) w_q[b][n] <= w_row[k];
-            end
-          end
+        if (hit && (w_col_i || w_row_i == ($clog2(DIM+1))'(k))) begin
+          w_q[b] <= w_col_i ? ((w_q[b] & ~w_lane) | ({DIM{w_row[k]}} & w_lane)) : w_row;
         end
       end
     end
