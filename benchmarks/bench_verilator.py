@@ -2,6 +2,7 @@
 
     python benchmarks/bench_verilator.py [--dims 4 8 16] [--size 512] [--fresh]
     python benchmarks/bench_verilator.py --dims 16 --size 256 --baseline 9dff36b [--repeats 3]
+    python benchmarks/bench_verilator.py --wall --dims 16 --size 512 [--repeats 3]
 
 For each array size (the gemmini preset with ``dim`` changed) it builds the model
 (or reports the cached build's time; --fresh rebuilds into an empty cache), runs
@@ -13,6 +14,10 @@ With --soc it runs the same words twice on one model, the SoC's models off (gemm
 (gemmini: the host and the memory behind the DMA), alternating, and prints both clock-loop rates:
 the cost of the SoC's models in the harness. (A revision from before the SoC cannot be the
 baseline of the current program files: their hardware fields differ.)
+
+With --wall it times whole tk.run calls (best of --repeats) and prints simulated cycles per wall
+second next to the clock loop's rate: what a caller gets, with the fixed costs of a run (the
+harness process's start, writing and reading the program and results files, the readback).
 
 With --baseline REV it also exports rtl/, isa/ and simulators/ of that git
 revision into a temporary directory, builds that revision's model with that
@@ -161,6 +166,26 @@ def compare_soc(dim: int, size: int, schedules: list[str], repeats: int) -> None
               f"{(cs / ts) / (ca / ta):>6.2f}x", flush=True)
 
 
+def wall(dim: int, size: int, repeats: int) -> None:
+    """Cycles per wall second of whole tk.run calls (the model built beforehand), printed."""
+    hw = hw_of(dim)
+    V.build(hw)
+    op = tk.matmul(size, size, size)
+    prog = tk.compile(op, hw)
+    inputs = op.random_inputs(seed=0)
+    expected = op.reference(inputs)["C"]
+    best_wall, best_sim, cycles = float("inf"), float("inf"), 0
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        res = tk.run(prog, inputs, backend="verilator", timeout=3600)
+        wall_s = time.perf_counter() - t0
+        np.testing.assert_array_equal(res.outputs["C"], expected)
+        cycles = res.cycles
+        best_wall, best_sim = min(best_wall, wall_s), min(best_sim, res.sim_seconds)
+    print(f"{dim:>4} {f'matmul {size}^3 default':<24} {cycles:>10} {best_sim:>8.3f} {best_wall:>8.3f} "
+          f"{best_wall - best_sim:>9.3f} {cycles / best_sim:>13,.0f} {cycles / best_wall:>13,.0f}", flush=True)
+
+
 def print_comparison(rev: str, rows: list[dict]) -> bool:
     """Prints the table; True when every program both models ran took the same cycles."""
     print(f"{'dim':>4} {'program':<24} {'cycles':>10} {f'{rev} cycles/s':>18} {'current cycles/s':>17} "
@@ -191,16 +216,25 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=512)
     parser.add_argument("--fresh", action="store_true", help="build into an empty temporary cache")
     parser.add_argument("--baseline", metavar="REV", help="compare with the RTL of this git revision")
+    parser.add_argument("--wall", action="store_true", help="cycles per wall second of whole tk.run calls")
     parser.add_argument("--soc", action="store_true", help="the SoC's models off and on, the same words, one model")
     parser.add_argument("--schedules", nargs="+", default=["default"], choices=["default", "gemmini"],
                         help="with --baseline or --soc: the matmul schedules to run")
     parser.add_argument("--repeats", type=int, default=3,
-                        help="with --baseline or --soc: runs of each, best kept")
+                        help="with --baseline, --soc or --wall: runs of each, best kept")
     args = parser.parse_args()
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     if args.fresh:
         os.environ["SYSTOLIC_CACHE"] = tempfile.mkdtemp(prefix="systolic-bench-")
+    if args.wall:
+        print(f"whole tk.run calls (backend verilator, model built beforehand): matmul {args.size}^3, default "
+              f"schedule, gemmini preset with dim changed, best of {args.repeats}; machine {V.machine_key()}")
+        print(f"{'dim':>4} {'program':<24} {'cycles':>10} {'sim s':>8} {'wall s':>8} {'fixed s':>9} "
+              f"{'loop cyc/s':>13} {'wall cyc/s':>13}")
+        for dim in args.dims:
+            wall(dim, args.size, args.repeats)
+        return 0
     if args.soc:
         print(f"the SoC's models off (gemmini-alone) and on (gemmini), the same words on one model: matmul "
               f"{args.size}^3, best clock-loop time of {args.repeats} alternating runs; machine {V.machine_key()}")

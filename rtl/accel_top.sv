@@ -113,29 +113,32 @@ module accel_top import systolic_pkg::*; #(
   insn_t      cmd, conv_cmd, mm_cmd;
   logic       conv_valid, conv_ready, mm_valid, mm_ready, conv_busy, mm_busy, mm_free, disp_idle;
   logic [2:0] room;
-  logic       loop_word, loop_en, clk_loop;
+  logic       conv_word, mm_word, conv_en, mm_en, clk_conv, clk_mm;
   assign cmd = '{funct: funct_e'(cmd_funct_i), rs1: cmd_rs1_i, rs2: cmd_rs2_i};
 
-  // The unrollers run on a gated clock: enabled while either has a loop, or a loop word is
-  // offered. In the other cycles neither has anything to do (every sequencer is idle, and
-  // other instructions pass through combinationally), so their registers would keep their
-  // values anyway; gated, the simulation skips them.
-  assign loop_word = cmd.funct inside {FunctLoopWs, FunctLoopWsConfigBounds,
-                                       FunctLoopWsConfigAddrsAb, FunctLoopWsConfigAddrsDc,
-                                       FunctLoopWsConfigStridesAb, FunctLoopWsConfigStridesDc,
-                                       FunctLoopConvWs, FunctLoopConvWsConfig1,
+  // Each unroller runs on its own gated clock: enabled while it has a loop, or one of its loop
+  // words is offered to it (LoopConv's at the command port, LoopMatmul's at LoopConv's output).
+  // In the other cycles it has nothing to do (every sequencer is idle, and other instructions
+  // pass through combinationally), so its registers would keep their values anyway; gated, the
+  // simulation skips it: a program of LOOP_WS words never clocks LoopConv.
+  assign conv_word = cmd.funct inside {FunctLoopConvWs, FunctLoopConvWsConfig1,
                                        FunctLoopConvWsConfig2, FunctLoopConvWsConfig3,
                                        FunctLoopConvWsConfig4, FunctLoopConvWsConfig5,
                                        FunctLoopConvWsConfig6};
-  assign loop_en   = conv_busy || mm_busy || (cmd_valid_i && loop_word);
+  assign mm_word   = conv_cmd.funct inside {FunctLoopWs, FunctLoopWsConfigBounds,
+                                            FunctLoopWsConfigAddrsAb, FunctLoopWsConfigAddrsDc,
+                                            FunctLoopWsConfigStridesAb, FunctLoopWsConfigStridesDc};
+  assign conv_en   = conv_busy || (cmd_valid_i && conv_word);
+  assign mm_en     = mm_busy || (conv_valid && mm_word);
 
-  clock_gate u_loop_cg (.clk_i, .en_i (loop_en), .clk_o (clk_loop));
+  clock_gate u_conv_cg (.clk_i, .en_i (conv_en), .clk_o (clk_conv));
+  clock_gate u_mm_cg   (.clk_i, .en_i (mm_en),   .clk_o (clk_mm));
 
   loop_conv #(
     .DIM(DIM), .SP_ROWS(SP_ROWS), .ACC_ROWS(ACC_ROWS), .MAX_BLOCK_LEN(MAX_BLOCK_LEN),
     .MAX_BLOCK_LEN_ACC(MAX_BLOCK_LEN_ACC)
   ) u_loop_conv (
-    .clk_i (clk_loop), .rst_ni,
+    .clk_i (clk_conv), .rst_ni,
     .cmd_valid_i, .cmd_ready_o, .cmd_i (cmd),
     .out_valid_o (conv_valid), .out_ready_i (conv_ready), .out_o (conv_cmd),
     .room_i (room), .out_free_i (mm_free), .busy_o (conv_busy)
@@ -145,7 +148,7 @@ module accel_top import systolic_pkg::*; #(
     .DIM(DIM), .SP_ROWS(SP_ROWS), .ACC_ROWS(ACC_ROWS), .MAX_BLOCK_LEN(MAX_BLOCK_LEN),
     .MAX_BLOCK_LEN_ACC(MAX_BLOCK_LEN_ACC), .ST_BLOCKS(ST_BLOCKS)
   ) u_loop_matmul (
-    .clk_i (clk_loop), .rst_ni,
+    .clk_i (clk_mm), .rst_ni,
     .cmd_valid_i (conv_valid), .cmd_ready_o (conv_ready), .cmd_i (conv_cmd),
     .out_valid_o (mm_valid), .out_ready_i (mm_ready), .out_o (mm_cmd),
     .room_i (room), .busy_o (mm_busy)

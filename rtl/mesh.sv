@@ -43,23 +43,23 @@ module mesh #(
 );
   localparam int LAT = 2 * DIM - 1;
 
-  // PE interconnect: a flows along rows (index n), psum down columns (index k)
-  logic               a_v   [DIM][DIM+1];
-  logic signed [7:0]  a_dat [DIM][DIM+1];
-  logic [1:0]         a_s   [DIM][DIM+1];
-  logic signed [31:0] ps    [DIM+1][DIM];
-  logic signed [7:0]  bv    [DIM+1][DIM];   // OS: B moving down
-  logic               sh    [DIM];          // OS: a shift row is in column n
+  // The mesh runs on a gated clock (clk_mesh) that ticks only while it is active (a row enters
+  // or rows are in flight): in the other cycles no PE has a valid A value or a shift, so every
+  // register would keep its value anyway. The B lines (below) tick only while it is active in
+  // output-stationary mode, the weights only in the cycles a weight row or column is written.
+  logic active, clk_mesh, clk_b, clk_w;
+
+  clock_gate u_mesh_cg (.clk_i, .en_i (active),         .clk_o (clk_mesh));
+  clock_gate u_b_cg    (.clk_i, .en_i (active && os_i), .clk_o (clk_b));
+  clock_gate u_w_cg    (.clk_i, .en_i (w_we_i),         .clk_o (clk_w));
 
   // Every delay line below is one packed register, stage 0 in its low bits: its next
   // value has each stage take the one below it and stage 0 the new input, and its top
-  // stage is its output. The lines only move while the mesh is active; the valid bits and
-  // the row count are reset, the data is not.
+  // stage is its output. The valid bits and the row count are reset, the data is not.
   // tag and valid pipeline, and the rows entered but not yet left
   logic [LAT-1:0]            tag_v_q, tag_v_d, tag_s_q, tag_s_d;
   logic [LAT-1:0][TAG_W-1:0] tag_q, tag_d;
   logic [$clog2(LAT+2)-1:0]  inflight_q, inflight_d;
-  logic                      active;
 
   assign active   = in_valid_i || (inflight_q != '0);
   assign active_o = active;
@@ -71,30 +71,38 @@ module mesh #(
     inflight_d = inflight_q + (in_valid_i ? 1 : 0) - (tag_v_q[LAT-1] ? 1 : 0);
   end
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
+  always_ff @(posedge clk_mesh or negedge rst_ni) begin
     if (!rst_ni) begin
       tag_v_q    <= '0;
       tag_s_q    <= '0;
       inflight_q <= '0;
-    end else if (active) begin
+    end else begin
       tag_v_q    <= tag_v_d;
       tag_s_q    <= tag_s_d;
       inflight_q <= inflight_d;
     end
   end
 
-  always_ff @(posedge clk_i) begin
-    if (active) tag_q <= tag_d;
+  always_ff @(posedge clk_mesh) begin
+    tag_q <= tag_d;
   end
 
-  // skew lines: row k of A (valid, value, sel) enters PE row k after k cycles, D
-  // element k (and a shift) enters column k after k cycles; row and column 0 enter
-  // directly. A shift row carries no A.
-  assign a_v[0][0]   = in_valid_i && !in_shift_i;
-  assign a_dat[0][0] = in_a_i[7:0];
-  assign a_s[0][0]   = in_sel_i;
-  assign ps[0][0]    = in_d_i[31:0];
-  assign sh[0]       = in_valid_i && in_shift_i;
+  // What enters PE row k (A: valid, value sign-extended to 32 bits, sel) and column n (D, a
+  // shift, and OS's B: the low byte of D sign-extended), after the input skew: row and column
+  // k enter k cycles after the row was presented, row and column 0 directly. A shift row
+  // carries no A.
+  logic        a_v   [DIM];
+  logic [31:0] a_dat [DIM];
+  logic [1:0]  a_s   [DIM];
+  logic [31:0] d_in  [DIM];
+  logic [31:0] b_in  [DIM];
+  logic        sh    [DIM];   // a shift row is in column n
+
+  assign a_v[0]   = in_valid_i && !in_shift_i;
+  assign a_dat[0] = 32'(signed'(in_a_i[7:0]));
+  assign a_s[0]   = in_sel_i;
+  assign d_in[0]  = in_d_i[31:0];
+  assign sh[0]    = in_valid_i && in_shift_i;
 
   for (genvar k = 1; k < DIM; k++) begin : g_skew
     logic [k-1:0]    v_q, v_d, h_q, h_d;
@@ -110,56 +118,128 @@ module mesh #(
       d_d = (k*32)'({d_q, in_d_i[k*32 +: 32]});
     end
 
-    always_ff @(posedge clk_i or negedge rst_ni) begin
+    always_ff @(posedge clk_mesh or negedge rst_ni) begin
       if (!rst_ni) begin
         v_q <= '0;
         h_q <= '0;
-      end else if (active) begin
+      end else begin
         v_q <= v_d;
         h_q <= h_d;
       end
     end
 
-    always_ff @(posedge clk_i) begin
-      if (active) begin
-        a_q <= a_d;
-        s_q <= s_d;
-        d_q <= d_d;
-      end
+    always_ff @(posedge clk_mesh) begin
+      a_q <= a_d;
+      s_q <= s_d;
+      d_q <= d_d;
     end
 
-    assign a_v[k][0]   = v_q[k-1];
-    assign a_dat[k][0] = a_q[(k-1)*8 +: 8];
-    assign a_s[k][0]   = s_q[(k-1)*2 +: 2];
-    assign ps[0][k]    = d_q[(k-1)*32 +: 32];
-    assign sh[k]       = h_q[k-1];
+    assign a_v[k]   = v_q[k-1];
+    assign a_dat[k] = 32'(signed'(a_q[(k-1)*8 +: 8]));
+    assign a_s[k]   = s_q[(k-1)*2 +: 2];
+    assign d_in[k]  = d_q[(k-1)*32 +: 32];
+    assign sh[k]    = h_q[k-1];
   end
 
-  // OS: B enters the top row as the low byte of the skewed D lane
   for (genvar n = 0; n < DIM; n++) begin : g_b_top
-    assign bv[0][n] = ps[0][n][7:0];
+    assign b_in[n] = 32'(signed'(d_in[n][7:0]));
   end
 
+  // The values that pass through the PEs: each PE row's A line (valid, value, sel), lane n the
+  // A value PE (k, n) took last cycle, which PE (k, n+1) uses now; each PE column's B line (OS),
+  // lane k what PE (k, n) took, which PE (k+1, n) uses. Each moves one lane a cycle (B only in
+  // OS, on clk_b: the mode does not change while rows are in flight). Their values only matter
+  // the cycle after they are taken, when the next PE uses them with the same row's valid bit, so
+  // they shift unconditionally.
+  for (genvar k = 0; k < DIM; k++) begin : g_aline
+    logic [DIM-1:0]        v_q;
+    logic [DIM-1:0][31:0]  a_q;
+    logic [DIM-1:0][1:0]   s_q;
+
+    always_ff @(posedge clk_mesh or negedge rst_ni) begin
+      if (!rst_ni) v_q <= '0;
+      else         v_q <= DIM'({v_q, a_v[k]});
+    end
+
+    always_ff @(posedge clk_mesh) begin
+      a_q <= (DIM*32)'({a_q, a_dat[k]});
+      s_q <= (DIM*2)'({s_q, a_s[k]});
+    end
+  end
+
+  for (genvar n = 0; n < DIM; n++) begin : g_bline
+    logic [DIM-1:0][31:0] b_q;
+
+    always_ff @(posedge clk_b) begin
+      b_q <= (DIM*32)'({b_q, b_in[n]});
+    end
+  end
+
+  // The weights: PE row k's of buffer b are one packed vector, lane n PE (k, n)'s, sign-extended.
+  // A write (on clk_w) puts w_data_i into PE row w_row_i, or with w_col_i its lane k into lane
+  // w_row_i of every row k (the weights transposed). There is one register per value of the
+  // 2-bit select: those past NBUF-1 mirror buffer 0, which is what a select past NBUF-1 reads,
+  // so a PE reads the one its select names without a range check.
+  logic [DIM-1:0][31:0] w_row;    // w_data_i's lanes sign-extended
+  logic [DIM-1:0][31:0] w_lane;   // a column write's lane: all ones in lane w_row_i
+
+  for (genvar n = 0; n < DIM; n++) begin : g_w_lane
+    assign w_row[n]  = 32'(signed'(w_data_i[n*8 +: 8]));
+    assign w_lane[n] = {32{w_row_i == ($clog2(DIM+1))'(n)}};
+  end
+
+  // each row and buffer has one write: the whole row, or (a column write) the row with lane
+  // w_row_i replaced
+  for (genvar k = 0; k < DIM; k++) begin : g_wrow
+    logic [DIM-1:0][31:0] w_q [4];
+
+    for (genvar b = 0; b < 4; b++) begin : g_buf
+      logic hit;
+      assign hit = (w_buf_i == 2'(b)) || (w_buf_i == 2'd0 && b >= NBUF);
+
+      always_ff @(posedge clk_w) begin
+        if (hit && (w_col_i || w_row_i == ($clog2(DIM+1))'(k))) begin
+          w_q[b] <= w_col_i ? ((w_q[b] & ~w_lane) | ({DIM{w_row[k]}} & w_lane)) : w_row;
+        end
+      end
+    end
+  end
+
+  // the PEs: g_row[k].g_col[n].psum is the sum PE (k, n) holds, which PE (k+1, n) adds to (WS)
+  // or takes (an OS shift); row DIM-1's leave the bottom
   for (genvar k = 0; k < DIM; k++) begin : g_row
     for (genvar n = 0; n < DIM; n++) begin : g_col
-      pe #(.NBUF(NBUF)) u_pe (
-        .clk_i,
-        .rst_ni,
+      logic        v;
+      logic [31:0] a, b, psum_in, psum;
+      logic [1:0]  s;
+
+      if (n == 0) begin : g_left
+        assign v = a_v[k];
+        assign a = a_dat[k];
+        assign s = a_s[k];
+      end else begin : g_inner
+        assign v = g_aline[k].v_q[n-1];
+        assign a = g_aline[k].a_q[n-1];
+        assign s = g_aline[k].s_q[n-1];
+      end
+      if (k == 0) begin : g_top
+        assign b       = b_in[n];
+        assign psum_in = d_in[n];
+      end else begin : g_below
+        assign b       = g_bline[n].b_q[k-1];
+        assign psum_in = g_row[k-1].g_col[n].psum;
+      end
+
+      pe u_pe (
+        .clk_i   (clk_mesh),
         .os_i,
-        .shift_i   (sh[n]),
-        .a_valid_i (a_v[k][n]),
-        .a_i       (a_dat[k][n]),
-        .sel_i     (a_s[k][n]),
-        .psum_i    (ps[k][n]),
-        .b_i       (bv[k][n]),
-        .a_valid_o (a_v[k][n+1]),
-        .a_o       (a_dat[k][n+1]),
-        .sel_o     (a_s[k][n+1]),
-        .psum_o    (ps[k+1][n]),
-        .b_o       (bv[k+1][n]),
-        .w_we_i    (w_we_i && (w_row_i == ($clog2(DIM+1))'(w_col_i ? n : k))),
-        .w_buf_i   (w_buf_i),
-        .w_i       (w_col_i ? w_data_i[k*8 +: 8] : w_data_i[n*8 +: 8])
+        .en_i    (v || (os_i && sh[n])),
+        .shift_i (sh[n]),
+        .a_i     (a),
+        .w_i     (g_wrow[k].w_q[s][n]),
+        .b_i     (b),
+        .psum_i  (psum_in),
+        .psum_o  (psum)
       );
     end
   end
@@ -170,16 +250,16 @@ module mesh #(
     logic [L*32-1:0] c_q, c_d;
 
     always_comb begin
-      c_d = (L*32)'({c_q, ps[DIM][n]});
+      c_d = (L*32)'({c_q, g_row[DIM-1].g_col[n].psum});
     end
 
-    always_ff @(posedge clk_i) begin
-      if (active) c_q <= c_d;
+    always_ff @(posedge clk_mesh) begin
+      c_q <= c_d;
     end
 
     assign out_c_o[n*32 +: 32] = c_q[(L-1)*32 +: 32];
   end
-  assign out_c_o[(DIM-1)*32 +: 32] = ps[DIM][DIM-1];
+  assign out_c_o[(DIM-1)*32 +: 32] = g_row[DIM-1].g_col[DIM-1].psum;
 
   assign out_valid_o = tag_v_q[LAT-1];
   assign out_tag_o   = tag_q[LAT-1];

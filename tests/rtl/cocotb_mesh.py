@@ -12,18 +12,38 @@ from unit_bench import lanes, lanes_word, reset
 
 @cocotb.test()
 async def mesh_matches_numpy(dut) -> None:
+    await weight_stationary(dut, by_columns=False)
+
+
+@cocotb.test()
+async def mesh_weights_by_columns(dut) -> None:
+    """Weights written a PE column at a time (w_col_i: the weights transposed), over a buffer
+    first written by rows, so that every lane a column write leaves alone must keep its value."""
+    await weight_stationary(dut, by_columns=True)
+
+
+async def weight_stationary(dut, by_columns: bool) -> None:
     dim = int(dut.DIM.value)
     lat = 2 * dim - 1
-    rng = np.random.default_rng(5)
+    rng = np.random.default_rng(6 if by_columns else 5)
     await reset(dut, "in_valid_i", "w_we_i")
     dut.os_i.value, dut.in_shift_i.value, dut.w_col_i.value = 0, 0, 0
-    weights = rng.integers(-128, 128, (2, dim, dim))
-    for b in range(2):
+    weights = rng.integers(-128, 128, (3, dim, dim))
+    for b in range(3):
         for k in range(dim):
             dut.w_we_i.value, dut.w_buf_i.value, dut.w_row_i.value = 1, b, k
             dut.w_data_i.value = lanes_word(weights[b, k], 8)
             await RisingEdge(dut.clk_i)
             await Timer(1, "ns")
+    if by_columns:   # then rewrite buffer 1 column by column, except the last column
+        for n in range(dim - 1):
+            col = rng.integers(-128, 128, dim)
+            weights[1, :, n] = col
+            dut.w_we_i.value, dut.w_buf_i.value, dut.w_row_i.value, dut.w_col_i.value = 1, 1, n, 1
+            dut.w_data_i.value = lanes_word(col, 8)
+            await RisingEdge(dut.clk_i)
+            await Timer(1, "ns")
+        dut.w_col_i.value = 0
     dut.w_we_i.value = 0
     sent, got = [], []
     cycle = 0
@@ -32,7 +52,7 @@ async def mesh_matches_numpy(dut) -> None:
         if len(sent) < n_rows and rng.random() < 0.8:
             a = rng.integers(-128, 128, dim)
             d = rng.integers(-2**20, 2**20, dim)
-            sel = int(rng.integers(0, 2))
+            sel = int(rng.integers(0, 3))
             tag = len(sent)
             dut.in_valid_i.value, dut.in_sel_i.value, dut.in_tag_i.value = 1, sel, tag
             dut.in_a_i.value, dut.in_d_i.value = lanes_word(a, 8), lanes_word(d, 32)

@@ -71,7 +71,7 @@ def test_pe(tmp_path_factory) -> None:
 
 
 def test_mesh(tmp_path_factory) -> None:
-    _run(tmp_path_factory, "mesh", ["pe.sv", "mesh.sv"], "cocotb_mesh", {"DIM": 4, "TAG_W": 8})
+    _run(tmp_path_factory, "mesh", ["clock_gate.sv", "pe.sv", "mesh.sv"], "cocotb_mesh", {"DIM": 4, "TAG_W": 8})
 
 
 @pytest.mark.parametrize("lane_w, accum", [(8, 0), (32, 1)], ids=["scratchpad", "accumulator"])
