@@ -314,9 +314,12 @@ def test_a_killed_cc_takes_its_program_and_its_folder(tmp_path: Path, sig: signa
     source.write_text(LOOP)
     temp = tmp_path / "temp"
     temp.mkdir()
+    # cc started as from a terminal: a shell without job control starts background jobs with SIGINT
+    # ignored, which cc inherits and (as any command does) keeps, so SIGINT would not reach it.
     cc = subprocess.Popen([sys.executable, "-m", "toolkit.cli", "cc", str(source)], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(temp)},
-                          cwd=Path(cosim.__file__).parents[1])
+                          cwd=Path(cosim.__file__).parents[1],
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     pids: list[int] = []
     try:
         pids += [int(cc.stdout.readline()), int(cc.stdout.readline())]

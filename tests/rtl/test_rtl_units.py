@@ -38,8 +38,11 @@ def _build(runner, toplevel: str, files: list[str], parameters: dict) -> Path:
     from simulators.rtl_codegen import isa_sources, write_sources
     from simulators.verilator import VERILATOR_FLAGS, cached_build, verilator_version
     sources, generated = [RTL / f for f in files], isa_sources()
+    # The toplevel links cocotb's VPI library by its path (an rpath into this environment's cocotb), so a
+    # build made from another environment, since removed, would not load: the path is part of the key.
     digest = hashlib.sha256(repr((toplevel, sorted(parameters.items()), VERILATOR_FLAGS, verilator_version(),
-                                  cocotb.__version__, sys.version_info[:2], sorted(generated.items()))).encode())
+                                  cocotb.__version__, str(Path(cocotb.__file__).resolve().parent),
+                                  sys.version_info[:2], sorted(generated.items()))).encode())
     for path in sources:
         digest.update(path.read_bytes())
 
