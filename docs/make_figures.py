@@ -1,15 +1,17 @@
 """Render the docs' pictures from real runs on the RTL (Verilator): run on purpose, not in CI.
 
-    .venv/bin/python docs/make_figures.py                 # all three, into docs/img/
+    .venv/bin/python docs/make_figures.py                 # all four, into docs/img/
     .venv/bin/python docs/make_figures.py --only stack tuner
 
 - ``stack``: the cycle stack of each unit (load, execute, store) for three layers on the ``gemmini-alone`` preset
   (the default schedule and Gemmini's library on a 256^3 matmul, and a depthwise conv), from the RTL's counters.
 - ``tuner``: the tuner's convergence on the RTL (best cycles so far against trials), the model tuner against
-  random search, on ``make demo``'s depthwise conv at ``tiny`` size, from fresh databases.
+  random search, on a depthwise conv at ``tiny`` size (16x16x16, 3x3), from fresh databases.
 - ``pareto``: ``tk.explore`` over dim 4 and 8 (base ``tiny``) on a 64^3 matmul: cycles from the RTL, area from
   Yosys plus the SRAM model, and the Pareto front. The first synthesis of each point takes minutes (cached after):
   the figure took 225 s, nearly all of it the two syntheses.
+- ``timeline``: the simulate guide's conv on ``tiny``, each instruction a slice on its unit's track from issue to
+  done: the events of the Chrome trace the guide writes (what Perfetto shows), drawn with matplotlib.
 
 Each figure's caption in the docs says what produced it; the printed lines give the numbers drawn.
 """
@@ -99,7 +101,34 @@ def pareto_figure() -> None:
     plot(res, OUT / "pareto.png")
 
 
-FIGURES = {"stack": stack_figure, "tuner": tuner_figure, "pareto": pareto_figure}
+def timeline_figure() -> None:
+    """The simulate guide's conv on tiny, its flat stream: each unit's instructions as slices from issue to
+    done (the Chrome trace's events, what Perfetto shows), so the units' overlap can be seen."""
+    from simulators.trace import chrome_trace_events
+
+    hw = tk.HardwareConfig.preset("tiny")
+    op = tk.conv2d(1, 8, 8, 8, 8, kernel=(3, 3), padding=1, activation="relu", scale=0.02)
+    res = tk.run(tk.compile(op, hw), op.random_inputs(seed=0), backend="verilator", log=True)
+    events = chrome_trace_events(res.log, res.soc_log, res.cycles)
+    names = {e["tid"]: e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    tracks = [tid for tid, name in sorted(names.items(), reverse=True) if name in TRACK_COLORS]
+    fig, ax = plt.subplots(figsize=(9, 2.2))
+    for y, tid in enumerate(tracks):
+        spans = [(e["ts"], e["dur"]) for e in events if e["ph"] == "X" and e["tid"] == tid]
+        ax.broken_barh(spans, (y - 0.35, 0.7), facecolor=TRACK_COLORS[names[tid]], edgecolor="white", linewidth=0.2)
+    ax.set_yticks(range(len(tracks)), [names[t] for t in tracks])
+    ax.set_xlabel("cycle")
+    ax.set_title(f"{op.key.split('(')[0]} 8x8x8 -> 8, 3x3 on tiny, the default's flat stream: {res.cycles:,} cycles, "
+                 "one slice per instruction from issue to done", fontsize=9, loc="left")
+    print(f"timeline: {res.cycles} cycles, "
+          + ", ".join(f"{names[t]} {sum(1 for e in events if e['ph'] == 'X' and e['tid'] == t)} slices" for t in tracks))
+    fig.tight_layout()
+    fig.savefig(OUT / "timeline.png", dpi=120)
+    plt.close(fig)
+
+
+TRACK_COLORS = {"load": "#ff7f0e", "execute": "#2ca02c", "store": "#1f77b4"}
+FIGURES = {"stack": stack_figure, "tuner": tuner_figure, "pareto": pareto_figure, "timeline": timeline_figure}
 
 
 def main(argv: list[str] | None = None) -> int:
