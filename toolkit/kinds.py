@@ -17,7 +17,7 @@ from .estimate import os_cycles
 from .family import flat_cycles, program_loop_cycles
 from .col_scales import load_column_scales
 from .census import Census, computes
-from .conv.census import conv_census, conv_tallies, conv_tally
+from .conv.census import conv_census, conv_tallies
 from .conv.heuristic import pipelined_conv_cycles
 from .conv.bounds import conv_ideal_cycles
 from .conv.heuristic import default_conv_schedule, gemmini_conv_schedule
@@ -73,9 +73,8 @@ class Kind:
     ideal: Callable[[Any, HardwareConfig], int] = dense_cycles
     # the instruction census of the lowering without rendering it (toolkit/census.py; None: render)
     census: Callable[[Any, Any, HardwareConfig], tuple[Census, dict]] | None = None
-    # the census's sums (toolkit/tally.py) without joining its words (None: tally the census)
-    tally: Callable[[Any, Any, HardwareConfig], tuple[Tally, dict]] | None = None
-    # the tallies of many schedules at once, sharing work across them (None: one at a time)
+    # the census's sums (toolkit/tally.py) of many schedules at once, without joining their words and sharing
+    # work across them (None: tally each census)
     tallies: Callable[[Any, list, HardwareConfig], list[tuple[Tally, dict]]] | None = None
     # an analytical cycle estimate of a weight-stationary schedule, in closed form (None: none)
     estimate: Callable[[Any, Any, HardwareConfig], float] | None = None
@@ -130,12 +129,11 @@ KINDS: dict[str, Kind] = {
                    loops=LoopFamily(LibraryMatmul, library_matmul_domains, LIBRARY_MATMUL_FIT)),
     "conv2d": Kind(Conv2d, ConvSchedule, default_conv2d, lower_conv, library=tiled_conv_auto,
                    flat=gemmini_conv_schedule, domains=conv_domains, fit_knobs=CONV_FIT, ideal=conv_ideal_cycles,
-                   census=conv_census, tally=conv_tally, tallies=conv_tallies, estimate=pipelined_conv_cycles, os_chains=_conv_os_chains,
+                   census=conv_census, tallies=conv_tallies, estimate=pipelined_conv_cycles, os_chains=_conv_os_chains,
                    loops_by_default=True, loops=LoopFamily(LibraryConv, library_conv_domains, LIBRARY_CONV_FIT)),
     "depthwise": Kind(DepthwiseConv2d, DepthwiseSchedule, default_conv_schedule, lower_conv,
                       library=tiled_conv_dw_auto, flat=gemmini_conv_schedule, domains=conv_domains,
-                      fit_knobs=CONV_FIT, census=conv_census, tally=conv_tally,
-                      tallies=conv_tallies),
+                      fit_knobs=CONV_FIT, census=conv_census, tallies=conv_tallies),
     "resadd": Kind(ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd, library=tiled_resadd_auto,
                    loops_by_default=True),
     "maxpool": Kind(MaxPool2d, MaxPoolSchedule, default_maxpool, lower_maxpool),
@@ -277,7 +275,7 @@ def schedule_class(op: Op, spec: Any) -> type[Schedule]:
 
 def _closed_form(op: Op, schedule: Schedule, what: str, dataflows: tuple[str, ...] = ("ws",)
                  ) -> Callable | None:
-    """The kind's closed form ``what`` ("census", "estimate" or "os_chains") where it covers ``schedule``:
+    """The kind's closed form ``what`` ("census", "tallies", "estimate" or "os_chains") where it covers ``schedule``:
     the kind's own tunable schedules in ``dataflows`` of ops without transposed operands or a fused pool;
     None for Gemmini's library words, another dataflow, those ops, or a kind without one."""
     kind = KINDS.get(op.KIND)
@@ -299,10 +297,10 @@ def census(op: Op, schedule: Schedule, hw: HardwareConfig) -> tuple[Census, dict
 
 def tally(op: Op, schedule: Schedule, hw: HardwareConfig) -> tuple[Tally, dict] | None:
     """The sums (toolkit/tally.py) of :func:`census`'s census and its buffers; None where no census covers
-    the schedule. A kind with a tally of its own skips joining its classes' words."""
-    build = _closed_form(op, schedule, "tally", ("ws", "os"))
+    the schedule. A kind with tallies of its own skips joining its classes' words."""
+    build = _closed_form(op, schedule, "tallies", ("ws", "os"))
     if build is not None:
-        return build(op, schedule, hw)
+        return build(op, [schedule], hw)[0]
     counted = census(op, schedule, hw)
     return None if counted is None else (tally_of(counted[0], hw, counted[1]), counted[1])
 

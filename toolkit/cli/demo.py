@@ -47,13 +47,12 @@ def tune(op: tk.Op, hw: tk.HardwareConfig, args: argparse.Namespace) -> Schedule
                        db=Path(tmp) / "demo.db", seed=args.seed).schedule
 
 
-def compare(op: tk.Op, hw: tk.HardwareConfig,
+def compare(op: tk.Op, hw: tk.HardwareConfig, low: int,
             rows: list[tuple[str, Schedule]]) -> tuple[dict[str, tuple[int, int]], bool]:
-    """Run each schedule on the RTL and print a row: cycles, the floor's share, the array's waiting
+    """Run each schedule on the RTL and print a row: cycles, the floor's (``low``) share, the array's waiting
     cycles (those it multiplies nothing), DRAM bytes read, and whether the output is bit-exact."""
     inputs = op.random_inputs(seed=1)
     ref = op.reference(inputs)
-    low = floor(op, hw).cycles
     print(f"\n{'schedule':<9} {'cycles':>8} {'floor/cyc':>9} {'array waits':>11} {'DRAM read':>9}  bit-exact  knobs")
     measured, ok = {}, True
     for name, sched in rows:
@@ -92,8 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         print("no candidate ran successfully", file=sys.stderr)
         return 1
     default = tk.default_schedule(op, hw)
-    measured, ok = compare(op, hw, [("gemmini", tk.gemmini_schedule(op, hw)), ("default", default),
-                                  ("tuned", tuned)])
+    rows = [("gemmini", tk.gemmini_schedule(op, hw)), ("default", default), ("tuned", tuned)]
+    measured, ok = compare(op, hw, bounds.cycles, rows)
     cycles = {name: c for name, (c, _) in measured.items()}
     changed = {k: f"{v} -> {tuned.to_dict()[k]}" for k, v in default.to_dict().items() if tuned.to_dict().get(k) != v}
     print(f"\ntuned vs gemmini: {cycles['gemmini'] / cycles['tuned']:.3f}x fewer cycles, vs default "

@@ -9,7 +9,7 @@ kernel taps with a like channel tile (only the last, ragged one differs) at a li
 buffer (which the features read only for the buffer) and in which half of each double buffer they use,
 which shifts local addresses. So each class's words are built once at local base 0 and shifted per buffer.
 
-The features read only the census's sums (toolkit/tally.py), so :func:`conv_tally` never joins the words:
+The features read only the census's sums (toolkit/tally.py), so :func:`conv_tallies` never joins the words:
 a class's sums are taken once (its words found for all of a candidate's new classes at once, the computes'
 sums in closed form: closed.py), and a candidate's are its classes' times their counts.
 """
@@ -251,16 +251,11 @@ def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedul
     return join([_fixed(op, hw, "padded" in buffers), *(_Piece.census(*g[1:]) for g in groups)]), buffers
 
 
-def conv_tally(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
-               ) -> tuple[Tally, dict[str, Buffer]]:
-    """The sums (toolkit.tally) of :func:`conv_census`, without joining its classes' words: each class's
-    sums, and its rows per bank under its buffers' bases, times its count (all whole numbers: exact)."""
-    return conv_tallies(op, [s], hw)[0]
-
-
 def conv_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | DepthwiseSchedule],
                  hw: HardwareConfig) -> list[tuple[Tally, dict[str, Buffer]]]:
-    """:func:`conv_tally` of many candidates at once: the new classes of every candidate of one geometry
+    """The sums (toolkit.tally) of :func:`conv_census` of each of ``schedules``, without joining their
+    classes' words: each class's sums, and its rows per bank under its buffers' bases, times its count (all
+    whole numbers: exact). Many candidates at once: the new classes of every candidate of one geometry
     (packed taps or not: the buffers), dataflow and size of pixel tile get their sums in one closed-form pass
     per part, whatever their tiles, and every candidate's sums and rows per bank come out of one pass over
     all their classes."""
@@ -320,7 +315,7 @@ def _bank_rows(tallies: list[_PieceTally], counts: np.ndarray, bases: np.ndarray
     cls = np.repeat(np.arange(len(tallies)), [t.access.shape[1] for t in tallies])
     bank = (((addr + bases.ravel()[cls * bases.shape[1] + shift]) & ROW_MASK) + off) // hw.sp_bank_rows
     if len(bank) and bank.max() >= hw.sp_banks:
-        raise ValueError("conv_tally: a scratchpad row past the last bank")
+        raise ValueError("conv_tallies: a scratchpad row past the last bank")
     n = int(which.max()) + 1
     rows = np.bincount(((which * 2)[cls] + read) * hw.sp_banks + bank, weights=amount * counts[cls],
                        minlength=n * 2 * hw.sp_banks).reshape(n, 2, hw.sp_banks)
