@@ -16,7 +16,6 @@ from typing import Any, Callable
 
 from isa import HardwareConfig
 from simulators.base import MAX_TIMEOUT_S, positive_limit
-from toolkit.kinds import default_family
 from toolkit.limits import check_size
 from toolkit.ops import Op
 
@@ -25,6 +24,7 @@ from .measure import Measurer
 from .results import Trial, TuneResult
 from .session import CYCLE_CAP, TuningSession, check_cycle_cap
 from .space import Space
+from .union import UnionSpace, make_space
 
 
 # Over 40 lines: tk.tune's pinned signature and its docstring; the work is TuningSession's.
@@ -32,7 +32,7 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
          = "verilator", db: Database | str | Path | None = None, workers: int | None = None, seed: int = 0,
          scheduler: str | None = None, progress: bool = True, *, executor: Any = None,
          timeout: float | None = 600.0, batch_size: int | None = None, transfer_learning: bool = True,
-         include_default: bool = True, tile_policy: str = "balanced", space: Space | None = None,
+         include_default: bool = True, tile_policy: str = "balanced", space: Space | UnionSpace | None = None,
          callback: Callable[[Trial], None] | None = None, tuner_options: dict[str, Any] | None = None,
          allow_large: bool = False, fix: dict[str, Any] | None = None,
          cycle_cap: float | None = CYCLE_CAP, family: str = "auto") -> TuneResult:
@@ -57,6 +57,7 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
     first batch. None: never stop one.
     family: the schedules searched: "flat" (the toolkit's own streams), "loops" (Gemmini's loops:
     gemmini.h's call with its tiles and the host's walk as knobs, seeded with gemmini.h's own choice),
+    "both" (one space of the two: tuner.union.UnionSpace; ``fix`` names a loop knob ``loops.<name>``),
     or "auto": the family of the default schedule where the tuner has it, so that the default is seeded.
     A failure of the measurement itself (no toolchain, a broken executor) stops the tuning
     with an error and is never recorded against a candidate.
@@ -75,8 +76,7 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
         raise ValueError("fix: give it to the Space you pass as space=, not to tune")
     if space is not None and family != "auto":
         raise ValueError("family: give it to the Space you pass as space=, not to tune")
-    space = space if space is not None else Space(op, hw, tile_policy=tile_policy, fix=fix,
-                                                  family=default_family(op, hw) if family == "auto" else family)
+    space = space if space is not None else make_space(op, hw, family, tile_policy=tile_policy, fix=fix)
     # the measuring processes first: forked before the session opens the database, they hold none of it
     measurer = Measurer(backend, workers=workers, scheduler=scheduler, executor=executor, timeout=timeout, seed=seed)
     with TuningSession(op, hw, space, measurer, db, tuner=tuner, seed=seed, batch_size=batch_size,

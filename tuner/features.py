@@ -357,18 +357,20 @@ class FeatureCache:
         missing = list(dict.fromkeys(int(p) for p in points if int(p) not in self.rows))
         if missing:
             start = time.perf_counter()
-            knobs = [self.space.knobs(p) for p in missing]
-            sp = self.space
-            if self.executor is not None and len(missing) >= 2 * self.workers:
-                size = -(-len(missing) // self.workers)
-                futs = [self.executor.submit(_featurize_knobs, sp.op.to_dict(), sp.hw.as_dict(),
-                                             knobs[i:i + size], sp.domains, sp.family)
-                        for i in range(0, len(missing), size)]
-                X = np.vstack([f.result() for f in futs])
-            else:
-                X = featurize(sp.op, sp.hw, [sp.cls(**k) for k in knobs], sp.domains)
-            self.rows.update(zip(missing, X))
+            for sp, local, at in self.space.pieces(missing):   # a space of both families: each its own way
+                self.rows.update(zip([missing[i] for i in at], self._featurize(sp, local)))
             self.seconds += time.perf_counter() - start
         if not len(points):
             return np.zeros((0, N_FEATURES), dtype=np.float32)
         return np.stack([self.rows[int(p)] for p in points])
+
+    def _featurize(self, sp: "Space", points: list[int]) -> np.ndarray:
+        """The rows of ``points`` of one family's space ``sp``, split across the executor's workers if large."""
+        knobs = [sp.knobs(p) for p in points]
+        if self.executor is not None and len(points) >= 2 * self.workers:
+            size = -(-len(points) // self.workers)
+            futs = [self.executor.submit(_featurize_knobs, sp.op.to_dict(), sp.hw.as_dict(),
+                                         knobs[i:i + size], sp.domains, sp.family)
+                    for i in range(0, len(points), size)]
+            return np.vstack([f.result() for f in futs])
+        return featurize(sp.op, sp.hw, [sp.cls(**k) for k in knobs], sp.domains)

@@ -281,8 +281,9 @@ class TwinTuner(Tuner):
         super().__init__(space, seed)
         self.featurize, self.knob = featurize, twins
         self.pos = space.names.index(twins)
-        walk = space.default.to_dict()[twins] if space.default is not None and space.index_of(space.default) \
-            is not None else space.domains[twins][0]
+        # the default's value (a default without the knob, a loop schedule of a space of both families, has none)
+        walk = space.default.to_dict().get(twins, space.domains[twins][0]) if space.default is not None \
+            and space.index_of(space.default) is not None else space.domains[twins][0]
         self.value = space.domains[twins].index(walk)
         self.half = space.restrict(twins, space.domains[twins][self.value])
         self.inner = ModelTuner(self.half, lambda qs: featurize([self.up(q) for q in qs]), seed,
@@ -310,8 +311,10 @@ class TwinTuner(Tuner):
         return p
 
     def down(self, p: int) -> int | None:
-        """The half's index of the space's point ``p``; None outside the half."""
-        return self._home(p) if self._value(p) == self.value else None
+        """The half's index of the space's point ``p``; None outside the half. (A point without the knob, a
+        loop schedule among flat ones, is in every half: its home is itself.)"""
+        q = self._home(p)
+        return q if q is not None and self.up(q) == p else None
 
     def _home(self, p: int) -> int | None:
         """The half's index of ``p`` with the knob at the walk's value; None where that does not fit."""
@@ -324,9 +327,9 @@ class TwinTuner(Tuner):
         return self.space.genome(p)[self.pos]
 
     def twins(self, p: int) -> list[int]:
-        """``p`` at each other value of the knob that fits."""
+        """``p`` at each other value of the knob that fits (none for a point without the knob)."""
         return [t for v in range(len(self.space.domains[self.knob])) if v != self._value(p)
-                and (t := self._at(p, v)) is not None]
+                and (t := self._at(p, v)) is not None and t != p]
 
     def _at(self, p: int, v: int) -> int | None:
         """``p`` with the knob at value index ``v``; None where that does not fit."""

@@ -203,6 +203,11 @@ class Space:
             return None
         return self.index(genome)
 
+    def pieces(self, points: Sequence[int]) -> list[tuple["Space", list[int], list[int]]]:
+        """``points`` by family (one here): (this space, the points, their positions), as
+        :meth:`tuner.union.UnionSpace.pieces` splits a space of both families."""
+        return [(self, list(points), list(range(len(points))))] if len(points) else []
+
     def restrict(self, name: str, value: Any) -> "Space":
         """The points with knob ``name`` at ``value``, indexed as ``Space(..., fix={name: value})`` would
         index them (the knob's domain is ``[value]``), without enumerating the fit knobs again: the fitting
@@ -231,17 +236,7 @@ class Space:
     # ---- moves ---------------------------------------------------------------------------
     def sample(self, rng: np.random.Generator, n: int, exclude: set[int] | frozenset[int] = frozenset()) -> list[int]:
         """Up to ``n`` distinct points drawn uniformly, none in ``exclude``."""
-        left = self.size - len(exclude)
-        if n >= left:
-            return [int(i) for i in rng.permutation(self.size) if int(i) not in exclude][:n]
-        out: list[int] = []
-        seen = set(exclude)
-        while len(out) < n:
-            i = int(rng.integers(self.size))
-            if i not in seen:
-                seen.add(i)
-                out.append(i)
-        return out
+        return sample_points(self.size, rng, n, exclude)
 
     def neighbor(self, index: int, rng: np.random.Generator, tries: int = 20) -> int:
         """A valid point one knob away: a step to an adjacent value, or sometimes a jump."""
@@ -300,6 +295,21 @@ class Space:
 
     def __repr__(self) -> str:
         return f"Space({self.op.key}, {self.hw.name}, {self.size} points)"
+
+
+def sample_points(size: int, rng: np.random.Generator, n: int, exclude: set[int] | frozenset[int]) -> list[int]:
+    """Up to ``n`` distinct indices of ``range(size)`` drawn uniformly, none in ``exclude``."""
+    left = size - len(exclude)
+    if n >= left:
+        return [int(i) for i in rng.permutation(size) if int(i) not in exclude][:n]
+    out: list[int] = []
+    seen = set(exclude)
+    while len(out) < n:
+        i = int(rng.integers(size))
+        if i not in seen:
+            seen.add(i)
+            out.append(i)
+    return out
 
 
 def _placed(schedule: Schedule, values: Mapping[str, Any]) -> Schedule:
