@@ -23,6 +23,7 @@ measurement of ours).
     .venv/bin/python benchmarks/bench_utilization.py --suite resnet50 --kinds conv2d --trials 8 \
         --tile-policy pow2 --search-only --jobs 2
     .venv/bin/python benchmarks/bench_utilization.py --trials 0            # baselines only
+    .venv/bin/python benchmarks/bench_utilization.py --suite bert_base --family both --search-only
     .venv/bin/python benchmarks/bench_utilization.py --suite exo_convs --trials 0 --jobs 2   # Autocomp's convs
 
 Tuning records go to --db-dir (default build/bench_utilization/), so a rerun resumes.
@@ -83,7 +84,7 @@ def tuned(op: tk.Op, hw: tk.HardwareConfig, args: argparse.Namespace, db: Path, 
     """(best, best of the search's own picks) of a model-tuner run on the RTL."""
     result = tune(op, hw, trials=args.trials, tuner="model", backend="verilator", db=db, workers=args.workers,
                   include_default=seeded, transfer_learning=seeded, progress=False, timeout=3600,
-                  tile_policy=args.tile_policy)
+                  tile_policy=args.tile_policy, family=args.family)
     return result.cycles, result.search_cycles
 
 
@@ -93,9 +94,10 @@ def measure_layer(layer, suite: str, args: argparse.Namespace) -> "Row":
     op = layer.op
     cycles: dict[str, int | None] = {"gemmini": measure(op, hw, "gemmini"), "default": measure(op, hw, None)}
     if args.trials:
-        cycles["tuned"], search = tuned(op, hw, args, args.db_dir / f"{suite}.db", True)
+        tag = "" if args.family == "auto" else f"-{args.family}"   # a family's records apart: each run its own trials
+        cycles["tuned"], search = tuned(op, hw, args, args.db_dir / f"{suite}{tag}.db", True)
         cycles["search" if args.search_only else "unseeded"] = (
-            search if args.search_only else tuned(op, hw, args, args.db_dir / f"{suite}-unseeded.db", False)[0])
+            search if args.search_only else tuned(op, hw, args, args.db_dir / f"{suite}{tag}-unseeded.db", False)[0])
     shape = (op.M, op.K, op.N) if op.KIND == "matmul" else ()
     under = floor(op, hw)
     kind = op.function if op.KIND == "norm" else op.KIND   # the normalization unit's layernorm and softmax apart
@@ -138,6 +140,9 @@ def main() -> int:
     parser.add_argument("--tile-policy", default="balanced", choices=("balanced", "pow2"),
                         help="tile sizes in the tuner's spaces (pow2: fewer, and far faster to enumerate on "
                              "large convs)")
+    parser.add_argument("--family", default="auto", choices=("auto", "flat", "loops", "both"),
+                        help="the schedules tuned: tk.tune's family (both: flat streams and Gemmini's loops in one "
+                             "space)")
     parser.add_argument("--search-only", action="store_true",
                         help="no separate unseeded run: report the seeded run's best without the default")
     parser.add_argument("--db-dir", type=Path, default=ROOT / "build" / "bench_utilization")

@@ -121,3 +121,16 @@ def test_fix_reaches_the_family_that_has_the_knob_and_bad_families_are_refused()
         make_space(MATMUL, SOC, "all")
     assert isinstance(make_space(MATMUL, SOC, "flat"), Space) and isinstance(make_space(MATMUL, SOC, "both"),
                                                                              UnionSpace)
+
+
+def test_the_cli_tunes_any_family_and_names_the_one_a_kind_lacks(capsys: pytest.CaptureFixture[str]) -> None:
+    from toolkit.cli import main
+    shape = ["--m", "64", "--n", "64", "--k", "64", "--config", "gemmini", "--show-space"]
+    assert main(["tune", "matmul", *shape, "--family", "both"]) == 0
+    out = capsys.readouterr().out
+    assert "both families" in out and "MatmulSchedule" in out and "LibraryMatmul" in out
+    assert main(["tune", "matmul", *shape]) == 0
+    assert "LibraryMatmul" in capsys.readouterr().out   # auto on the SoC: the default's family, gemmini.h's loops
+    assert main(["tune", "depthwise", "--in-h", "8", "--in-w", "8", "--in-c", "16", "--config", "gemmini",
+                 "--family", "loops", "--show-space"]) == 2
+    assert "no loop schedules of depthwise" in capsys.readouterr().err

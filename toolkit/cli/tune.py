@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 TUNER_NAMES = ("model", "random", "grid", "ga")
 TUNE_BACKENDS = ("verilator", "stand-in")
+FAMILY_NAMES = ("auto", "flat", "loops", "both")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,6 +44,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=positive_int, default=None,
                    help="candidates per batch (default 8, whatever the workers, so that a seed searches alike "
                         "with any; give at least the workers on a large cluster)")
+    p.add_argument("--family", choices=FAMILY_NAMES, default="auto",
+                   help="schedules searched: flat (the toolkit's streams), loops (Gemmini's LOOP_WS/LOOP_CONV_WS "
+                        "with every tile a knob), both (one space of the two), auto (the default schedule's "
+                        "family; default)")
     p.add_argument("--no-transfer", action="store_true", help="ignore records of other workloads")
     p.add_argument("--show-space", action="store_true", help="print the search space and exit")
     p.add_argument("--plot", metavar="CURVE.png", type=output_file, help="plot best cycles against trials")
@@ -54,11 +59,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from tuner.api import tune
 
     from ..limits import check_size
-    from tuner.space import Space
+    from tuner.union import make_space
 
     op, hw = op_from_args(args), hardware(args)
     check_size(op, hw, args.allow_large)   # before the space is built
-    space = Space(op, hw)
+    space = make_space(op, hw, args.family)
     if args.show_space:
         print(space.summary())
         return 0
