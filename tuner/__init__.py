@@ -9,5 +9,7 @@ from .database import Database, Record, best_schedule
 from .results import Trial, TuneResult
 from .session import TuningSession
 from .space import Space
+from .union import UnionSpace, make_space
 
-__all__ = ["Database", "Record", "Space", "Trial", "TuneResult", "TuningSession", "best_schedule", "tune"]
+__all__ = ["Database", "Record", "Space", "Trial", "TuneResult", "TuningSession", "UnionSpace", "best_schedule", "make_space",
+           "tune"]

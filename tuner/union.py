@@ -58,9 +58,11 @@ class UnionSpace:
         return (0, int(index)) if index < first else (1, int(index) - first)
 
     def _offset(self, family: int) -> int:
+        """The union's index of ``family``'s first point."""
         return 0 if family == 0 else len(self.parts[0])
 
     def genome(self, index: int) -> tuple[int, ...]:
+        """The family's index, then a value index per knob of either family (the other family's at 0)."""
         family, local = self.locate(index)
         g = [0] * len(self.names)
         g[0] = family
@@ -76,6 +78,7 @@ class UnionSpace:
         return None if local is None else local + self._offset(family)
 
     def shape(self, index: int) -> tuple[int, ...]:
+        """The family's index and the point's shape in its family (:meth:`tuner.space.Space.shape`)."""
         family, local = self.locate(index)
         return (family, *self.parts[family].shape(local))
 
