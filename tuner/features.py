@@ -28,7 +28,7 @@ from isa.opcodes import MVIN_FUNCTS, ConfigKind, Funct
 from simulators.stand_in import estimate
 from toolkit.census import Census
 from isa.loop_unroll import issued_words
-from toolkit.family import loop_cycles
+from toolkit.family import flat_cycles, loop_cycles
 from toolkit.kinds import KINDS, estimate_cycles, family_class, knob_domains, lower, tallies, tally
 from toolkit.library import LibrarySchedule
 from toolkit.kinds import from_dict as op_from_dict
@@ -40,9 +40,10 @@ from toolkit.tally import tally as tally_of
 if TYPE_CHECKING:
     from .space import Space
 
-FEATURE_VERSION = 7   # 2: pipeline features, 20 knob slots; 3: the stand-in's cycles; 4: order-free, closed-form
+FEATURE_VERSION = 8   # 2: pipeline features, 20 knob slots; 3: the stand-in's cycles; 4: order-free, closed-form
 # prior; 5: the hardware's sizes; 6: a closed-form prior for output-stationary schedules; 7: the stand-in
-# times output-stationary computes (the prior of depthwise ones)
+# times output-stationary computes (the prior of depthwise ones); 8: a flat stream's prior held to its words at
+# the host's cost (on the SoC)
 OP_KINDS = ("matmul", "conv2d")  # one-hot slots; any other kind sets the "other" slot
 MAX_BANKS = 4       # sorted per-bank shares, the rest folded into the last slot
 MAX_KNOBS = 20
@@ -268,15 +269,17 @@ def hardware_features(hw: HardwareConfig) -> np.ndarray:
 
 
 def prior_feature(op: Op, schedule: Schedule, hw: HardwareConfig, prog: Program | None = None,
-                  n_computes: int | None = None) -> float:
+                  n_computes: int | None = None, words: int = 0) -> float:
     """log2(1 + cycles) of the analytical prior: the kind's closed-form estimate where it has one
     (matmul and conv2d in either dataflow, any length: toolkit.kinds.estimate_cycles); else the stand-in's simulated cycles
-    of a rendered stream short enough; else NOT_ESTIMATED. ``n_computes``: the computes of the schedule's census,
-    where the caller has it (an output-stationary estimate counts its chains there)."""
+    of a rendered stream short enough; else NOT_ESTIMATED. Either is held to the stream's ``words`` at the host's
+    cost (toolkit.family.flat_cycles), as Gemmini's loops are (toolkit.family.loop_cycles), so that on the SoC
+    the two families' priors rank alike. ``n_computes``: the computes of the schedule's census, where the caller
+    has it (an output-stationary estimate counts its chains there)."""
     cycles = estimate_cycles(op, schedule, hw, n_computes)
     if cycles is None and prog is not None and len(prog.instructions) <= STAND_IN_MAX_INSTRUCTIONS:
         cycles = estimate(prog)[0]
-    return NOT_ESTIMATED if cycles is None else float(_log(cycles))
+    return NOT_ESTIMATED if cycles is None else float(_log(flat_cycles(words, cycles, hw)))
 
 
 def _vector(stream: np.ndarray, prior: float, op: Op, schedule: Schedule, hw: HardwareConfig,
@@ -300,7 +303,8 @@ def features(prog: Program, op: Op, schedule: Schedule, domains: dict[str, list]
         census = words_census(words)
         prior = loop_cycles(op, words, host_words, hw)
         return _vector(census_features(census, hw, prog.buffers), float(_log(prior)), op, schedule, hw, domains)
-    return _vector(stream_features(prog), prior_feature(op, schedule, hw, prog), op, schedule, hw, domains)
+    return _vector(stream_features(prog), prior_feature(op, schedule, hw, prog, words=len(prog.instructions)), op,
+                   schedule, hw, domains)
 
 
 def candidate_features(op: Op, hw: HardwareConfig, schedule: Schedule, domains: dict[str, list] | None = None
@@ -321,7 +325,8 @@ def _counted_features(op: Op, hw: HardwareConfig, schedule: Schedule, counted: t
     # a kind with a census but no closed-form prior (depthwise) renders only a stream the stand-in would run
     short = KINDS[op.KIND].estimate is None and sums.sum("words") <= STAND_IN_MAX_INSTRUCTIONS
     prog = lower(op, schedule, hw) if short else None
-    return _vector(tally_features(sums, hw, buffers), prior_feature(op, schedule, hw, prog, sums.sum("computes")),
+    return _vector(tally_features(sums, hw, buffers), prior_feature(op, schedule, hw, prog, sums.sum("computes"),
+                                                                 sums.sum("words")),
                    op, schedule, hw, domains)
 
 
