@@ -43,6 +43,7 @@ class UnionSpace:
         self._spans = ((1, 1 + len(flat.names)), (1 + len(flat.names), len(self.names)))
         self.size = len(flat) + len(loops)
         self.raw_size = flat.raw_size + loops.raw_size
+        self._crossings: dict[int, int] = {}   # point -> the other family's point nearest to it
         default = default_schedule(op, hw)
         self.default: Schedule | None = default if self.index_of(default) is not None else None
 
@@ -121,8 +122,7 @@ class UnionSpace:
         family = int(name.startswith(LOOPS_PREFIX))
         parts = list(self.parts)
         parts[family] = parts[family].restrict(name.removeprefix(LOOPS_PREFIX) if family else name, value)
-        half = UnionSpace(self.op, self.hw, tile_policy=self.tile_policy, parts=(parts[0], parts[1]))
-        return half
+        return UnionSpace(self.op, self.hw, tile_policy=self.tile_policy, parts=(parts[0], parts[1]))
 
     # ---- moves ---------------------------------------------------------------------------
     def sample(self, rng: np.random.Generator, n: int, exclude: set[int] | frozenset[int] = frozenset()) -> list[int]:
@@ -145,8 +145,10 @@ class UnionSpace:
         nearest to it (its knobs matched by name)."""
         family, local = self.locate(index)
         if rng.random() < SWITCH_SHARE:
-            other = 1 - family
-            return self.parts[other].nearest(self.parts[family].knobs(local)) + self._offset(other)
+            if index not in self._crossings:   # a large conv's flat family: 0.17 s a search over its fitting rows
+                other = 1 - family
+                self._crossings[index] = self.parts[other].nearest(self.parts[family].knobs(local)) + self._offset(other)
+            return self._crossings[index]
         return self.parts[family].neighbor(local, rng, tries) + self._offset(family)
 
     def nearest(self, knobs: dict[str, Any]) -> int:
