@@ -30,19 +30,25 @@ from .closed import computes_sums, input_loads, stores, weight_loads
 from .geometry import padded_width
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
-from .schedule import ConvPlan, ConvSchedule, DepthwiseSchedule
-from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, tile_ranges
+from .schedule import ConvSchedule, DepthwiseSchedule
+from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, step_order, tile_ranges
 
 _SP, _IN, _W, _ACC = 0, 1, 2, 3   # what shifts a word's local address: nothing, the input, weight, acc base
 _MAX_PIECES = 65536
 _PIECES: dict[tuple, "_Piece"] = {}   # (context, part, class) -> its words at base 0, across candidates
 _CONTEXTS: dict[tuple, int] = {}      # context -> a small id (hashing a context's dataclasses costs)
+_MAX_WALKS = 1024
+_WALKS: dict[tuple, list] = {}        # a walk's knobs -> its classes (_walk_classes), across candidates
+_TALLIES: dict[tuple, tuple] = {}     # a schedule's knobs but its order's -> its sums and buffers (conv_tallies)
 
 
 def forget_classes() -> None:
     """Drop every cached class (a benchmark's cold start)."""
     _PIECES.clear()
     _CONTEXTS.clear()
+    _WALKS.clear()
+    _TALLIES.clear()
+    step_order.cache_clear()
 
 
 @functools.lru_cache(maxsize=4096)
@@ -153,18 +159,17 @@ def _cut_tallies(pieces: list[_Piece], c: Census, shift: np.ndarray, ends: np.nd
 class _Classes:
     """A census's parts, class by class: ``each`` groups the steps of a part into classes (with the buffers
     each uses), makes a class's piece once (shared across candidates of one context) and keeps the part's
-    pieces, counts and buffer bases."""
+    pieces, counts and each class's buffers."""
 
-    def __init__(self, bufs: list[np.ndarray], plan: ConvPlan) -> None:
-        self.bufs, self.plan = bufs, plan
-        self.groups: list[tuple[str, list[_Piece], np.ndarray, np.ndarray]] = []   # part, pieces, counts, bases
+    def __init__(self, bufs: np.ndarray) -> None:
+        self.bufs = bufs   # (3, steps): each step's input, weight and accumulator buffer
+        self.groups: list[tuple[str, list[_Piece], np.ndarray, np.ndarray]] = []   # part, pieces, counts, buffers
 
     def each(self, part: str, context: tuple, keys: list[np.ndarray], active: np.ndarray,
              spec: Callable[[int], Any], fill: Callable[[_Piece, Any], None]) -> None:
         """Classes of ``active`` steps alike in ``keys``; ``spec`` gives what the walk makes of a class's first
         step, and ``fill`` its words from that."""
-        bufs, plan = self.bufs, self.plan
-        firsts, counts = classes(keys + bufs, active)
+        firsts, counts = classes([*keys, *self.bufs], active)
         if len(_PIECES) >= _MAX_PIECES:
             forget_classes()
         ctx, pieces = _CONTEXTS.setdefault(context, len(_CONTEXTS)), []
@@ -173,9 +178,7 @@ class _Classes:
             if key not in _PIECES:
                 _PIECES[key] = _Piece(spec(n), fill)
             pieces.append(_PIECES[key])
-        bases = np.stack([np.zeros(len(firsts), np.int64), plan.a.base(bufs[0][firsts]), plan.b.base(bufs[1][firsts]),
-                          plan.c.base(bufs[2][firsts])], axis=1)
-        self.groups.append((part, pieces, counts, bases))
+        self.groups.append((part, pieces, counts, self.bufs[:, firsts].T))
 
 
 def _loads(piece: _Piece, loads: list, funct: int, dram: int, local: Callable, shift: int, stride: int) -> None:
@@ -258,7 +261,28 @@ def conv_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | De
     whole numbers: exact). Many candidates at once: the new classes of every candidate of one geometry
     (packed taps or not: the buffers), dataflow and size of pixel tile get their sums in one closed-form pass
     per part, whatever their tiles, and every candidate's sums and rows per bank come out of one pass over
-    all their classes."""
+    all their classes. Each candidate's sums are kept (as its words: whatever its pipeline knobs)."""
+    keys = [_tally_key(op, hw, s) for s in schedules]
+    new = {key: s for key, s in zip(keys, schedules) if key not in _TALLIES}   # one of each
+    if len(_TALLIES) + len(new) > _MAX_WALKS:
+        _TALLIES.clear()
+    _TALLIES.update(zip(new, _new_tallies(op, list(new.values()), hw)) if new else ())
+    return [_TALLIES[key] for key in keys]
+
+
+# where a step's loads and stores go among its computes: the order of the words, which the sums do not read
+_ORDER_KNOBS = frozenset({"load_ahead", "store_delay", "spread"})
+
+
+def _tally_key(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, s: ConvSchedule | DepthwiseSchedule) -> tuple:
+    """What a schedule's sums depend on: all its knobs but the order's (memory_plan reads none of those
+    either: it fits as the schedules of its key do)."""
+    return (op, hw, type(s), *(v for name, v in vars(s).items() if name not in _ORDER_KNOBS))
+
+
+def _new_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | DepthwiseSchedule],
+                 hw: HardwareConfig) -> list[tuple[Tally, dict[str, Buffer]]]:
+    """:func:`conv_tallies` of ``schedules``, none of them kept."""
     built = [_class_groups(op, s, hw) for s in schedules]
     shared: dict[tuple, tuple] = {}   # geometry, dataflow, pixels -> a schedule, its buffers, its candidates' groups
     for s, (groups, buffers) in zip(schedules, built):
@@ -339,24 +363,36 @@ def _fixed_tally(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, padded: bool)
 
 
 def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
-                  ) -> tuple[list[tuple[list[_Piece], np.ndarray, np.ndarray]], dict[str, Buffer]]:
-    """The tile walk's classes of steps, per part (pieces, counts, bases), and the buffers. A depthwise conv's
-    reduction is its taps alone (the channel tile is the output's): its input changes with the channel tile."""
-    walk = _ConvWalk(op, s, hw)
-    dw, geo, plan, t, d = walk.dw, walk.geo, walk.plan, walk.t, walk.d
-    buffers = _buffers(op, geo.source == "padded")
+                  ) -> tuple[list[tuple[str, list[_Piece], np.ndarray, np.ndarray]], dict[str, Buffer]]:
+    """The tile walk's classes of steps, per part (part, pieces, counts, bases), and the buffers. The classes
+    and their buffers depend on the tiles, geometry, mvin width, dataflow, loop order and buffering, not on
+    the placement or pipeline knobs: kept per walk, the bases are the schedule's own plan's."""
+    walk = _ConvWalk(op, s, hw)   # its memory plan: ScheduleError where the schedule does not fit
+    buffers = _buffers(op, walk.geo.source == "padded")
+    key = (op, hw, walk.t, s.packs_taps, s.mvin_blocks, s.dataflow, s.loop_order, s.nbuf)
+    if key not in _WALKS:
+        if len(_WALKS) >= _MAX_WALKS:
+            _WALKS.clear()
+        _WALKS[key] = _walk_classes(walk, hw, buffers)
+    plan = walk.plan
+    return [(part, pieces, counts, np.stack([np.zeros(len(counts), np.int64), plan.a.base(bufs[:, 0]),
+                                             plan.b.base(bufs[:, 1]), plan.c.base(bufs[:, 2])], axis=1))
+            for part, pieces, counts, bufs in _WALKS[key]], buffers
+
+
+def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer]
+                  ) -> list[tuple[str, list[_Piece], np.ndarray, np.ndarray]]:
+    """The walk's classes of steps, per part: (part, pieces, counts, each class's input, weight and accumulator
+    buffer). A depthwise conv's reduction is its taps alone (the channel tile is the output's): its input
+    changes with the channel tile."""
+    op, s, dw, geo, plan, t, d = walk.op, walk.s, walk.dw, walk.geo, walk.plan, walk.t, walk.d
     ranges = (tile_ranges(op.batch, t.b), tile_ranges(op.out_h, t.oh), tile_ranges(op.out_w, t.ow),
               tile_ranges(-(-walk.out_c // d), t.k))
     reduction = walk.reduction(range(1))   # (a depthwise conv's: each channel tile its own, of the same length)
     nkw, nc = len(tile_ranges(geo.kernel[1], t.kw)), 1 if dw else len(tile_ranges(-(-walk.in_c // d), t.c))
     shape = (*map(len, ranges), len(reduction))
-    b, h, w, k, r = (np.transpose(a, [s.ORDER.index(x) for x in s.loop_order] + [4]).reshape(-1)
-                     for a in np.indices(shape))
-    new_in, new_w = np.ones(len(b), bool), np.ones(len(b), bool)
-    new_in[1:] = (b[1:] != b[:-1]) | (h[1:] != h[:-1]) | (w[1:] != w[:-1]) | (r[1:] != r[:-1]) \
-        | (dw & (k[1:] != k[:-1]))
-    new_w[1:] = (k[1:] != k[:-1]) | (r[1:] != r[:-1])
-    bufs = [(np.cumsum(new_in) - 1) % s.nbuf, (np.cumsum(new_w) - 1) % s.nbuf, (np.arange(len(b)) // shape[4]) % s.nbuf]
+    steps = step_order(shape, tuple(s.ORDER.index(x) for x in s.loop_order), s.nbuf, dw)
+    b, h, w, k, r = steps[:5]
     (sh, sw), (ph, pw) = geo.stride, geo.padding
     hcls = _axis_classes(op.out_h, t.oh, geo.kernel[0], t.kh, sh, ph, geo.in_h)[h, r // (nkw * nc)]
     wcls = _axis_classes(op.out_w, t.ow, geo.kernel[1], t.kw, sw, pw, geo.in_w)[w, (r // nc) % nkw]
@@ -373,20 +409,20 @@ def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSched
     # that differ only there share them
     loads, computes_of = (op, hw, t, s.packs_taps, s.mvin_blocks), (op, hw, t, s.packs_taps, s.dataflow)
 
-    walked = _Classes(bufs, plan)
+    walked = _Classes(np.stack(steps.bufs))
     each = walked.each
     src, out_bytes, full = buffers[geo.source].addr, (4 if op.out_dtype == "int32" else 1), op.out_dtype == "int32"
     # a step's words depend on its channel tile only through whether it is the last (a ragged one), and
     # on the reduction's first step (it overwrites the accumulators); the other channel tiles are alike
     taps, last_c = r // nc, r % nc == nc - 1
-    each("input", loads, [last[0], hcls, wcls, taps, last_c, *([last[3]] if dw else [])], new_in,
+    each("input", loads, [last[0], hcls, wcls, taps, last_c, *([last[3]] if dw else [])], steps.new_in,
          lambda n: (walk, *tile(n)), lambda p, spec: _loads(p, spec[0]._input_loads(*spec[1:], 0), Funct.MVIN, src,
                                                               lambda x: x, _IN, plan.in_plane))
     if dw:
-        each("weights", loads, [last[3], taps], new_w, lambda n: walk._diagonals(tile(n)[1], 0),
+        each("weights", loads, [last[3], taps], steps.new_w, lambda n: walk._diagonals(tile(n)[1], 0),
              lambda p, diagonals: _diagonals(p, diagonals, buffers["weight"].addr))
     else:
-        each("weights", loads, [last[3], taps, last_c], new_w, lambda n: (walk, *tile(n)),
+        each("weights", loads, [last[3], taps, last_c], steps.new_w, lambda n: (walk, *tile(n)),
              lambda p, spec: _loads(p, spec[0]._weight_loads(spec[2], spec[1].kbs, 0), Funct.MVIN2,
                                     buffers["weight"].addr, lambda x: x, _W, plan.w_plane))
     if op.bias:
@@ -396,7 +432,7 @@ def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSched
          lambda n: (walk, *tile(n)), lambda p, spec: _computes(p, *spec[0].computes(*spec[1:], 0, 0), s.dataflow))
     each("stores", (op, hw, t, s.packs_taps), [*last, last_r], last_r, lambda n: (walk, *tile(n)),
          lambda p, spec: _store(p, spec[0]._stores(spec[1]), buffers["output"].addr, out_bytes, full))
-    return walked.groups, buffers
+    return walked.groups
 
 
 def _store(piece: _Piece, stores: list, dram: int, out_bytes: int, full: bool) -> None:

@@ -17,7 +17,7 @@ from ..schedule import ScheduleError, grow_tiles
 from .geometry import conv_geometry
 from .ops import Conv2d, DepthwiseConv2d
 from .schedule import ConvSchedule, DepthwiseSchedule
-from .tiles import tile_ranges
+from .tiles import step_order, tile_ranges
 
 
 def _sized(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, knobs: dict[str, Any]
@@ -103,17 +103,23 @@ def _tap_rows(nb: int, per_h: tuple[int, ...], per_w: tuple[int, ...], contiguou
     return cycles
 
 
+@functools.lru_cache(maxsize=4096)
 def _axis_tiles(n_out: int, tile: int, kernel: int, ktile: int, stride: int, pad: int, extent: int
-                ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, ...]]]:
+                ) -> tuple[np.ndarray, np.ndarray, tuple[tuple[int, ...], ...]]:
     """Along one axis, per (output tile, kernel tile): the index of its valid outputs under each tap in the
-    returned list of those (few: the tiles inside the input share one), and the valid inputs it reads."""
+    returned list of those (few: the tiles inside the input share one), and the valid inputs it reads.
+    Cached, read-only: tilings that share an axis's tiles share it."""
     per_tap: dict[tuple[int, ...], int] = {}
     cls, read = [], []
+    ktiles = tile_ranges(kernel, ktile)
     for o in tile_ranges(n_out, tile):
-        axis = [_axis(o.start, len(o), k.start, len(k), stride, pad, extent) for k in tile_ranges(kernel, ktile)]
+        axis = [_axis(o.start, len(o), k.start, len(k), stride, pad, extent) for k in ktiles]
         cls.append([per_tap.setdefault(per, len(per_tap)) for per, _ in axis])
         read.append([n for _, n in axis])
-    return np.array(cls), np.array(read), list(per_tap)
+    cls_of, read_of = np.array(cls), np.array(read)
+    cls_of.setflags(write=False)
+    read_of.setflags(write=False)
+    return cls_of, read_of, tuple(per_tap)
 
 
 # Over 40 lines: one pass that fills the arrays pipelined_conv_cycles reads, from shared ranges.
@@ -202,16 +208,12 @@ def pipelined_conv_cycles(op: Conv2d, s: ConvSchedule, hw: HardwareConfig, limit
     Infinity where the computes alone pass ``limit``."""
     c, d = _tile_costs_of(op, s, hw), hw.dim
     out_beats = -(-d * (4 if op.out_dtype == "int32" else 1) // hw.dma_beat_bytes)
-    idx = np.indices(c["shape"])   # the steps in loop order, the reduction innermost
-    b, h, w, k, r = (np.transpose(a, ["bhwk".index(x) for x in s.loop_order] + [4]).reshape(-1) for a in idx)
+    steps = step_order(c["shape"], tuple(s.ORDER.index(x) for x in s.loop_order), s.nbuf, False)
+    b, h, w, k, r, new_in, new_w = steps[:7]   # an operand is loaded when its tile differs from the previous step's
     kblocks, npix = c["kblocks"][k], c["npix"][b, h, w]
     compute = c["taps"][b, h, w, r] * kblocks
     if compute.sum() + len(compute) * STEP_OVERHEAD * d > limit:
         return math.inf
-    # an operand is loaded when its tile differs from the previous step's
-    new_in, new_w = np.ones(len(b), bool), np.ones(len(b), bool)
-    new_in[1:] = (b[1:] != b[:-1]) | (h[1:] != h[:-1]) | (w[1:] != w[:-1]) | (r[1:] != r[:-1])
-    new_w[1:] = (k[1:] != k[:-1]) | (r[1:] != r[:-1])
     load = new_in * c["in_rows"][b, h, w, r] + new_w * c["w_rows"][k, r]
     writes = new_in * c["in_writes"][b, h, w, r] + new_w * c["w_writes"][k, r]
     if op.bias:   # a bias row is read once and written to every pixel of the tile
