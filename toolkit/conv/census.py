@@ -15,8 +15,10 @@ sums in closed form: closed.py), and a candidate's are its classes' times their 
 """
 from __future__ import annotations
 
+import contextlib
 import functools
-from typing import Any, Callable, NamedTuple
+import gc
+from typing import Any, Callable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -173,7 +175,7 @@ class _Classes:
         if len(_PIECES) >= _MAX_PIECES:
             forget_classes()
         ctx, pieces = _CONTEXTS.setdefault(context, len(_CONTEXTS)), []
-        for n, values in zip(firsts.tolist(), np.stack(keys)[:, firsts].T.tolist()):
+        for n, values in zip(firsts.tolist(), np.stack([x[firsts] for x in keys], axis=1).tolist()):
             key = (ctx, part, *values)
             if key not in _PIECES:
                 _PIECES[key] = _Piece(spec(n), fill)
@@ -266,8 +268,24 @@ def conv_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | De
     new = {key: s for key, s in zip(keys, schedules) if key not in _TALLIES}   # one of each
     if len(_TALLIES) + len(new) > _MAX_WALKS:
         _TALLIES.clear()
-    _TALLIES.update(zip(new, _new_tallies(op, list(new.values()), hw)) if new else ())
+    if new:
+        with _collector_paused():
+            _TALLIES.update(zip(new, _new_tallies(op, list(new.values()), hw)))
     return [_TALLIES[key] for key in keys]
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector: new classes are tens of thousands of small objects that live
+    on in the caches, which its passes over the heap (a fifth of a batch's time) would not free, and the
+    rest reference counting frees."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 # where a step's loads and stores go among its computes: the order of the words, which the sums do not read

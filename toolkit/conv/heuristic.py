@@ -90,17 +90,17 @@ def _axis(o0: int, n: int, k0: int, nk: int, stride: int, pad: int, extent: int)
     return per, sum(0 <= i < extent for i in read)
 
 
-@functools.lru_cache(maxsize=65536)
-def _tap_rows(nb: int, per_h: tuple[int, ...], per_w: tuple[int, ...], contiguous: bool, dim: int) -> float:
-    """Array cycles of the taps of one reduction tile for one (input, output) block pair: each tap
-    streams its valid pixels, in runs of a row of the tile (or the whole tile when contiguous)."""
-    cycles = 0.0
-    for vr in per_h:
-        for vc in per_w:
-            rows = nb * vr * vc
-            if rows:
-                cycles += tap_cycles(rows, rows if contiguous else vc, dim)
-    return cycles
+def _tap_table(images: np.ndarray, h_per: tuple[tuple[int, ...], ...], w_per: tuple[tuple[int, ...], ...],
+               dim: int) -> np.ndarray:
+    """[images, valid rows per tap, valid columns per tap, contiguous]: array cycles of the taps of one
+    reduction tile for one (input, output) block pair: each tap streams its valid pixels, in runs of a row
+    of the tile (or the whole tile when contiguous). Summed tap by tap (a running sum: the float that adding
+    them one at a time gives); a kernel tile's missing taps (a ragged last one's) add nothing."""
+    vr, vc = (np.array([[*p, *[0] * (max(map(len, per)) - len(p))] for p in per]) for per in (h_per, w_per))
+    rows = images[:, None, None, None, None] * vr[None, :, None, :, None] * vc[None, None, :, None, :]
+    last = np.broadcast_to(vc[None, None, :, None, :], rows.shape)
+    cycles = np.stack([np.where(rows > 0, tap_cycles(rows, x, dim), 0.0) for x in (last, rows)], axis=3)
+    return np.cumsum(cycles.reshape(*cycles.shape[:4], -1), axis=4)[..., -1]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -149,8 +149,7 @@ def _tile_costs(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, An
     images, heights, widths = (np.array([len(x) for x in tile_ranges(n, tl)])
                                for n, tl in ((op.batch, t.b), (op.out_h, t.oh), (op.out_w, t.ow)))
     distinct, b_cls = np.unique(images, return_inverse=True)
-    tap_table = np.array([[[[_tap_rows(int(nb), per_h, per_w, contiguous, d) for contiguous in (False, True)]
-                            for per_w in w_per] for per_h in h_per] for nb in distinct])
+    tap_table = _tap_table(distinct, h_per, w_per, d)
     contiguous = np.array([len(kws) == 1 for kws in rkw], dtype=int)[r_kw]
     cblocks = np.array([len(cbs) for cbs in rc])[r_c]
 
