@@ -422,10 +422,13 @@ def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer
         out = _Output(*(rng[x[n]] for rng, x in zip(ranges, (b, h, w, k))), 0)
         return out, walk.step(out, int(r[n]), walk.reduction(out.kbs) if dw else reduction)
 
-    # a class's words at base 0 depend on the op, the hardware, the tiles, and per part the mvin width (the
-    # loads), the dataflow (the computes), not on the placement, loop order or pipeline knobs: candidates
-    # that differ only there share them
-    loads, computes_of = (op, hw, t, s.packs_taps, s.mvin_blocks), (op, hw, t, s.packs_taps, s.dataflow)
+    # a class's words at base 0 depend on the op, the hardware, per part the tiles it reads (the input all but
+    # the output channels', the weights all but the pixels', the bias and stores the output tile's), the mvin
+    # width (the loads) and the dataflow (the computes); not on the placement, loop order or pipeline knobs:
+    # candidates that differ only there share them
+    outputs, geometry = t._replace(kh=0, kw=0, c=0), (op, hw, s.packs_taps)
+    inputs = (*geometry, t._replace(k=0), s.mvin_blocks)
+    weights, bias = (*geometry, t._replace(b=0, oh=0, ow=0), s.mvin_blocks), (*geometry, outputs, s.mvin_blocks)
 
     walked = _Classes(np.stack(steps.bufs))
     each = walked.each
@@ -433,22 +436,23 @@ def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer
     # a step's words depend on its channel tile only through whether it is the last (a ragged one), and
     # on the reduction's first step (it overwrites the accumulators); the other channel tiles are alike
     taps, last_c = r // nc, r % nc == nc - 1
-    each("input", loads, [last[0], hcls, wcls, taps, last_c, *([last[3]] if dw else [])], steps.new_in,
+    each("input", inputs, [last[0], hcls, wcls, taps, last_c, *([last[3]] if dw else [])], steps.new_in,
          lambda n: (walk, *tile(n)), lambda p, spec: _loads(p, spec[0]._input_loads(*spec[1:], 0), Funct.MVIN, src,
                                                               lambda x: x, _IN, plan.in_plane))
     if dw:
-        each("weights", loads, [last[3], taps], steps.new_w, lambda n: walk._diagonals(tile(n)[1], 0),
+        each("weights", weights, [last[3], taps], steps.new_w, lambda n: walk._diagonals(tile(n)[1], 0),
              lambda p, diagonals: _diagonals(p, diagonals, buffers["weight"].addr))
     else:
-        each("weights", loads, [last[3], taps, last_c], steps.new_w, lambda n: (walk, *tile(n)),
+        each("weights", weights, [last[3], taps, last_c], steps.new_w, lambda n: (walk, *tile(n)),
              lambda p, spec: _loads(p, spec[0]._weight_loads(spec[2], spec[1].kbs, 0), Funct.MVIN2,
                                     buffers["weight"].addr, lambda x: x, _W, plan.w_plane))
     if op.bias:
-        each("bias", loads, [*last, first_r], first_r, lambda n: walk._bias_loads(tile(n)[0]),
+        each("bias", bias, [*last, first_r], first_r, lambda n: walk._bias_loads(tile(n)[0]),
              lambda p, loads: _loads(p, loads, Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
-    each("computes", computes_of, [last[0], hcls, wcls, taps, last_c, first_r, last[3]], np.ones(len(b), bool),
+    each("computes", (*geometry, t, s.dataflow), [last[0], hcls, wcls, taps, last_c, first_r, last[3]],
+         np.ones(len(b), bool),
          lambda n: (walk, *tile(n)), lambda p, spec: _computes(p, *spec[0].computes(*spec[1:], 0, 0), s.dataflow))
-    each("stores", (op, hw, t, s.packs_taps), [*last, last_r], last_r, lambda n: (walk, *tile(n)),
+    each("stores", (*geometry, outputs), [*last, last_r], last_r, lambda n: (walk, *tile(n)),
          lambda p, spec: _store(p, spec[0]._stores(spec[1]), buffers["output"].addr, out_bytes, full))
     return walked.groups
 
