@@ -148,14 +148,16 @@ def _cut_tallies(pieces: list[_Piece], c: Census, shift: np.ndarray, ends: np.nd
     """Decode the words ``c`` (what shifts each one's rs1 and rs2: ``shift``) of ``pieces``, one after
     another (piece i's end before ``ends[i]``), and cut the sums and accesses per piece (a piece's
     accesses lie together, in word order)."""
-    starts = np.concatenate([[0], ends[:-1]])
     ws = word_sums(c, hw, buffers)
     cum = np.vstack([np.zeros((1, ws.sums.shape[1]), np.int64), np.cumsum(ws.sums, axis=0)])
-    w_at, r_at = (np.searchsorted(a.word, np.append(starts, ends[-1])) for a in (ws.writes, ws.reads))
-    writes, reads = _access(ws.writes, shift[ws.writes.word, 1], 0), _access(ws.reads, shift[ws.reads.word, 0], 1)
+    sums = cum[ends] - cum[np.concatenate([[0], ends[:-1]])]
+    access = np.concatenate([_access(ws.writes, shift[ws.writes.word, 1], 0),
+                             _access(ws.reads, shift[ws.reads.word, 0], 1)], axis=1)
+    owner = np.searchsorted(ends, np.concatenate([ws.writes.word, ws.reads.word]), side="right")
+    order = np.argsort(owner, kind="stable")   # each piece's writes, then its reads
+    access, at = access[:, order], np.searchsorted(owner[order], np.arange(len(pieces) + 1))
     for n, p in enumerate(pieces):
-        p.tally = _PieceTally(cum[ends[n]] - cum[starts[n]],
-                              np.concatenate([writes[:, w_at[n]:w_at[n + 1]], reads[:, r_at[n]:r_at[n + 1]]], axis=1))
+        p.tally = _PieceTally(sums[n], access[:, at[n]:at[n + 1]])
 
 
 class _Classes:
