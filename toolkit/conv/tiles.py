@@ -162,7 +162,7 @@ class _Resident:
         return True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Output:
     """One output tile: its batch, row, column and output channel block ranges, and the first of the
     accumulator rows that hold its pixels."""
@@ -183,7 +183,7 @@ class _Output:
         return len(self.bs) * len(self.hs) * len(self.ws)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Step:
     """One reduction step of an output tile: kernel row, kernel column and input channel block ranges, and
     the phase layout (:func:`axis_layout`) of the input tile they read, along its rows and its columns."""
