@@ -304,33 +304,42 @@ def _new_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | De
                  hw: HardwareConfig) -> list[tuple[Tally, dict[str, Buffer]]]:
     """:func:`conv_tallies` of ``schedules``, none of them kept."""
     built = [_class_groups(op, s, hw) for s in schedules]
-    shared: dict[tuple, tuple] = {}   # geometry, dataflow, pixels -> a schedule, its buffers, its candidates' groups
+    passes: dict[tuple, tuple] = {}   # part, what its pass keeps apart -> a schedule, its buffers, new classes
     for s, (groups, buffers) in zip(schedules, built):
-        t = s.tiles()   # a pass pads each class's pixels to its largest's: tiles within twice as many pixels
-        key = (s.packs_taps, s.dataflow, (t.b * t.oh * t.ow).bit_length())
-        shared.setdefault(key, (s, buffers, []))[2].extend(groups)
-    for s, buffers, groups in shared.values():
-        _tally_new(op, s, hw, buffers, groups)
+        for part, pieces, _, _ in groups:
+            new = passes.setdefault((part, *_pass_key(part, s)), (s, buffers, {}))[2]
+            new.update((id(p), p) for p in pieces if p.tally is None)
+    for (part, *_), (s, buffers, new) in passes.items():
+        _tally_new(op, part, s, hw, buffers, [p for p in new.values() if p.tally is None])
     return _sum_classes(op, hw, built)
 
 
-def _tally_new(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig,
-               buffers: dict[str, Buffer], groups: list) -> None:
-    """Give the classes of ``groups`` (of candidates sharing ``s``'s geometry and dataflow) that lack one their
-    tally."""
-    new: dict[str, dict[int, _Piece]] = {}
-    for part, pieces, _, _ in groups:
-        new.setdefault(part, {}).update((id(p), p) for p in pieces if p.tally is None)
-    new_of = {part: list(pieces.values()) for part, pieces in new.items()}
-    _computes_tallies(new_of.pop("computes"), s.dataflow == "os")
-    src, out = buffers[s.geometry(op).source].addr, buffers["output"].addr
-    _word_tallies(new_of.pop("input"), lambda specs: input_loads(specs, src), _IN, hw, buffers)
-    if not isinstance(op, DepthwiseConv2d):
-        _word_tallies(new_of.pop("weights"), lambda specs: weight_loads(specs, buffers["weight"].addr), _W, hw,
-                      buffers)
+def _pass_key(part: str, s: ConvSchedule | DepthwiseSchedule) -> tuple:
+    """What one closed-form pass over new classes of ``part`` keeps apart: the geometry (the buffers); the
+    computes' dataflow; and where a pass pads each class's pixels to its largest's (the computes, input and
+    stores), the size of the pixel tile (tiles within twice as many pixels)."""
+    t = s.tiles()
+    pixels = (t.b * t.oh * t.ow).bit_length() if part in ("computes", "input", "stores") else 0
+    return s.packs_taps, s.dataflow if part == "computes" else None, pixels
+
+
+def _tally_new(op: Conv2d | DepthwiseConv2d, part: str, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig,
+               buffers: dict[str, Buffer], new: list[_Piece]) -> None:
+    """Give the new classes ``new`` of ``part`` (of candidates sharing ``s``'s :func:`_pass_key`) their tally:
+    in closed form, every class at once, but the bias and a depthwise conv's weights, from their words."""
     full = op.out_dtype == "int32"
-    _word_tallies(new_of.pop("stores"), lambda specs: stores(specs, out, 4 if full else 1, full), _ACC, hw, buffers)
-    _tally_pieces([p for pieces in new_of.values() for p in pieces], hw, buffers)
+    if part == "computes":
+        _computes_tallies(new, s.dataflow == "os")
+    elif part == "input":
+        src = buffers[s.geometry(op).source].addr
+        _word_tallies(new, lambda specs: input_loads(specs, src), _IN, hw, buffers)
+    elif part == "weights" and not isinstance(op, DepthwiseConv2d):
+        _word_tallies(new, lambda specs: weight_loads(specs, buffers["weight"].addr), _W, hw, buffers)
+    elif part == "stores":
+        _word_tallies(new, lambda specs: stores(specs, buffers["output"].addr, 4 if full else 1, full), _ACC, hw,
+                      buffers)
+    else:
+        _tally_pieces(new, hw, buffers)
 
 
 def _sum_classes(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, built: list
