@@ -182,6 +182,12 @@ def _tile_costs(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, An
 _TILE_COSTS: dict[tuple, dict[str, Any]] = {}
 
 
+def forget_tile_costs() -> None:
+    """Drop the kept tile costs (a benchmark's cold start)."""
+    _TILE_COSTS.clear()
+    _axis_tiles.cache_clear()
+
+
 def _tile_costs_of(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, Any]:
     """:func:`_tile_costs`, kept per tiling: it reads only the tiles, the mvin width and the geometry, so
     schedules that differ in placement, loop order or pipeline knobs (a search's neighbours) share it."""
