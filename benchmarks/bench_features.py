@@ -12,8 +12,8 @@ the closed-form prior against the RTL on real layers.
 (rate, --baseline REV) the same random points featurized by revision REV's code too (its packages from
          git archive, in a subprocess), side by side, and whether every row is bit-identical to it.
 (rate, --batch N) the same points featurized N at a time too (tuner.features.featurize, as the tuner's
-         FeatureCache asks), from cold class caches as the one-at-a-time run, and whether every row is
-         bit-identical to the one-at-a-time's.
+         FeatureCache asks), from cold caches (the census's classes, the prior's tile costs) as the
+         one-at-a-time run, and whether every row is bit-identical to the one-at-a-time's.
 
     .venv/bin/python benchmarks/bench_features.py [--part rate|layers] [--points 200] [--baseline REV] [--batch N]
 """
@@ -35,6 +35,7 @@ import toolkit as tk  # noqa: E402
 from simulators.stand_in import estimate  # noqa: E402
 from toolkit.kinds import estimate_cycles, lower  # noqa: E402
 from toolkit.conv.census import forget_classes  # noqa: E402
+from toolkit.conv.heuristic import forget_tile_costs  # noqa: E402
 from tuner.features import candidate_features, featurize, features  # noqa: E402
 from tuner.model import spearman  # noqa: E402
 from tuner.space import Space  # noqa: E402
@@ -92,6 +93,12 @@ def _rate(space: Space, points: list[int], batch: int = 0) -> tuple[float, list[
     return len(points) / (time.process_time() - start), rows
 
 
+def _forget() -> None:
+    """Drop the census's classes and the prior's tile costs: a run after another starts as cold."""
+    forget_classes()
+    forget_tile_costs()
+
+
 def _same(a: list[np.ndarray], b: list[np.ndarray]) -> str:
     return f"{sum(np.array_equal(x, y) for x, y in zip(a, b))} of {len(b)} rows bit-identical"
 
@@ -102,9 +109,9 @@ def part_rate(points: int, rendered: int, budget_s: float, baseline: str | None 
     pts = space.sample(rng, points)
     near = [space.neighbor(p, rng) for p in pts for _ in range(4)]
     before = baseline_rows(baseline, space, pts, near) if baseline else None
-    forget_classes()   # each run from cold class caches: random points first, then their neighbours
+    _forget()   # each run from cold caches: random points first, then their neighbours
     ours = [_rate(space, pts), _rate(space, near)]
-    forget_classes()
+    _forget()
     batched = [_rate(space, pts, batch), _rate(space, near, batch)] if batch else None
     print(f"featurizing {RESNET_3X3.key} on gemmini ({len(space):,} points), candidates a CPU second:")
     for n, what in enumerate((f"{len(pts)} random points", f"{len(near)} neighbours of them")):

@@ -137,12 +137,14 @@ def test_an_output_stationary_census_counts_the_ws_twins_computes(hw: tk.Hardwar
                          ids=lambda op: op.KIND)
 def test_candidates_that_share_a_census_part_each_count_their_own_stream(op: tk.Op) -> None:
     """A census shares a class's words across candidates by part: the loads across dataflows, the computes
-    across mvin widths, the stores across both. Candidates featurized one after another, each differing
-    from the last only there, each equal the rendered stream."""
+    across mvin widths, the stores across both, each part across the tiles it does not read; and a
+    candidate's sums across pipeline knobs. Candidates featurized one after another, each differing from
+    the last only there, each equal the rendered stream."""
     space = Space(op, GEMMINI)
     s = space[space.sample(np.random.default_rng(4), 1)[0]]
     for change in ({}, {"dataflow": "os"}, {"mvin_blocks": 2}, {"dataflow": "ws"}, {"mvin_blocks": 3, "dataflow": "os"},
-                   {"in_bank": 1, "w_bank": 2, "load_ahead": 1}):
+                   {"in_bank": 1, "w_bank": 2, "load_ahead": 1}, {"tile_oh": 1}, {"tile_kh": 1}, {"tile_c": 1},
+                   {"load_ahead": 0, "store_delay": 1, "spread": 0.5}):
         s = replace(s, **change)
         assert not _mismatch(op, GEMMINI, s, space.domains), s
 
@@ -186,6 +188,7 @@ def test_batched_tallies_equal_one_at_a_times_and_the_censuss(hw: tk.HardwareCon
     scheds += [replace(s, dataflow="os") for s in scheds[::2]]
     forget_classes()
     batched, rows = tallies(op, scheds, hw), featurize(op, hw, scheds, space.domains)
+    forget_classes()   # each candidate's own tally from its own classes, not the batch's kept sums
     for s, own, row in zip(scheds, batched, rows):
         joined, one = census(op, s, hw), tally(op, s, hw)
         expected = tally_of(joined[0], hw, joined[1])

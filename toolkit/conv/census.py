@@ -15,8 +15,10 @@ sums in closed form: closed.py), and a candidate's are its classes' times their 
 """
 from __future__ import annotations
 
+import contextlib
 import functools
-from typing import Any, Callable, NamedTuple
+import gc
+from typing import Any, Callable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -30,19 +32,25 @@ from .closed import computes_sums, input_loads, stores, weight_loads
 from .geometry import padded_width
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
-from .schedule import ConvPlan, ConvSchedule, DepthwiseSchedule
-from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, tile_ranges
+from .schedule import ConvSchedule, DepthwiseSchedule
+from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, step_order, tile_ranges
 
 _SP, _IN, _W, _ACC = 0, 1, 2, 3   # what shifts a word's local address: nothing, the input, weight, acc base
 _MAX_PIECES = 65536
 _PIECES: dict[tuple, "_Piece"] = {}   # (context, part, class) -> its words at base 0, across candidates
 _CONTEXTS: dict[tuple, int] = {}      # context -> a small id (hashing a context's dataclasses costs)
+_MAX_WALKS = 1024
+_WALKS: dict[tuple, list] = {}        # a walk's knobs -> its classes (_walk_classes), across candidates
+_TALLIES: dict[tuple, tuple] = {}     # a schedule's knobs but its order's -> its sums and buffers (conv_tallies)
 
 
 def forget_classes() -> None:
     """Drop every cached class (a benchmark's cold start)."""
     _PIECES.clear()
     _CONTEXTS.clear()
+    _WALKS.clear()
+    _TALLIES.clear()
+    step_order.cache_clear()
 
 
 @functools.lru_cache(maxsize=4096)
@@ -140,42 +148,41 @@ def _cut_tallies(pieces: list[_Piece], c: Census, shift: np.ndarray, ends: np.nd
     """Decode the words ``c`` (what shifts each one's rs1 and rs2: ``shift``) of ``pieces``, one after
     another (piece i's end before ``ends[i]``), and cut the sums and accesses per piece (a piece's
     accesses lie together, in word order)."""
-    starts = np.concatenate([[0], ends[:-1]])
     ws = word_sums(c, hw, buffers)
     cum = np.vstack([np.zeros((1, ws.sums.shape[1]), np.int64), np.cumsum(ws.sums, axis=0)])
-    w_at, r_at = (np.searchsorted(a.word, np.append(starts, ends[-1])) for a in (ws.writes, ws.reads))
-    writes, reads = _access(ws.writes, shift[ws.writes.word, 1], 0), _access(ws.reads, shift[ws.reads.word, 0], 1)
+    sums = cum[ends] - cum[np.concatenate([[0], ends[:-1]])]
+    access = np.concatenate([_access(ws.writes, shift[ws.writes.word, 1], 0),
+                             _access(ws.reads, shift[ws.reads.word, 0], 1)], axis=1)
+    owner = np.searchsorted(ends, np.concatenate([ws.writes.word, ws.reads.word]), side="right")
+    order = np.argsort(owner, kind="stable")   # each piece's writes, then its reads
+    access, at = access[:, order], np.searchsorted(owner[order], np.arange(len(pieces) + 1))
     for n, p in enumerate(pieces):
-        p.tally = _PieceTally(cum[ends[n]] - cum[starts[n]],
-                              np.concatenate([writes[:, w_at[n]:w_at[n + 1]], reads[:, r_at[n]:r_at[n + 1]]], axis=1))
+        p.tally = _PieceTally(sums[n], access[:, at[n]:at[n + 1]])
 
 
 class _Classes:
     """A census's parts, class by class: ``each`` groups the steps of a part into classes (with the buffers
     each uses), makes a class's piece once (shared across candidates of one context) and keeps the part's
-    pieces, counts and buffer bases."""
+    pieces, counts and each class's buffers."""
 
-    def __init__(self, bufs: list[np.ndarray], plan: ConvPlan) -> None:
-        self.bufs, self.plan = bufs, plan
-        self.groups: list[tuple[str, list[_Piece], np.ndarray, np.ndarray]] = []   # part, pieces, counts, bases
+    def __init__(self, bufs: np.ndarray) -> None:
+        self.bufs = bufs   # (3, steps): each step's input, weight and accumulator buffer
+        self.groups: list[tuple[str, list[_Piece], np.ndarray, np.ndarray]] = []   # part, pieces, counts, buffers
 
     def each(self, part: str, context: tuple, keys: list[np.ndarray], active: np.ndarray,
              spec: Callable[[int], Any], fill: Callable[[_Piece, Any], None]) -> None:
         """Classes of ``active`` steps alike in ``keys``; ``spec`` gives what the walk makes of a class's first
         step, and ``fill`` its words from that."""
-        bufs, plan = self.bufs, self.plan
-        firsts, counts = classes(keys + bufs, active)
+        firsts, counts = classes([*keys, *self.bufs], active)
         if len(_PIECES) >= _MAX_PIECES:
             forget_classes()
         ctx, pieces = _CONTEXTS.setdefault(context, len(_CONTEXTS)), []
-        for n, values in zip(firsts.tolist(), np.stack(keys)[:, firsts].T.tolist()):
+        for n, values in zip(firsts.tolist(), np.stack([x[firsts] for x in keys], axis=1).tolist()):
             key = (ctx, part, *values)
             if key not in _PIECES:
                 _PIECES[key] = _Piece(spec(n), fill)
             pieces.append(_PIECES[key])
-        bases = np.stack([np.zeros(len(firsts), np.int64), plan.a.base(bufs[0][firsts]), plan.b.base(bufs[1][firsts]),
-                          plan.c.base(bufs[2][firsts])], axis=1)
-        self.groups.append((part, pieces, counts, bases))
+        self.groups.append((part, pieces, counts, self.bufs[:, firsts].T))
 
 
 def _loads(piece: _Piece, loads: list, funct: int, dram: int, local: Callable, shift: int, stride: int) -> None:
@@ -255,38 +262,86 @@ def conv_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | De
                  hw: HardwareConfig) -> list[tuple[Tally, dict[str, Buffer]]]:
     """The sums (toolkit.tally) of :func:`conv_census` of each of ``schedules``, without joining their
     classes' words: each class's sums, and its rows per bank under its buffers' bases, times its count (all
-    whole numbers: exact). Many candidates at once: the new classes of every candidate of one geometry
-    (packed taps or not: the buffers), dataflow and size of pixel tile get their sums in one closed-form pass
-    per part, whatever their tiles, and every candidate's sums and rows per bank come out of one pass over
-    all their classes."""
+    whole numbers: exact). Many candidates at once: the new classes of a part get their sums in one
+    closed-form pass per what it keeps apart (:func:`_pass_key`), whatever their tiles, and every candidate's
+    sums and rows per bank come out of one pass over all their classes. Each candidate's sums are kept (as
+    its words: whatever its pipeline knobs)."""
+    keys = [_tally_key(op, hw, s) for s in schedules]
+    known = {key: _TALLIES.get(key) for key in keys}
+    new = {key: s for key, s in zip(keys, schedules) if known[key] is None}   # one of each
+    if new:
+        with _collector_paused():
+            known.update(zip(new, _new_tallies(op, list(new.values()), hw)))
+        if len(_TALLIES) + len(new) > _MAX_WALKS:
+            _TALLIES.clear()
+        _TALLIES.update((key, known[key]) for key in new)
+    return [known[key] for key in keys]
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector: a batch's new classes are tens of thousands of small objects
+    that live on in the caches, which its passes over the heap (a fifth of a batch's time, measured on
+    ResNet-50's 3x3 conv) would not free; reference counting frees the rest."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+# where a step's loads and stores go among its computes: the order of the words, which the sums do not read
+_ORDER_KNOBS = frozenset({"load_ahead", "store_delay", "spread"})
+
+
+def _tally_key(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, s: ConvSchedule | DepthwiseSchedule) -> tuple:
+    """What a schedule's sums depend on: all its knobs but the order's (memory_plan reads none of those
+    either: it fits as the schedules of its key do)."""
+    return (op, hw, type(s), *(v for name, v in vars(s).items() if name not in _ORDER_KNOBS))
+
+
+def _new_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | DepthwiseSchedule],
+                 hw: HardwareConfig) -> list[tuple[Tally, dict[str, Buffer]]]:
+    """:func:`conv_tallies` of ``schedules``, none of them kept."""
     built = [_class_groups(op, s, hw) for s in schedules]
-    shared: dict[tuple, tuple] = {}   # geometry, dataflow, pixels -> a schedule, its buffers, its candidates' groups
+    passes: dict[tuple, tuple] = {}   # part, what its pass keeps apart -> a schedule, its buffers, new classes
     for s, (groups, buffers) in zip(schedules, built):
-        t = s.tiles()   # a pass pads each class's pixels to its largest's: tiles within twice as many pixels
-        key = (s.packs_taps, s.dataflow, (t.b * t.oh * t.ow).bit_length())
-        shared.setdefault(key, (s, buffers, []))[2].extend(groups)
-    for s, buffers, groups in shared.values():
-        _tally_new(op, s, hw, buffers, groups)
+        for part, pieces, _, _ in groups:
+            new = passes.setdefault((part, *_pass_key(part, s)), (s, buffers, {}))[2]
+            new.update((id(p), p) for p in pieces if p.tally is None)
+    for (part, *_), (s, buffers, new) in passes.items():
+        _tally_new(op, part, s, hw, buffers, [p for p in new.values() if p.tally is None])
     return _sum_classes(op, hw, built)
 
 
-def _tally_new(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig,
-               buffers: dict[str, Buffer], groups: list) -> None:
-    """Give the classes of ``groups`` (of candidates sharing ``s``'s geometry and dataflow) that lack one their
-    tally."""
-    new: dict[str, dict[int, _Piece]] = {}
-    for part, pieces, _, _ in groups:
-        new.setdefault(part, {}).update((id(p), p) for p in pieces if p.tally is None)
-    new_of = {part: list(pieces.values()) for part, pieces in new.items()}
-    _computes_tallies(new_of.pop("computes"), s.dataflow == "os")
-    src, out = buffers[s.geometry(op).source].addr, buffers["output"].addr
-    _word_tallies(new_of.pop("input"), lambda specs: input_loads(specs, src), _IN, hw, buffers)
-    if not isinstance(op, DepthwiseConv2d):
-        _word_tallies(new_of.pop("weights"), lambda specs: weight_loads(specs, buffers["weight"].addr), _W, hw,
-                      buffers)
+def _pass_key(part: str, s: ConvSchedule | DepthwiseSchedule) -> tuple:
+    """What one closed-form pass over new classes of ``part`` keeps apart: the geometry (the buffers); the
+    computes' dataflow; and where a pass pads each class's pixels to its largest's (the computes, input and
+    stores), the size of the pixel tile (tiles within twice as many pixels)."""
+    t = s.tiles()
+    pixels = (t.b * t.oh * t.ow).bit_length() if part in ("computes", "input", "stores") else 0
+    return s.packs_taps, s.dataflow if part == "computes" else None, pixels
+
+
+def _tally_new(op: Conv2d | DepthwiseConv2d, part: str, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig,
+               buffers: dict[str, Buffer], new: list[_Piece]) -> None:
+    """Give the new classes ``new`` of ``part`` (of candidates sharing ``s``'s :func:`_pass_key`) their tally:
+    in closed form, every class at once, but the bias and a depthwise conv's weights, from their words."""
     full = op.out_dtype == "int32"
-    _word_tallies(new_of.pop("stores"), lambda specs: stores(specs, out, 4 if full else 1, full), _ACC, hw, buffers)
-    _tally_pieces([p for pieces in new_of.values() for p in pieces], hw, buffers)
+    if part == "computes":
+        _computes_tallies(new, s.dataflow == "os")
+    elif part == "input":
+        src = buffers[s.geometry(op).source].addr
+        _word_tallies(new, lambda specs: input_loads(specs, src), _IN, hw, buffers)
+    elif part == "weights" and not isinstance(op, DepthwiseConv2d):
+        _word_tallies(new, lambda specs: weight_loads(specs, buffers["weight"].addr), _W, hw, buffers)
+    elif part == "stores":
+        _word_tallies(new, lambda specs: stores(specs, buffers["output"].addr, 4 if full else 1, full), _ACC, hw,
+                      buffers)
+    else:
+        _tally_pieces(new, hw, buffers)
 
 
 def _sum_classes(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, built: list
@@ -339,24 +394,37 @@ def _fixed_tally(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, padded: bool)
 
 
 def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
-                  ) -> tuple[list[tuple[list[_Piece], np.ndarray, np.ndarray]], dict[str, Buffer]]:
-    """The tile walk's classes of steps, per part (pieces, counts, bases), and the buffers. A depthwise conv's
-    reduction is its taps alone (the channel tile is the output's): its input changes with the channel tile."""
-    walk = _ConvWalk(op, s, hw)
-    dw, geo, plan, t, d = walk.dw, walk.geo, walk.plan, walk.t, walk.d
-    buffers = _buffers(op, geo.source == "padded")
+                  ) -> tuple[list[tuple[str, list[_Piece], np.ndarray, np.ndarray]], dict[str, Buffer]]:
+    """The tile walk's classes of steps, per part (part, pieces, counts, bases), and the buffers. The classes
+    and their buffers depend on the tiles, geometry, mvin width, dataflow, loop order and buffering, not on
+    the placement or pipeline knobs: kept per walk, the bases are the schedule's own plan's."""
+    walk = _ConvWalk(op, s, hw)   # its memory plan: ScheduleError where the schedule does not fit
+    buffers = _buffers(op, walk.geo.source == "padded")
+    key = (op, hw, walk.t, s.packs_taps, s.mvin_blocks, s.dataflow, s.loop_order, s.nbuf)
+    walked = _WALKS.get(key)
+    if walked is None:
+        if len(_WALKS) >= _MAX_WALKS:
+            _WALKS.clear()
+        walked = _WALKS[key] = _walk_classes(walk, hw, buffers)
+    plan = walk.plan
+    return [(part, pieces, counts, np.stack([np.zeros(len(counts), np.int64), plan.a.base(bufs[:, 0]),
+                                             plan.b.base(bufs[:, 1]), plan.c.base(bufs[:, 2])], axis=1))
+            for part, pieces, counts, bufs in walked], buffers
+
+
+def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer]
+                  ) -> list[tuple[str, list[_Piece], np.ndarray, np.ndarray]]:
+    """The walk's classes of steps, per part: (part, pieces, counts, each class's input, weight and accumulator
+    buffer). A depthwise conv's reduction is its taps alone (the channel tile is the output's): its input
+    changes with the channel tile."""
+    op, s, dw, geo, plan, t, d = walk.op, walk.s, walk.dw, walk.geo, walk.plan, walk.t, walk.d
     ranges = (tile_ranges(op.batch, t.b), tile_ranges(op.out_h, t.oh), tile_ranges(op.out_w, t.ow),
               tile_ranges(-(-walk.out_c // d), t.k))
     reduction = walk.reduction(range(1))   # (a depthwise conv's: each channel tile its own, of the same length)
     nkw, nc = len(tile_ranges(geo.kernel[1], t.kw)), 1 if dw else len(tile_ranges(-(-walk.in_c // d), t.c))
     shape = (*map(len, ranges), len(reduction))
-    b, h, w, k, r = (np.transpose(a, [s.ORDER.index(x) for x in s.loop_order] + [4]).reshape(-1)
-                     for a in np.indices(shape))
-    new_in, new_w = np.ones(len(b), bool), np.ones(len(b), bool)
-    new_in[1:] = (b[1:] != b[:-1]) | (h[1:] != h[:-1]) | (w[1:] != w[:-1]) | (r[1:] != r[:-1]) \
-        | (dw & (k[1:] != k[:-1]))
-    new_w[1:] = (k[1:] != k[:-1]) | (r[1:] != r[:-1])
-    bufs = [(np.cumsum(new_in) - 1) % s.nbuf, (np.cumsum(new_w) - 1) % s.nbuf, (np.arange(len(b)) // shape[4]) % s.nbuf]
+    steps = step_order(shape, tuple(s.ORDER.index(x) for x in s.loop_order), s.nbuf, dw)
+    b, h, w, k, r = steps[:5]
     (sh, sw), (ph, pw) = geo.stride, geo.padding
     hcls = _axis_classes(op.out_h, t.oh, geo.kernel[0], t.kh, sh, ph, geo.in_h)[h, r // (nkw * nc)]
     wcls = _axis_classes(op.out_w, t.ow, geo.kernel[1], t.kw, sw, pw, geo.in_w)[w, (r // nc) % nkw]
@@ -368,35 +436,39 @@ def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSched
         out = _Output(*(rng[x[n]] for rng, x in zip(ranges, (b, h, w, k))), 0)
         return out, walk.step(out, int(r[n]), walk.reduction(out.kbs) if dw else reduction)
 
-    # a class's words at base 0 depend on the op, the hardware, the tiles, and per part the mvin width (the
-    # loads), the dataflow (the computes), not on the placement, loop order or pipeline knobs: candidates
-    # that differ only there share them
-    loads, computes_of = (op, hw, t, s.packs_taps, s.mvin_blocks), (op, hw, t, s.packs_taps, s.dataflow)
+    # a class's words at base 0 depend on the op, the hardware, per part the tiles it reads (the input all but
+    # the output channels', the weights all but the pixels', the bias and stores the output tile's), the mvin
+    # width (the loads) and the dataflow (the computes); not on the placement, loop order or pipeline knobs:
+    # candidates that differ only there share them
+    outputs, geometry = t._replace(kh=0, kw=0, c=0), (op, hw, s.packs_taps)
+    inputs = (*geometry, t._replace(k=0), s.mvin_blocks)
+    weights, bias = (*geometry, t._replace(b=0, oh=0, ow=0), s.mvin_blocks), (*geometry, outputs, s.mvin_blocks)
 
-    walked = _Classes(bufs, plan)
+    walked = _Classes(np.stack(steps.bufs))
     each = walked.each
     src, out_bytes, full = buffers[geo.source].addr, (4 if op.out_dtype == "int32" else 1), op.out_dtype == "int32"
     # a step's words depend on its channel tile only through whether it is the last (a ragged one), and
     # on the reduction's first step (it overwrites the accumulators); the other channel tiles are alike
     taps, last_c = r // nc, r % nc == nc - 1
-    each("input", loads, [last[0], hcls, wcls, taps, last_c, *([last[3]] if dw else [])], new_in,
+    each("input", inputs, [last[0], hcls, wcls, taps, last_c, *([last[3]] if dw else [])], steps.new_in,
          lambda n: (walk, *tile(n)), lambda p, spec: _loads(p, spec[0]._input_loads(*spec[1:], 0), Funct.MVIN, src,
                                                               lambda x: x, _IN, plan.in_plane))
     if dw:
-        each("weights", loads, [last[3], taps], new_w, lambda n: walk._diagonals(tile(n)[1], 0),
+        each("weights", weights, [last[3], taps], steps.new_w, lambda n: walk._diagonals(tile(n)[1], 0),
              lambda p, diagonals: _diagonals(p, diagonals, buffers["weight"].addr))
     else:
-        each("weights", loads, [last[3], taps, last_c], new_w, lambda n: (walk, *tile(n)),
+        each("weights", weights, [last[3], taps, last_c], steps.new_w, lambda n: (walk, *tile(n)),
              lambda p, spec: _loads(p, spec[0]._weight_loads(spec[2], spec[1].kbs, 0), Funct.MVIN2,
                                     buffers["weight"].addr, lambda x: x, _W, plan.w_plane))
     if op.bias:
-        each("bias", loads, [*last, first_r], first_r, lambda n: walk._bias_loads(tile(n)[0]),
+        each("bias", bias, [*last, first_r], first_r, lambda n: walk._bias_loads(tile(n)[0]),
              lambda p, loads: _loads(p, loads, Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
-    each("computes", computes_of, [last[0], hcls, wcls, taps, last_c, first_r, last[3]], np.ones(len(b), bool),
+    each("computes", (*geometry, t, s.dataflow), [last[0], hcls, wcls, taps, last_c, first_r, last[3]],
+         np.ones(len(b), bool),
          lambda n: (walk, *tile(n)), lambda p, spec: _computes(p, *spec[0].computes(*spec[1:], 0, 0), s.dataflow))
-    each("stores", (op, hw, t, s.packs_taps), [*last, last_r], last_r, lambda n: (walk, *tile(n)),
+    each("stores", (*geometry, outputs), [*last, last_r], last_r, lambda n: (walk, *tile(n)),
          lambda p, spec: _store(p, spec[0]._stores(spec[1]), buffers["output"].addr, out_bytes, full))
-    return walked.groups, buffers
+    return walked.groups
 
 
 def _store(piece: _Piece, stores: list, dram: int, out_bytes: int, full: bool) -> None:

@@ -17,7 +17,7 @@ from ..schedule import ScheduleError, grow_tiles
 from .geometry import conv_geometry
 from .ops import Conv2d, DepthwiseConv2d
 from .schedule import ConvSchedule, DepthwiseSchedule
-from .tiles import tile_ranges
+from .tiles import step_order, tile_ranges
 
 
 def _sized(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, knobs: dict[str, Any]
@@ -90,30 +90,36 @@ def _axis(o0: int, n: int, k0: int, nk: int, stride: int, pad: int, extent: int)
     return per, sum(0 <= i < extent for i in read)
 
 
-@functools.lru_cache(maxsize=65536)
-def _tap_rows(nb: int, per_h: tuple[int, ...], per_w: tuple[int, ...], contiguous: bool, dim: int) -> float:
-    """Array cycles of the taps of one reduction tile for one (input, output) block pair: each tap
-    streams its valid pixels, in runs of a row of the tile (or the whole tile when contiguous)."""
-    cycles = 0.0
-    for vr in per_h:
-        for vc in per_w:
-            rows = nb * vr * vc
-            if rows:
-                cycles += tap_cycles(rows, rows if contiguous else vc, dim)
-    return cycles
+def _tap_table(images: np.ndarray, h_per: tuple[tuple[int, ...], ...], w_per: tuple[tuple[int, ...], ...],
+               dim: int) -> np.ndarray:
+    """[images, valid rows per tap, valid columns per tap, contiguous]: array cycles of the taps of one
+    reduction tile for one (input, output) block pair: each tap streams its valid pixels, in runs of a row
+    of the tile (or the whole tile when contiguous). Summed tap by tap (a running sum: the float that adding
+    them one at a time gives); a kernel tile's missing taps (a ragged last one's) add nothing."""
+    vr, vc = (np.array([[*p, *[0] * (max(map(len, per)) - len(p))] for p in per]) for per in (h_per, w_per))
+    rows = images[:, None, None, None, None] * vr[None, :, None, :, None] * vc[None, None, :, None, :]
+    last = np.broadcast_to(vc[None, None, :, None, :], rows.shape)
+    cycles = np.stack([np.where(rows > 0, tap_cycles(rows, x, dim), 0.0) for x in (last, rows)], axis=3)
+    return np.cumsum(cycles.reshape(*cycles.shape[:4], -1), axis=4)[..., -1]
 
 
+@functools.lru_cache(maxsize=4096)
 def _axis_tiles(n_out: int, tile: int, kernel: int, ktile: int, stride: int, pad: int, extent: int
-                ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, ...]]]:
+                ) -> tuple[np.ndarray, np.ndarray, tuple[tuple[int, ...], ...]]:
     """Along one axis, per (output tile, kernel tile): the index of its valid outputs under each tap in the
-    returned list of those (few: the tiles inside the input share one), and the valid inputs it reads."""
+    returned list of those (few: the tiles inside the input share one), and the valid inputs it reads.
+    Cached, read-only: tilings that share an axis's tiles share it."""
     per_tap: dict[tuple[int, ...], int] = {}
     cls, read = [], []
+    ktiles = tile_ranges(kernel, ktile)
     for o in tile_ranges(n_out, tile):
-        axis = [_axis(o.start, len(o), k.start, len(k), stride, pad, extent) for k in tile_ranges(kernel, ktile)]
+        axis = [_axis(o.start, len(o), k.start, len(k), stride, pad, extent) for k in ktiles]
         cls.append([per_tap.setdefault(per, len(per_tap)) for per, _ in axis])
         read.append([n for _, n in axis])
-    return np.array(cls), np.array(read), list(per_tap)
+    cls_of, read_of = np.array(cls), np.array(read)
+    cls_of.setflags(write=False)
+    read_of.setflags(write=False)
+    return cls_of, read_of, tuple(per_tap)
 
 
 # Over 40 lines: one pass that fills the arrays pipelined_conv_cycles reads, from shared ranges.
@@ -143,8 +149,7 @@ def _tile_costs(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, An
     images, heights, widths = (np.array([len(x) for x in tile_ranges(n, tl)])
                                for n, tl in ((op.batch, t.b), (op.out_h, t.oh), (op.out_w, t.ow)))
     distinct, b_cls = np.unique(images, return_inverse=True)
-    tap_table = np.array([[[[_tap_rows(int(nb), per_h, per_w, contiguous, d) for contiguous in (False, True)]
-                            for per_w in w_per] for per_h in h_per] for nb in distinct])
+    tap_table = _tap_table(distinct, h_per, w_per, d)
     contiguous = np.array([len(kws) == 1 for kws in rkw], dtype=int)[r_kw]
     cblocks = np.array([len(cbs) for cbs in rc])[r_c]
 
@@ -177,6 +182,12 @@ def _tile_costs(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, An
 _TILE_COSTS: dict[tuple, dict[str, Any]] = {}
 
 
+def forget_tile_costs() -> None:
+    """Drop the kept tile costs (a benchmark's cold start)."""
+    _TILE_COSTS.clear()
+    _axis_tiles.cache_clear()
+
+
 def _tile_costs_of(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, Any]:
     """:func:`_tile_costs`, kept per tiling: it reads only the tiles, the mvin width and the geometry, so
     schedules that differ in placement, loop order or pipeline knobs (a search's neighbours) share it."""
@@ -202,16 +213,12 @@ def pipelined_conv_cycles(op: Conv2d, s: ConvSchedule, hw: HardwareConfig, limit
     Infinity where the computes alone pass ``limit``."""
     c, d = _tile_costs_of(op, s, hw), hw.dim
     out_beats = -(-d * (4 if op.out_dtype == "int32" else 1) // hw.dma_beat_bytes)
-    idx = np.indices(c["shape"])   # the steps in loop order, the reduction innermost
-    b, h, w, k, r = (np.transpose(a, ["bhwk".index(x) for x in s.loop_order] + [4]).reshape(-1) for a in idx)
+    steps = step_order(c["shape"], tuple(s.ORDER.index(x) for x in s.loop_order), s.nbuf, False)
+    b, h, w, k, r, new_in, new_w = steps[:7]   # an operand is loaded when its tile differs from the previous step's
     kblocks, npix = c["kblocks"][k], c["npix"][b, h, w]
     compute = c["taps"][b, h, w, r] * kblocks
     if compute.sum() + len(compute) * STEP_OVERHEAD * d > limit:
         return math.inf
-    # an operand is loaded when its tile differs from the previous step's
-    new_in, new_w = np.ones(len(b), bool), np.ones(len(b), bool)
-    new_in[1:] = (b[1:] != b[:-1]) | (h[1:] != h[:-1]) | (w[1:] != w[:-1]) | (r[1:] != r[:-1])
-    new_w[1:] = (k[1:] != k[:-1]) | (r[1:] != r[:-1])
     load = new_in * c["in_rows"][b, h, w, r] + new_w * c["w_rows"][k, r]
     writes = new_in * c["in_writes"][b, h, w, r] + new_w * c["w_writes"][k, r]
     if op.bias:   # a bias row is read once and written to every pixel of the tile

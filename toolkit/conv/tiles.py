@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
@@ -109,6 +110,43 @@ def tile_ranges(extent: int, tile: int) -> list[range]:
     return [range(s, min(extent, s + tile)) for s in range(0, extent, tile)]
 
 
+class StepOrder(NamedTuple):
+    """The walk's steps in loop order (the reduction innermost): each one's batch, row, column, output channel
+    and reduction tile; whether it loads its input and its weights (they differ from the previous step's);
+    and which buffer of the input, weight and accumulator double buffers it uses."""
+
+    b: np.ndarray
+    h: np.ndarray
+    w: np.ndarray
+    k: np.ndarray
+    r: np.ndarray
+    new_in: np.ndarray
+    new_w: np.ndarray
+    bufs: tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+@functools.lru_cache(maxsize=256)
+def step_order(shape: tuple[int, int, int, int, int], order: tuple[int, ...], nbuf: int, depthwise: bool
+               ) -> StepOrder:
+    """The steps of tiles ``shape`` (batch, row, column, channel and reduction tiles), the output tile loops
+    nested in ``order`` (outermost first) with ``nbuf`` buffers; a depthwise conv's input changes with its
+    channel tile. Cached, read-only: the census's classes and the prior walk the same steps, and a search's
+    neighbours that differ in placement, pipeline knobs or mvin width share them."""
+    steps, index, inner = np.arange(math.prod(shape)), {}, 1
+    for loop in (4, *order[::-1]):   # each loop's index: a digit of the step's, the innermost loop's the lowest
+        index[loop] = steps // inner % shape[loop]
+        inner *= shape[loop]
+    b, h, w, k, r = (index[loop] for loop in range(5))
+    new_in, new_w = np.ones(len(b), bool), np.ones(len(b), bool)
+    new_in[1:] = (b[1:] != b[:-1]) | (h[1:] != h[:-1]) | (w[1:] != w[:-1]) | (r[1:] != r[:-1]) \
+        | (depthwise & (k[1:] != k[:-1]))
+    new_w[1:] = (k[1:] != k[:-1]) | (r[1:] != r[:-1])
+    bufs = ((np.cumsum(new_in) - 1) % nbuf, (np.cumsum(new_w) - 1) % nbuf, (np.arange(len(b)) // shape[4]) % nbuf)
+    for a in (b, h, w, k, r, new_in, new_w, *bufs):
+        a.setflags(write=False)
+    return StepOrder(b, h, w, k, r, new_in, new_w, bufs)
+
+
 def pixel_grid(*extents: int) -> list[np.ndarray]:
     """Each point's index along each axis of a grid of ``extents``, flattened in row-major order."""
     return list(np.indices(extents).reshape(len(extents), -1))
@@ -129,7 +167,7 @@ class _Resident:
         return True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Output:
     """One output tile: its batch, row, column and output channel block ranges, and the first of the
     accumulator rows that hold its pixels."""
@@ -150,7 +188,7 @@ class _Output:
         return len(self.bs) * len(self.hs) * len(self.ws)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Step:
     """One reduction step of an output tile: kernel row, kernel column and input channel block ranges, and
     the phase layout (:func:`axis_layout`) of the input tile they read, along its rows and its columns."""
