@@ -135,7 +135,9 @@ class _Checker:
         self.weights = False        # the array holds weights
         self.held = False           # the array holds output-stationary results (or the zeros after them)
         self.in_loop = False        # checking a loop's expansion: its DRAM ranges must lie inside buffers
-        self.accesses = DramAccesses(prog.dram_size)
+        self.dram_size = prog.dram_size   # a program's buffers, and so its DRAM, stay as they are while checked
+        self.rows = {False: self.hw.sp_rows, True: self.hw.acc_rows}   # each memory's rows (derived: kept once)
+        self.accesses = DramAccesses(self.dram_size)
         self.at = (0, -1)           # the instruction being checked: (index, position in its loop's expansion)
         self.unroller = Unroller(self.hw)
         self.previous: _Loop | None = None   # the last loop, while only loop words follow it
@@ -247,7 +249,7 @@ class _Checker:
         if acc and write and addr & FULL_BIT:
             return f"{what}: the .full flag applies to reads only"
         # a read ignores .accum, as Gemmini's does (gemmini.h's tiled_matmul mvouts C with it set)
-        limit = self.hw.acc_rows if acc else self.hw.sp_rows
+        limit = self.rows[acc]
         last = (addr & ROW_MASK) + first + (count - 1) * stride
         if last >= limit:
             return (f"{what}: row {last} is past the {'accumulator' if acc else 'scratchpad'} "
@@ -258,8 +260,8 @@ class _Checker:
         if not self.dram:
             return None
         end = addr + (rows - 1) * stride + row_bytes
-        if end > self.prog.dram_size:
-            return f"DRAM bytes {addr}..{end - 1} run past the end of DRAM ({self.prog.dram_size} bytes)"
+        if end > self.dram_size:
+            return f"DRAM bytes {addr}..{end - 1} run past the end of DRAM ({self.dram_size} bytes)"
         if self.in_loop:   # a loop's addresses come from its bounds and strides: a slip lands outside its buffer
             k = bisect_right(self.buffer_spans, (addr, MAX_DRAM_BYTES)) - 1
             if k < 0 or end > self.buffer_spans[k][1]:
@@ -274,7 +276,7 @@ class _Checker:
         if isinstance(ins, Mvin):
             cfg = self.ld.get(ins.state, ConfigLd())
             spans = [_span(ins.local, b * cfg.block_stride, ins.rows, 1) for b in range(-(-ins.cols // dim))]
-            repeats, half = cfg.pixel_repeats - 1, self.hw.sp_rows // 2   # repeats land in rows below, in the half
+            repeats, half = cfg.pixel_repeats - 1, self.rows[False] // 2   # repeats land in rows below, in the half
             return [(acc, max(lo - repeats, half if lo >= half else 0) if repeats else lo, hi)
                     for acc, lo, hi in spans]
         if isinstance(ins, Mvout) and self.st is not None and self.st.pooling:
