@@ -1,4 +1,5 @@
-"""Static check of a program against its hardware, before any backend runs it.
+"""Static check of a program against its hardware, before any backend's run counts (the RTL backend
+simulates while it checks, and kills a refused program unread).
 
 It is the one authority the backends agree with: whatever it accepts, the
 functional model and the RTL run to the same bits. It checks the buffer table

@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 
 from isa import HardwareConfig, Program
-from isa.checker import check
+from isa.checker import check, check_buffers
 from isa.config import DATAFLOW_SETS
 from isa.opcodes import COUNTERS  # noqa: F401  (the counter names every run reports)
 
@@ -482,13 +482,14 @@ def _run_job(harnesses: _Harnesses, n: int, program: Program, inputs: Mapping[st
     refuses is killed unread, and the checker's error comes first, as if it had run before anything."""
     start = time.perf_counter()
     meanwhile = harnesses.built(program.hw)   # else a build, minutes: not for a program the checker refuses
-    if not meanwhile and (refused := _refusal(program)):
+    # the buffer table first in any case: a bad one may ask for any amount of DRAM
+    if refused := _refusal(check if not meanwhile else check_buffers, program):
         return refused
     try:
         sent: _Sent | Exception = _send(harnesses, n, program, inputs, options, watchdog, fault)
     except (ValueError, TypeError, BackendError) as exc:   # the inputs' errors, a failed build, a dead harness
         sent = exc
-    if meanwhile and (refused := _refusal(program)):
+    if meanwhile and (refused := _refusal(check, program)):
         if isinstance(sent, _Sent):
             sent.harness.kill()
             sent.program_path.unlink()
@@ -500,10 +501,10 @@ def _run_job(harnesses: _Harnesses, n: int, program: Program, inputs: Mapping[st
     return _received(sent, program, timeout, log, start)
 
 
-def _refusal(program: Program) -> Exception | None:
-    """The checker's error for ``program`` (None: it may run)."""
+def _refusal(checker: Callable[[Program], None], program: Program) -> Exception | None:
+    """The error of ``checker`` (isa.checker's check or check_buffers) for ``program`` (None: none)."""
     try:
-        check(program)
+        checker(program)
     except (ValueError, TypeError) as exc:
         return exc
     return None
