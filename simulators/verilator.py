@@ -482,32 +482,26 @@ def _run_job(harnesses: _Harnesses, n: int, program: Program, inputs: Mapping[st
     refuses is killed unread, and the checker's error comes first, as if it had run before anything."""
     start = time.perf_counter()
     meanwhile = harnesses.built(program.hw)   # else a build, minutes: not for a program the checker refuses
-    # the buffer table first in any case: a bad one may ask for any amount of DRAM
-    if refused := _refusal(check if not meanwhile else check_buffers, program):
-        return refused
+    try:   # the buffer table first in any case: a bad one may ask for any amount of DRAM
+        (check_buffers if meanwhile else check)(program)
+    except (ValueError, TypeError) as exc:   # the checker's errors
+        return exc
     try:
         sent: _Sent | Exception = _send(harnesses, n, program, inputs, options, watchdog, fault)
     except (ValueError, TypeError, BackendError) as exc:   # the inputs' errors, a failed build, a dead harness
         sent = exc
-    if meanwhile and (refused := _refusal(check, program)):
+    try:
+        if meanwhile:
+            check(program)
+    except (ValueError, TypeError) as exc:
         if isinstance(sent, _Sent):
             sent.harness.kill()
-            sent.program_path.unlink()
-        return refused
+        return exc
     if isinstance(sent, ToolchainError):
         raise sent
     if isinstance(sent, Exception):
         return sent
     return _received(sent, program, timeout, log, start)
-
-
-def _refusal(checker: Callable[[Program], None], program: Program) -> Exception | None:
-    """The error of ``checker`` (isa.checker's check or check_buffers) for ``program`` (None: none)."""
-    try:
-        checker(program)
-    except (ValueError, TypeError) as exc:
-        return exc
-    return None
 
 
 @dataclass
@@ -533,11 +527,7 @@ def _send(harnesses: _Harnesses, n: int, program: Program, inputs: Mapping[str, 
         args.append("--drop-dma-responses")
     elif fault == "kill_harness":
         harness.proc.kill()
-    try:
-        harness.send(args)
-    except BackendError:
-        program_path.unlink()
-        raise
+    harness.send(args)   # if it fails, the batch's temporary folder takes the file
     return _Sent(harness, program_path, res_path, dram, dog)
 
 
