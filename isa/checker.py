@@ -1,4 +1,5 @@
-"""Static check of a program against its hardware, before any backend runs it.
+"""Static check of a program against its hardware, before any backend's run counts (the RTL backend
+simulates while it checks, and kills a refused program unread).
 
 It is the one authority the backends agree with: whatever it accepts, the
 functional model and the RTL run to the same bits. It checks the buffer table
@@ -12,6 +13,8 @@ A loop (LOOP_WS, LOOP_CONV_WS) is checked through its expansion (isa.loop_unroll
 every primitive as above, its DRAM ranges inside buffers, and the rows its loads
 write apart from each other and from the loop before it, so that Gemmini's
 overlapped issue order and the unroller's sequential one give the same bits.
+A loop's execute phase (most of its primitives) reads no DRAM and no state but the
+array's, so it is checked once per shape of loop and state it starts in.
 
 Last, in a program that passes all of the above: no two instructions that nothing
 orders (a fence, or local rows they share) touch the same DRAM bytes when one of them
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
+from typing import Hashable, Sequence
 
 from .assembly import DramNames, format_instruction
 from .instructions import (
@@ -33,19 +37,30 @@ from .buffers import MAX_DRAM_BYTES, BufferTableError, check_buffer_table
 from .config import HardwareConfig
 from .dram_hazards import DramAccesses
 from .encoding import decode
+from .loop_shared import Phase, unrolled_parts
 from .loop_unroll import Unroller
 from .loop_words import LoopConvWs, LoopError, LoopWord, LoopWs
 from .program import Program
 
 Span = tuple[bool, int, int]   # (accumulator?, first row, last row + 1) of local memory
 _LOADS = ("state-0 (A, input)", "state-1 (B, weight)", "state-2 (D, bias)")   # who loads what in a loop
+_KEPT_EXECUTES = 256   # execute phases a checker keeps checked: a program has a few shapes of loop
+Parts = list[Sequence[Instruction]]   # an instruction's primitives, phase by phase (isa.loop_shared)
 
 
 @dataclass(frozen=True)
 class _Loop:
     index: int
     ins: LoopWord
-    spans: list[Span]   # the local rows its primitives touch
+    spans: list[Span]   # the local rows its primitives touch (_union)
+
+
+@dataclass(frozen=True)
+class _Executed:
+    """An execute phase checked from one array state: the state after it and the rows it touches."""
+    prims: Sequence[Instruction]   # held, so that no other phase takes its id while it is kept
+    after: tuple                   # _Checker.array_state() after it
+    spans: list[Span]              # (_union)
 
 
 class ProgramError(ISAError):
@@ -103,9 +118,9 @@ class WordChecker:
             if len(self._decoded) >= DECODED_WORDS:
                 self._decoded.clear()
             self._decoded[word] = ins
-        expanded = self._checker.step(index, ins)
+        parts = self._checker.step(index, ins)
         self.words += 1
-        return expanded
+        return [prim for part in parts for prim in part]
 
 
 class _Checker:
@@ -121,10 +136,13 @@ class _Checker:
         self.weights = False        # the array holds weights
         self.held = False           # the array holds output-stationary results (or the zeros after them)
         self.in_loop = False        # checking a loop's expansion: its DRAM ranges must lie inside buffers
-        self.accesses = DramAccesses(prog.dram_size)
+        self.dram_size = prog.dram_size   # a program's buffers, and so its DRAM, stay as they are while checked
+        self.rows = {False: self.hw.sp_rows, True: self.hw.acc_rows}   # each memory's rows (derived: kept once)
+        self.accesses = DramAccesses(self.dram_size)
         self.at = (0, -1)           # the instruction being checked: (index, position in its loop's expansion)
         self.unroller = Unroller(self.hw)
         self.previous: _Loop | None = None   # the last loop, while only loop words follow it
+        self.executed: dict[tuple, _Executed] = {}   # by (id of an execute phase, array state)
         self.dram = True            # check DRAM ranges against the program's DRAM (a WordChecker's is the process's)
         self.dispatch = {Mvin: self.mvin, Mvout: self.mvout, Preload: self.preload,
                          ComputePreloaded: self.compute, ComputeAccumulated: self.compute,
@@ -136,52 +154,82 @@ class _Checker:
         for index, ins in enumerate(self.prog.instructions):
             self.step(index, ins)
 
-    def step(self, index: int, ins: Instruction) -> list[Instruction]:
+    def step(self, index: int, ins: Instruction) -> Parts:
         """Check instruction ``index`` under the state the ones before it left; the primitives it runs."""
         self.at = (index, -1)
         try:
-            expanded = self.unroller.feed(ins)
+            loop = self.unroller.shape_of(ins)
+            parts = None if loop is None else unrolled_parts(*loop)
         except LoopError as exc:
             raise self._error(index, ins, str(exc)) from None
-        if expanded is None:
+        if loop is None:
             if reason := self.dispatch[type(ins)](ins):
                 raise self._error(index, ins, reason)
             self.previous = None   # Gemmini's unrollers pass it on only once every loop before it is issued
-            return [ins]
+            return [(ins,)]
         if isinstance(ins, (LoopWs, LoopConvWs)):
             # LoopConv and LoopMatmul each run two loops of their own kind at once, never of the other
             previous = self.previous
             overlapping = previous if previous and type(previous.ins) is type(ins) else None
-            self.previous = self._loop(index, ins, expanded, overlapping)
-        return expanded
+            self.previous = self._loop(index, ins, loop[1], parts, overlapping)
+        return parts
 
     def _error(self, index: int, ins: Instruction, reason: str) -> ProgramError:
         return ProgramError(index, format_instruction(ins, self.dram_names), reason)
 
-    def _loop(self, index: int, ins: LoopWord, expanded: list[Instruction], previous: _Loop | None) -> _Loop:
+    def _loop(self, index: int, ins: LoopWord, phases: list[Phase], parts: Parts, previous: _Loop | None) -> _Loop:
         """Check a loop's primitives, and that Gemmini's overlapped order gives what the sequential one does:
         its loaders (one per load state, each in order) write rows apart (but resadd's B onto A), and none
         writes a row the loop before it (still running in the other slot) touches."""
         loads: dict[int, list[Span]] = {0: [], 1: [], 2: []}
         touched: list[Span] = []
-        self.in_loop = True
-        for sub, prim in enumerate(expanded):
-            self.at = (index, sub)
-            spans = self._spans(prim)
-            if reason := self.dispatch[type(prim)](prim):
-                raise self._error(index, ins, f"expanded {format_instruction(prim, self.dram_names)}: {reason}")
-            (loads[prim.state] if isinstance(prim, Mvin) else touched).extend(spans)
+        self.in_loop, sub = True, 0
+        for phase, part in zip(phases, parts):
+            if phase.base is None:
+                touched += self._execute_phase(index, ins, sub, part)
+            else:
+                self._primitives(index, ins, sub, part, loads, touched)
+            sub += len(part)
         self.in_loop = False
         for first, second in ((0, 1), (0, 2), (1, 2)):
             if getattr(ins, "is_resadd", 0) and (first, second) == (0, 1):
                 continue
-            if row := _first_overlap(loads[first], loads[second]):
+            if row := _first_overlap(loads[first], _union(loads[second])):
                 raise self._error(index, ins, f"its {_LOADS[first]} and {_LOADS[second]} loads both write {row}")
         loads_all = [span for spans in loads.values() for span in spans]
         if previous and (row := _first_overlap(loads_all, previous.spans)):
             raise self._error(index, ins, f"its loads write {row}, which the loop at instruction {previous.index} "
                                           "may still use (Gemmini runs two loops at once)")
-        return _Loop(index, ins, loads_all + touched)
+        return _Loop(index, ins, _union(loads_all + touched))
+
+    def _primitives(self, index: int, ins: LoopWord, sub: int, prims: Sequence[Instruction],
+                    loads: dict[int, list[Span]], touched: list[Span]) -> None:
+        """Check the primitives of loop ``index`` from position ``sub`` of its expansion, one by one; the rows
+        each load writes go to ``loads``, the rows the others touch to ``touched``."""
+        for sub, prim in enumerate(prims, sub):
+            self.at = (index, sub)
+            spans = self._spans(prim)
+            if reason := self.dispatch[type(prim)](prim):
+                raise self._error(index, ins, f"expanded {format_instruction(prim, self.dram_names)}: {reason}")
+            (loads[prim.state] if isinstance(prim, Mvin) else touched).extend(spans)
+
+    def array_state(self) -> Hashable:
+        """All an execute phase's primitives (preloads, computes, config_ex) read of the state, or change."""
+        return self.ex, self.preloaded, self.held, self.weights
+
+    def _execute_phase(self, index: int, ins: LoopWord, sub: int, prims: Sequence[Instruction]) -> list[Span]:
+        """Check a loop's execute phase as :meth:`_primitives` does, once per phase and state it starts in
+        (the same phase from the same state passes the same way); the rows it touches (_union)."""
+        key = (id(prims), self.array_state())
+        kept = self.executed.get(key)
+        if kept is None:
+            touched: list[Span] = []
+            self._primitives(index, ins, sub, prims, {}, touched)
+            if len(self.executed) >= _KEPT_EXECUTES:
+                self.executed.clear()
+            kept = self.executed[key] = _Executed(prims, self.array_state(), _union(touched))
+        self.ex, self.preloaded, self.held, self.weights = kept.after
+        return kept.spans
 
     # ---- helpers: each returns an error string or None ---------------------
     def _dim(self, what: str, n: int, limit: int | None = None) -> str | None:
@@ -202,7 +250,7 @@ class _Checker:
         if acc and write and addr & FULL_BIT:
             return f"{what}: the .full flag applies to reads only"
         # a read ignores .accum, as Gemmini's does (gemmini.h's tiled_matmul mvouts C with it set)
-        limit = self.hw.acc_rows if acc else self.hw.sp_rows
+        limit = self.rows[acc]
         last = (addr & ROW_MASK) + first + (count - 1) * stride
         if last >= limit:
             return (f"{what}: row {last} is past the {'accumulator' if acc else 'scratchpad'} "
@@ -213,8 +261,8 @@ class _Checker:
         if not self.dram:
             return None
         end = addr + (rows - 1) * stride + row_bytes
-        if end > self.prog.dram_size:
-            return f"DRAM bytes {addr}..{end - 1} run past the end of DRAM ({self.prog.dram_size} bytes)"
+        if end > self.dram_size:
+            return f"DRAM bytes {addr}..{end - 1} run past the end of DRAM ({self.dram_size} bytes)"
         if self.in_loop:   # a loop's addresses come from its bounds and strides: a slip lands outside its buffer
             k = bisect_right(self.buffer_spans, (addr, MAX_DRAM_BYTES)) - 1
             if k < 0 or end > self.buffer_spans[k][1]:
@@ -229,7 +277,7 @@ class _Checker:
         if isinstance(ins, Mvin):
             cfg = self.ld.get(ins.state, ConfigLd())
             spans = [_span(ins.local, b * cfg.block_stride, ins.rows, 1) for b in range(-(-ins.cols // dim))]
-            repeats, half = cfg.pixel_repeats - 1, self.hw.sp_rows // 2   # repeats land in rows below, in the half
+            repeats, half = cfg.pixel_repeats - 1, self.rows[False] // 2   # repeats land in rows below, in the half
             return [(acc, max(lo - repeats, half if lo >= half else 0) if repeats else lo, hi)
                     for acc, lo, hi in spans]
         if isinstance(ins, Mvout) and self.st is not None and self.st.pooling:
@@ -452,14 +500,19 @@ def _row(acc: bool, row: int) -> str:
     return f"{'accumulator' if acc else 'scratchpad'} row {row}"
 
 
-def _first_overlap(spans: list[Span], others: list[Span]) -> str | None:
-    """The first row that a span of ``spans`` shares with one of ``others``."""
+def _union(spans: list[Span]) -> list[Span]:
+    """The rows of ``spans`` as sorted runs apart from each other (empty spans, the garbage's, dropped)."""
     union: list[Span] = []
-    for acc, lo, hi in sorted(s for s in others if s[2] > s[1]):
+    for acc, lo, hi in sorted(s for s in spans if s[2] > s[1]):
         if union and union[-1][0] == acc and lo <= union[-1][2]:
             union[-1] = (acc, union[-1][1], max(union[-1][2], hi))
         else:
             union.append((acc, lo, hi))
+    return union
+
+
+def _first_overlap(spans: list[Span], union: list[Span]) -> str | None:
+    """The first row that a span of ``spans`` shares with ``union`` (of :func:`_union`)."""
     for acc, lo, hi in spans:
         k = bisect_right(union, (acc, lo, MAX_DRAM_BYTES))
         for u_acc, u_lo, u_hi in union[max(k - 1, 0):k + 1]:

@@ -97,11 +97,15 @@ class Instruction:
     _LOCALS: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
-        name = type(self).__name__
+        # the common case (a plain int in range) inline: the unrollers build millions of primitives
         for field, bits in self._UINTS:
-            _check_uint(name, field, getattr(self, field), bits)
+            value = getattr(self, field)
+            if type(value) is not int or not 0 <= value < 1 << bits:
+                _check_uint(type(self).__name__, field, value, bits)
         for field in self._LOCALS:
-            _check_local(name, field, getattr(self, field))
+            value = getattr(self, field)
+            if type(value) is not int or not 0 <= value < 1 << 32:
+                _check_local(type(self).__name__, field, value)
 
     @property
     def op(self) -> str:

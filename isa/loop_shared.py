@@ -70,14 +70,23 @@ def _shape(key: Hashable, phases: Sequence[Phase]) -> Hashable:
     return key, tuple(p.base is None or p.base != 0 for p in phases)
 
 
+def unrolled_parts(key: Hashable, phases: Sequence[Phase]) -> list[Sequence[Instruction]]:
+    """The primitives of each of ``phases``; an execute phase's (base None) is the same tuple for every loop
+    of the shape (while the shape stays cached), so that its checks can be kept by identity."""
+    return _parts(_shape(key, phases), phases)
+
+
+def _parts(shape: Hashable, phases: Sequence[Phase]) -> list[Sequence[Instruction]]:
+    return [_phase(shape, n, phase) for n, phase in enumerate(phases)]
+
+
 def unrolled(key: Hashable, phases: Sequence[Phase]) -> list[Instruction]:
     """The primitives of a loop of ``phases``, in order; its execute phase (base None) built once per shape."""
-    shape = _shape(key, phases)
-    return [prim for n, phase in enumerate(phases) for prim in _phase(shape, n, phase)]
+    return [prim for part in unrolled_parts(key, phases) for prim in part]
 
 
 def _template(shape: Hashable, phases: Sequence[Phase]) -> _Template:
-    parts = [_phase(shape, n, phase) for n, phase in enumerate(phases)]
+    parts = _parts(shape, phases)
     words = encode_all(prim for part in parts for prim in part)
     bases = np.array([p.base or 0 for p in phases], dtype=np.uint64)
     owner = np.repeat(np.arange(len(parts)), [len(part) for part in parts])

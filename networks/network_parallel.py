@@ -6,9 +6,12 @@ the network in numpy (float BLAS, fast) gives every layer its inputs, and the la
 the backend side by side, not one after another. Each layer's output from the backend must
 equal its reference's (else an error names the layer), so the result is the serial run's.
 
-The layers go to ``tasks`` groups, interleaved in network order; a worker compiles a group's
-programs and runs them all in one simulator process where the backend can (``run_many``), so
-that the network pays a process start per group, not per layer.
+The layers go to the executor in runs of consecutive layers, each run as soon as the reference
+pass has its inputs, so that the workers simulate while the pass goes on; a worker that is done
+takes the next run (layers differ in size by orders of magnitude: ``tasks`` fixed groups left one
+worker idle while another still ran). Runs hold about equal MACs, ``RUNS_PER_TASK`` per task, so
+that few pay a process start: a worker compiles a run's programs and runs them all in one simulator
+process where the backend can (``run_many``).
 """
 from __future__ import annotations
 
@@ -29,16 +32,25 @@ Calls = list[dict[str, np.ndarray]]   # an accelerator layer's op inputs, one di
 RunLayer = Callable[[AccelLayer | HostLayer], LayerRow]
 AccelRow = Callable[[AccelLayer, "int | None", float, str], LayerRow]   # layer, cycles, wall s, note
 Ran = tuple[np.ndarray, "int | None", float, str]   # a layer's output, cycles, wall s, compiler's note
+Job = tuple[int, AccelLayer, np.ndarray, Calls]   # a layer's row, the layer, its reference output, its inputs
+RUNS_PER_TASK = 4   # more: better balance and an earlier start; fewer: fewer process starts
 
 
 def run_layers(layers: Any, net: Network, env: dict[str, np.ndarray], fetch: Callable[[str, str], np.ndarray],
                run_host: RunLayer, compiler: LayerCompiler, backend: str, executor: Executor, tasks: int,
                row: AccelRow) -> list[LayerRow]:
     """Rows of ``layers`` in order. Host layers run here as they come (``run_host``); accelerator
-    layers get their output from the reference here (the next layers' inputs), then run on
-    ``backend`` in ``tasks`` groups in ``executor``; ``row`` makes their rows."""
+    layers get their output from the reference here (the next layers' inputs), and run on
+    ``backend`` in ``executor`` meanwhile, in runs of about 1 / (``tasks`` * RUNS_PER_TASK) of the
+    network's MACs; ``row`` makes their rows."""
+    budget = sum(layer.op.macs * layer.repeat for layer in net.layers if isinstance(layer, AccelLayer))
+    budget /= tasks * RUNS_PER_TASK
     rows: list[LayerRow | None] = []
-    jobs: list[tuple[int, AccelLayer, np.ndarray, Calls]] = []
+    runs: list[tuple[list[Job], Future]] = []
+    run: list[Job] = []
+
+    def submit(run: list[Job]) -> None:
+        runs.append((run, executor.submit(run_group, compiler.spec, [(j[1].op, j[3]) for j in run], backend)))
     for layer in layers:
         if isinstance(layer, HostLayer):
             rows.append(run_host(layer))
@@ -50,13 +62,15 @@ def run_layers(layers: Any, net: Network, env: dict[str, np.ndarray], fetch: Cal
             return op.reference(op_inputs)
         out, _ = execute_accel(layer, fetch, reference)
         env[layer.output] = out.reshape(net.tensors[layer.output].stored_shape)
-        jobs.append((len(rows), layer, out, calls))
+        run.append((len(rows), layer, out, calls))
         rows.append(None)
-    groups = [jobs[g::tasks] for g in range(min(tasks, len(jobs)))]
-    futures: list[Future] = [executor.submit(run_group, compiler.spec, [(j[1].op, j[3]) for j in group], backend)
-                             for group in groups]
-    for group, future in zip(groups, futures):
-        for (at, layer, expected, _), ran in zip(group, future.result()):
+        if sum(job[1].op.macs * job[1].repeat for job in run) >= budget:
+            submit(run)
+            run = []
+    if run:
+        submit(run)
+    for run, future in runs:
+        for (at, layer, expected, _), ran in zip(run, future.result()):
             rows[at] = _checked(layer, expected, ran, compiler, backend, row)
     return rows  # type: ignore[return-value]  (every accelerator position is filled above)
 

@@ -59,7 +59,7 @@ def run_network(net: Network, inputs: Mapping[str, np.ndarray], backend: str = "
     compare: also run the model on onnxruntime (CPU) with the same input, and report the largest
     deviation per layer and per output, and onnxruntime's latency.
     workers / executor: run the accelerator layers side by side (:mod:`networks.network_parallel`),
-    in ``workers`` groups (default: the CPU count on "verilator", 1 on "functional"), in a local
+    in ``workers`` processes (default: the CPU count on "verilator", 1 on "functional"), in a local
     pool of that many processes or in ``executor``, any concurrent.futures.Executor (a Dask
     client's executor, say); outputs, cycles and rows are those of the serial run (``workers=1``).
     """

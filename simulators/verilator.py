@@ -27,13 +27,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
 from isa import HardwareConfig, Program
-from isa.checker import check
+from isa.checker import check, check_buffers
 from isa.config import DATAFLOW_SETS
 from isa.opcodes import COUNTERS  # noqa: F401  (the counter names every run reports)
 
@@ -354,13 +355,16 @@ class _Harness:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def run(self, args: list[str], timeout: float | None) -> str:
-        """Run one program; its status line ("ok" or "error CODE MESSAGE")."""
+    def send(self, args: list[str]) -> None:
+        """Start one program (:meth:`status` waits for it)."""
         try:
             self.proc.stdin.write(("\t".join(args) + "\n").encode())
             self.proc.stdin.flush()
         except BrokenPipeError:
             raise self._died() from None
+
+    def status(self, timeout: float | None) -> str:
+        """The status line of the program sent ("ok" or "error CODE MESSAGE")."""
         deadline = None if timeout is None else time.monotonic() + timeout
         fd = self.proc.stdout.fileno()
         while b"\n" not in self._pending:
@@ -427,6 +431,10 @@ class _Harnesses:
         self._binaries: dict[HardwareConfig, Path] = {}
         self._running: dict[Path, _Harness] = {}
 
+    def built(self, hw: HardwareConfig) -> bool:
+        """Whether the model of ``hw`` is built (:meth:`get` takes no build)."""
+        return hw in self._binaries or (cache_root() / build_key(hw, self.trace) / "Vsim").exists()
+
     def get(self, hw: HardwareConfig) -> _Harness:
         if hw not in self._binaries:
             self._binaries[hw] = build(hw, trace=self.trace)
@@ -467,14 +475,49 @@ def _run_job(harnesses: _Harnesses, n: int, program: Program, inputs: Mapping[st
              options: list[str], *, log: bool, timeout: float | None, watchdog: int | None,
              fault: str | None) -> RunResult | Exception:
     """Job ``n`` of a batch: its result, or the error that failed it alone (an error that leaves the
-    batch unable to go on, such as a failed build, is raised)."""
+    batch unable to go on, such as a failed build, is raised).
+
+    Where its model is built, the harness starts the program before the checker has passed it, and
+    simulates while Python checks (the check was most of a run's fixed cost); a program the checker
+    refuses is killed unread, and the checker's error comes first, as if it had run before anything."""
     start = time.perf_counter()
-    try:
-        check(program)
-        dram = program.dram_image(inputs)   # validates the inputs
-        blob = program.to_bytes(inputs)
-    except (ValueError, TypeError) as exc:   # the checker's and the inputs' errors
+    meanwhile = harnesses.built(program.hw)   # else a build, minutes: not for a program the checker refuses
+    try:   # the buffer table first in any case: a bad one may ask for any amount of DRAM
+        (check_buffers if meanwhile else check)(program)
+    except (ValueError, TypeError) as exc:   # the checker's errors
         return exc
+    try:
+        sent: _Sent | Exception = _send(harnesses, n, program, inputs, options, watchdog, fault)
+    except (ValueError, TypeError, BackendError) as exc:   # the inputs' errors, a failed build, a dead harness
+        sent = exc
+    try:
+        if meanwhile:
+            check(program)
+    except (ValueError, TypeError) as exc:
+        if isinstance(sent, _Sent):
+            sent.harness.kill()
+        return exc
+    if isinstance(sent, ToolchainError):
+        raise sent
+    if isinstance(sent, Exception):
+        return sent
+    return _received(sent, program, timeout, log, start)
+
+
+@dataclass
+class _Sent:
+    """A program the harness runs: where, its files, its DRAM before the run, its watchdog."""
+    harness: _Harness
+    program_path: Path
+    res_path: Path
+    dram: np.ndarray
+    watchdog: int
+
+
+def _send(harnesses: _Harnesses, n: int, program: Program, inputs: Mapping[str, np.ndarray],
+          options: list[str], watchdog: int | None, fault: str | None) -> _Sent:
+    dram = program.dram_image(inputs)   # validates the inputs
+    blob = program.to_bytes(inputs)
     harness = harnesses.get(program.hw)
     program_path, res_path = harnesses.workdir / f"p{n}.bin", harnesses.workdir / f"r{n}.bin"
     program_path.write_bytes(blob)
@@ -484,17 +527,23 @@ def _run_job(harnesses: _Harnesses, n: int, program: Program, inputs: Mapping[st
         args.append("--drop-dma-responses")
     elif fault == "kill_harness":
         harness.proc.kill()
+    harness.send(args)   # if it fails, the batch's temporary folder takes the file
+    return _Sent(harness, program_path, res_path, dram, dog)
+
+
+def _received(sent: _Sent, program: Program, timeout: float | None, log: bool, start: float) -> RunResult | Exception:
+    """The result of a checked program the harness runs, or the error that failed it."""
     try:
-        status = harness.run(args, timeout)
+        status = sent.harness.status(timeout)
     except BackendError as exc:
         return exc
     finally:
-        program_path.unlink()
+        sent.program_path.unlink()
     if status != "ok":
         code, _, msg = status.removeprefix("error ").partition(" ")
-        return _failure(int(code) if code.isdigit() else -1, msg, dog)
-    result = _result(program, dram, res_path.read_bytes(), log, start)
-    res_path.unlink()
+        return _failure(int(code) if code.isdigit() else -1, msg, sent.watchdog)
+    result = _result(program, sent.dram, sent.res_path.read_bytes(), log, start)
+    sent.res_path.unlink()
     return result
 
 
