@@ -149,11 +149,12 @@ module mesh #(
     end
   end
 
-  // The registers below are in the order a simulation updates them in place: each after every
-  // reader of its old value (the de-skew reads the bottom PE row, PE row k reads row k-1, the
-  // rows read the A lines, the lines read the input skew) and each delay line's stages from the
-  // last. Verilator keeps a register's next value aside, and copies it back, only when a reader
-  // of the old value comes after its update: copies of every PE sum and lane, each cycle.
+  // The registers below are in the order a simulation updates them in place: each after the
+  // readers of its old value (PE row k reads row k-1, so the rows go bottom first; the rows read
+  // the A lines, the lines the input skew) and each delay line's stages from the last. Verilator
+  // keeps a register's next value aside, and copies it back, when a reader of the old value comes
+  // after its update: in the packed, top-down form that was every PE sum and lane, each cycle
+  // (now the bottom row, which the de-skew reads, and column 0).
 
   // the PEs: g_row[k].g_col[n].psum is the sum PE (k, n) holds, which PE (k+1, n) adds to (WS)
   // or takes (an OS shift); row DIM-1's leave the bottom
