@@ -249,21 +249,18 @@ module accel_top import systolic_pkg::*; #(
   // Per unit (in dispatch's port order, as isa/opcodes.py STACK_UNITS), the categories that
   // apply this cycle; the cycle is charged to the first of them in stack_e order, which is
   // the precedence of isa/opcodes.py STACK. Idle always applies, so each cycle counts once.
-  stack_e [2:0] charged;
+  // The first is the lowest set bit (x & -x): one-hot, the unit's stack counters to step.
+  logic [2:0][NumStack-1:0] applies, charged;
   always_comb begin
     for (int u = 0; u < 3; u++) begin
-      logic [NumStack-1:0] applies;
-      applies                 = '0;
-      applies[StackBank]      = ustack[u].bank;
-      applies[StackDma]       = ustack[u].dma;
-      applies[StackBusy]      = ustack[u].busy;
-      applies[StackHazard]    = hazard[u];
-      applies[StackQueueFull] = starved[u];
-      applies[StackIdle]      = 1'b1;
-      charged[u] = StackIdle;
-      for (int c = NumStack - 1; c >= 0; c--) begin
-        if (applies[c]) charged[u] = stack_e'(c);
-      end
+      applies[u]                 = '0;
+      applies[u][StackBank]      = ustack[u].bank;
+      applies[u][StackDma]       = ustack[u].dma;
+      applies[u][StackBusy]      = ustack[u].busy;
+      applies[u][StackHazard]    = hazard[u];
+      applies[u][StackQueueFull] = starved[u];
+      applies[u][StackIdle]      = 1'b1;
+      charged[u] = applies[u] & (~applies[u] + NumStack'(1));
     end
   end
 
@@ -285,7 +282,7 @@ module accel_top import systolic_pkg::*; #(
     ctr_en[CtrStallDmaWait]      = ld_dma_wait || st_dma_wait;
     ctr_en[CtrDmaBytesRead]      = dma_rd_req_valid_o && dma_rd_req_ready_i;
     ctr_en[CtrDmaBytesWritten]   = dma_wr_req_valid_o && dma_wr_req_ready_i;
-    for (int u = 0; u < 3; u++) ctr_en[CtrStackFirst + u * NumStack + int'(charged[u])] = 1'b1;
+    for (int u = 0; u < 3; u++) ctr_en[CtrStackFirst + u * NumStack +: NumStack] = charged[u];
   end
 
   logic [NumCounters-1:0][63:0] ctr_q;

@@ -104,69 +104,13 @@ module mesh #(
   assign d_in[0]  = in_d_i[31:0];
   assign sh[0]    = in_valid_i && in_shift_i;
 
-  for (genvar k = 1; k < DIM; k++) begin : g_skew
-    logic [k-1:0]    v_q, v_d, h_q, h_d;
-    logic [k*8-1:0]  a_q, a_d;
-    logic [k*2-1:0]  s_q, s_d;
-    logic [k*32-1:0] d_q, d_d;
-
-    always_comb begin
-      v_d = (k)'({v_q, in_valid_i && !in_shift_i});
-      h_d = (k)'({h_q, in_valid_i && in_shift_i});
-      a_d = (k*8)'({a_q, in_a_i[k*8 +: 8]});
-      s_d = (k*2)'({s_q, in_sel_i});
-      d_d = (k*32)'({d_q, in_d_i[k*32 +: 32]});
-    end
-
-    always_ff @(posedge clk_mesh or negedge rst_ni) begin
-      if (!rst_ni) begin
-        v_q <= '0;
-        h_q <= '0;
-      end else begin
-        v_q <= v_d;
-        h_q <= h_d;
-      end
-    end
-
-    always_ff @(posedge clk_mesh) begin
-      a_q <= a_d;
-      s_q <= s_d;
-      d_q <= d_d;
-    end
-
-    assign a_v[k]   = v_q[k-1];
-    assign a_dat[k] = 32'(signed'(a_q[(k-1)*8 +: 8]));
-    assign a_s[k]   = s_q[(k-1)*2 +: 2];
-    assign d_in[k]  = d_q[(k-1)*32 +: 32];
-    assign sh[k]    = h_q[k-1];
-  end
-
   for (genvar n = 0; n < DIM; n++) begin : g_b_top
     assign b_in[n] = 32'(signed'(d_in[n][7:0]));
   end
 
-  // The values that pass through the PEs: each PE row's A line (valid, value, sel), lane n the
-  // A value PE (k, n) took last cycle, which PE (k, n+1) uses now; each PE column's B line (OS),
-  // lane k what PE (k, n) took, which PE (k+1, n) uses. Each moves one lane a cycle (B only in
-  // OS, on clk_b: the mode does not change while rows are in flight). Their values only matter
-  // the cycle after they are taken, when the next PE uses them with the same row's valid bit, so
-  // they shift unconditionally.
-  for (genvar k = 0; k < DIM; k++) begin : g_aline
-    logic [DIM-1:0]        v_q;
-    logic [DIM-1:0][31:0]  a_q;
-    logic [DIM-1:0][1:0]   s_q;
-
-    always_ff @(posedge clk_mesh or negedge rst_ni) begin
-      if (!rst_ni) v_q <= '0;
-      else         v_q <= DIM'({v_q, a_v[k]});
-    end
-
-    always_ff @(posedge clk_mesh) begin
-      a_q <= (DIM*32)'({a_q, a_dat[k]});
-      s_q <= (DIM*2)'({s_q, a_s[k]});
-    end
-  end
-
+  // Each PE column's B line (OS): lane k what PE (k, n) took, which PE (k+1, n) uses. It moves
+  // one lane a cycle, on clk_b (output-stationary only: the mode does not change while rows are
+  // in flight); its values only matter the cycle after they are taken.
   for (genvar n = 0; n < DIM; n++) begin : g_bline
     logic [DIM-1:0][31:0] b_q;
 
@@ -205,9 +149,16 @@ module mesh #(
     end
   end
 
+  // The registers below are in the order a simulation updates them in place: each after the
+  // readers of its old value (PE row k reads row k-1, so the rows go bottom first; the rows read
+  // the A lines, the lines the input skew) and each delay line's stages from the last. Verilator
+  // keeps a register's next value aside, and copies it back, when a reader of the old value comes
+  // after its update: in the packed, top-down form that was every PE sum and lane, each cycle
+  // (now the bottom row, which the de-skew reads, and column 0).
+
   // the PEs: g_row[k].g_col[n].psum is the sum PE (k, n) holds, which PE (k+1, n) adds to (WS)
   // or takes (an OS shift); row DIM-1's leave the bottom
-  for (genvar k = 0; k < DIM; k++) begin : g_row
+  for (genvar k = DIM - 1; k >= 0; k--) begin : g_row
     for (genvar n = 0; n < DIM; n++) begin : g_col
       logic        v;
       logic [31:0] a, b, psum_in, psum;
@@ -219,7 +170,7 @@ module mesh #(
         assign s = a_s[k];
       end else begin : g_inner
         assign v = g_aline[k].v_q[n-1];
-        assign a = g_aline[k].a_q[n-1];
+        assign a = g_aline[k].g_lane[n-1].a_q;
         assign s = g_aline[k].s_q[n-1];
       end
       if (k == 0) begin : g_top
@@ -247,19 +198,94 @@ module mesh #(
   // de-skew: column n is delayed DIM-1-n cycles after it leaves the bottom row
   for (genvar n = 0; n < DIM - 1; n++) begin : g_deskew
     localparam int L = DIM - 1 - n;
-    logic [L*32-1:0] c_q, c_d;
 
-    always_comb begin
-      c_d = (L*32)'({c_q, g_row[DIM-1].g_col[n].psum});
+    for (genvar j = L - 1; j >= 0; j--) begin : g_st
+      logic [31:0] c_q;
+
+      if (j == 0) begin : g_first
+        always_ff @(posedge clk_mesh) c_q <= g_row[DIM-1].g_col[n].psum;
+      end else begin : g_next
+        always_ff @(posedge clk_mesh) c_q <= g_st[j-1].c_q;
+      end
+    end
+
+    assign out_c_o[n*32 +: 32] = g_st[L-1].c_q;
+  end
+  assign out_c_o[(DIM-1)*32 +: 32] = g_row[DIM-1].g_col[DIM-1].psum;
+
+  // The A values that pass through the PEs: PE row k's A line, lane n the A value PE (k, n) took
+  // last cycle (with its valid bit and weight select), which PE (k, n+1) uses now. Its values
+  // only matter the cycle after they are taken, when the next PE uses them with the same row's
+  // valid bit, so they move unconditionally. The valid bits and selects are one packed word a
+  // row, shifted; the 32-bit values one register a lane (lane DIM-1 would go to no PE).
+  for (genvar k = 0; k < DIM; k++) begin : g_aline
+    logic [DIM-1:0]       v_q;
+    logic [DIM-1:0][1:0]  s_q;
+
+    always_ff @(posedge clk_mesh or negedge rst_ni) begin
+      if (!rst_ni) v_q <= '0;
+      else         v_q <= DIM'({v_q, a_v[k]});
     end
 
     always_ff @(posedge clk_mesh) begin
-      c_q <= c_d;
+      s_q <= (DIM*2)'({s_q, a_s[k]});
     end
 
-    assign out_c_o[n*32 +: 32] = c_q[(L-1)*32 +: 32];
+    for (genvar n = DIM - 2; n >= 0; n--) begin : g_lane
+      logic [31:0] a_q;
+
+      if (n == 0) begin : g_first
+        always_ff @(posedge clk_mesh) a_q <= a_dat[k];
+      end else begin : g_next
+        always_ff @(posedge clk_mesh) a_q <= g_lane[n-1].a_q;
+      end
+    end
   end
-  assign out_c_o[(DIM-1)*32 +: 32] = g_row[DIM-1].g_col[DIM-1].psum;
+
+  // The input skew: row and column k (k >= 1) enter through k stages, stage 0 taking the input:
+  // the valid and shift bits and the selects one packed word a line, shifted, the A and D values
+  // one register a stage. The valid bits are reset, the data is not.
+  for (genvar k = 1; k < DIM; k++) begin : g_skew
+    logic [k-1:0]   v_q, h_q;
+    logic [k*2-1:0] s_q;
+
+    always_ff @(posedge clk_mesh or negedge rst_ni) begin
+      if (!rst_ni) begin
+        v_q <= '0;
+        h_q <= '0;
+      end else begin
+        v_q <= (k)'({v_q, in_valid_i && !in_shift_i});
+        h_q <= (k)'({h_q, in_valid_i && in_shift_i});
+      end
+    end
+
+    always_ff @(posedge clk_mesh) begin
+      s_q <= (k*2)'({s_q, in_sel_i});
+    end
+
+    for (genvar j = k - 1; j >= 0; j--) begin : g_st
+      logic [7:0]  a_q;
+      logic [31:0] d_q;
+
+      if (j == 0) begin : g_first
+        always_ff @(posedge clk_mesh) begin
+          a_q <= in_a_i[k*8 +: 8];
+          d_q <= in_d_i[k*32 +: 32];
+        end
+      end else begin : g_next
+        always_ff @(posedge clk_mesh) begin
+          a_q <= g_st[j-1].a_q;
+          d_q <= g_st[j-1].d_q;
+        end
+      end
+    end
+
+    assign a_v[k]   = v_q[k-1];
+    assign a_dat[k] = 32'(signed'(g_st[k-1].a_q));
+    assign a_s[k]   = s_q[(k-1)*2 +: 2];
+    assign d_in[k]  = g_st[k-1].d_q;
+    assign sh[k]    = h_q[k-1];
+  end
 
   assign out_valid_o = tag_v_q[LAT-1];
   assign out_tag_o   = tag_q[LAT-1];
