@@ -235,12 +235,19 @@ def gemmini_flat_schedule(op: Op, hw: HardwareConfig) -> Schedule:
 def schedule_from_dict(kind: str, knobs: Mapping[str, Any]) -> Schedule:
     """A record's schedule of an op of ``kind``: gemmini.h's loops where the dict names their ``call``, else
     the kind's flat schedule."""
-    if "call" in knobs:
+    if is_library_spec(knobs):
         return library_class(knobs["call"]).from_dict(knobs)
     return KINDS[kind].schedule.from_dict(knobs)
 
 
 FAMILIES = ("flat", "loops")   # the tuner's two families of schedules (tuner.space.Space's family)
+# what tk.tune's family takes: a family, both in one space (tuner.union.UnionSpace), or the default's
+TUNE_FAMILIES = ("auto", *FAMILIES, "both")
+
+
+def is_library_spec(spec: Any) -> bool:
+    """Whether a schedule spec is of gemmini.h's loops: a library schedule, or a dict naming its ``call``."""
+    return isinstance(spec, LibrarySchedule) or (isinstance(spec, Mapping) and "call" in spec)
 
 
 def family_class(op: Op, family: str) -> type[Schedule]:
@@ -268,7 +275,7 @@ def schedule_class(op: Op, spec: Any) -> type[Schedule]:
     names gemmini.h's ``call``), else the kind's tunable schedule."""
     if isinstance(spec, LibrarySchedule):
         return type(spec)
-    if isinstance(spec, Mapping) and "call" in spec:
+    if is_library_spec(spec):
         return library_class(spec["call"])
     return KINDS[op.KIND].schedule
 

@@ -15,7 +15,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import numpy as np
 
 from isa import HardwareConfig
-from toolkit.kinds import KINDS, default_family, default_schedule
+from toolkit.kinds import KINDS, TUNE_FAMILIES, default_family, default_schedule, is_library_spec
 from toolkit.ops import Op
 from toolkit.schedule import Schedule
 
@@ -101,17 +101,16 @@ class UnionSpace:
         return None if local is None else local + self._offset(family)
 
     def _family_of(self, schedule: Schedule | Mapping[str, Any]) -> int:
-        """A loop schedule names gemmini.h's call; a flat one does not (toolkit.kinds.schedule_from_dict)."""
-        knobs = schedule.to_dict() if isinstance(schedule, Schedule) else schedule
-        return 1 if "call" in knobs else 0
+        return int(is_library_spec(schedule))
 
     def pieces(self, points: Sequence[int]) -> list[tuple[Space, list[int], list[int]]]:
         """``points`` by family: (the family's space, their indices there, their positions in ``points``)."""
+        located = [self.locate(p) for p in points]
         out = []
         for family, part in enumerate(self.parts):
-            at = [i for i, p in enumerate(points) if self.locate(p)[0] == family]
+            at = [i for i, (f, _) in enumerate(located) if f == family]
             if at:
-                out.append((part, [self.locate(points[i])[1] for i in at], at))
+                out.append((part, [located[i][1] for i in at], at))
         return out
 
     def restrict(self, name: str, value: Any) -> "UnionSpace":
@@ -170,6 +169,8 @@ def make_space(op: Op, hw: HardwareConfig, family: str, *, tile_policy: str = "b
                fix: Mapping[str, Any] | None = None) -> Space | UnionSpace:
     """The space of ``family``: "flat", "loops", "both" (:class:`UnionSpace`; ``fix``'s names as the union
     names them, the loop knobs with :data:`LOOPS_PREFIX`), or "auto" (:func:`toolkit.kinds.default_family`)."""
+    if family not in TUNE_FAMILIES:
+        raise ValueError(f"family={family!r} is not one of {TUNE_FAMILIES}")
     if family != "both":
         return Space(op, hw, tile_policy=tile_policy, fix=fix, family=default_family(op, hw) if family == "auto"
                      else family)

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 
 from .errors import cycle_cap, output_file, positive_int, seconds, seed
 from .common import add_op_args, hardware, op_from_args
+from ..kinds import TUNE_FAMILIES
 
 if TYPE_CHECKING:
     from tuner.results import TuneResult
 
 TUNER_NAMES = ("model", "random", "grid", "ga")
 TUNE_BACKENDS = ("verilator", "stand-in")
-FAMILY_NAMES = ("auto", "flat", "loops", "both")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=positive_int, default=None,
                    help="candidates per batch (default 8, whatever the workers, so that a seed searches alike "
                         "with any; give at least the workers on a large cluster)")
-    p.add_argument("--family", choices=FAMILY_NAMES, default="auto",
+    p.add_argument("--family", choices=TUNE_FAMILIES, default="auto",
                    help="schedules searched: flat (the toolkit's streams), loops (Gemmini's LOOP_WS/LOOP_CONV_WS "
                         "with every tile a knob), both (one space of the two), auto (the default schedule's "
                         "family; default)")
