@@ -13,8 +13,10 @@ A loop (LOOP_WS, LOOP_CONV_WS) is checked through its expansion (isa.loop_unroll
 every primitive as above, its DRAM ranges inside buffers, and the rows its loads
 write apart from each other and from the loop before it, so that Gemmini's
 overlapped issue order and the unroller's sequential one give the same bits.
-A loop's execute phase (most of its primitives) reads no DRAM and no state but the
-array's, so it is checked once per shape of loop and state it starts in.
+A loop is checked once per shape of loop and state it starts in: a later loop of the
+shape differs in its DRAM addresses only, which are moved and looked up in the buffer
+table (isa.loop_checks). A loop's execute phase (most of its primitives) reads no DRAM
+and no state but the array's, so it is checked once per shape and array state.
 
 Last, in a program that passes all of the above: no two instructions that nothing
 orders (a fence, or local rows they share) touch the same DRAM bytes when one of them
@@ -37,14 +39,15 @@ from .buffers import MAX_DRAM_BYTES, BufferTableError, check_buffer_table
 from .config import HardwareConfig
 from .dram_hazards import DramAccesses
 from .encoding import decode
-from .loop_shared import Phase, unrolled_parts
+from .loop_checks import CheckedLoop, all_inside, keepable, kept, moved
+from .loop_shared import Phase, shape_key, unrolled_parts
 from .loop_unroll import Unroller
 from .loop_words import LoopConvWs, LoopError, LoopWord, LoopWs
 from .program import Program
 
 Span = tuple[bool, int, int]   # (accumulator?, first row, last row + 1) of local memory
 _LOADS = ("state-0 (A, input)", "state-1 (B, weight)", "state-2 (D, bias)")   # who loads what in a loop
-_KEPT_EXECUTES = 256   # execute phases a checker keeps checked: a program has a few shapes of loop
+_KEPT = 256   # loops and execute phases a checker keeps checked: a program has a few shapes of loop
 Parts = list[Sequence[Instruction]]   # an instruction's primitives, phase by phase (isa.loop_shared)
 
 
@@ -143,6 +146,7 @@ class _Checker:
         self.unroller = Unroller(self.hw)
         self.previous: _Loop | None = None   # the last loop, while only loop words follow it
         self.executed: dict[tuple, _Executed] = {}   # by (id of an execute phase, array state)
+        self.loops: dict[tuple, CheckedLoop] = {}     # by (shape of loop, state): isa.loop_checks
         self.dram = True            # check DRAM ranges against the program's DRAM (a WordChecker's is the process's)
         self.dispatch = {Mvin: self.mvin, Mvout: self.mvout, Preload: self.preload,
                          ComputePreloaded: self.compute, ComputeAccumulated: self.compute,
@@ -152,14 +156,14 @@ class _Checker:
 
     def run(self) -> None:
         for index, ins in enumerate(self.prog.instructions):
-            self.step(index, ins)
+            self.step(index, ins, parts=False)
 
-    def step(self, index: int, ins: Instruction) -> Parts:
-        """Check instruction ``index`` under the state the ones before it left; the primitives it runs."""
+    def step(self, index: int, ins: Instruction, parts: bool = True) -> Parts | None:
+        """Check instruction ``index`` under the state the ones before it left; the primitives it runs (where
+        ``parts``: a loop kept checked is not unrolled otherwise)."""
         self.at = (index, -1)
         try:
             loop = self.unroller.shape_of(ins)
-            parts = None if loop is None else unrolled_parts(*loop)
         except LoopError as exc:
             raise self._error(index, ins, str(exc)) from None
         if loop is None:
@@ -167,20 +171,63 @@ class _Checker:
                 raise self._error(index, ins, reason)
             self.previous = None   # Gemmini's unrollers pass it on only once every loop before it is issued
             return [(ins,)]
+        built = self._unrolled(index, ins, loop) if parts else None
         if isinstance(ins, (LoopWs, LoopConvWs)):
             # LoopConv and LoopMatmul each run two loops of their own kind at once, never of the other
             previous = self.previous
             overlapping = previous if previous and type(previous.ins) is type(ins) else None
-            self.previous = self._loop(index, ins, loop[1], parts, overlapping)
-        return parts
+            self.previous = self._loop(index, ins, loop, built, overlapping)
+        return built
+
+    def _unrolled(self, index: int, ins: Instruction, loop: tuple[Hashable, list[Phase]]) -> Parts:
+        try:
+            return unrolled_parts(*loop)
+        except LoopError as exc:
+            raise self._error(index, ins, str(exc)) from None
 
     def _error(self, index: int, ins: Instruction, reason: str) -> ProgramError:
         return ProgramError(index, format_instruction(ins, self.dram_names), reason)
 
-    def _loop(self, index: int, ins: LoopWord, phases: list[Phase], parts: Parts, previous: _Loop | None) -> _Loop:
+    def state(self) -> Hashable:
+        """All a loop's primitives read of the state, or change: the config words' and the array's."""
+        return tuple(sorted(self.ld.items())), self.st, self.act_msb, *self.array_state()
+
+    def _restore(self, state: tuple) -> None:
+        ld, self.st, self.act_msb, self.ex, self.preloaded, self.held, self.weights = state
+        self.ld = dict(ld)
+
+    def _loop(self, index: int, ins: LoopWord, loop: tuple[Hashable, list[Phase]], parts: Parts | None,
+              previous: _Loop | None) -> _Loop:
+        """Check a loop (:meth:`_expansion`) where no loop of its shape from this state was, else move what
+        that one was found to do to this loop's bases (isa.loop_checks); and that none of its loads writes a
+        row the loop before it (still running in the other slot) touches."""
+        bases = [phase.base for phase in loop[1]]
+        key = (shape_key(*loop), self.state())
+        checked = self.loops.get(key)
+        if checked is not None:
+            accesses = moved(checked, index, bases)
+            if all_inside(accesses, self.dram_size, self.buffer_spans):
+                self.accesses.record_all(accesses)
+                self._restore(checked.after)
+            else:   # check it primitive by primitive: the error names the first primitive outside
+                checked = None
+        if checked is None:
+            parts, start = parts or self._unrolled(index, ins, loop), len(self.accesses)
+            loads, spans = self._expansion(index, ins, loop[1], parts)
+            checked = kept(tuple(map(len, parts)), bases, self.accesses.since(start), loads, spans, self.state())
+            if keepable(bases):
+                if len(self.loops) >= _KEPT:
+                    self.loops.clear()
+                self.loops[key] = checked
+        if previous and (row := _first_overlap(checked.loads, previous.spans)):
+            raise self._error(index, ins, f"its loads write {row}, which the loop at instruction {previous.index} "
+                                          "may still use (Gemmini runs two loops at once)")
+        return _Loop(index, ins, checked.spans)
+
+    def _expansion(self, index: int, ins: LoopWord, phases: list[Phase], parts: Parts) -> tuple[list[Span], list[Span]]:
         """Check a loop's primitives, and that Gemmini's overlapped order gives what the sequential one does:
-        its loaders (one per load state, each in order) write rows apart (but resadd's B onto A), and none
-        writes a row the loop before it (still running in the other slot) touches."""
+        its loaders (one per load state, each in order) write rows apart (but resadd's B onto A). The rows its
+        loads write, in order, and those all its primitives touch (_union)."""
         loads: dict[int, list[Span]] = {0: [], 1: [], 2: []}
         touched: list[Span] = []
         self.in_loop, sub = True, 0
@@ -197,10 +244,7 @@ class _Checker:
             if row := _first_overlap(loads[first], _union(loads[second])):
                 raise self._error(index, ins, f"its {_LOADS[first]} and {_LOADS[second]} loads both write {row}")
         loads_all = [span for spans in loads.values() for span in spans]
-        if previous and (row := _first_overlap(loads_all, previous.spans)):
-            raise self._error(index, ins, f"its loads write {row}, which the loop at instruction {previous.index} "
-                                          "may still use (Gemmini runs two loops at once)")
-        return _Loop(index, ins, _union(loads_all + touched))
+        return loads_all, _union(loads_all + touched)
 
     def _primitives(self, index: int, ins: LoopWord, sub: int, prims: Sequence[Instruction],
                     loads: dict[int, list[Span]], touched: list[Span]) -> None:
@@ -225,7 +269,7 @@ class _Checker:
         if kept is None:
             touched: list[Span] = []
             self._primitives(index, ins, sub, prims, {}, touched)
-            if len(self.executed) >= _KEPT_EXECUTES:
+            if len(self.executed) >= _KEPT:
                 self.executed.clear()
             kept = self.executed[key] = _Executed(prims, self.array_state(), _union(touched))
         self.ex, self.preloaded, self.held, self.weights = kept.after

@@ -86,6 +86,17 @@ class DramAccesses:
         rows at address ``local`` (its first block)."""
         self.log.extend((index, sub, addr, rows, stride, row_bytes, write, local))
 
+    def __len__(self) -> int:
+        return len(self.log) // _FIELDS
+
+    def since(self, start: int) -> np.ndarray:
+        """The accesses recorded from the ``start``-th on, one row of record()'s fields each."""
+        return np.frombuffer(self.log, dtype=np.int64)[start * _FIELDS:].reshape(-1, _FIELDS).copy()
+
+    def record_all(self, accesses: np.ndarray) -> None:
+        """record() each row of ``accesses`` (as :meth:`since` gives them)."""
+        self.log.frombytes(np.ascontiguousarray(accesses, dtype=np.int64).tobytes())
+
     def fence(self) -> None:
         self.fences.append(len(self.log) // _FIELDS)
 

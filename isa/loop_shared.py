@@ -29,7 +29,7 @@ _MAX_SHAPES = 256   # a program holds a few dozen; the bound keeps a long tuning
 _MOVES = np.array([*MVIN_FUNCTS, Funct.MVOUT], dtype=np.uint64)
 # dram_at(base, offset) adds a 32-bit offset: from here up a base could wrap onto DRAM address 0, which
 # a phase's moves also use for zeros (padding, no bias); such loops are built afresh
-_WRAPS = (1 << 64) - (1 << 32)
+WRAPS = (1 << 64) - (1 << 32)
 
 
 class Phase(NamedTuple):
@@ -65,7 +65,7 @@ def _phase(key: Hashable, n: int, phase: Phase) -> Sequence[Instruction]:
     return phase.build() if phase.base else ()
 
 
-def _shape(key: Hashable, phases: Sequence[Phase]) -> Hashable:
+def shape_key(key: Hashable, phases: Sequence[Phase]) -> Hashable:
     """``key`` with which phases the loop skips (the rest of a shape is the caller's to name)."""
     return key, tuple(p.base is None or p.base != 0 for p in phases)
 
@@ -73,7 +73,7 @@ def _shape(key: Hashable, phases: Sequence[Phase]) -> Hashable:
 def unrolled_parts(key: Hashable, phases: Sequence[Phase]) -> list[Sequence[Instruction]]:
     """The primitives of each of ``phases``; an execute phase's (base None) is the same tuple for every loop
     of the shape (while the shape stays cached), so that its checks can be kept by identity."""
-    return _parts(_shape(key, phases), phases)
+    return _parts(shape_key(key, phases), phases)
 
 
 def _parts(shape: Hashable, phases: Sequence[Phase]) -> list[Sequence[Instruction]]:
@@ -99,9 +99,9 @@ def unrolled_words(key: Hashable, phases: Sequence[Phase]) -> np.ndarray:
     if not phases:
         return np.zeros((0, 3), dtype=np.uint64)
     bases = np.array([p.base or 0 for p in phases], dtype=np.uint64)
-    if int(bases.max()) >= _WRAPS:
+    if int(bases.max()) >= WRAPS:
         return encode_all(unrolled(key, phases))
-    shape = _shape(key, phases)
+    shape = shape_key(key, phases)
     template = _cached(_templates, shape, lambda: _template(shape, phases))
     words = template.words.copy()
     moved = template.phase >= 0
