@@ -1,7 +1,8 @@
 """Binary encoding in Gemmini's RoCC layout: (funct, rs1, rs2), rs1/rs2 64-bit."""
 from __future__ import annotations
 
-from typing import Iterable
+from operator import attrgetter
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -203,9 +204,33 @@ def decode(funct: int, rs1: int, rs2: int) -> Instruction:
 
 
 def encode_all(instructions: Iterable[Instruction]) -> np.ndarray:
-    """Instructions -> uint64 array of shape (n, 3): funct, rs1, rs2."""
-    # parsed programs share one object per distinct line; each entry keeps its instruction alive,
-    # since a freed one's id may be reused by the next (a generator's fresh objects)
+    """Instructions -> uint64 array of shape (n, 3): funct, rs1, rs2. The kinds a loop unrolls into (moves,
+    preloads, computes: most of a program's words) are encoded a column at a time, the rest one by one."""
+    items = instructions if isinstance(instructions, (list, tuple)) else list(instructions)
+    kinds = _Numbered()
+    kind_of = np.fromiter(map(kinds.__getitem__, map(type, items)), dtype=np.intp, count=len(items))
+    words = np.empty((len(items), 3), dtype=np.uint64)
+    for kind, number in kinds.items():
+        at = np.flatnonzero(kind_of == number)
+        group = [items[i] for i in at.tolist()]
+        if kind in _COLUMNS:
+            for column, values in enumerate(_COLUMNS[kind]):
+                words[at, column] = values(group)   # into uint64 as they are (a constant is a plain int)
+        else:
+            words[at] = _encode_each(group)
+    return words
+
+
+class _Numbered(dict):
+    """Each key numbered in the order it is first asked for."""
+
+    def __missing__(self, key: object) -> int:
+        self[key] = len(self)
+        return self[key]
+
+
+def _encode_each(instructions: list[Instruction]) -> np.ndarray:
+    # parsed programs share one object per distinct line (encode_all holds them all, so ids stay theirs)
     words: dict[int, tuple[Instruction, tuple[int, int, int]]] = {}
     rows = []
     for ins in instructions:
@@ -214,6 +239,33 @@ def encode_all(instructions: Iterable[Instruction]) -> np.ndarray:
             seen = words[id(ins)] = (ins, encode(ins))
         rows.append(seen[1])
     return np.array(rows, dtype=np.uint64).reshape(-1, 3)
+
+
+def _column(instructions: list[Instruction], name: str) -> np.ndarray:
+    return np.fromiter(map(attrgetter(name), instructions), dtype=np.uint64, count=len(instructions))
+
+
+def _operands(instructions: list[Instruction], addr: str, rows: str, cols: str) -> np.ndarray:
+    """:func:`_operand` of each instruction's fields ``addr``, ``rows`` and ``cols``."""
+    return _operand(*(_column(instructions, name) for name in (addr, rows, cols)))
+
+
+def _moves(group: list[Instruction]) -> np.ndarray:
+    return _operands(group, "local", "rows", "cols")
+
+
+# per kind, what encode() makes of its funct, rs1 and rs2, from a list of instructions of the kind: an array
+# of the list's words, or one value for all
+_MVIN = np.array(MVIN_FUNCTS, dtype=np.uint64)
+_COLUMNS: dict[type, tuple[Callable[[list], np.ndarray | int], ...]] = {
+    Mvin: (lambda g: _MVIN[_column(g, "state").astype(np.intp)], lambda g: _column(g, "dram"), _moves),
+    Mvout: (lambda g: int(Funct.MVOUT), lambda g: _column(g, "dram"), _moves),
+    Preload: (lambda g: int(Funct.PRELOAD), lambda g: _operands(g, "b", "b_rows", "b_cols"),
+              lambda g: _operands(g, "c", "c_rows", "c_cols")),
+    **{kind: (lambda g, kind=kind: int(kind.FUNCT), lambda g: _operands(g, "a", "a_rows", "a_cols"),
+              lambda g: _operands(g, "d", "d_rows", "d_cols"))
+       for kind in (ComputePreloaded, ComputeAccumulated)},
+}
 
 
 def decode_all(words: np.ndarray) -> list[Instruction]:
