@@ -1,8 +1,11 @@
 """The model tuner against Optuna's TPE on real-size workloads, on the RTL, with the same trials.
 
-    python benchmarks/bench_peer.py [--workloads matmul conv] [--trials 32] [--seeds 0] [--workers 2]
+    python benchmarks/bench_peer.py [--workloads matmul conv conv_1x1 bert_ffn] [--trials 32] [--seeds 0]
+                                    [--workers 2] [--family auto|flat|loops|both]
 
-For each workload neither search has records of (the default not seeded, no transfer):
+For each workload neither search has records of (the default not seeded, no transfer), over one space
+(``--family``: by default the family tk.tune searches, that of the default schedule; on the SoC preset
+Gemmini's loops for all four):
 
 - model: ``tk.tune(tuner="model")``, the toolkit's search, ``--workers`` candidates at a time;
 - tpe: Optuna's TPESampler over each knob's value index, one candidate at a time. A point that does not
@@ -36,14 +39,19 @@ from tuner.api import tune  # noqa: E402
 from tuner.measure import run_candidates  # noqa: E402
 from tuner.session import CYCLE_CAP  # noqa: E402
 from tuner.space import Space  # noqa: E402
+from tuner.union import UnionSpace, make_space  # noqa: E402
+from toolkit.kinds import TUNE_FAMILIES  # noqa: E402
 
-WORKLOADS = {   # real sizes the tables do not hold: a GEMM of 784 rows (28x28 pixels) and ResNet-50's s2_3x3
+WORKLOADS = {   # real sizes the tables do not hold: a GEMM of 784 rows (28x28 pixels), ResNet-50's s2_3x3 and
+    # its first expanding 1x1 conv, BERT-base's first feed-forward GEMM (128 tokens)
     "matmul": tk.matmul(784, 256, 512),
     "conv": tk.conv2d(1, 28, 28, 128, 128, kernel=3, padding=1, bias="channel", activation="relu", scale=0.0001),
+    "conv_1x1": tk.conv2d(1, 56, 56, 64, 256, kernel=1, bias="channel", scale=0.001),
+    "bert_ffn": tk.matmul(128, 768, 3072, bias="row", scale=0.001),
 }
 
 
-def tpe_best(op: tk.Op, hw: tk.HardwareConfig, space: Space, trials: int, seed: int) -> int:
+def tpe_best(op: tk.Op, hw: tk.HardwareConfig, space: Space | UnionSpace, trials: int, seed: int) -> int:
     """The best cycles Optuna's TPE finds in ``trials`` measured points."""
     import optuna
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -78,14 +86,17 @@ def main() -> int:
     p.add_argument("--seeds", type=int, nargs="+", default=[0])
     p.add_argument("--workers", type=int, default=2, help="the model tuner's measuring processes")
     p.add_argument("--tile-policy", default="pow2")
+    p.add_argument("--family", choices=TUNE_FAMILIES, default="auto",
+                   help="the schedules both search (default: the family of the default schedule, as tk.tune)")
     args = p.parse_args()
     hw = tk.HardwareConfig.preset("gemmini")
-    print(f"{args.trials} trials, RTL (gemmini), default not seeded, cycle cap {CYCLE_CAP}, tiles {args.tile_policy}")
+    print(f"{args.trials} trials, RTL (gemmini), default not seeded, cycle cap {CYCLE_CAP}, tiles {args.tile_policy}, "
+          f"family {args.family}")
     print(f"{'workload':<8} {'seed':>4} {'default':>9} {'model':>9} {'tpe':>9} {'model/tpe':>9} {'model s':>8} "
           f"{'tpe s':>7}")
     for name in args.workloads:
         op = WORKLOADS[name]
-        space = Space(op, hw, tile_policy=args.tile_policy)
+        space = make_space(op, hw, args.family, tile_policy=args.tile_policy)
         default = measure(op, hw, tk.default_schedule(op, hw))
         for seed in args.seeds:
             start = time.perf_counter()
