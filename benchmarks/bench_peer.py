@@ -66,7 +66,7 @@ def tpe_best(op: tk.Op, hw: tk.HardwareConfig, space: Space | UnionSpace, trials
         p = space.index([trial.suggest_categorical(k, list(range(len(space.domains[k])))) for k in space.names])
         if p is not None and p not in told:
             cap = math.ceil(CYCLE_CAP * best) if math.isfinite(best) else None
-            res = run_candidates(op.to_dict(), hw.as_dict(), [space.knobs(p)], "verilator", 3600, cycle_limit=cap)[0]
+            res = run_candidates(op.to_dict(), hw.as_dict(), [space[p].to_dict()], "verilator", 3600, cycle_limit=cap)[0]
             told[p] = float(res.cycles) if res.status in ("ok", "slow") else math.inf
             if res.ok:
                 best = min(best, res.cycles)
@@ -76,6 +76,8 @@ def tpe_best(op: tk.Op, hw: tk.HardwareConfig, space: Space | UnionSpace, trials
             study.tell(trial, value if math.isfinite(value) else penalty)
         else:   # nothing measured yet to scale a penalty by: a failed trial, which TPE leaves out
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
+    if not math.isfinite(best):
+        raise RuntimeError(f"TPE measured no point of {op} that ran in {trials} trials")
     return int(best)
 
 
