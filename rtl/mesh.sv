@@ -45,8 +45,9 @@ module mesh #(
 
   // The mesh runs on a gated clock (clk_mesh) that ticks only while it is active (a row enters
   // or rows are in flight): in the other cycles no PE has a valid A value or a shift, so every
-  // register would keep its value anyway. The B lines (below) tick only while it is active in
-  // output-stationary mode, the weights only in the cycles a weight row or column is written.
+  // register would keep its value anyway. The B lines (below) and the PEs' two OS sums tick only
+  // while it is active in output-stationary mode, the weights only in the cycles a weight row or
+  // column is written.
   logic active, clk_mesh, clk_b, clk_w;
 
   clock_gate u_mesh_cg (.clk_i, .en_i (active),         .clk_o (clk_mesh));
@@ -176,7 +177,8 @@ module mesh #(
       end
 
       pe u_pe (
-        .clk_i   (clk_mesh),
+        .clk_i    (clk_mesh),
+        .clk_os_i (clk_b),
         .os_i,
         .en_i    (v),
         .shift_i (s[1]),
