@@ -37,7 +37,7 @@ def _build(runner, toplevel: str, files: list[str], parameters: dict) -> Path:
     import cocotb
     from simulators.rtl_codegen import isa_sources, write_sources
     from simulators.verilator import VERILATOR_FLAGS, cached_build, verilator_version
-    sources, generated = [RTL / f if (RTL / f).exists() else HERE / f for f in files], isa_sources()
+    sources, generated = [RTL / f for f in files], isa_sources()
     # The toplevel links cocotb's VPI library by its path (an rpath into this environment's cocotb), so a
     # build made from another environment, since removed, would not load: the path is part of the key.
     digest = hashlib.sha256(repr((toplevel, sorted(parameters.items()), VERILATOR_FLAGS, verilator_version(),
@@ -70,7 +70,7 @@ def test_fp_scale(tmp_path_factory) -> None:
 
 
 def test_pe(tmp_path_factory) -> None:
-    _run(tmp_path_factory, "pe_bench", ["pe.sv", "pe_bench.sv"], "cocotb_pe")
+    _run(tmp_path_factory, "pe", ["pe.sv"], "cocotb_pe")
 
 
 def test_mesh(tmp_path_factory) -> None:
