@@ -151,8 +151,8 @@ module mesh #(
   // after its update: in the packed, top-down form that was every PE sum and lane, each cycle
   // (now the bottom row, which the de-skew reads, and column 0).
 
-  // the PEs: g_row[k].g_col[n].psum is the sum PE (k, n) holds, which PE (k+1, n) adds to (WS)
-  // or takes (an OS shift); row DIM-1's leave the bottom
+  // the PEs: g_row[k].g_col[n].psum is the sum PE (k, n) holds (WS), which PE (k+1, n) adds to, or
+  // the shifting sum it passes down (OS), which PE (k+1, n) takes; row DIM-1's leave the bottom
   for (genvar k = DIM - 1; k >= 0; k--) begin : g_row
     for (genvar n = 0; n < DIM; n++) begin : g_col
       logic        v;
