@@ -1,9 +1,10 @@
 """Weight- vs output-stationary on the RTL: the toolkit's default schedule of each layer, as it is
-(dataflow "ws") and with dataflow="os", side by side in one run (gemmini preset, Verilator backend,
+(dataflow "ws") and with dataflow="os", side by side in one run (the gemmini preset or --preset, Verilator backend,
 each output checked bit-exact against numpy), and which wins where.
 
     .venv/bin/python benchmarks/bench_dataflow.py                          # the Exo GEMMs
     .venv/bin/python benchmarks/bench_dataflow.py --suite resnet50 --limit 4 --jobs 2
+    .venv/bin/python benchmarks/bench_dataflow.py --suite mobilenetv2 --layers 'dw_*' 'project_*' --preset tiny
 """
 from __future__ import annotations
 
@@ -36,15 +37,17 @@ def measure_layer(op: tk.Op, hw: tk.HardwareConfig) -> dict[str, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--suite", default="gemmini_gemms", help="a suite of networks/suites (default: the Exo GEMMs)")
+    parser.add_argument("--layers", nargs="*", default=None, help="only the layers these names (globs) match")
     parser.add_argument("--limit", type=int, default=None, help="only the first N layers of the suite")
     parser.add_argument("--jobs", type=int, default=1, help="layers measured at once (one process each)")
+    parser.add_argument("--preset", default="gemmini", help="the hardware preset (default: gemmini)")
     args = parser.parse_args()
-    hw = tk.HardwareConfig.preset("gemmini")
-    layers = [layer for layer in load_suite(args.suite).select(None) if layer.op.KIND in KINDS][:args.limit]
+    hw = tk.HardwareConfig.preset(args.preset)
+    layers = [layer for layer in load_suite(args.suite).select(args.layers) if layer.op.KIND in KINDS][:args.limit]
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(measure_layer, [layer.op for layer in layers], [hw] * len(layers)))
-    print(f"{args.suite} on gemmini (Verilator, default schedule, bit-exact): ws vs os cycles")
+    print(f"{args.suite} on {args.preset} (Verilator, default schedule, bit-exact): ws vs os cycles")
     print(f"{'layer':<28} {'kind':<10} {'ws':>12} {'os':>12} {'os/ws':>7}  faster")
     wins = dict.fromkeys(DATAFLOWS, 0)
     for layer, cycles in zip(layers, results):

@@ -19,17 +19,21 @@
 //    each compute keeps a copy of the config it saw.
 //  * S streams the c_rows rows of A (a_stride apart) and D, one row a cycle
 //    when the banks allow (A and D in one bank take two cycles), into the mesh.
-//    Output-stationary, a compute_preloaded first shifts D into the PEs (DIM
-//    shift rows, D's last row first), which shifts the results of the compute
-//    before out; then every compute streams its K steps (a column of A and a
-//    row of B each). W loads the next block while S streams, so back-to-back
-//    computes keep the mesh full.
-// Weight-stationary rows leave the mesh 2*DIM-1 cycles later and are written,
-// column-masked, to the accumulator (overwrite or accumulate) or through the scale
-// unit and ReLU to the scratchpad. A compute is done when its last row is written.
-// Output-stationary results wait in the PEs (pend_*) until the next compute_preloaded
-// shifts them out, or a flush when no such compute follows; they are rounding-shifted
-// right by config_ex's in_shift on their way to the same writes.
+//    Output-stationary (the PEs double-buffer their sums, os_sums.sv), every
+//    compute streams its K steps (a column of A and a row of B each) into one
+//    of the two sums while the other shifts: the results held there out, zeros
+//    in, and D of the next chain once it waits in W (DIM shift rows, D's last
+//    row first), as on Gemmini, from the bank port the steps leave free. A
+//    compute_preloaded (or a compute_accumulated after a compute with a C)
+//    starts a chain: it flips the sums once its D (or zeros) is all in, shifting
+//    in first what is not.
+//    W loads the next block while S streams, so back-to-back computes keep the
+//    mesh full.
+// Rows leave the mesh 2*DIM-1 cycles later; results are written (ex_array.sv) to the
+// accumulator or the scratchpad. A compute is done when its last row is written (OS:
+// its last result row; without a C, when its last step enters). Output-stationary
+// results wait in the PEs until a later chain's shift rows bring them out, or a flush
+// when no OS compute follows.
 module execute_unit import systolic_pkg::*; #(
   parameter int DIM      = 4,
   parameter int SP_ROWS  = 256,
@@ -106,9 +110,6 @@ module execute_unit import systolic_pkg::*; #(
     ex_cfg_t           cfg;
   } job_t;
 
-  // where a result row goes
-  typedef enum logic [1:0] {DestNone, DestSp, DestAcc, DestAccum} dest_e;
-
   // travels through the mesh with each row
   typedef struct packed {
     logic [SLOT_W-1:0] slot;
@@ -118,10 +119,9 @@ module execute_unit import systolic_pkg::*; #(
     logic [15:0]       cols;
     logic [31:0]       scale;
     logic              relu;
-    logic              shift;   // an output-stationary shift row
+    logic              shift;   // an output-stationary result row (rounding-shifted by rsh)
     logic [4:0]        rsh;
   } res_tag_t;
-  localparam int TAG_W = $bits(res_tag_t);
 
   ex_cfg_t cfg_q, cfg_d;
 
@@ -151,26 +151,34 @@ module execute_unit import systolic_pkg::*; #(
   logic [31:0]       s_a_row_q, s_a_row_d, s_c_row_q, s_c_row_d;
   logic [BUF_W-1:0]  s_buf_q, s_buf_d;
   logic              s_shift_q, s_shift_d, s_flush_q, s_flush_d, s_tblk_q, s_tblk_d;
-  logic              s_os, s_tr_a, s_tr_b, s_row_last, s_k_done;
+  logic              s_flip_q, s_flip_d, s_dsh_q, s_dsh_d;   // OS: the job starts a chain; on a D
+  logic              s_os, s_tr_a, s_tr_b, s_row_last, s_step, s_has_c;
   logic [15:0]       s_rows;
   // ---- output-stationary ------------------------------------------------------------
   logic              mode_q, mode_d;      // the mesh's dataflow (1: OS)
   logic              tr_cur_q, tr_cur_d;  // the transposer block S reads
-  logic [KW-1:0]     gap_q, gap_d;        // cycles until the last OS step's sums are complete
-  // results waiting in the PEs for their shift out
-  logic              pend_valid_q, pend_valid_d, pend_set, pend_block, mode_ok, flush_go;
-  res_tag_t          pend_q, pend_d;
-  logic [15:0]       pend_rows_q, pend_rows_d, pend_stride_q, pend_stride_d;
-  logic [DIM*8-1:0]  tr_col;
+  logic              mode_ok, flush_go, flush_done, w_start, w_dneed;
+  // the row's shift: a row of W's job's D (overlapped with S's steps) or of S's job's own, read
+  // through RA when the row takes no A from the bank, else through RD; or zeros
+  dest_e             s_dest;
+  logic              sh, dsh, zfill, sh_ov, sh_need, sh_via_ra, os_prop, os_end, pend_any, cres_any;
+  logic              zr_next;
+  logic [WORD_W-1:0] sh_src;
+  logic [15:0]       sh_row;
+  logic [KW-1:0]     shc, dc, dc_next;
+  res_tag_t          os_tag, end_tag;
 
   // ---- injection ------------------------------------------------------------------
   typedef struct packed {
-    logic             a_need, a_arr, d_need, d_arr;   // arr: the row arrives from the bank now
-    logic             a_tr, b_tr, shift;              // A / B from the transposer column; a shift row
+    logic             a_need, a_arr, d_need, d_arr;   // rows from RA / RD; arr: from the bank now
+    logic             a_is_d, d_is_b;                 // OS: RA's row is D (else A), RD's B (else D)
+    logic             a_tr, b_tr, shift, prop;        // A / B from the transposer column; OS bits
     logic             tblk;                           // the transposer column: read as the row enters,
     logic [TIW-1:0]   tcol;                           // after W's last write to the block
-    logic [15:0]      a_cols, d_cols;
+    logic [15:0]      a_cols, d_cols;                 // RA's, RD's
     logic [BUF_W-1:0] buf_sel;
+    logic             fin;                            // an OS compute without a C is done
+    logic [SLOT_W-1:0] fin_slot;
     res_tag_t         tag;
   } inj_t;
   logic              inj_valid_q, inj_valid_d;
@@ -186,15 +194,10 @@ module execute_unit import systolic_pkg::*; #(
   logic [2:0]        rd_req;   // scratchpad reads: A, D, B
   logic              iss_fire, is_cfg, w_step, w_bneed, w_go, w_loaded, hand, s_free, busy;
   logic              s_need_a, s_need_d, s_a_ok, s_d_ok, s_row_done, s_last, a_gnt, d_gnt;
-  logic [DIM*8-1:0]  in_a;
-  logic [DIM*32-1:0] in_d;
-  logic [DIM*8-1:0]  w_data;
-  logic              out_valid, os_out_valid, mesh_active, res_valid;
-  res_tag_t          out_tag, os_out_tag;
+  logic              out_valid, mesh_active;
   /* verilator lint_off UNUSEDSIGNAL */
-  res_tag_t          res_tag;   // the tag of the row written (slot and last go to done_o from the others)
+  res_tag_t          out_tag;   // of the row leaving the mesh (its slot and last go to done_o)
   /* verilator lint_on UNUSEDSIGNAL */
-  logic [DIM*32-1:0] out_c, res_c;
 
   assign insn   = iss_i.insn;
   assign ex_rs1 = insn.rs1;
@@ -219,25 +222,40 @@ module execute_unit import systolic_pkg::*; #(
   assign w_go    = w_valid_q && w_load && (w_k_q != KW'(DIM))
                    && (w_ph_q || w_started_q || w_buf_free);
   assign w_bneed = (32'(w_k_q) < 32'(op_rows(w_src))) && (op_addr(w_src) != GARBAGE_ADDR);
-  // S: rows of A and D (OS: of A and B, or D while shifting; none from the transposer)
+  // S: rows of A and D (OS: of A and B, and D when the row shifts; none from the transposer)
   assign s_os     = s_q.cfg.os;
   assign s_tr_a   = s_os ^ s_q.cfg.a_t;
   assign s_tr_b   = s_os && s_q.cfg.a_t && s_q.cfg.b_t;
-  assign s_rows   = !s_os ? op_rows(s_q.c) : s_shift_q ? 16'(DIM)
-                    : s_q.cfg.a_t ? op_rows(s_q.a) : op_cols(s_q.a);
+  assign s_step   = s_valid_q && !s_shift_q;
+  assign s_has_c  = op_addr(s_q.c) != GARBAGE_ADDR;
+  assign s_rows   = !s_os ? op_rows(s_q.c) : s_q.cfg.a_t ? op_rows(s_q.a) : op_cols(s_q.a);
   assign s_row_last = s_row_q == s_rows - 16'd1;
-  assign s_need_a = s_valid_q && !s_shift_q && !s_tr_a && (s_row_q < op_rows(s_q.a))
-                    && (op_addr(s_q.a) != GARBAGE_ADDR);
-  assign s_need_d = s_valid_q && (s_shift_q
-                    ? !s_flush_q && (16'(DIM - 1) - s_row_q < op_rows(s_q.b)) && (op_addr(s_q.b) != GARBAGE_ADDR)
-                    : !s_tr_b && (s_row_q < op_rows(s_q.d)) && (op_addr(s_q.d) != GARBAGE_ADDR));
+  // W's OS job starts a chain (a compute_preloaded, or a compute_accumulated after results: it
+  // starts from zero) on its D shifted in (w_dneed), or on zeros. Rows of the D ride on S's
+  // steps while a bank port is free of them (A or B comes from the transposer), else they come
+  // first in the job's own turn; a row that shifts no D shifts zeros, until the sums are zero
+  assign w_start   = w_os && (w_pre_q || ((s_valid_q && s_os && !s_flush_q) ? s_has_c : cres_any));
+  assign w_dneed   = w_start && w_pre_q && (op_addr(w_q.b) != GARBAGE_ADDR);
+  assign sh_ov     = s_step && s_os && w_valid_q && w_dneed && dc != KW'(DIM) && (s_tr_a || s_tr_b);
+  assign dsh       = sh_ov || (s_valid_q && s_shift_q && s_dsh_q);
+  assign zfill     = s_valid_q && s_os && !dsh && shc != KW'(DIM) && dc == '0;
+  assign sh        = dsh || zfill;
+  assign sh_src    = sh_ov ? w_q.b : s_q.b;
+  assign sh_row    = 16'(DIM - 1) - 16'(dc);
+  assign sh_via_ra = s_shift_q || s_tr_a;
+  assign sh_need   = dsh && (sh_row < op_rows(sh_src));
+  assign s_need_a = (s_step && !s_tr_a && (s_row_q < op_rows(s_q.a)) && (op_addr(s_q.a) != GARBAGE_ADDR))
+                    || (sh_need && sh_via_ra);
+  assign s_need_d = (s_step && !s_tr_b && (s_row_q < op_rows(s_q.d)) && (op_addr(s_q.d) != GARBAGE_ADDR))
+                    || (sh_need && !sh_via_ra);
 
   assign rd_req[RA]  = s_need_a && !s_a_got_q;
   assign rd_req[RD]  = s_need_d && !s_d_got_q;
   assign rd_req[RB]  = w_go && w_bneed;
-  assign sp_rd_o[RA] = '{req: rd_req[RA], row: SP_AW'(s_a_row_q), default: '0};
-  assign sp_rd_o[RD] = '{req: rd_req[RD], row: s_shift_q
-                           ? SP_AW'(32'(op_addr(s_q.b)) + 32'(DIM - 1) - 32'(s_row_q))
+  assign sp_rd_o[RA] = '{req: rd_req[RA], row: sh_via_ra ? SP_AW'(32'(op_addr(sh_src)) + 32'(sh_row))
+                                                          : SP_AW'(s_a_row_q), default: '0};
+  assign sp_rd_o[RD] = '{req: rd_req[RD], row: (sh_need && !sh_via_ra)
+                           ? SP_AW'(32'(op_addr(sh_src)) + 32'(sh_row))
                            : SP_AW'(32'(op_addr(s_q.d)) + 32'(s_row_q)),
                          default: '0};
   assign sp_rd_o[RB] = '{req: rd_req[RB], row: SP_AW'(32'(op_addr(w_src)) + w_off_q),
@@ -250,122 +268,80 @@ module execute_unit import systolic_pkg::*; #(
   assign w_loaded  = w_ph_done && (w_ph_q || !w_tr);
   assign s_a_ok   = !s_need_a || s_a_got_q || sp_rd_gnt_i[RA];
   assign s_d_ok   = !s_need_d || s_d_got_q || sp_rd_gnt_i[RD];
-  // a shift row waits until the sums of the last step are complete
-  assign s_row_done  = s_valid_q && s_a_ok && s_d_ok && (!s_shift_q || gap_q <= KW'(1));
-  assign s_k_done    = s_row_done && s_row_last;
-  assign s_last      = s_k_done && !(s_shift_q && !s_flush_q);   // a shift phase goes on to the steps
+  assign s_row_done  = s_valid_q && s_a_ok && s_d_ok;
+  assign s_last      = s_row_done && (s_flush_q ? flush_done : s_step && s_row_last);
   assign s_free      = !s_valid_q || s_last;
-  // OS: the results of an S compute that names C wait in the PEs from its last step on; only a
-  // compute_preloaded (whose shift takes them out) may follow them into the mesh, else a flush first
-  assign pend_set    = s_last && s_os && !s_flush_q && op_addr(s_q.c) != GARBAGE_ADDR;
-  assign pend_block  = (pend_valid_q || pend_set) && !(w_os && w_pre_q);
+  // OS: a compute that names C leaves its results in the PEs (os_end)
+  assign os_end      = s_os && s_step && s_row_done && s_row_last && s_has_c;
+  assign s_dest      = !s_has_c ? DestNone : !s_q.c[31] ? DestSp : s_q.c[30] ? DestAccum : DestAcc;
+  assign end_tag     = '{slot: s_q.slot, last: 1'b1, dest: s_dest,
+                         row: 29'(32'(op_addr(s_q.c) & ROW_MASK) + 32'(DIM - 1) * 32'(s_q.cfg.c_stride)),
+                         cols: op_cols(s_q.c), scale: s_q.cfg.scale, relu: s_q.cfg.relu,
+                         shift: 1'b1, rsh: s_q.cfg.rsh};
   // the mesh changes dataflow only while empty
-  assign mode_ok     = w_os == mode_q || (!s_valid_q && !inj_valid_q && !mesh_active && !pend_valid_q);
-  assign hand        = w_valid_q && w_loaded && s_free && mode_ok && !pend_block;
-  assign flush_go    = pend_valid_q && !s_valid_q && !(w_valid_q && w_os && w_pre_q);
+  assign mode_ok     = w_os == mode_q || (!s_valid_q && !inj_valid_q && !mesh_active && !pend_any
+                                          && !cres_any);
+  assign hand        = w_valid_q && w_loaded && s_free && mode_ok;
+  // results held and no OS compute to bring them out: a flush
+  assign flush_go    = (pend_any || cres_any) && !s_valid_q && !(w_valid_q && w_os);
+
+  os_sums #(.DIM(DIM), .tag_t(res_tag_t)) u_os_sums (
+    .clk_i,
+    .rst_ni,
+    .row_i        (s_row_done && s_os),
+    .flip_i       (s_flip_q && s_step && s_row_q == '0),
+    .flush_i      (s_flush_q),
+    .shift_i      (sh),
+    .dshift_i     (dsh),
+    .end_i        (os_end),
+    .end_tag_i    (end_tag),
+    .end_rows_i   (op_rows(s_q.c)),
+    .end_stride_i (s_q.cfg.c_stride),
+    .prop_o       (os_prop),
+    .shc_o        (shc),
+    .dc_o         (dc),
+    .dc_next_o    (dc_next),
+    .zr_next_o    (zr_next),
+    .tag_o        (os_tag),
+    .pend_o       (pend_any),
+    .cres_o       (cres_any),
+    .flush_done_o (flush_done)
+  );
   assign iss_ready_o = !w_valid_q || hand;
   assign iss_fire    = iss_valid_i && iss_ready_o;
 
-  // mesh inputs
-  always_comb begin
-    logic [DIM*8-1:0] ar, dr;
-    in_a = '0;
-    in_d = '0;
-    ar = inj_q.a_arr ? sp_rd_data_i[RA] : a_buf_q;
-    dr = inj_q.d_arr ? sp_rd_data_i[RD] : d_buf_q;
-    if (inj_valid_q) begin
-      for (int i = 0; i < DIM; i++) begin
-        if (inj_q.a_need && 16'(i) < inj_q.a_cols) in_a[i*8 +: 8] = ar[i*8 +: 8];
-        if (inj_q.d_need && 16'(i) < inj_q.d_cols) begin
-          in_d[i*32 +: 32] = {{24{dr[i*8+7]}}, dr[i*8 +: 8]};
-        end
-        if (inj_q.a_tr) in_a[i*8 +: 8] = tr_col[i*8 +: 8];
-        if (inj_q.b_tr) in_d[i*32 +: 32] = {{24{tr_col[i*8+7]}}, tr_col[i*8 +: 8]};
-      end
-    end
-    w_data = '0;
-    if (wwr_valid_q && !wwr_zero_q) begin
-      for (int i = 0; i < DIM; i++) begin
-        if (16'(i) < wwr_cols_q) w_data[i*8 +: 8] = sp_rd_data_i[RB][i*8 +: 8];
-      end
-    end
-  end
-
-  transposer #(.DIM(DIM)) u_transposer (
-    .clk_i,
-    .wr_en_i   (wwr_valid_q && wwr_tr_q),
-    .wr_blk_i  (wwr_buf_q[0]),
-    .wr_row_i  (TIW'(wwr_row_q)),
-    .wr_data_i (w_data),
-    .rd_blk_i  (inj_q.tblk),
-    .rd_col_i  (inj_q.tcol),
-    .rd_data_o (tr_col)
-  );
-
-  mesh #(.DIM(DIM), .NBUF(NBUF), .TAG_W(TAG_W)) u_mesh (
+  // the row onto the mesh, the weight and transposer writes, and the results' writes
+  ex_array #(.DIM(DIM), .SP_ROWS(SP_ROWS), .ACC_ROWS(ACC_ROWS), .NBUF(NBUF), .inj_t(inj_t),
+             .tag_t(res_tag_t)) u_array (
     .clk_i,
     .rst_ni,
-    .os_i        (mode_q),
-    .in_valid_i  (inj_valid_q),
-    .in_shift_i  (inj_q.shift),
-    .in_sel_i    (inj_q.buf_sel),
-    .in_a_i      (in_a),
-    .in_d_i      (in_d),
-    .in_tag_i    (inj_q.tag),
-    .w_we_i      (wwr_valid_q && !wwr_tr_q),
-    .w_row_i     (wwr_row_q),
-    .w_col_i     (wwr_col_q),
-    .w_buf_i     (wwr_buf_q),
-    .w_data_i    (w_data),
-    .out_valid_o (out_valid),
-    .out_tag_o   (out_tag),
-    .out_c_o     (out_c),
-    .os_out_valid_o (os_out_valid),
-    .os_out_tag_o   (os_out_tag),
-    .active_o    (mesh_active)
+    .os_i          (mode_q),
+    .inj_valid_i   (inj_valid_q),
+    .inj_i         (inj_q),
+    .ra_i          (inj_q.a_arr ? sp_rd_data_i[RA] : a_buf_q),
+    .rd_i          (inj_q.d_arr ? sp_rd_data_i[RD] : d_buf_q),
+    .rb_i          (sp_rd_data_i[RB]),
+    .wr_valid_i    (wwr_valid_q),
+    .wr_zero_i     (wwr_zero_q),
+    .wr_tr_i       (wwr_tr_q),
+    .wr_col_i      (wwr_col_q),
+    .wr_row_i      (wwr_row_q),
+    .wr_buf_i      (wwr_buf_q),
+    .wr_cols_i     (wwr_cols_q),
+    .sp_wr_o,
+    .acc_wr_o,
+    .out_valid_o   (out_valid),
+    .out_tag_o     (out_tag),
+    .active_o      (mesh_active)
   );
 
-  // results: WS rows as they leave the mesh, OS results as a shift brings them out
-  // (an OS row that leaves the mesh only retires)
-  always_comb begin
-    res_valid = os_out_valid || (out_valid && !out_tag.shift);
-    res_tag   = os_out_valid ? os_out_tag : out_tag;
-    for (int i = 0; i < DIM; i++) begin
-      res_c[i*32 +: 32] = os_out_valid ? rshift_rne(out_c[i*32 +: 32], os_out_tag.rsh) : out_c[i*32 +: 32];
-    end
-  end
-
-  always_comb begin
-    sp_wr_o        = '0;
-    acc_wr_o       = '0;
-    sp_wr_o.we     = 1'b1;
-    acc_wr_o.we    = 1'b1;
-    sp_wr_o.req    = res_valid && res_tag.dest == DestSp;
-    acc_wr_o.req   = res_valid && (res_tag.dest == DestAcc || res_tag.dest == DestAccum);
-    acc_wr_o.accum = res_tag.dest == DestAccum;
-    sp_wr_o.row    = SP_AW'(res_tag.row);
-    acc_wr_o.row   = ACC_AW'(res_tag.row);
-    acc_wr_o.wdata = res_c;
-    for (int i = 0; i < DIM; i++) begin
-      sp_wr_o.wmask[i]  = 16'(i) < res_tag.cols;
-      acc_wr_o.wmask[i] = 16'(i) < res_tag.cols;
-    end
-    if (sp_wr_o.req) begin
-      for (int i = 0; i < DIM; i++) begin
-        // saturated to int8: the low byte is the value
-        sp_wr_o.wdata[i*8 +: 8] = 8'(scale_sat(res_c[i*32 +: 32], res_tag.scale, 1'b1,
-                                               res_tag.relu));
-      end
-    end
-  end
-
-  // a config_ex is done when it issues, a compute when its last row leaves the mesh or, OS
-  // with a C, when its last result row is shifted out
-  assign done_o = (N'(out_valid && out_tag.last && !out_tag.shift) << out_tag.slot)
-                  | (N'(os_out_valid && os_out_tag.last) << os_out_tag.slot)
+  // a config_ex is done when it issues, a compute when its last row leaves the mesh: its last
+  // result row (OS with a C), or, OS without one, when its last step enters
+  assign done_o = (N'(out_valid && out_tag.last) << out_tag.slot)
+                  | (N'(inj_valid_q && inj_q.fin) << inj_q.fin_slot)
                   | (N'(iss_fire && is_cfg) << iss_i.slot);
 
-  assign busy        = w_valid_q || s_valid_q || inj_valid_q || mesh_active || pend_valid_q;
+  assign busy        = w_valid_q || s_valid_q || inj_valid_q || mesh_active || pend_any || cres_any;
   assign mesh_busy_o = inj_valid_q;
   // a read of A, D or B waiting for its bank; the execute unit never waits on the DMA
   assign stack_o     = '{bank: (rd_req & ~sp_rd_gnt_i) != '0, dma: 1'b0, busy: busy};
@@ -441,7 +417,6 @@ module execute_unit import systolic_pkg::*; #(
 
   // ---- next state: S and injection ------------------------------------------------
   always_comb begin
-    dest_e dest;
     s_valid_d   = s_valid_q;
     s_d         = s_q;
     s_row_d     = s_row_q;
@@ -450,13 +425,10 @@ module execute_unit import systolic_pkg::*; #(
     s_buf_d     = s_buf_q;
     s_shift_d   = s_shift_q;
     s_flush_d   = s_flush_q;
+    s_flip_d    = s_flip_q;
+    s_dsh_d     = s_dsh_q;
     s_tblk_d    = s_tblk_q;
     mode_d      = mode_q;
-    pend_valid_d  = pend_valid_q;
-    pend_d        = pend_q;
-    pend_rows_d   = pend_rows_q;
-    pend_stride_d = pend_stride_q;
-    gap_d       = (gap_q != '0) ? gap_q - 1'b1 : '0;
     s_a_got_d   = s_a_got_q;
     s_d_got_d   = s_d_got_q;
     cap_a_d     = a_gnt;
@@ -465,47 +437,31 @@ module execute_unit import systolic_pkg::*; #(
     d_buf_d     = cap_d_q ? sp_rd_data_i[RD] : d_buf_q;
     inj_valid_d = s_row_done;
     inj_d       = inj_q;
-    dest = (op_addr(s_q.c) == GARBAGE_ADDR) ? DestNone :
-           !s_q.c[31] ? DestSp : s_q.c[30] ? DestAccum : DestAcc;
     if (s_row_done) begin
+      // OS: RA carries the shift's D when A comes from the transposer (or the row has no steps),
+      // RD B unless it carries the D
       inj_d = '{a_need: s_need_a, a_arr: s_need_a && !s_a_got_q,
                 d_need: s_need_d, d_arr: s_need_d && !s_d_got_q,
-                a_tr: s_tr_a && !s_shift_q, b_tr: s_tr_b && !s_shift_q, shift: s_shift_q,
-                tblk: s_tblk_q, tcol: TIW'(s_row_q), a_cols: op_cols(s_q.a),
-                d_cols: s_shift_q ? op_cols(s_q.b) : op_cols(s_q.d), buf_sel: s_buf_q,
-                tag: '{slot: s_q.slot, last: s_last && !pend_set, dest: s_os ? DestNone : dest,
+                a_is_d: s_os && sh_via_ra, d_is_b: s_os && !(sh_need && !sh_via_ra),
+                a_tr: s_tr_a && s_step, b_tr: s_tr_b && s_step, shift: sh, prop: os_prop,
+                tblk: s_tblk_q, tcol: TIW'(s_row_q),
+                a_cols: (s_os && sh_via_ra) ? op_cols(sh_src) : op_cols(s_q.a),
+                d_cols: (sh_need && !sh_via_ra) ? op_cols(sh_src) : op_cols(s_q.d),
+                buf_sel: s_buf_q, fin: s_os && s_step && s_row_last && !s_has_c, fin_slot: s_q.slot,
+                tag: '{slot: s_q.slot, last: s_last && !s_os, dest: s_os ? DestNone : s_dest,
                        row: s_c_row_q[28:0], cols: op_cols(s_q.c), scale: s_q.cfg.scale,
                        relu: s_q.cfg.relu, shift: 1'b0, rsh: '0}};
-      if (s_shift_q) begin
-        // result row DIM-1-s_row of the waiting results leaves; the last one completes them
-        inj_d.tag = pend_q;
-        inj_d.tag.shift = 1'b1;
-        inj_d.tag.last  = pend_valid_q && s_row_last;
-        if (!pend_valid_q || 16'(DIM - 1) - s_row_q >= pend_rows_q) inj_d.tag.dest = DestNone;
-        pend_d.row = pend_q.row - 29'(pend_stride_q);
-        if (s_row_last) pend_valid_d = 1'b0;
-      end else begin
+      if (sh) inj_d.tag = os_tag;   // the result row the shift brings out
+      if (s_step) begin
+        s_row_d   = s_row_q + 16'd1;
         s_a_row_d = s_a_row_q + 32'(s_q.cfg.a_stride);
         s_c_row_d = s_c_row_q + 32'(s_q.cfg.c_stride);
-        if (s_os) gap_d = KW'(DIM);
       end
-      s_row_d   = s_row_q + 16'd1;
       s_a_got_d = 1'b0;
       s_d_got_d = 1'b0;
-      if (s_k_done && s_shift_q && !s_flush_q) begin
-        s_shift_d = 1'b0;
-        s_row_d   = '0;
-      end
+      // the chain's start is in the shifting sums: on to the steps
+      if (s_shift_q && !s_flush_q && (s_dsh_q ? dc_next == KW'(DIM) : zr_next)) s_shift_d = 1'b0;
       if (s_last) s_valid_d = 1'b0;
-      if (pend_set) begin
-        pend_valid_d  = 1'b1;
-        pend_d        = '{slot: s_q.slot, last: 1'b1, dest: dest,
-                          row: 29'(32'(op_addr(s_q.c) & ROW_MASK) + 32'(DIM - 1) * 32'(s_q.cfg.c_stride)),
-                          cols: op_cols(s_q.c), scale: s_q.cfg.scale, relu: s_q.cfg.relu,
-                          shift: 1'b1, rsh: s_q.cfg.rsh};
-        pend_rows_d   = op_rows(s_q.c);
-        pend_stride_d = s_q.cfg.c_stride;
-      end
     end else begin
       if (a_gnt) s_a_got_d = 1'b1;
       if (d_gnt) s_d_got_d = 1'b1;
@@ -515,12 +471,16 @@ module execute_unit import systolic_pkg::*; #(
       s_d.cfg.os    = 1'b1;
       s_shift_d     = 1'b1;
       s_flush_d     = 1'b1;
+      s_flip_d      = 1'b0;
+      s_dsh_d       = 1'b0;
       s_row_d       = '0;
     end
     if (hand) begin
       s_valid_d = 1'b1;
       s_d       = w_q;
-      s_shift_d = w_os && w_pre_q;
+      s_flip_d  = w_start;
+      s_dsh_d   = w_dneed;
+      s_shift_d = w_start && !(w_dneed ? dc_next == KW'(DIM) : zr_next);
       s_flush_d = 1'b0;
       s_tblk_d  = w_tr ? !tr_cur_q : tr_cur_q;
       mode_d    = w_os;
@@ -548,8 +508,6 @@ module execute_unit import systolic_pkg::*; #(
       age_q       <= '{default: AGE_W'(AGE_MAX)};
       mode_q      <= 1'b0;
       tr_cur_q    <= 1'b0;
-      gap_q       <= '0;
-      pend_valid_q <= 1'b0;
     end else begin
       w_valid_q   <= w_valid_d;
       s_valid_q   <= s_valid_d;
@@ -562,8 +520,6 @@ module execute_unit import systolic_pkg::*; #(
       age_q       <= age_d;
       mode_q      <= mode_d;
       tr_cur_q    <= tr_cur_d;
-      gap_q       <= gap_d;
-      pend_valid_q <= pend_valid_d;
     end
   end
 
@@ -578,10 +534,9 @@ module execute_unit import systolic_pkg::*; #(
     wwr_col_q   <= wwr_col_d;
     s_shift_q   <= s_shift_d;
     s_flush_q   <= s_flush_d;
+    s_flip_q    <= s_flip_d;
+    s_dsh_q     <= s_dsh_d;
     s_tblk_q    <= s_tblk_d;
-    pend_q      <= pend_d;
-    pend_rows_q <= pend_rows_d;
-    pend_stride_q <= pend_stride_d;
     wwr_row_q   <= wwr_row_d;
     wwr_zero_q  <= wwr_zero_d;
     wwr_buf_q   <= wwr_buf_d;

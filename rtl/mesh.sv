@@ -1,20 +1,20 @@
 // DIM x DIM mesh, weight- or output-stationary (os_i, held while rows are in flight),
 // with input skew and output de-skew.
 //
-// Weight-stationary: a row presented at cycle t (in_valid_i, in_a_i, in_d_i, in_sel_i,
-// in_tag_i) leaves at cycle t + 2*DIM - 1 as out_c_o[n] = in_d[n] + sum_k in_a[k] * W[k][n],
-// with W the weight buffer in_sel_i names, and the same tag (out_valid_o, out_tag_o).
-// Element k of A enters PE row k after k cycles, element n of D enters column n after
-// n cycles; column n leaves the bottom at t + DIM + n and is delayed DIM - 1 - n more.
-// Weights are written one PE row per cycle (w_we_i, w_row_i, w_buf_i, w_data_i), or with
-// w_col_i one PE column (w_row_i names it), element k into row k: the weights transposed.
-// Output-stationary: a row is a step of A and B (in_a_i a column of A, in_d_i[8n+:8] ...
-// the low byte of each D lane, a row of B): PE (k, n) adds A[k] * B[n] to its sum, in
-// cycle t + k + n. A shift row (in_shift_i) moves every column's sums one PE down, in
-// column n at cycle t + n, D entering the top row and the bottom row leaving: de-skewed,
-// it is out_c_o at t + DIM - 1 with os_out_valid_o and its tag. Shift rows must enter
-// at least DIM cycles after the last step (its sums are complete by then). Every row
-// also leaves at t + 2*DIM - 1 (out_valid_o), which retires it.
+// A row presented at cycle t (in_valid_i with its data and in_tag_i) reaches PE (k, n) at
+// cycle t + k + n and leaves at t + 2*DIM - 1 as out_c_o with the same tag (out_valid_o).
+// Element k of A enters PE row k after k cycles, elements n of D and B column n after n
+// cycles; column n leaves the bottom at t + DIM + n and is delayed DIM - 1 - n more.
+// Weight-stationary: out_c_o[n] = in_d[n] + sum_k in_a[k] * W[k][n], with W the weight
+// buffer in_sel_i names. Weights are written one PE row per cycle (w_we_i, w_row_i, w_buf_i,
+// w_data_i), or with w_col_i one PE column (w_row_i names it), element k into row k: the
+// weights transposed.
+// Output-stationary (Gemmini's double-buffered PEs): each PE holds two sums and a row names
+// one (in_prop_i): PE (k, n) adds A[k] * B[n] to sum prop (in_a_i a column of A, in_b_i a row
+// of B; zeros in a row that only shifts), and a shift row (in_shift_i) also moves sum !prop
+// of every PE one PE down, D entering the top row and the bottom row's leaving: out_c_o of a
+// shift row is the bottom PE row's sums !prop as they were before it. So a chain's results
+// leave, and the next chain's D enters, in rows that compute on the other sums.
 module mesh #(
   parameter int DIM   = 4,
   parameter int NBUF  = 3,
@@ -25,8 +25,10 @@ module mesh #(
   input  logic                   os_i,
   input  logic                   in_valid_i,
   input  logic                   in_shift_i,
+  input  logic                   in_prop_i,
   input  logic [1:0]             in_sel_i,
   input  logic [DIM*8-1:0]       in_a_i,
+  input  logic [DIM*8-1:0]       in_b_i,
   input  logic [DIM*32-1:0]      in_d_i,
   input  logic [TAG_W-1:0]       in_tag_i,
   input  logic                   w_we_i,
@@ -37,16 +39,15 @@ module mesh #(
   output logic                   out_valid_o,
   output logic [TAG_W-1:0]       out_tag_o,
   output logic [DIM*32-1:0]      out_c_o,
-  output logic                   os_out_valid_o,
-  output logic [TAG_W-1:0]       os_out_tag_o,
   output logic                   active_o
 );
   localparam int LAT = 2 * DIM - 1;
 
   // The mesh runs on a gated clock (clk_mesh) that ticks only while it is active (a row enters
   // or rows are in flight): in the other cycles no PE has a valid A value or a shift, so every
-  // register would keep its value anyway. The B lines (below) tick only while it is active in
-  // output-stationary mode, the weights only in the cycles a weight row or column is written.
+  // register would keep its value anyway. The B lines (below) and the PEs' two OS sums tick only
+  // while it is active in output-stationary mode, the weights only in the cycles a weight row or
+  // column is written.
   logic active, clk_mesh, clk_b, clk_w;
 
   clock_gate u_mesh_cg (.clk_i, .en_i (active),         .clk_o (clk_mesh));
@@ -57,7 +58,7 @@ module mesh #(
   // value has each stage take the one below it and stage 0 the new input, and its top
   // stage is its output. The valid bits and the row count are reset, the data is not.
   // tag and valid pipeline, and the rows entered but not yet left
-  logic [LAT-1:0]            tag_v_q, tag_v_d, tag_s_q, tag_s_d;
+  logic [LAT-1:0]            tag_v_q, tag_v_d;
   logic [LAT-1:0][TAG_W-1:0] tag_q, tag_d;
   logic [$clog2(LAT+2)-1:0]  inflight_q, inflight_d;
 
@@ -66,7 +67,6 @@ module mesh #(
 
   always_comb begin
     tag_v_d    = LAT'({tag_v_q, in_valid_i});
-    tag_s_d    = LAT'({tag_s_q, in_valid_i && in_shift_i});
     tag_d      = (LAT*TAG_W)'({tag_q, in_tag_i});
     inflight_d = inflight_q + (in_valid_i ? 1 : 0) - (tag_v_q[LAT-1] ? 1 : 0);
   end
@@ -74,11 +74,9 @@ module mesh #(
   always_ff @(posedge clk_mesh or negedge rst_ni) begin
     if (!rst_ni) begin
       tag_v_q    <= '0;
-      tag_s_q    <= '0;
       inflight_q <= '0;
     end else begin
       tag_v_q    <= tag_v_d;
-      tag_s_q    <= tag_s_d;
       inflight_q <= inflight_d;
     end
   end
@@ -87,26 +85,23 @@ module mesh #(
     tag_q <= tag_d;
   end
 
-  // What enters PE row k (A: valid, value sign-extended to 32 bits, sel) and column n (D, a
-  // shift, and OS's B: the low byte of D sign-extended), after the input skew: row and column
-  // k enter k cycles after the row was presented, row and column 0 directly. A shift row
-  // carries no A.
+  // What enters PE row k (A: valid, value sign-extended to 32 bits, select) and column n (D,
+  // and OS's B sign-extended), after the input skew: row and column k enter k cycles after the
+  // row was presented, row and column 0 directly. The select is the weight buffer (WS) or the
+  // row's shift and prop bits (OS: {shift, prop}), so they travel with A on the same lines.
   logic        a_v   [DIM];
   logic [31:0] a_dat [DIM];
   logic [1:0]  a_s   [DIM];
   logic [31:0] d_in  [DIM];
   logic [31:0] b_in  [DIM];
-  logic        sh    [DIM];   // a shift row is in column n
+  logic [1:0]  sel_in;
 
-  assign a_v[0]   = in_valid_i && !in_shift_i;
+  assign sel_in   = os_i ? {in_shift_i, in_prop_i} : in_sel_i;
+  assign a_v[0]   = in_valid_i;
   assign a_dat[0] = 32'(signed'(in_a_i[7:0]));
-  assign a_s[0]   = in_sel_i;
+  assign a_s[0]   = sel_in;
   assign d_in[0]  = in_d_i[31:0];
-  assign sh[0]    = in_valid_i && in_shift_i;
-
-  for (genvar n = 0; n < DIM; n++) begin : g_b_top
-    assign b_in[n] = 32'(signed'(d_in[n][7:0]));
-  end
+  assign b_in[0]  = 32'(signed'(in_b_i[7:0]));
 
   // Each PE column's B line (OS): lane k what PE (k, n) took, which PE (k+1, n) uses. It moves
   // one lane a cycle, on clk_b (output-stationary only: the mode does not change while rows are
@@ -156,8 +151,8 @@ module mesh #(
   // after its update: in the packed, top-down form that was every PE sum and lane, each cycle
   // (now the bottom row, which the de-skew reads, and column 0).
 
-  // the PEs: g_row[k].g_col[n].psum is the sum PE (k, n) holds, which PE (k+1, n) adds to (WS)
-  // or takes (an OS shift); row DIM-1's leave the bottom
+  // the PEs: g_row[k].g_col[n].psum is the sum PE (k, n) holds (WS), which PE (k+1, n) adds to, or
+  // the shifting sum it passes down (OS), which PE (k+1, n) takes; row DIM-1's leave the bottom
   for (genvar k = DIM - 1; k >= 0; k--) begin : g_row
     for (genvar n = 0; n < DIM; n++) begin : g_col
       logic        v;
@@ -182,10 +177,12 @@ module mesh #(
       end
 
       pe u_pe (
-        .clk_i   (clk_mesh),
+        .clk_i    (clk_mesh),
+        .clk_os_i (clk_b),
         .os_i,
-        .en_i    (v || (os_i && sh[n])),
-        .shift_i (sh[n]),
+        .en_i    (v),
+        .shift_i (s[1]),
+        .prop_i  (s[0]),
         .a_i     (a),
         .w_i     (g_wrow[k].w_q[s][n]),
         .b_i     (b),
@@ -243,28 +240,24 @@ module mesh #(
   end
 
   // The input skew: row and column k (k >= 1) enter through k stages, stage 0 taking the input:
-  // the valid and shift bits and the selects one packed word a line, shifted, the A and D values
-  // one register a stage. The valid bits are reset, the data is not.
+  // the valid bits and the selects one packed word a line, shifted, the A, D and B values one
+  // register a stage (B's on clk_b: output-stationary only). The valid bits are reset, the data
+  // is not.
   for (genvar k = 1; k < DIM; k++) begin : g_skew
-    logic [k-1:0]   v_q, h_q;
+    logic [k-1:0]   v_q;
     logic [k*2-1:0] s_q;
 
     always_ff @(posedge clk_mesh or negedge rst_ni) begin
-      if (!rst_ni) begin
-        v_q <= '0;
-        h_q <= '0;
-      end else begin
-        v_q <= (k)'({v_q, in_valid_i && !in_shift_i});
-        h_q <= (k)'({h_q, in_valid_i && in_shift_i});
-      end
+      if (!rst_ni) v_q <= '0;
+      else         v_q <= (k)'({v_q, in_valid_i});
     end
 
     always_ff @(posedge clk_mesh) begin
-      s_q <= (k*2)'({s_q, in_sel_i});
+      s_q <= (k*2)'({s_q, sel_in});
     end
 
     for (genvar j = k - 1; j >= 0; j--) begin : g_st
-      logic [7:0]  a_q;
+      logic [7:0]  a_q, b_q;
       logic [31:0] d_q;
 
       if (j == 0) begin : g_first
@@ -272,11 +265,13 @@ module mesh #(
           a_q <= in_a_i[k*8 +: 8];
           d_q <= in_d_i[k*32 +: 32];
         end
+        always_ff @(posedge clk_b) b_q <= in_b_i[k*8 +: 8];
       end else begin : g_next
         always_ff @(posedge clk_mesh) begin
           a_q <= g_st[j-1].a_q;
           d_q <= g_st[j-1].d_q;
         end
+        always_ff @(posedge clk_b) b_q <= g_st[j-1].b_q;
       end
     end
 
@@ -284,18 +279,9 @@ module mesh #(
     assign a_dat[k] = 32'(signed'(g_st[k-1].a_q));
     assign a_s[k]   = s_q[(k-1)*2 +: 2];
     assign d_in[k]  = g_st[k-1].d_q;
-    assign sh[k]    = h_q[k-1];
+    assign b_in[k]  = 32'(signed'(g_st[k-1].b_q));
   end
 
   assign out_valid_o = tag_v_q[LAT-1];
   assign out_tag_o   = tag_q[LAT-1];
-
-  // OS: a shift row's results are out_c_o DIM - 1 cycles after it entered
-  if (DIM == 1) begin : g_os_out_now
-    assign os_out_valid_o = in_valid_i && in_shift_i;
-    assign os_out_tag_o   = in_tag_i;
-  end else begin : g_os_out
-    assign os_out_valid_o = tag_s_q[DIM-2];
-    assign os_out_tag_o   = tag_q[DIM-2];
-  end
 endmodule

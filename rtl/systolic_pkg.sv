@@ -28,6 +28,9 @@ package systolic_pkg;
     logic [WORD_W-1:0] rs2;
   } insn_t;
 
+  // where an execute unit's result row goes
+  typedef enum logic [1:0] {DestNone, DestSp, DestAcc, DestAccum} dest_e;
+
   // Bundles sized by module parameters. A package cannot take parameters, so their types
   // live in parameter-only classes (used as issue_types#(N)::issue_t); never constructed.
   // They belong to this package, hence to this file (not to files of their own names).

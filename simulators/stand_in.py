@@ -18,10 +18,11 @@ instruction at a time in program order:
   compute starts), so new weights cost the array nothing behind a compute that
   streams as long; compute streams ``a_rows`` rows and its results reach the
   accumulator ``2*dim`` cycles later; output-stationary
-  (config_ex), a compute streams its K steps, and a compute_preloaded first
-  waits ``dim`` cycles for the last chain's sums and shifts ``dim`` rows of D in
-  (which shift those sums out), as the RTL's execute unit does (it puts OS over
-  WS within 20% of where the RTL does: tests/test_dataflow.py);
+  (config_ex), a compute streams its K steps, and a compute_preloaded adds ``dim``:
+  the RTL's PEs double-buffer their sums, so D shifts in during the steps before
+  it, but a chain's results leave only in the next chain's shift rows, which holds
+  its compute (and what waits on it) longer (fitted: it puts OS over WS within 20%
+  of where the RTL does, tests/test_dataflow.py);
 * a DMA write and an execute read of the same scratchpad bank at the same time
   conflict: the later of the two (in program order) waits for the overlap;
 * a loop (LOOP_WS, LOOP_CONV_WS) is timed as its unrolled primitives in
@@ -296,13 +297,13 @@ class _Timeline:
 
     def _compute(self, funct: int, a_operand: int, d_operand: int) -> None:
         """A compute streams A's rows; its results reach the preloaded C ``2*dim`` cycles later.
-        Output-stationary it streams K steps (A's columns), after a compute_preloaded's wait and shift."""
+        Output-stationary it streams K steps (A's columns), and a compute_preloaded ``dim`` more."""
         self._enter(self.execute)
         a, a_cols, a_rows = split_operand(a_operand)
         d = split_operand(d_operand)[0]
         streamed = a_rows
-        if not self.ex.dataflow:   # K steps; a compute_preloaded first waits out the sums and shifts D in
-            shift = 2 * self.dim if funct == Funct.COMPUTE_PRELOADED else 0
+        if not self.ex.dataflow:   # K steps; a chain's start costs dim (see the module's docstring)
+            shift = self.dim if funct == Funct.COMPUTE_PRELOADED else 0
             streamed = (a_rows if self.ex.a_transpose else a_cols) + shift
         self.mesh_busy += streamed
         c, reads, writes = self.pending_c, [], []

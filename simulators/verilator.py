@@ -47,8 +47,8 @@ RTL_DIR = ROOT / "rtl"
 HARNESS_DIR = RTL_DIR / "harness"
 # package first, then the modules (any order), the top last
 RTL_FILES = ("systolic_pkg.sv", "loop_mm_pkg.sv", "loop_conv_pkg.sv", "pe.sv", "mesh.sv", "transposer.sv",
-             "ram_bank.sv",
-             "local_mem.sv", "dispatch.sv", "load_unit.sv", "execute_unit.sv", "norm_unit.sv", "store_unit.sv",
+             "ram_bank.sv", "local_mem.sv", "dispatch.sv", "load_unit.sv", "os_sums.sv", "ex_array.sv",
+             "execute_unit.sv", "norm_unit.sv", "store_unit.sv",
              "loop_mm_xfer.sv", "loop_mm_ex.sv", "loop_mm_st_norm.sv", "loop_mm_st.sv", "loop_matmul.sv",
              "loop_conv_pipe.sv", "loop_conv_seq.sv", "loop_conv_ld_bias.sv", "loop_conv_ld_input.sv",
              "loop_conv_ld_weight.sv", "loop_conv_ex.sv", "loop_conv_st.sv", "loop_conv.sv", "clock_gate.sv",

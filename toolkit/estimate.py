@@ -17,14 +17,18 @@ from isa import HardwareConfig
 WEIGHT_BUFFERS = 3   # weight buffers in the mesh (execute_unit's NBUF)
 STEP_OVERHEAD = 2    # cycles per pipeline step, in dims: its turn-around (fitted on the RTL)
 # cycles, in dims, that one chain of output-stationary computes adds to the weight-stationary stream of
-# the same tiles: D shifts into the PEs and the results drain out (our PE holds one sum). Fitted on
-# the RTL at dim 16: 29.9-32.9 cycles a chain on five convs (each compute a chain), 26-37 on four GEMMs.
-OS_CHAIN_OVERHEAD = 2
+# the same tiles. The PEs double-buffer their sums, so D shifts in and the results out during the
+# steps; what a chain still costs is its results leaving a chain later (which holds its compute, and
+# what waits on it, longer). Fitted on the RTL at dim 16 (gemmini-alone): 2.0-3.8 cycles a chain on
+# six 1x1 convs, 7.9-8.1 on two 3x3s (benchmarks/bench_dataflow.py on MobileNetV2's and ResNet-50's);
+# 2.7-3.0 on tiny's convs. With one sum a PE it was 2 dims (29.9-32.9 cycles a chain at dim 16).
+OS_CHAIN_OVERHEAD = 0.25
 
 
 def os_cycles(ws_cycles: float, chains: int, dim: int) -> float:
     """The estimate of an output-stationary schedule: its tiles' weight-stationary estimate, plus each
-    of its ``chains`` of computes (one output block's sum built in the array) shifting in and draining."""
+    of its ``chains`` of computes (one output block's sum built in the array) adding OS_CHAIN_OVERHEAD dims
+    and a cycle."""
     return ws_cycles + chains * (OS_CHAIN_OVERHEAD * dim + 1)
 
 

@@ -322,7 +322,7 @@ def tallies(op: Op, schedules: Sequence[Schedule], hw: HardwareConfig) -> list[t
 
 def estimate_cycles(op: Op, schedule: Schedule, hw: HardwareConfig, n_computes: int | None = None) -> float | None:
     """The kind's analytical cycle estimate of ``schedule`` (closed form, any size); None where it has none.
-    Output-stationary: the same tiles' weight-stationary estimate plus each chain's shift-in and drain
+    Output-stationary: the same tiles' weight-stationary estimate plus a cost per chain
     (toolkit.estimate.os_cycles); ``n_computes``, the computes of the schedule's census (:func:`census`)
     where the caller has it, gives the chains without building another."""
     est = _closed_form(op, schedule, "estimate", ("ws", "os"))

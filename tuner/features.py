@@ -40,10 +40,10 @@ from toolkit.tally import tally as tally_of
 if TYPE_CHECKING:
     from .space import Space
 
-FEATURE_VERSION = 8   # 2: pipeline features, 20 knob slots; 3: the stand-in's cycles; 4: order-free, closed-form
+FEATURE_VERSION = 9   # 2: pipeline features, 20 knob slots; 3: the stand-in's cycles; 4: order-free, closed-form
 # prior; 5: the hardware's sizes; 6: a closed-form prior for output-stationary schedules; 7: the stand-in
 # times output-stationary computes (the prior of depthwise ones); 8: a flat stream's prior held to its words at
-# the host's cost (on the SoC)
+# the host's cost (on the SoC); 9: the OS priors of the PEs' double-buffered sums (a chain's cost, the stand-in's)
 OP_KINDS = ("matmul", "conv2d")  # one-hot slots; any other kind sets the "other" slot
 MAX_BANKS = 4       # sorted per-bank shares, the rest folded into the last slot
 MAX_KNOBS = 20
