@@ -160,13 +160,15 @@ class _Classes:
 
     def __init__(self, bufs: np.ndarray) -> None:
         self.bufs = bufs   # (3, steps): each step's input, weight and accumulator buffer
+        n = int(bufs.max(initial=0)) + 1   # one key of the three, in their order: a class key fewer to group by
+        self.buf_key = (bufs[0] * n + bufs[1]) * n + bufs[2]
         self.groups: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []   # part, classes, counts, buffers
 
     def each(self, part: str, context: tuple, keys: list[np.ndarray], active: np.ndarray,
              spec: Callable[[int], Any], fill: Callable[[_Piece, Any], None]) -> None:
         """Classes of ``active`` steps alike in ``keys``; ``spec`` gives what the walk makes of a class's first
         step, and ``fill`` its words from that."""
-        firsts, counts = classes([*keys, *self.bufs], active)
+        firsts, counts = classes([*keys, self.buf_key], active)
         ctx, ids, table = _CONTEXTS.setdefault(context, len(_CONTEXTS)), [], _TABLE
         for n, values in zip(firsts.tolist(), np.stack([x[firsts] for x in keys], axis=1).tolist()):
             key = (ctx, part, *values)

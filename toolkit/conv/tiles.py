@@ -167,10 +167,9 @@ class _Resident:
         return True
 
 
-@dataclass(frozen=True, slots=True)
-class _Output:
+class _Output(NamedTuple):
     """One output tile: its batch, row, column and output channel block ranges, and the first of the
-    accumulator rows that hold its pixels."""
+    accumulator rows that hold its pixels. (A named tuple, as :class:`_Step`: the census makes one per class.)"""
 
     bs: range
     hs: range
@@ -188,10 +187,11 @@ class _Output:
         return len(self.bs) * len(self.hs) * len(self.ws)
 
 
-@dataclass(frozen=True, slots=True)
-class _Step:
+class _Step(NamedTuple):
     """One reduction step of an output tile: kernel row, kernel column and input channel block ranges, and
-    the phase layout (:func:`axis_layout`) of the input tile they read, along its rows and its columns."""
+    the phase layout (:func:`axis_layout`) of the input tile they read, along its rows and its columns. A
+    named tuple: the census makes one per class of steps (tens of thousands a batch), and a frozen
+    dataclass's construction costs several times a tuple's."""
 
     khs: range
     kws: range
