@@ -390,9 +390,9 @@ def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSched
 
 def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer]
                   ) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
-    """The walk's classes of steps, per part: (part, classes (rows of the class table), counts, each class's input, weight and accumulator
-    buffer). A depthwise conv's reduction is its taps alone (the channel tile is the output's): its input
-    changes with the channel tile."""
+    """The walk's classes of steps, per part: (part, classes (rows of the class table), counts, each class's
+    input, weight and accumulator buffer). A depthwise conv's reduction is its taps alone (the channel tile is
+    the output's): its input changes with the channel tile."""
     op, s, dw, geo, plan, t, d = walk.op, walk.s, walk.dw, walk.geo, walk.plan, walk.t, walk.d
     ranges = (tile_ranges(op.batch, t.b), tile_ranges(op.out_h, t.oh), tile_ranges(op.out_w, t.ow),
               tile_ranges(-(-walk.out_c // d), t.k))
