@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
@@ -132,10 +131,8 @@ def step_order(shape: tuple[int, int, int, int, int], order: tuple[int, ...], nb
     nested in ``order`` (outermost first) with ``nbuf`` buffers; a depthwise conv's input changes with its
     channel tile. Cached, read-only: the census's classes and the prior walk the same steps, and a search's
     neighbours that differ in placement, pipeline knobs or mvin width share them."""
-    steps, index, inner = np.arange(math.prod(shape)), {}, 1
-    for loop in (4, *order[::-1]):   # each loop's index: a digit of the step's, the innermost loop's the lowest
-        index[loop] = steps // inner % shape[loop]
-        inner *= shape[loop]
+    loops = (*order, 4)   # outermost first: each loop's index a digit of the step's, the innermost the lowest
+    index = dict(zip(loops, np.indices([shape[loop] for loop in loops]).reshape(len(loops), -1)))
     b, h, w, k, r = (index[loop] for loop in range(5))
     new_in, new_w = np.ones(len(b), bool), np.ones(len(b), bool)
     new_in[1:] = (b[1:] != b[:-1]) | (h[1:] != h[:-1]) | (w[1:] != w[:-1]) | (r[1:] != r[:-1]) \
