@@ -12,10 +12,10 @@ import numpy as np
 from isa import ROW_MASK, HardwareConfig
 
 from ..tally import SUMS
+from .runs import ranks
 
 ACCESS = ("addr", "off", "amount", "shift", "read")   # an access's rows: toolkit.tally.Accesses's, what
 # shifts its address (census._SP, _IN, _W, _ACC) and whether a read
-_CHUNK = 1 << 20   # accesses a chunk holds (a record of more makes a chunk of its own): chunks are never copied
 
 
 def _room(a: np.ndarray, n: int) -> np.ndarray:
@@ -29,7 +29,9 @@ def _room(a: np.ndarray, n: int) -> np.ndarray:
 
 class ClassTable:
     """Classes by their key (context, part, key values): each one's piece, and once tallied (``known``) its
-    sums (a row of ``sums``) and its accesses (``length`` columns of chunk ``chunk`` from ``start``)."""
+    sums (a row of ``sums``) and its accesses (``length`` columns of chunk ``chunk`` from ``start``). A chunk
+    is one pass's accesses as the pass made them: copying them into larger arrays costs more (fresh memory
+    for the copy) than gathering from a chunk per pass."""
 
     def __init__(self) -> None:
         self.ids: dict[Hashable, int] = {}
@@ -38,7 +40,6 @@ class ClassTable:
         self.chunk, self.start, self.length = (np.zeros(0, np.int64) for _ in range(3))
         self.known = np.zeros(0, bool)
         self.chunks: list[np.ndarray] = []   # (len(ACCESS), columns) each
-        self.used = 0                        # columns of the last chunk
 
     def __len__(self) -> int:
         return len(self.pieces)
@@ -57,34 +58,37 @@ class ClassTable:
     def record(self, ids: list[int], sums: np.ndarray, access: np.ndarray, at: np.ndarray) -> None:
         """The tallies of classes ``ids``: their ``sums``, and their ``access`` columns (rows ``ACCESS``),
         class i's from at[i] to at[i + 1]."""
-        n, m = len(self.pieces), access.shape[1]
+        n = len(self.pieces)
         self.sums, self.chunk, self.start, self.length, self.known = (
             _room(a, n) for a in (self.sums, self.chunk, self.start, self.length, self.known))
-        if not self.chunks or self.used + m > self.chunks[-1].shape[1]:
-            self.chunks.append(np.empty((len(ACCESS), max(_CHUNK, m)), np.int64))
-            self.used = 0
-        self.chunks[-1][:, self.used:self.used + m] = access
+        self.chunks.append(np.ascontiguousarray(access))
         self.sums[ids], self.known[ids], self.chunk[ids] = sums, True, len(self.chunks) - 1
-        self.start[ids], self.length[ids] = self.used + at[:-1], np.diff(at)
-        self.used += m
+        self.start[ids], self.length[ids] = at[:-1], np.diff(at)
+
+    def _accesses(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The accesses (rows ``ACCESS``) of classes ``ids``, chunk by chunk, and the position in ``ids`` of
+        each one's class."""
+        order = np.argsort(self.chunk[ids], kind="stable")
+        length = self.length[ids[order]]
+        chunk, at = (np.repeat(x[ids[order]], length) for x in (self.chunk, self.start))
+        at += ranks(length)
+        out = np.empty((len(ACCESS), len(at)), np.int64)
+        bounds = np.searchsorted(chunk, np.arange(len(self.chunks) + 1))
+        for c in np.unique(chunk).tolist():
+            lo, hi = bounds[c], bounds[c + 1]
+            for row, into in zip(self.chunks[c], out):
+                np.take(row, at[lo:hi], out=into[lo:hi])
+        return out, np.repeat(order, length)
 
     def bank_rows(self, ids: np.ndarray, counts: np.ndarray, bases: np.ndarray, which: np.ndarray,
                   hw: HardwareConfig) -> tuple[np.ndarray, np.ndarray]:
         """Rows written and read per scratchpad bank by classes ``ids`` of candidates (their counts, rows of
-        bases and candidates ``which``), one row per candidate: chunk by chunk (whole numbers: exact in any
-        order)."""
-        n, chunk = int(which.max()) + 1, self.chunk[ids]
-        rows = np.zeros(n * 2 * hw.sp_banks)
-        for c in np.unique(chunk).tolist():
-            of = np.flatnonzero(chunk == c)
-            length = self.length[ids[of]]
-            cls = np.repeat(of, length)
-            at = np.arange(int(length.sum())) + np.repeat(self.start[ids[of]] - (np.cumsum(length) - length), length)
-            addr, off, amount, shift, read = (np.take(x, at) for x in self.chunks[c])   # row by row: faster
-            bank = (((addr + bases.ravel()[cls * bases.shape[1] + shift]) & ROW_MASK) + off) // hw.sp_bank_rows
-            if len(bank) and bank.max() >= hw.sp_banks:
-                raise ValueError("conv_tallies: a scratchpad row past the last bank")
-            rows += np.bincount(((which * 2)[cls] + read) * hw.sp_banks + bank, weights=amount * counts[cls],
-                                minlength=len(rows))
-        rows = rows.reshape(n, 2, hw.sp_banks)
+        bases and candidates ``which``), one row per candidate (whole numbers: exact in any order)."""
+        (addr, off, amount, shift, read), cls = self._accesses(ids)
+        bank = (((addr + bases.ravel()[cls * bases.shape[1] + shift]) & ROW_MASK) + off) // hw.sp_bank_rows
+        if len(bank) and bank.max() >= hw.sp_banks:
+            raise ValueError("conv_tallies: a scratchpad row past the last bank")
+        n = int(which.max()) + 1
+        rows = np.bincount(((which * 2)[cls] + read) * hw.sp_banks + bank, weights=amount * counts[cls],
+                           minlength=n * 2 * hw.sp_banks).reshape(n, 2, hw.sp_banks)
         return rows[:, 0], rows[:, 1]
