@@ -18,16 +18,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from isa import GARBAGE, ROW_MASK, Buffer, HardwareConfig
+from isa import GARBAGE, Buffer, HardwareConfig
 from isa.opcodes import Funct
 
 from ..census import Census, Words, acc, classes, frame, join, operand
 from ..lowering import op_buffers
 from ..tally import Accesses, Tally, tally, word_sums
+from .class_table import ClassTable
 from .closed import computes_sums, input_loads, stores, weight_loads
 from .geometry import padded_width
 from .ops import Conv2d, DepthwiseConv2d
@@ -36,8 +37,8 @@ from .schedule import ConvSchedule, DepthwiseSchedule
 from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, step_order, tile_ranges
 
 _SP, _IN, _W, _ACC = 0, 1, 2, 3   # what shifts a word's local address: nothing, the input, weight, acc base
-_MAX_PIECES = 65536
-_PIECES: dict[tuple, "_Piece"] = {}   # (context, part, class) -> its words at base 0, across candidates
+_MAX_PIECES = 65536   # classes kept (a batch's new ones may pass it: then all go before the next)
+_TABLE = ClassTable()                 # (context, part, class) -> its words at base 0 and sums, across candidates
 _CONTEXTS: dict[tuple, int] = {}      # context -> a small id (hashing a context's dataclasses costs)
 _MAX_WALKS = 1024
 _WALKS: dict[tuple, list] = {}        # a walk's knobs -> its classes (_walk_classes), across candidates
@@ -46,7 +47,8 @@ _TALLIES: dict[tuple, tuple] = {}     # a schedule's knobs but its order's -> it
 
 def forget_classes() -> None:
     """Drop every cached class (a benchmark's cold start)."""
-    _PIECES.clear()
+    global _TABLE
+    _TABLE = ClassTable()
     _CONTEXTS.clear()
     _WALKS.clear()
     _TALLIES.clear()
@@ -75,7 +77,6 @@ class _Piece:
 
     def __init__(self, spec: Any, fill: Callable[["_Piece", Any], None]) -> None:
         self.spec, self.fill = spec, fill
-        self.tally: _PieceTally | None = None   # set by _tally_pieces or _computes_tallies
 
     def add(self, funct: int | np.ndarray, rs1: np.ndarray, rs2: np.ndarray, shift1: np.ndarray | int,
             shift2: np.ndarray | int, stride: int = 0) -> None:
@@ -111,42 +112,36 @@ class _Piece:
         return c._replace(words=words, count=np.repeat(np.asarray(counts, dtype=np.int64), lens))
 
 
-class _PieceTally(NamedTuple):
-    """A piece's sums (each word once), and the scratchpad rows its words write and read: columns of
-    (address, rows past it, rows touched, what shifts the address, whether a read), its writes then its reads
-    in one array (a candidate joins one per class; column-major, as _bank_rows reads them)."""
-    sums: np.ndarray
-    access: np.ndarray
+# new classes' tallies: each one's sums (each word once), and the scratchpad rows their words write and read
+# (rows class_table.ACCESS; each class's writes then its reads), class i's from at[i] to at[i + 1]
+_Tallies = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def _access(a: Accesses, shift: np.ndarray, read: int) -> np.ndarray:
     return np.stack([a.addr, a.off, a.amount, shift, np.full(len(a.addr), read)])
 
 
-def _tally_pieces(pieces: list[_Piece], hw: HardwareConfig, buffers: dict[str, Buffer]) -> None:
-    """Give each of ``pieces`` its tally from its words, every piece's decoded at once (a class's words alone
+def _tally_pieces(pieces: list[_Piece], hw: HardwareConfig, buffers: dict[str, Buffer]) -> _Tallies:
+    """The tallies of ``pieces`` from their words, every piece's decoded at once (a class's words alone
     are a few, and decoding costs per call)."""
-    new = list({id(p): p for p in pieces}.values())
-    if new:
-        built = [p._built for p in new]
-        _cut_tallies(new, join([b[0] for b in built]), np.concatenate([b[1] for b in built]),
-                     np.cumsum([len(b[0].count) for b in built]), hw, buffers)
+    built = [p._built for p in pieces]
+    return _cut_tallies(join([b[0] for b in built]), np.concatenate([b[1] for b in built]),
+                        np.cumsum([len(b[0].count) for b in built]), hw, buffers)
 
 
 def _word_tallies(pieces: list[_Piece], words: Callable[[list], tuple[Census, np.ndarray]], shift: int,
-                  hw: HardwareConfig, buffers: dict[str, Buffer]) -> None:
-    """Give classes their tallies from their words, found for every class at once (closed.py: ``words`` of
+                  hw: HardwareConfig, buffers: dict[str, Buffer]) -> _Tallies:
+    """The tallies of classes from their words, found for every class at once (closed.py: ``words`` of
     their specs, with each word's class), each word's rs2 local address moved by ``shift``."""
-    if pieces:
-        c, cls = words([p.spec for p in pieces])
-        shifts = np.stack([np.full(len(cls), _SP), np.full(len(cls), shift)], axis=1)
-        _cut_tallies(pieces, c, shifts, np.searchsorted(cls, np.arange(1, len(pieces) + 1)), hw, buffers)
+    c, cls = words([p.spec for p in pieces])
+    shifts = np.stack([np.full(len(cls), _SP), np.full(len(cls), shift)], axis=1)
+    return _cut_tallies(c, shifts, np.searchsorted(cls, np.arange(1, len(pieces) + 1)), hw, buffers)
 
 
-def _cut_tallies(pieces: list[_Piece], c: Census, shift: np.ndarray, ends: np.ndarray, hw: HardwareConfig,
-                 buffers: dict[str, Buffer]) -> None:
-    """Decode the words ``c`` (what shifts each one's rs1 and rs2: ``shift``) of ``pieces``, one after
-    another (piece i's end before ``ends[i]``), and cut the sums and accesses per piece (a piece's
+def _cut_tallies(c: Census, shift: np.ndarray, ends: np.ndarray, hw: HardwareConfig,
+                 buffers: dict[str, Buffer]) -> _Tallies:
+    """Decode the words ``c`` (what shifts each one's rs1 and rs2: ``shift``) of classes, one after
+    another (class i's end before ``ends[i]``), and cut the sums and accesses per class (a class's
     accesses lie together, in word order)."""
     ws = word_sums(c, hw, buffers)
     cum = np.vstack([np.zeros((1, ws.sums.shape[1]), np.int64), np.cumsum(ws.sums, axis=0)])
@@ -154,10 +149,8 @@ def _cut_tallies(pieces: list[_Piece], c: Census, shift: np.ndarray, ends: np.nd
     access = np.concatenate([_access(ws.writes, shift[ws.writes.word, 1], 0),
                              _access(ws.reads, shift[ws.reads.word, 0], 1)], axis=1)
     owner = np.searchsorted(ends, np.concatenate([ws.writes.word, ws.reads.word]), side="right")
-    order = np.argsort(owner, kind="stable")   # each piece's writes, then its reads
-    access, at = access[:, order], np.searchsorted(owner[order], np.arange(len(pieces) + 1))
-    for n, p in enumerate(pieces):
-        p.tally = _PieceTally(sums[n], access[:, at[n]:at[n + 1]])
+    order = np.argsort(owner, kind="stable")   # each class's writes, then its reads
+    return sums, access[:, order], np.searchsorted(owner[order], np.arange(len(ends) + 1))
 
 
 class _Classes:
@@ -167,22 +160,21 @@ class _Classes:
 
     def __init__(self, bufs: np.ndarray) -> None:
         self.bufs = bufs   # (3, steps): each step's input, weight and accumulator buffer
-        self.groups: list[tuple[str, list[_Piece], np.ndarray, np.ndarray]] = []   # part, pieces, counts, buffers
+        n = int(bufs.max(initial=0)) + 1   # one key of the three, in their order: a class key fewer to group by
+        self.buf_key = (bufs[0] * n + bufs[1]) * n + bufs[2]
+        self.groups: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []   # part, classes, counts, buffers
 
     def each(self, part: str, context: tuple, keys: list[np.ndarray], active: np.ndarray,
              spec: Callable[[int], Any], fill: Callable[[_Piece, Any], None]) -> None:
         """Classes of ``active`` steps alike in ``keys``; ``spec`` gives what the walk makes of a class's first
         step, and ``fill`` its words from that."""
-        firsts, counts = classes([*keys, *self.bufs], active)
-        if len(_PIECES) >= _MAX_PIECES:
-            forget_classes()
-        ctx, pieces = _CONTEXTS.setdefault(context, len(_CONTEXTS)), []
+        firsts, counts = classes([*keys, self.buf_key], active)
+        ctx, ids, table = _CONTEXTS.setdefault(context, len(_CONTEXTS)), [], _TABLE
         for n, values in zip(firsts.tolist(), np.stack([x[firsts] for x in keys], axis=1).tolist()):
             key = (ctx, part, *values)
-            if key not in _PIECES:
-                _PIECES[key] = _Piece(spec(n), fill)
-            pieces.append(_PIECES[key])
-        self.groups.append((part, pieces, counts, self.bufs[:, firsts].T))
+            got = table.ids.get(key)
+            ids.append(table.add(key, _Piece(spec(n), fill)) if got is None else got)
+        self.groups.append((part, np.array(ids, np.int64), counts, self.bufs[:, firsts].T))
 
 
 def _loads(piece: _Piece, loads: list, funct: int, dram: int, local: Callable, shift: int, stride: int) -> None:
@@ -216,14 +208,10 @@ def _computes(piece: _Piece, fills: list, c: StepComputes, dataflow: str) -> Non
               operand(GARBAGE, c.rows, c.b_cols), _IN, _SP)
 
 
-def _computes_tallies(pieces: list[_Piece], os_: bool) -> None:
+def _computes_tallies(pieces: list[_Piece], os_: bool) -> _Tallies:
     """The tallies of computes classes' words in closed form, every class at once (closed.py)."""
-    if not pieces:
-        return
     c = computes_sums([p.spec for p in pieces], os_)
-    reads = _access(c.reads, np.where(c.weights, _W, _IN), 1)
-    for n, p in enumerate(pieces):
-        p.tally = _PieceTally(c.sums[n], reads[:, c.at[n]:c.at[n + 1]])
+    return c.sums, _access(c.reads, np.where(c.weights, _W, _IN), 1), c.at
 
 
 def _diagonals(piece: _Piece, diagonals: list, dram: int) -> None:
@@ -254,8 +242,12 @@ def _copy_census(op: Conv2d, hw: HardwareConfig, buffers: dict[str, Buffer]) -> 
 def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
                 ) -> tuple[Census, dict[str, Buffer]]:
     """The census of ``lower_conv(op, s, hw)``'s stream, and its buffers."""
+    if len(_TABLE) >= _MAX_PIECES:
+        forget_classes()
     groups, buffers = _class_groups(op, s, hw)
-    return join([_fixed(op, hw, "padded" in buffers), *(_Piece.census(*g[1:]) for g in groups)]), buffers
+    return join([_fixed(op, hw, "padded" in buffers),
+                 *(_Piece.census([_TABLE.pieces[i] for i in ids], counts, bases) for _, ids, counts, bases in groups)]
+                ), buffers
 
 
 def conv_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | DepthwiseSchedule],
@@ -270,6 +262,8 @@ def conv_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | De
     known = {key: _TALLIES.get(key) for key in keys}
     new = {key: s for key, s in zip(keys, schedules) if known[key] is None}   # one of each
     if new:
+        if len(_TABLE) >= _MAX_PIECES:
+            forget_classes()
         with _collector_paused():
             known.update(zip(new, _new_tallies(op, list(new.values()), hw)))
         if len(_TALLIES) + len(new) > _MAX_WALKS:
@@ -308,11 +302,12 @@ def _new_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | De
     built = [_class_groups(op, s, hw) for s in schedules]
     passes: dict[tuple, tuple] = {}   # part, what its pass keeps apart -> a schedule, its buffers, new classes
     for s, (groups, buffers) in zip(schedules, built):
-        for part, pieces, _, _ in groups:
+        for part, ids, _, _ in groups:
             new = passes.setdefault((part, *_pass_key(part, s)), (s, buffers, {}))[2]
-            new.update((id(p), p) for p in pieces if p.tally is None)
+            new.update(dict.fromkeys(_TABLE.unknown(ids).tolist()))
     for (part, *_), (s, buffers, new) in passes.items():
-        _tally_new(op, part, s, hw, buffers, [p for p in new.values() if p.tally is None])
+        if new:   # a class is of one pass: its context holds what the pass keeps apart
+            _TABLE.record(list(new), *_tally_new(op, part, s, hw, buffers, [_TABLE.pieces[i] for i in new]))
     return _sum_classes(op, hw, built)
 
 
@@ -326,55 +321,36 @@ def _pass_key(part: str, s: ConvSchedule | DepthwiseSchedule) -> tuple:
 
 
 def _tally_new(op: Conv2d | DepthwiseConv2d, part: str, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig,
-               buffers: dict[str, Buffer], new: list[_Piece]) -> None:
-    """Give the new classes ``new`` of ``part`` (of candidates sharing ``s``'s :func:`_pass_key`) their tally:
-    in closed form, every class at once, but the bias and a depthwise conv's weights, from their words."""
+               buffers: dict[str, Buffer], new: list[_Piece]) -> _Tallies:
+    """The tallies of the new classes ``new`` of ``part`` (of candidates sharing ``s``'s :func:`_pass_key`): in
+    closed form, every class at once, but the bias and a depthwise conv's weights, from their words."""
     full = op.out_dtype == "int32"
     if part == "computes":
-        _computes_tallies(new, s.dataflow == "os")
-    elif part == "input":
+        return _computes_tallies(new, s.dataflow == "os")
+    if part == "input":
         src = buffers[s.geometry(op).source].addr
-        _word_tallies(new, lambda specs: input_loads(specs, src), _IN, hw, buffers)
-    elif part == "weights" and not isinstance(op, DepthwiseConv2d):
-        _word_tallies(new, lambda specs: weight_loads(specs, buffers["weight"].addr), _W, hw, buffers)
-    elif part == "stores":
-        _word_tallies(new, lambda specs: stores(specs, buffers["output"].addr, 4 if full else 1, full), _ACC, hw,
-                      buffers)
-    else:
-        _tally_pieces(new, hw, buffers)
+        return _word_tallies(new, lambda specs: input_loads(specs, src), _IN, hw, buffers)
+    if part == "weights" and not isinstance(op, DepthwiseConv2d):
+        return _word_tallies(new, lambda specs: weight_loads(specs, buffers["weight"].addr), _W, hw, buffers)
+    if part == "stores":
+        return _word_tallies(new, lambda specs: stores(specs, buffers["output"].addr, 4 if full else 1, full), _ACC,
+                             hw, buffers)
+    return _tally_pieces(new, hw, buffers)
 
 
 def _sum_classes(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, built: list
                  ) -> list[tuple[Tally, dict[str, Buffer]]]:
     """Each candidate's sums: its classes' times their counts, plus the words outside the walk; every
     candidate's classes in one array, cut per candidate (whole numbers: exact in any order)."""
-    tallies = [[p.tally for _, pieces, _, _ in groups for p in pieces] for groups, _ in built]
-    counts, bases = (np.concatenate([g[i] for groups, _ in built for g in groups]) for i in (2, 3))
-    flat = [t for ts in tallies for t in ts]
-    starts = np.cumsum([0, *map(len, tallies[:-1])])
-    sums = np.add.reduceat(counts[:, None] * np.stack([t.sums for t in flat]), starts, axis=0)
-    which = np.repeat(np.arange(len(built)), list(map(len, tallies)))
-    written, read = _bank_rows(flat, counts, bases, which, hw)
+    ids, counts, bases = (np.concatenate([g[i] for groups, _ in built for g in groups]) for i in (1, 2, 3))
+    per = [sum(len(g[1]) for g in groups) for groups, _ in built]   # each candidate's classes
+    sums = np.add.reduceat(counts[:, None] * _TABLE.sums[ids], np.cumsum([0, *per[:-1]]), axis=0)
+    written, read = _TABLE.bank_rows(ids, counts, bases, np.repeat(np.arange(len(built)), per), hw)
     out = []
     for n, (_, buffers) in enumerate(built):
         fixed = _fixed_tally(op, hw, "padded" in buffers)
         out.append((Tally(fixed.sums + sums[n], fixed.written + written[n], fixed.read + read[n]), buffers))
     return out
-
-
-def _bank_rows(tallies: list[_PieceTally], counts: np.ndarray, bases: np.ndarray, which: np.ndarray,
-               hw: HardwareConfig) -> tuple[np.ndarray, np.ndarray]:
-    """Rows written and read per scratchpad bank by the classes of candidates (their tallies, counts, rows
-    of bases and candidates ``which``), one row per candidate."""
-    addr, off, amount, shift, read = np.concatenate([t.access for t in tallies], axis=1)
-    cls = np.repeat(np.arange(len(tallies)), [t.access.shape[1] for t in tallies])
-    bank = (((addr + bases.ravel()[cls * bases.shape[1] + shift]) & ROW_MASK) + off) // hw.sp_bank_rows
-    if len(bank) and bank.max() >= hw.sp_banks:
-        raise ValueError("conv_tallies: a scratchpad row past the last bank")
-    n = int(which.max()) + 1
-    rows = np.bincount(((which * 2)[cls] + read) * hw.sp_banks + bank, weights=amount * counts[cls],
-                       minlength=n * 2 * hw.sp_banks).reshape(n, 2, hw.sp_banks)
-    return rows[:, 0], rows[:, 1]
 
 
 def _buffers(op: Conv2d | DepthwiseConv2d, padded: bool) -> dict[str, Buffer]:
@@ -394,7 +370,7 @@ def _fixed_tally(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, padded: bool)
 
 
 def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
-                  ) -> tuple[list[tuple[str, list[_Piece], np.ndarray, np.ndarray]], dict[str, Buffer]]:
+                  ) -> tuple[list[tuple[str, np.ndarray, np.ndarray, np.ndarray]], dict[str, Buffer]]:
     """The tile walk's classes of steps, per part (part, pieces, counts, bases), and the buffers. The classes
     and their buffers depend on the tiles, geometry, mvin width, dataflow, loop order and buffering, not on
     the placement or pipeline knobs: kept per walk, the bases are the schedule's own plan's."""
@@ -407,16 +383,16 @@ def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSched
             _WALKS.clear()
         walked = _WALKS[key] = _walk_classes(walk, hw, buffers)
     plan = walk.plan
-    return [(part, pieces, counts, np.stack([np.zeros(len(counts), np.int64), plan.a.base(bufs[:, 0]),
-                                             plan.b.base(bufs[:, 1]), plan.c.base(bufs[:, 2])], axis=1))
-            for part, pieces, counts, bufs in walked], buffers
+    return [(part, ids, counts, np.stack([np.zeros(len(counts), np.int64), plan.a.base(bufs[:, 0]),
+                                          plan.b.base(bufs[:, 1]), plan.c.base(bufs[:, 2])], axis=1))
+            for part, ids, counts, bufs in walked], buffers
 
 
 def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer]
-                  ) -> list[tuple[str, list[_Piece], np.ndarray, np.ndarray]]:
-    """The walk's classes of steps, per part: (part, pieces, counts, each class's input, weight and accumulator
-    buffer). A depthwise conv's reduction is its taps alone (the channel tile is the output's): its input
-    changes with the channel tile."""
+                  ) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
+    """The walk's classes of steps, per part: (part, classes (rows of the class table), counts, each class's
+    input, weight and accumulator buffer). A depthwise conv's reduction is its taps alone (the channel tile is
+    the output's): its input changes with the channel tile."""
     op, s, dw, geo, plan, t, d = walk.op, walk.s, walk.dw, walk.geo, walk.plan, walk.t, walk.d
     ranges = (tile_ranges(op.batch, t.b), tile_ranges(op.out_h, t.oh), tile_ranges(op.out_w, t.ow),
               tile_ranges(-(-walk.out_c // d), t.k))

@@ -17,7 +17,7 @@ from isa.opcodes import Funct
 
 from ..census import Census, acc, operand
 from ..tally import COL, SUMS, Accesses
-from .runs import _split_runs, ranks, tap_runs
+from .runs import TapRuns, _split_runs, ranks, tap_runs
 
 
 class ClassReads(NamedTuple):
@@ -70,12 +70,53 @@ def _per(cls: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
     return np.bincount(cls, weights=values, minlength=k).astype(np.int64)
 
 
-def _fills(g: dict[str, np.ndarray], exists: np.ndarray, ok: np.ndarray, overwrite: np.ndarray, nkb: np.ndarray,
+def _alike(g: dict[str, np.ndarray], in_h: int, in_w: int) -> tuple[np.ndarray, np.ndarray]:
+    """The grid's rows alike in what their runs read: their tile's shape, slots and which of them lie inside
+    the input (a pass's many classes' taps are a few such rows). The first row of each kind, and each row's."""
+    inside = [_inside(g, axis, extent) for axis, extent in (("row", in_h), ("col", in_w))]
+    key = np.column_stack([*(g[x] for x in ("npix", "nh", "nw", "R", "C", "roff", "coff")), *inside])
+    # rows in the order of a hash of their key, then a new kind wherever a row differs from the one before
+    # (exact: rows whose hashes collide are told apart, at worst alike rows of two kinds)
+    mix = np.arange(1, key.shape[1] + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15) | np.uint64(1)
+    order = np.argsort(key.astype(np.uint64) @ mix, kind="stable")
+    new = np.ones(len(order), bool)
+    new[1:] = (key[order[1:]] != key[order[:-1]]).any(axis=1)
+    kind = np.empty(len(order), np.int64)
+    kind[order] = np.cumsum(new) - 1
+    return order[new], kind
+
+
+def _inside(g: dict[str, np.ndarray], axis: str, extent: int) -> np.ndarray:
+    """Per grid row, whether each of its tile's rows (or columns: ``axis``) reads inside the input (1), not (0),
+    or is past the tile (0)."""
+    n = g["nh" if axis == "row" else "nw"][:, None]
+    at = np.arange(int(n.max()))[None, :]
+    index = g[f"{axis}_index"][(g[f"{axis}0"] + g[f"{axis[0]}off"])[:, None] + np.minimum(at, n - 1)]
+    return ((index >= 0) & (index < extent) & (at < n)).astype(np.int64)
+
+
+def _grid_runs(g: dict[str, np.ndarray], in_h: int, in_w: int, d: int
+               ) -> tuple[TapRuns, np.ndarray, np.ndarray, np.ndarray]:
+    """Every grid row's runs (tap_runs: grouped by grid row, ``tap`` the row) and the input row each starts
+    at, found once per kind of row (:func:`_alike`); and per kind, which pixels exist but read padding, with
+    each grid row's kind."""
+    first, kind = _alike(g, in_h, in_w)
+    exists, ok, a_idx = _valid({k: v if k.endswith("_index") else v[first] for k, v in g.items()}, in_h, in_w)
+    runs = tap_runs(ok, a_idx, d)
+    per = np.bincount(runs.tap, minlength=len(first))
+    count = per[kind]
+    at = np.repeat((np.cumsum(per) - per)[kind], count) + ranks(count)
+    spread = TapRuns(np.repeat(np.arange(len(kind)), count), runs.start[at], runs.rows[at])
+    return spread, a_idx[runs.tap[at], runs.start[at]], exists & ~ok, kind
+
+
+def _fills(g: dict[str, np.ndarray], padding: np.ndarray, kind: np.ndarray, overwrite: np.ndarray, nkb: np.ndarray,
            d: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Per class, the fills (and their rows) a class that overwrites its accumulators first zeroes: runs of
-    its first tap's pixels that read padding, per output channel block."""
+    its first tap's pixels that read padding (``padding`` of each grid row's ``kind``), per output channel
+    block."""
     rows = np.flatnonzero((g["tap"] == 0) & overwrite[g["cls"]])
-    valid = exists[rows] & ~ok[rows]
+    valid = padding[kind[rows]]
     flat, length = _split_runs(valid, valid[:, :-1] & valid[:, 1:], d)
     cls = g["cls"][rows][flat // valid.shape[1]]
     return _per(cls, np.ones(len(cls)), k) * nkb, _per(cls, length, k) * nkb
@@ -87,8 +128,7 @@ def computes_sums(specs: list, os_: bool) -> ClassReads:
     walk = specs[0][0]   # the classes of one op, hardware and geometry (packed taps or not); any tiles
     d, dw, k = walk.d, walk.dw, len(specs)
     g = _grid(specs)
-    exists, ok, a_idx = _valid(g, walk.geo.in_h, walk.geo.in_w)
-    runs = tap_runs(ok, a_idx, d)
+    runs, a_start, padding, kind = _grid_runs(g, walk.geo.in_h, walk.geo.in_w, d)
     ncb = np.array([len(st.cbs) for _, _, st in specs], np.int64)
     nkb = np.array([len(out.kbs) for _, out, _ in specs], np.int64)
     blocks = ncb if dw else ncb * nkb   # weight blocks per tap (depthwise: a tap's channel block is the output's)
@@ -99,7 +139,7 @@ def computes_sums(specs: list, os_: bool) -> ClassReads:
     firsts = np.zeros(k, np.int64) if os_ else _per(g["cls"], per_row > 0, k) * blocks
     # the first tap of an overwriting class does not accumulate (but for its other input channel blocks)
     plain = overwrite * _per(g["cls"], per_row * (g["tap"] == 0), k) * (blocks if dw else nkb)
-    nf, f_rows = _fills(g, exists, ok, overwrite, nkb, d, k)
+    nf, f_rows = _fills(g, padding, kind, overwrite, nkb, d, k)
     sums = np.zeros((k, len(SUMS)), np.int64)
     for name, v in (("preload", nf + n), ("compute_preloaded", nf + (n if os_ else firsts)),
                     ("compute_accumulated", 0 if os_ else n - firsts), ("words", 2 * (nf + n)),
@@ -107,12 +147,13 @@ def computes_sums(specs: list, os_: bool) -> ClassReads:
                     ("compute_rows", f_rows + _per(g["cls"], np.bincount(runs.tap, runs.rows, nrows), k) * blocks)):
         sums[:, COL[name]] = v
     cb0 = np.array([st.cbs.start for _, _, st in specs], np.int64)
-    return _cut(sums, *_reads(specs, g, runs, a_idx, per_row, ncb, nkb, cb0, os_))
+    return _cut(sums, *_reads(specs, g, runs, a_start, per_row, ncb, nkb, cb0, os_))
 
 
-def _reads(specs: list, g: dict[str, np.ndarray], runs, a_idx: np.ndarray, per_row: np.ndarray, ncb: np.ndarray,
+def _reads(specs: list, g: dict[str, np.ndarray], runs, a_start: np.ndarray, per_row: np.ndarray, ncb: np.ndarray,
            nkb: np.ndarray, cb0: np.ndarray, os_: bool) -> list[np.ndarray]:
-    """Class, address, rows and whether from the weights of each scratchpad read: a compute's input rows
+    """Class, address, rows and whether from the weights of each scratchpad read (``a_start``: the input row
+    each of ``runs`` starts at): a compute's input rows
     (once per input channel block, every output channel block's compute the same rows), and
     weight-stationary, each weight block's first preload."""
     walk = specs[0][0]
@@ -120,7 +161,7 @@ def _reads(specs: list, g: dict[str, np.ndarray], runs, a_idx: np.ndarray, per_r
     in_plane, w_plane = _planes(specs, "in_plane"), _planes(specs, "w_plane")
     cls = g["cls"][runs.tap]
     rep = np.repeat(np.arange(len(cls)), ncb[cls])
-    addr = ranks(ncb[cls]) * in_plane[cls[rep]] + a_idx[runs.tap, runs.start][rep]
+    addr = ranks(ncb[cls]) * in_plane[cls[rep]] + a_start[rep]
     parts = [(cls[rep], addr, runs.rows[rep] * (1 if dw else nkb[cls][rep]), np.zeros(len(rep), bool))]
     if not os_:
         rows = np.flatnonzero(per_row > 0)

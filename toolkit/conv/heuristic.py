@@ -186,6 +186,7 @@ def forget_tile_costs() -> None:
     """Drop the kept tile costs (a benchmark's cold start)."""
     _TILE_COSTS.clear()
     _axis_tiles.cache_clear()
+    _step_cells.cache_clear()
 
 
 def _tile_costs_of(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, Any]:
@@ -213,19 +214,30 @@ def pipelined_conv_cycles(op: Conv2d, s: ConvSchedule, hw: HardwareConfig, limit
     Infinity where the computes alone pass ``limit``."""
     c, d = _tile_costs_of(op, s, hw), hw.dim
     out_beats = -(-d * (4 if op.out_dtype == "int32" else 1) // hw.dma_beat_bytes)
-    steps = step_order(c["shape"], tuple(s.ORDER.index(x) for x in s.loop_order), s.nbuf, False)
-    b, h, w, k, r, new_in, new_w = steps[:7]   # an operand is loaded when its tile differs from the previous step's
-    kblocks, npix = c["kblocks"][k], c["npix"][b, h, w]
-    compute = c["taps"][b, h, w, r] * kblocks
+    order = tuple(s.ORDER.index(x) for x in s.loop_order)
+    k, r, new_in, new_w = step_order(c["shape"], order, s.nbuf, False)[3:7]   # an operand is loaded when its
+    pixels, tap, weights = _step_cells(c["shape"], order, s.nbuf)             # tile differs from the previous step's
+    kblocks, npix = c["kblocks"][k], c["npix"].ravel()[pixels]
+    compute = c["taps"].ravel()[tap] * kblocks
     if compute.sum() + len(compute) * STEP_OVERHEAD * d > limit:
         return math.inf
-    load = new_in * c["in_rows"][b, h, w, r] + new_w * c["w_rows"][k, r]
-    writes = new_in * c["in_writes"][b, h, w, r] + new_w * c["w_writes"][k, r]
+    load = new_in * c["in_rows"].ravel()[tap] + new_w * c["w_rows"].ravel()[weights]
+    writes = new_in * c["in_writes"].ravel()[tap] + new_w * c["w_writes"].ravel()[weights]
     if op.bias:   # a bias row is read once and written to every pixel of the tile
         writes = writes + (r == 0) * npix * kblocks
     store = (r == c["shape"][4] - 1) * npix * kblocks * out_beats
     return pipeline_cycles(np.stack([compute, load, store, writes], axis=1), d, load_ahead=bool(s.load_ahead),
                            store_delay=bool(s.store_delay))
+
+
+@functools.lru_cache(maxsize=256)
+def _step_cells(shape: tuple[int, int, int, int, int], order: tuple[int, ...], nbuf: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each step's (tiles.step_order) flat index into arrays over (b, h, w), (b, h, w, r) and (k, r): one
+    index each, not four, for the tile costs a step reads. Cached with the steps."""
+    b, h, w, k, r = step_order(shape, order, nbuf, False)[:5]
+    pixels = (b * shape[1] + h) * shape[2] + w
+    return pixels, pixels * shape[4] + r, k * shape[4] + r
 
 
 # Over 40 lines: the docstring's rules; the code is two small closures and the loop over tiles.

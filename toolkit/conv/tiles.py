@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
@@ -132,10 +131,8 @@ def step_order(shape: tuple[int, int, int, int, int], order: tuple[int, ...], nb
     nested in ``order`` (outermost first) with ``nbuf`` buffers; a depthwise conv's input changes with its
     channel tile. Cached, read-only: the census's classes and the prior walk the same steps, and a search's
     neighbours that differ in placement, pipeline knobs or mvin width share them."""
-    steps, index, inner = np.arange(math.prod(shape)), {}, 1
-    for loop in (4, *order[::-1]):   # each loop's index: a digit of the step's, the innermost loop's the lowest
-        index[loop] = steps // inner % shape[loop]
-        inner *= shape[loop]
+    loops = (*order, 4)   # outermost first: each loop's index a digit of the step's, the innermost the lowest
+    index = dict(zip(loops, np.indices([shape[loop] for loop in loops]).reshape(len(loops), -1)))
     b, h, w, k, r = (index[loop] for loop in range(5))
     new_in, new_w = np.ones(len(b), bool), np.ones(len(b), bool)
     new_in[1:] = (b[1:] != b[:-1]) | (h[1:] != h[:-1]) | (w[1:] != w[:-1]) | (r[1:] != r[:-1]) \
@@ -167,10 +164,9 @@ class _Resident:
         return True
 
 
-@dataclass(frozen=True, slots=True)
-class _Output:
+class _Output(NamedTuple):
     """One output tile: its batch, row, column and output channel block ranges, and the first of the
-    accumulator rows that hold its pixels."""
+    accumulator rows that hold its pixels. (A named tuple, as :class:`_Step`: the census makes one per class.)"""
 
     bs: range
     hs: range
@@ -188,10 +184,11 @@ class _Output:
         return len(self.bs) * len(self.hs) * len(self.ws)
 
 
-@dataclass(frozen=True, slots=True)
-class _Step:
+class _Step(NamedTuple):
     """One reduction step of an output tile: kernel row, kernel column and input channel block ranges, and
-    the phase layout (:func:`axis_layout`) of the input tile they read, along its rows and its columns."""
+    the phase layout (:func:`axis_layout`) of the input tile they read, along its rows and its columns. A
+    named tuple: the census makes one per class of steps (tens of thousands a batch), and a frozen
+    dataclass's construction costs several times a tuple's."""
 
     khs: range
     kws: range

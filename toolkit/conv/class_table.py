@@ -1,0 +1,94 @@
+"""The conv census's kept classes (census.py) as a table: a class is a row number, its sums a row of one
+array and its scratchpad accesses a stretch of another, so that a batch of candidates reads all its classes'
+sums and accesses with one index each, and a kept class costs no Python objects but its piece (what makes its
+words, kept for the census that joins them).
+"""
+from __future__ import annotations
+
+from typing import Any, Hashable
+
+import numpy as np
+
+from isa import ROW_MASK, HardwareConfig
+
+from ..tally import SUMS
+from .runs import ranks
+
+ACCESS = ("addr", "off", "amount", "shift", "read")   # an access's rows: toolkit.tally.Accesses's, what
+# shifts its address (census._SP, _IN, _W, _ACC) and whether a read
+
+
+def _room(a: np.ndarray, n: int) -> np.ndarray:
+    """``a`` with at least ``n`` rows (twice as many as it needs, so that appends cost amortized O(1))."""
+    if len(a) >= n:
+        return a
+    out = np.zeros((2 * n, *a.shape[1:]), a.dtype)
+    out[:len(a)] = a
+    return out
+
+
+class ClassTable:
+    """Classes by their key (context, part, key values): each one's piece, and once tallied (``known``) its
+    sums (a row of ``sums``) and its accesses (``length`` columns of chunk ``chunk`` from ``start``). A chunk
+    is one pass's accesses as the pass made them: copying them into larger arrays costs more (fresh memory
+    for the copy) than gathering from a chunk per pass."""
+
+    def __init__(self) -> None:
+        self.ids: dict[Hashable, int] = {}
+        self.pieces: list[Any] = []
+        self.sums = np.zeros((0, len(SUMS)), np.int64)
+        self.chunk, self.start, self.length = (np.zeros(0, np.int64) for _ in range(3))
+        self.known = np.zeros(0, bool)
+        self.chunks: list[np.ndarray] = []   # (len(ACCESS), columns) each
+
+    def __len__(self) -> int:
+        return len(self.pieces)
+
+    def add(self, key: Hashable, piece: Any) -> int:
+        """A new class's row number."""
+        n = self.ids[key] = len(self.pieces)
+        self.pieces.append(piece)
+        return n
+
+    def unknown(self, ids: np.ndarray) -> np.ndarray:
+        """Those of ``ids`` not yet tallied."""
+        known = self.known[ids[ids < len(self.known)]]
+        return ids[np.concatenate([~known, np.ones(len(ids) - len(known), bool)])]
+
+    def record(self, ids: list[int], sums: np.ndarray, access: np.ndarray, at: np.ndarray) -> None:
+        """The tallies of classes ``ids``: their ``sums``, and their ``access`` columns (rows ``ACCESS``),
+        class i's from at[i] to at[i + 1]."""
+        n = len(self.pieces)
+        self.sums, self.chunk, self.start, self.length, self.known = (
+            _room(a, n) for a in (self.sums, self.chunk, self.start, self.length, self.known))
+        self.chunks.append(np.ascontiguousarray(access))
+        self.sums[ids], self.known[ids], self.chunk[ids] = sums, True, len(self.chunks) - 1
+        self.start[ids], self.length[ids] = at[:-1], np.diff(at)
+
+    def _accesses(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The accesses (rows ``ACCESS``) of classes ``ids``, chunk by chunk, and the position in ``ids`` of
+        each one's class."""
+        order = np.argsort(self.chunk[ids], kind="stable")
+        length = self.length[ids[order]]
+        chunk, at = (np.repeat(x[ids[order]], length) for x in (self.chunk, self.start))
+        at += ranks(length)
+        out = np.empty((len(ACCESS), len(at)), np.int64)
+        bounds = np.searchsorted(chunk, np.arange(len(self.chunks) + 1))
+        for c in np.unique(chunk).tolist():
+            lo, hi = bounds[c], bounds[c + 1]
+            for row, into in zip(self.chunks[c], out):
+                np.take(row, at[lo:hi], out=into[lo:hi])
+        return out, np.repeat(order, length)
+
+    def bank_rows(self, ids: np.ndarray, counts: np.ndarray, bases: np.ndarray, which: np.ndarray,
+                  hw: HardwareConfig) -> tuple[np.ndarray, np.ndarray]:
+        """Rows written and read per scratchpad bank by classes ``ids`` of candidates (their counts, rows of
+        bases and candidates ``which``), one row per candidate (whole numbers: exact in any order)."""
+        (addr, off, amount, shift, read), cls = self._accesses(ids)
+        bank = (((addr + bases.ravel()[cls * bases.shape[1] + shift]) & ROW_MASK) + off) // hw.sp_bank_rows
+        if len(bank) and bank.max() >= hw.sp_banks:
+            raise ValueError("conv_tallies: a scratchpad row past the last bank")
+        n = int(which.max()) + 1
+        rows = np.bincount(((which * 2)[cls] + read) * hw.sp_banks + bank, weights=amount * counts[cls],
+                           minlength=n * 2 * hw.sp_banks).reshape(n, 2, hw.sp_banks)
+        return rows[:, 0], rows[:, 1]
