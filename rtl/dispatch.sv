@@ -128,25 +128,24 @@ module dispatch import systolic_pkg::*; #(
   } access_t;
 
   // ---- slot state ------------------------------------------------------------
-  logic [N-1:0]          valid_q, valid_d, issued_q, issued_d, done_q, done_d;
+  logic [N-1:0]          valid_q, issued_q, done_q;
   logic [N-1:0]          deps_q [N];
-  logic [N-1:0]          deps_d [N];
   // the entries, one array per field: each is written when an instruction enters its slot
   insn_t                 insn_q [N];
   preload_t              pre_q [N];
   logic [SEQ_W-1:0]      eseq_q [N];
   access_t               acc_q [N];
 
-  logic [NQ-1:0][SLOT_W-1:0] tail_q, tail_d, iss_q, iss_d, head_q, head_d;   // offsets in a queue
-  logic [NQ-1:0][QW-1:0]     count_q, count_d, waiting_q, waiting_d;   // entries, not yet issued
+  logic [NQ-1:0][SLOT_W-1:0] tail_q, iss_q, head_q;   // offsets in a queue
+  logic [NQ-1:0][QW-1:0]     count_q, waiting_q;      // entries, not yet issued
 
   // front-end state
-  logic [SEQ_W-1:0]  seq_q, seq_d;
-  preload_t          pend_q, pend_d;           // the preload the next compute merges
-  logic [2:0][15:0]  ld_bstride_q, ld_bstride_d;   // shadows of config_ld / config_ex for ranges
-  logic [2:0][7:0]   ld_rep_q, ld_rep_d;           // config_ld pixel repeats - 1
-  logic [15:0]       a_stride_q, a_stride_d, c_stride_q, c_stride_d;
-  logic [15:0]       pool_rows_q, pool_rows_d;     // config_st: rows a pooling mvout reads (0: no pooling)
+  logic [SEQ_W-1:0]  seq_q;
+  preload_t          pend_q;                   // the preload the next compute merges
+  logic [2:0][15:0]  ld_bstride_q;             // shadows of config_ld / config_ex for ranges
+  logic [2:0][7:0]   ld_rep_q;                 // config_ld pixel repeats - 1
+  logic [15:0]       a_stride_q, c_stride_q;
+  logic [15:0]       pool_rows_q;              // config_st: rows a pooling mvout reads (0: no pooling)
   /* verilator lint_off UNUSEDSIGNAL */              // it reads the pooling fields
   config_st_rs1_t    st_rs1;
   config_st_scales_rs1_t sc_rs1;                   // it reads the load_scales bit
@@ -158,27 +157,15 @@ module dispatch import systolic_pkg::*; #(
   typedef enum logic [1:0] {KindEnq, KindPreload, KindNop, KindFence} kind_e;
   kind_e         kind;
   logic [1:0]    tq;          // target queue
-  access_t       n_acc;
   logic          all_empty, enq, fire, is_cfg;
   logic [SLOT_W-1:0] new_slot;
-  logic [N-1:0]  new_deps;
 
   assign all_empty = (count_q[QLD] == '0) && (count_q[QEX] == '0) && (count_q[QST] == '0);
   assign is_cfg    = cmd_i.funct == FunctConfig;
 
   always_comb begin
-    logic [1:0]    ld_state;
-    logic [15:0]   blocks;
-    range_t        wr, rd;
-    logic [RW-1:0] floor;
-    kind     = KindNop;
-    tq       = QLD;
-    n_acc    = '0;
-    ld_state = 2'd0;
-    floor    = '0;
-    wr       = '0;   // assigned on every path: a branch that skips it would hold it, a latch
-    rd       = '0;
-    blocks   = (op_cols(cmd_i.rs2) + 16'(DIM - 1)) / 16'(DIM);
+    kind = KindNop;
+    tq   = QLD;
     unique case (cmd_i.funct)
       FunctConfig: begin
         kind = KindEnq;
@@ -189,46 +176,15 @@ module dispatch import systolic_pkg::*; #(
         endcase
       end
       FunctMvin, FunctMvin2, FunctMvin3: begin
-        ld_state = (cmd_i.funct == FunctMvin) ? 2'd0 : (cmd_i.funct == FunctMvin2) ? 2'd1 : 2'd2;
-        // every block of every row: the last block starts (blocks - 1) block strides on
-        wr = span(cmd_i.rs2, 16'd1);
-        wr.hi = wr.hi + RW'(blocks - 16'd1) * RW'(ld_bstride_q[ld_state]);
-        // pixel repeats also write up to P - 1 rows below, not below the row's scratchpad half
-        if (!cmd_i.rs2[31]) begin
-          floor = (wr.lo >= RW'(SP_ROWS / 2)) ? RW'(SP_ROWS / 2) : '0;
-          wr.lo = (wr.lo >= floor + RW'(ld_rep_q[ld_state])) ? wr.lo - RW'(ld_rep_q[ld_state])
-                                                              : floor;
-        end
-        if (op_addr(cmd_i.rs2) != GARBAGE_ADDR) begin
-          kind      = KindEnq;
-          tq        = QLD;
-          n_acc.wrv = 1'b1;
-          n_acc.wr  = wr;
-        end
+        if (op_addr(cmd_i.rs2) != GARBAGE_ADDR) kind = KindEnq;
       end
       FunctMvout: begin
         kind = KindEnq;
         tq   = QST;
-        // a block mvout reads block b from the DIM rows after block b - 1's; a pooling mvout
-        // reads config_st's orows x ocols image
-        rd           = span(cmd_i.rs2, 16'd1);
-        rd.hi        = (pool_rows_q != '0) ? rd.lo + RW'(pool_rows_q - 16'd1)
-                                           : rd.hi + RW'(blocks - 16'd1) * RW'(DIM);
-        n_acc.rdv[0] = 1'b1;
-        n_acc.rd[0]  = rd;
       end
       FunctComputePreloaded, FunctComputeAccumulated: begin
         kind = KindEnq;
         tq   = QEX;
-        // B (weights, only when loaded), A, D are read; C is written
-        n_acc.rdv[0] = cmd_i.funct == FunctComputePreloaded && op_addr(pend_q.b) != GARBAGE_ADDR;
-        n_acc.rd[0]  = span(pend_q.b, 16'd1);
-        n_acc.rdv[1] = op_addr(cmd_i.rs1) != GARBAGE_ADDR;
-        n_acc.rd[1]  = span(cmd_i.rs1, a_stride_q);
-        n_acc.rdv[2] = op_addr(cmd_i.rs2) != GARBAGE_ADDR;
-        n_acc.rd[2]  = span(cmd_i.rs2, 16'd1);
-        n_acc.wrv    = op_addr(pend_q.c) != GARBAGE_ADDR;
-        n_acc.wr     = span(pend_q.c, c_stride_q);
       end
       FunctPreload: kind = KindPreload;
       FunctFence:   kind = KindFence;
@@ -249,28 +205,79 @@ module dispatch import systolic_pkg::*; #(
     dbg_fence_o     = cmd_valid_i && (kind == KindFence) && !all_empty;
   end
 
-  // dependencies of the entering instruction: read-after-write on any older unfinished
-  // instruction, write-after-read and write-after-write on those of the other queues
-  always_comb begin
-    new_deps = '0;
-    if (enq) begin
-      for (int j = 0; j < N; j++) begin
-        if (valid_q[j] && !done_q[j] && !done_i[j]) begin
+  // What the entering instruction c records for hazard checks, with the config shadows and the
+  // pending preload. The functions below are called in the register processes, at the clock
+  // edge of a cycle an instruction enters: a simulation evaluates combinational logic on the
+  // command port each time the port changes, and these are needed once.
+  function automatic access_t access_of(input insn_t c);
+    logic [1:0]    ld_state;
+    logic [15:0]   blocks;
+    range_t        wr, rd;
+    logic [RW-1:0] floor;
+    access_t       a;
+    a      = '0;
+    blocks = (op_cols(c.rs2) + 16'(DIM - 1)) / 16'(DIM);
+    unique case (c.funct)
+      FunctMvin, FunctMvin2, FunctMvin3: begin   // not to the garbage address: it enters
+        ld_state = (c.funct == FunctMvin) ? 2'd0 : (c.funct == FunctMvin2) ? 2'd1 : 2'd2;
+        // every block of every row: the last block starts (blocks - 1) block strides on
+        wr = span(c.rs2, 16'd1);
+        wr.hi = wr.hi + RW'(blocks - 16'd1) * RW'(ld_bstride_q[ld_state]);
+        // pixel repeats also write up to P - 1 rows below, not below the row's scratchpad half
+        if (!c.rs2[31]) begin
+          floor = (wr.lo >= RW'(SP_ROWS / 2)) ? RW'(SP_ROWS / 2) : '0;
+          wr.lo = (wr.lo >= floor + RW'(ld_rep_q[ld_state])) ? wr.lo - RW'(ld_rep_q[ld_state])
+                                                              : floor;
+        end
+        a.wrv = 1'b1;
+        a.wr  = wr;
+      end
+      FunctMvout: begin
+        // a block mvout reads block b from the DIM rows after block b - 1's; a pooling mvout
+        // reads config_st's orows x ocols image
+        rd       = span(c.rs2, 16'd1);
+        rd.hi    = (pool_rows_q != '0) ? rd.lo + RW'(pool_rows_q - 16'd1)
+                                       : rd.hi + RW'(blocks - 16'd1) * RW'(DIM);
+        a.rdv[0] = 1'b1;
+        a.rd[0]  = rd;
+      end
+      FunctComputePreloaded, FunctComputeAccumulated: begin
+        // B (weights, only when loaded), A, D are read; C is written
+        a.rdv[0] = c.funct == FunctComputePreloaded && op_addr(pend_q.b) != GARBAGE_ADDR;
+        a.rd[0]  = span(pend_q.b, 16'd1);
+        a.rdv[1] = op_addr(c.rs1) != GARBAGE_ADDR;
+        a.rd[1]  = span(c.rs1, a_stride_q);
+        a.rdv[2] = op_addr(c.rs2) != GARBAGE_ADDR;
+        a.rd[2]  = span(c.rs2, 16'd1);
+        a.wrv    = op_addr(pend_q.c) != GARBAGE_ADDR;
+        a.wr     = span(pend_q.c, c_stride_q);
+      end
+      default: ;   // a config reads and writes no rows
+    endcase
+    return a;
+  endfunction
+
+  // the dependencies of an instruction entering queue q with accesses a: read-after-write on
+  // any older unfinished instruction, write-after-read and write-after-write on those of the
+  // other queues
+  function automatic logic [N-1:0] deps_of(input access_t a, input logic [1:0] q);
+    logic [N-1:0] d;
+    d = '0;
+    for (int j = 0; j < N; j++) begin
+      if (valid_q[j] && !done_q[j] && !done_i[j]) begin
+        for (int r = 0; r < NRD; r++) begin
+          if (a.rdv[r] && acc_q[j].wrv && overlap(a.rd[r], acc_q[j].wr)) d[j] = 1'b1;
+        end
+        if (slot_queue(j) != q && a.wrv) begin
+          if (acc_q[j].wrv && overlap(a.wr, acc_q[j].wr)) d[j] = 1'b1;
           for (int r = 0; r < NRD; r++) begin
-            if (n_acc.rdv[r] && acc_q[j].wrv && overlap(n_acc.rd[r], acc_q[j].wr)) begin
-              new_deps[j] = 1'b1;
-            end
-          end
-          if (slot_queue(j) != tq && n_acc.wrv) begin
-            if (acc_q[j].wrv && overlap(n_acc.wr, acc_q[j].wr)) new_deps[j] = 1'b1;
-            for (int r = 0; r < NRD; r++) begin
-              if (acc_q[j].rdv[r] && overlap(n_acc.wr, acc_q[j].rd[r])) new_deps[j] = 1'b1;
-            end
+            if (acc_q[j].rdv[r] && overlap(a.wr, acc_q[j].rd[r])) d[j] = 1'b1;
           end
         end
       end
     end
-  end
+    return d;
+  endfunction
 
   // ---- issue -------------------------------------------------------------------
   logic [NQ-1:0][SLOT_W-1:0] cand;
@@ -302,65 +309,20 @@ module dispatch import systolic_pkg::*; #(
   end
 
   // ---- next state -------------------------------------------------------------
-  // slots: completions, then issue, then retirement at the queue heads, then the new entry
+  // Computed in the register process (the slots' and queues' next state, the front end's
+  // registers under their enables): the command port and the units' completions change during
+  // a cycle, and a simulation evaluates combinational logic on them each time they do, where
+  // the next state is needed once, at the clock edge.
+  // Slots: completions, then issue, then retirement at the queue heads, then the new entry.
+  logic [N-1:0] issue_set, retire_set, enq_set;
   always_comb begin
-    valid_d  = valid_q;
-    issued_d = issued_q;
-    done_d   = done_q | done_i;
-    for (int s = 0; s < N; s++) deps_d[s] = deps_q[s] & ~done_i;
+    issue_set  = '0;
+    retire_set = '0;
     for (int q = 0; q < NQ; q++) begin
-      if (iss_fire[q]) issued_d[cand[q]] = 1'b1;
+      if (iss_fire[q]) issue_set[cand[q]] = 1'b1;
+      if (retire[q]) retire_set[head[q]] = 1'b1;
     end
-    for (int q = 0; q < NQ; q++) begin
-      if (retire[q]) begin
-        valid_d[head[q]]  = 1'b0;
-        done_d[head[q]]   = 1'b0;
-        issued_d[head[q]] = 1'b0;
-      end
-    end
-    if (enq) begin
-      valid_d[new_slot]  = 1'b1;
-      issued_d[new_slot] = 1'b0;
-      done_d[new_slot]   = 1'b0;
-      deps_d[new_slot]   = new_deps;
-    end
-  end
-
-  // queue pointers and occupancy
-  always_comb begin
-    for (int q = 0; q < NQ; q++) begin
-      logic in;
-      in           = enq && tq == 2'(q);
-      tail_d[q]    = in ? qnext(q, tail_q[q]) : tail_q[q];
-      iss_d[q]     = iss_fire[q] ? qnext(q, iss_q[q]) : iss_q[q];
-      head_d[q]    = retire[q] ? qnext(q, head_q[q]) : head_q[q];
-      count_d[q]   = count_q[q] + QW'(in) - QW'(retire[q]);
-      waiting_d[q] = waiting_q[q] + QW'(in) - QW'(iss_fire[q]);
-    end
-  end
-
-  // front end: sequence numbers, the pending preload, the config shadows
-  always_comb begin
-    seq_d        = fire ? seq_q + 1'b1 : seq_q;
-    pend_d       = pend_q;
-    ld_bstride_d = ld_bstride_q;
-    ld_rep_d     = ld_rep_q;
-    a_stride_d   = a_stride_q;
-    c_stride_d   = c_stride_q;
-    pool_rows_d  = pool_rows_q;
-    if (fire && kind == KindPreload) pend_d = '{b: cmd_i.rs1, c: cmd_i.rs2};
-    if (fire && is_cfg && cmd_i.rs1[1:0] == ConfigLd) begin
-      ld_bstride_d[cmd_i.rs1[4:3]] = cmd_i.rs1[31:16];
-      ld_rep_d[cmd_i.rs1[4:3]] = (cmd_i.rs1[15:8] == '0) ? '0 : cmd_i.rs1[15:8] - 8'd1;
-    end
-    if (fire && is_cfg && cmd_i.rs1[1:0] == ConfigEx) begin
-      a_stride_d = cmd_i.rs1[31:16];
-      c_stride_d = cmd_i.rs2[63:48];
-    end
-    // a config_st_scales word (the column-scale extension) leaves the store config, and so the pooling
-    if (fire && is_cfg && cmd_i.rs1[1:0] == ConfigSt && !sc_rs1.load_scales) begin
-      pool_rows_d = (st_rs1.pool_stride == '0) ? '0 : 16'(st_rs1.orows) * 16'(st_rs1.ocols);
-    end
+    enq_set = N'(enq) << new_slot;
   end
 
   // ---- registers ----------------------------------------------------------------
@@ -383,22 +345,34 @@ module dispatch import systolic_pkg::*; #(
       c_stride_q   <= 16'd1;
       pool_rows_q  <= '0;
     end else begin
-      valid_q      <= valid_d;
-      issued_q     <= issued_d;
-      done_q       <= done_d;
-      deps_q       <= deps_d;
-      tail_q       <= tail_d;
-      iss_q        <= iss_d;
-      head_q       <= head_d;
-      count_q      <= count_d;
-      waiting_q    <= waiting_d;
-      seq_q        <= seq_d;
-      pend_q       <= pend_d;
-      ld_bstride_q <= ld_bstride_d;
-      ld_rep_q     <= ld_rep_d;
-      a_stride_q   <= a_stride_d;
-      c_stride_q   <= c_stride_d;
-      pool_rows_q  <= pool_rows_d;
+      valid_q  <= (valid_q & ~retire_set) | enq_set;
+      issued_q <= (issued_q | issue_set) & ~(retire_set | enq_set);
+      done_q   <= (done_q | done_i) & ~(retire_set | enq_set);
+      for (int s = 0; s < N; s++) deps_q[s] <= deps_q[s] & ~done_i;
+      if (enq) deps_q[new_slot] <= deps_of(access_of(cmd_i), tq);
+      // queue pointers and occupancy
+      for (int q = 0; q < NQ; q++) begin
+        if (enq && tq == 2'(q)) tail_q[q] <= qnext(q, tail_q[q]);
+        if (iss_fire[q])        iss_q[q]  <= qnext(q, iss_q[q]);
+        if (retire[q])          head_q[q] <= qnext(q, head_q[q]);
+        count_q[q]   <= count_q[q] + QW'(enq && tq == 2'(q)) - QW'(retire[q]);
+        waiting_q[q] <= waiting_q[q] + QW'(enq && tq == 2'(q)) - QW'(iss_fire[q]);
+      end
+      // front end: sequence numbers, the pending preload, the config shadows
+      if (fire) seq_q <= seq_q + 1'b1;
+      if (fire && kind == KindPreload) pend_q <= '{b: cmd_i.rs1, c: cmd_i.rs2};
+      if (fire && is_cfg && cmd_i.rs1[1:0] == ConfigLd) begin
+        ld_bstride_q[cmd_i.rs1[4:3]] <= cmd_i.rs1[31:16];
+        ld_rep_q[cmd_i.rs1[4:3]]     <= (cmd_i.rs1[15:8] == '0) ? '0 : cmd_i.rs1[15:8] - 8'd1;
+      end
+      if (fire && is_cfg && cmd_i.rs1[1:0] == ConfigEx) begin
+        a_stride_q <= cmd_i.rs1[31:16];
+        c_stride_q <= cmd_i.rs2[63:48];
+      end
+      // a config_st_scales word (the column-scale extension) leaves the store config, and so the pooling
+      if (fire && is_cfg && cmd_i.rs1[1:0] == ConfigSt && !sc_rs1.load_scales) begin
+        pool_rows_q <= (st_rs1.pool_stride == '0) ? '0 : 16'(st_rs1.orows) * 16'(st_rs1.ocols);
+      end
     end
   end
 
@@ -408,7 +382,7 @@ module dispatch import systolic_pkg::*; #(
       insn_q[new_slot] <= cmd_i;
       pre_q[new_slot]  <= pend_q;
       eseq_q[new_slot] <= seq_q;
-      acc_q[new_slot]  <= n_acc;
+      acc_q[new_slot]  <= access_of(cmd_i);
     end
   end
 

