@@ -14,7 +14,8 @@ sources. Two processes building the same key serialize on a file lock; a build
 happens in a temporary directory and is renamed into place, sealed with a checksum
 of its binary that every use checks: a damaged build is rebuilt, and says so.
 A build without a waveform is profile-guided: compiled instrumented, clocked on a
-training program (``simulators/pgo.py``), compiled again with the counts.
+training program (``simulators/pgo.py``), compiled again with the counts (``SYSTOLIC_PGO=0``:
+compiled once, plain).
 """
 from __future__ import annotations
 
@@ -74,6 +75,12 @@ VERILATOR_FLAGS = ("--assert", "-Wall", "-Wno-UNOPTFLAT")
 # does not reach keeps the usual optimization (-fprofile-partial-training).
 PGO_GENERATE = "-fprofile-generate -fprofile-update=single"
 PGO_USE = "-fprofile-use -fprofile-partial-training -fprofile-correction -Wno-missing-profile"
+
+
+def profile_guided(trace: str | None) -> bool:
+    """Whether a build is profile-guided: without a waveform, unless SYSTOLIC_PGO=0 (one plain compile,
+    in half the time, for a model that will run little: a quick look, an exploration's design points)."""
+    return trace is None and os.environ.get("SYSTOLIC_PGO", "1") != "0"
 UNITS = ("load", "execute", "store")
 
 
@@ -94,7 +101,7 @@ def cache_root() -> Path:
 def build_key(hw: HardwareConfig, trace: str | None = None) -> str:
     h = hashlib.sha256()
     for part in (hw.rtl_hash(), CFLAGS, *MAKE_VARS, *VERILATOR_FLAGS, PGO_GENERATE, PGO_USE, machine_key(),
-                 verilator_version(), f"trace={trace}"):
+                 verilator_version(), f"trace={trace}", f"pgo={profile_guided(trace)}"):
         h.update(part.encode() + b"\0")
     for src in (*sources(), Path(pgo.__file__)):
         h.update(src.name.encode() + b"\0" + src.read_bytes())
@@ -243,19 +250,20 @@ def _announce(message: str, always: bool = False) -> None:
 
 
 def _build_in(tmp: Path, hw: HardwareConfig, trace: str | None, env: dict[str, str], verbose: bool) -> None:
-    """The model's binary tmp/Vsim; without a waveform built twice, instrumented and then with the
-    training run's profile (PGO_GENERATE above)."""
+    """The model's binary tmp/Vsim; a profile-guided build (profile_guided) is built twice, instrumented
+    and then with the training run's profile (PGO_GENERATE above)."""
     rtl_codegen.write_sources(tmp, rtl_codegen.build_sources(hw))
     obj = tmp / "obj"
     start = time.perf_counter()
-    if trace is None:
+    pgo_build = profile_guided(trace)
+    if pgo_build:
         _compile(tmp, hw, trace, env, PGO_GENERATE, ["-LDFLAGS", "-fprofile-generate"])
         with open(tmp / "build.log", "a") as log:
             log.write(pgo.train(tmp / "Vsim", hw))
         for f in obj.iterdir():   # all but the counts: every object is compiled again with them
             if f.suffix != ".gcda":
                 f.unlink()
-    _compile(tmp, hw, trace, env, PGO_USE if trace is None else "", [])
+    _compile(tmp, hw, trace, env, PGO_USE if pgo_build else "", [])
     (tmp / "build_seconds").write_text(f"{time.perf_counter() - start:.2f}\n")
     shutil.rmtree(obj, ignore_errors=True)   # keep the binary only
     if verbose:
