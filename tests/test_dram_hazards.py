@@ -21,7 +21,7 @@ from isa.dram_hazards import DramAccesses
 from simulators import functional
 from simulators import verilator as V
 
-from loop_programs import ws_configs, ws_loop
+from isa.gemmini_words import ws_configs, ws_loop
 from helpers import checker_accepts
 from program_strategies import inputs_for
 
