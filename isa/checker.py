@@ -39,7 +39,7 @@ from .buffers import MAX_DRAM_BYTES, BufferTableError, check_buffer_table
 from .config import HardwareConfig
 from .dram_hazards import DramAccesses
 from .encoding import decode
-from .loop_checks import CheckedLoop, all_inside, keepable, kept, moved
+from .loop_checks import CheckedLoop, all_inside, buffer_bounds, keepable, kept, moved
 from .loop_shared import Phase, shape_key, unrolled_parts
 from .loop_unroll import Unroller
 from .loop_words import LoopConvWs, LoopError, LoopWord, LoopWs
@@ -131,6 +131,7 @@ class _Checker:
         self.prog, self.hw = prog, prog.hw
         self.dram_names = DramNames(prog.buffers)
         self.buffer_spans = sorted((b.addr, b.end) for b in prog.buffers.values())
+        self.buffer_bounds = buffer_bounds(self.buffer_spans)   # the same, as isa.loop_checks looks them up
         self.ld: dict[int, ConfigLd] = {}
         self.st: ConfigSt | None = None
         self.act_msb = 0            # config_norm's high bit of the store activation (a config_st clears it)
@@ -206,7 +207,7 @@ class _Checker:
         checked = self.loops.get(key)
         if checked is not None:
             accesses = moved(checked, index, bases)
-            if all_inside(accesses, self.dram_size, self.buffer_spans):
+            if all_inside(accesses, self.dram_size, self.buffer_bounds):
                 self.accesses.record_all(accesses)
                 self._restore(checked.after)
             else:   # check it primitive by primitive: the error names the first primitive outside

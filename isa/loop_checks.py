@@ -46,7 +46,7 @@ def kept(sizes: tuple[int, ...], bases: Sequence[int | None], accesses: np.ndarr
     """A CheckedLoop from a loop's accesses as recorded (absolute, ``sizes`` its phases' primitive counts)."""
     phase = np.searchsorted(np.cumsum(sizes), accesses[:, _SUB], side="right")
     relative = accesses.copy()
-    relative[:, _ADDR] -= np.array([base or 0 for base in bases], dtype=np.int64)[phase]
+    relative[:, _ADDR] -= _bases_of(bases, phase)
     return CheckedLoop(sizes, relative, phase, loads, spans, after)
 
 
@@ -54,19 +54,29 @@ def moved(loop: CheckedLoop, index: int, bases: Sequence[int | None]) -> np.ndar
     """``loop``'s accesses as loop ``index`` of phase ``bases`` makes them."""
     accesses = loop.accesses.copy()
     accesses[:, 0] = index
-    accesses[:, _ADDR] += np.array([base or 0 for base in bases], dtype=np.int64)[loop.phase]
+    accesses[:, _ADDR] += _bases_of(bases, loop.phase)
     return accesses
 
 
-def all_inside(accesses: np.ndarray, dram_size: int, buffers: Sequence[tuple[int, int]]) -> bool:
-    """Whether every access lies in DRAM and inside one buffer (``buffers``: sorted (first, end) bytes),
-    as isa.checker's ``_dram`` asks of each primitive of a loop."""
+def _bases_of(bases: Sequence[int | None], phase: np.ndarray) -> np.ndarray:
+    """The base of each access's phase (``phase``), 0 for a phase without one."""
+    return np.array([base or 0 for base in bases], dtype=np.int64)[phase]
+
+
+def buffer_bounds(buffers: Sequence[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """The first and end bytes of sorted (first, end) ``buffers``, as :func:`all_inside` takes them."""
+    bounds = np.array(buffers, dtype=np.int64).reshape(-1, 2)
+    return bounds[:, 0].copy(), bounds[:, 1].copy()
+
+
+def all_inside(accesses: np.ndarray, dram_size: int, buffers: tuple[np.ndarray, np.ndarray]) -> bool:
+    """Whether every access lies in DRAM and inside one buffer (``buffers``: :func:`buffer_bounds`), as
+    isa.checker's ``_dram`` asks of each primitive of a loop."""
     if not len(accesses):
         return True
     addr = accesses[:, _ADDR]
     end = addr + (accesses[:, _ROWS] - 1) * accesses[:, _STRIDE] + accesses[:, _BYTES]
-    starts = np.array([b[0] for b in buffers], dtype=np.int64)
-    ends = np.array([b[1] for b in buffers], dtype=np.int64)
+    starts, ends = buffers
     k = np.searchsorted(starts, addr, side="right") - 1
     return bool((addr >= 0).all() and (end <= dram_size).all() and (k >= 0).all()
                 and (end <= ends[np.maximum(k, 0)]).all())
