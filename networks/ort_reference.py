@@ -77,12 +77,25 @@ def max_deviation(ours: np.ndarray, ref: np.ndarray) -> float:
 def compare_with_onnxruntime(net: "Network", inputs: Mapping[str, np.ndarray], result: "NetworkResult",
                              ours: Mapping[str, np.ndarray]) -> None:
     """Fill ``result``'s onnxruntime columns: output_dev, ort_latency_s, and max_dev/exact per layer."""
-    from onnx import helper
-
-    from .network import AccelLayer, OutputError, convert_layout
-    from .onnx_quant import ISLAND_TYPES, NARROW_TYPES   # the 4-bit types; all the types not int8 or uint8
+    from .network import OutputError
 
     feeds = {name: inputs[name] for name in net.inputs}
+    plain, fuse = _reference_session(net, feeds, result)
+    names = [o.name for o in plain.get_outputs()]
+    for name, ref in zip(names, plain.run(None, feeds)):
+        result.output_dev[name] = max_deviation(ours[name], ref)
+        result.output_error[name] = OutputError.of(ours[name], ref, _output_step(net, name))
+        if ours[name].dtype != ref.dtype:
+            result.notes.append(f"output {name}: dtype {ours[name].dtype}, onnxruntime returns {ref.dtype}")
+    refs = _intermediate_references(net, feeds, names, fuse)
+    _compare_layers(net, result, ours, refs)
+
+
+def _reference_session(net: "Network", feeds: Mapping[str, np.ndarray], result: "NetworkResult") -> tuple:
+    """onnxruntime's session of the model as it is, timed into ``result``, and whether the layers' reference
+    may run fused; a note in ``result`` says why not."""
+    from .onnx_quant import ISLAND_TYPES, NARROW_TYPES   # the 4-bit types; all the types not int8 or uint8
+
     # onnxruntime's optimizer fuses 4-bit QDQ pairs into int8 kernels that then refuse the model (seen with
     # onnxruntime 1.32: "Type 'tensor(int4)' of input parameter ... of operator (QLinearConv) ... is invalid")
     four_bit = any(t.dtype in NARROW_TYPES for t in net.tensors.values())
@@ -103,12 +116,14 @@ def compare_with_onnxruntime(net: "Network", inputs: Mapping[str, np.ndarray], r
                             "fused int8 kernels saturate pairs of products in int16")
     if not fuse and not four_bit:   # (a 4-bit model's session is unfused already)
         plain = session(net.model.SerializeToString(), fuse=False)
-    names = [o.name for o in plain.get_outputs()]
-    for name, ref in zip(names, plain.run(None, feeds)):
-        result.output_dev[name] = max_deviation(ours[name], ref)
-        result.output_error[name] = OutputError.of(ours[name], ref, _output_step(net, name))
-        if ours[name].dtype != ref.dtype:
-            result.notes.append(f"output {name}: dtype {ours[name].dtype}, onnxruntime returns {ref.dtype}")
+    return plain, fuse
+
+
+def _intermediate_references(net: "Network", feeds: Mapping[str, np.ndarray], names: list[str],
+                             fuse: bool) -> dict[str, np.ndarray]:
+    """onnxruntime's value of every graph tensor a layer reads or writes (the model with them all made
+    outputs), and the feeds."""
+    from onnx import helper
 
     graph_values = {o for node in net.model.graph.node for o in node.output} | set(net.inputs)
     used = {t for layer in net.layers for t in (*layer.tensor_inputs(), *layer.outputs)}
@@ -121,6 +136,15 @@ def compare_with_onnxruntime(net: "Network", inputs: Mapping[str, np.ndarray], r
     probe = session(model.SerializeToString(), fuse=fuse)
     refs = dict(zip([o.name for o in probe.get_outputs()], probe.run(None, feeds)))
     refs.update(feeds)
+    return refs
+
+
+def _compare_layers(net: "Network", result: "NetworkResult", ours: Mapping[str, np.ndarray],
+                    refs: dict[str, np.ndarray]) -> None:
+    """Each layer's row of ``result``: ours on onnxruntime's inputs against onnxruntime's output. A layer
+    whose output is not in the graph (an int32 accumulator, ...) adds ours on onnxruntime's inputs to
+    ``refs``, for the layers after it."""
+    from .network import AccelLayer, convert_layout
 
     def fetch(name: str, layout: str) -> np.ndarray:
         return convert_layout(refs[name], "native", layout)
@@ -129,7 +153,7 @@ def compare_with_onnxruntime(net: "Network", inputs: Mapping[str, np.ndarray], r
         out = layer.outputs[0]
         if not all(t in refs for t in layer.tensor_inputs()):
             continue
-        if out not in refs:     # not in the ONNX graph (an int32 accumulator, ...): ours, on onnxruntime's inputs
+        if out not in refs:
             refs[out] = _on_reference_inputs(net, layer, fetch)
             continue
         mine = _on_reference_inputs(net, layer, fetch)

@@ -53,19 +53,10 @@ def expected(dram: np.ndarray, sp: np.ndarray, acc: np.ndarray, cfg: dict, ins: 
                 acc[row][col % dim] = v
 
 
-@cocotb.test()
-async def mvins_land_where_they_should(dut) -> None:
-    dim, blocks = int(dut.DIM.value), int(dut.MAX_BLOCK_LEN.value)
-    sp_rows, acc_rows, ldq = int(dut.SP_ROWS.value), int(dut.ACC_ROWS.value), int(dut.LDQ.value)
-    issue = issue_fields(int(dut.N.value))
-    sp_req, acc_req = mem_req_fields(dim, sp_rows, 8), mem_req_fields(dim, acc_rows, 32)
-    rng = random.Random(3)
-    dram = np.frombuffer(rng.randbytes(4096), dtype=np.uint8).copy()
-    # memories start non-zero, so that the zero writes show
-    want_sp, got_sp = np.full((sp_rows, dim), 99, np.int64), np.full((sp_rows, dim), 99, np.int64)
-    want_acc, got_acc = np.full((acc_rows, dim), 99, np.int64), np.full((acc_rows, dim), 99, np.int64)
+def mvin_program(dim: int, blocks: int, sp_rows: int) -> list:
+    """config_ld and mvins that reach each of the unit's paths once or more."""
     cols = dim * blocks
-    program = [
+    return [
         ConfigLd(dram_stride=64, state=0, block_stride=8),                        # mvin: int8 rows
         ConfigLd(dram_stride=64, state=1, block_stride=4),                        # mvin2: int32 rows
         ConfigLd(dram_stride=16, state=2, shrink=1, scale=0.5),                   # mvin3: int8, scaled
@@ -83,12 +74,46 @@ async def mvins_land_where_they_should(dut) -> None:
         Mvin(0, 52, 2, 1, 0),                                                     # repeated zeros
         Mvin(400, 57, dim, dim, 0),                                               # full rows: no room
     ]
+
+
+def expected_memories(program: list, dram: np.ndarray, sp: np.ndarray, acc: np.ndarray, dim: int) -> None:
+    """Apply ``program`` to the reference memories."""
     cfg = {}
     for ins in program:
         if isinstance(ins, ConfigLd):
             cfg[ins.state] = (ins.dram_stride, ins.shrink, ins.block_stride, ins.scale, ins.pixel_repeats)
         else:
-            expected(dram, want_sp, want_acc, cfg, ins, dim)
+            expected(dram, sp, acc, cfg, ins, dim)
+
+
+def record_writes(dut, sp_req, acc_req, dim: int, sp: np.ndarray, acc: np.ndarray) -> None:
+    """Write into ``sp`` and ``acc`` what the unit writes this cycle where its request is granted."""
+    req = unpack(sp_req, int(dut.sp_o.value))
+    if req["req"] and int(dut.sp_gnt_i.value):
+        for i, v in enumerate(lanes(req["wdata"], dim, 8)):
+            if req["wmask"] >> i & 1:
+                sp[req["row"]][i] = v
+    req = unpack(acc_req, int(dut.acc_o.value))
+    if req["req"] and int(dut.acc_gnt_i.value):
+        row = acc[req["row"]]
+        for i, v in enumerate(lanes(req["wdata"], dim, 32)):
+            if req["wmask"] >> i & 1:
+                row[i] = wrap32((int(row[i]) if req["accum"] else 0) + v)
+
+
+@cocotb.test()
+async def mvins_land_where_they_should(dut) -> None:
+    dim, blocks = int(dut.DIM.value), int(dut.MAX_BLOCK_LEN.value)
+    sp_rows, acc_rows, ldq = int(dut.SP_ROWS.value), int(dut.ACC_ROWS.value), int(dut.LDQ.value)
+    issue = issue_fields(int(dut.N.value))
+    sp_req, acc_req = mem_req_fields(dim, sp_rows, 8), mem_req_fields(dim, acc_rows, 32)
+    rng = random.Random(3)
+    dram = np.frombuffer(rng.randbytes(4096), dtype=np.uint8).copy()
+    # memories start non-zero, so that the zero writes show
+    want_sp, got_sp = np.full((sp_rows, dim), 99, np.int64), np.full((sp_rows, dim), 99, np.int64)
+    want_acc, got_acc = np.full((acc_rows, dim), 99, np.int64), np.full((acc_rows, dim), 99, np.int64)
+    program = mvin_program(dim, blocks, sp_rows)
+    expected_memories(program, dram, want_sp, want_acc, dim)
 
     await reset(dut, "iss_valid_i")
     dut.rd_req_ready_i.value = 1
@@ -120,17 +145,7 @@ async def mvins_land_where_they_should(dut) -> None:
             pending.append((cycle + LATENCY, req["tag"], req["addr"], req["len"]))
         if head is not None and int(dut.rd_resp_ready_o.value):
             pending.popleft()
-        sp = unpack(sp_req, int(dut.sp_o.value))
-        if sp["req"] and int(dut.sp_gnt_i.value):
-            for i, v in enumerate(lanes(sp["wdata"], dim, 8)):
-                if sp["wmask"] >> i & 1:
-                    got_sp[sp["row"]][i] = v
-        acc = unpack(acc_req, int(dut.acc_o.value))
-        if acc["req"] and int(dut.acc_gnt_i.value):
-            row = got_acc[acc["row"]]
-            for i, v in enumerate(lanes(acc["wdata"], dim, 32)):
-                if acc["wmask"] >> i & 1:
-                    row[i] = wrap32((int(row[i]) if acc["accum"] else 0) + v)
+        record_writes(dut, sp_req, acc_req, dim, got_sp, got_acc)
         done_bits = int(dut.done_o.value)
         for slot in list(in_flight):
             if done_bits >> slot & 1:

@@ -78,6 +78,17 @@ async def mvouts_write_the_epilogue(dut) -> None:
     assert writes == want_writes, f"writes (addr, len) {writes}, expected {want_writes}"
 
 
+def take_write(dut, dim: int, got: np.ndarray, writes: list | None) -> int:
+    """Write the unit's accepted DMA write into ``got`` (and its (addr, len) into ``writes``); its tag."""
+    req = unpack(DMA_REQ, int(dut.wr_req_o.value))
+    addr, length = req["addr"], req["len"]
+    data = int(dut.wr_req_data_o.value).to_bytes(4 * dim, "little")
+    got[addr:addr + length] = np.frombuffer(data[:length], np.uint8)
+    if writes is not None:
+        writes.append((addr, length))
+    return req["tag"]
+
+
 async def run_store(dut, program: list, sp: np.ndarray, acc: np.ndarray, rng: random.Random, size: int,
                     writes: list | None = None) -> np.ndarray:
     """Issue ``program`` to the unit (the memories and the DMA at random pace) and return the DRAM it wrote
@@ -118,13 +129,7 @@ async def run_store(dut, program: list, sp: np.ndarray, acc: np.ndarray, rng: ra
         if acc_rd["req"] and int(dut.acc_gnt_i.value):
             acc_data = lanes_word(acc[acc_rd["row"]], 32)
         if int(dut.wr_req_valid_o.value) and int(dut.wr_req_ready_i.value):
-            req = unpack(DMA_REQ, int(dut.wr_req_o.value))
-            addr, length = req["addr"], req["len"]
-            data = int(dut.wr_req_data_o.value).to_bytes(4 * dim, "little")
-            got[addr:addr + length] = np.frombuffer(data[:length], np.uint8)
-            if writes is not None:
-                writes.append((addr, length))
-            acks.append((cycle + LATENCY, req["tag"]))
+            acks.append((cycle + LATENCY, take_write(dut, dim, got, writes)))
         if ack is not None:
             acks.popleft()
         done_bits = int(dut.done_o.value)
