@@ -45,11 +45,14 @@ class _Template(NamedTuple):
     offset: np.ndarray   # uint64: its DRAM address less that base
 
 
+_NO_WORDS = np.zeros((0, 3), dtype=np.uint64)   # a config word's, shared: read-only
+_NO_WORDS.flags.writeable = False
 _execute: dict[Hashable, tuple[Instruction, ...]] = {}
 _templates: dict[Hashable, _Template] = {}
 
 
-def _cached(cache: dict, key: Hashable, build: Callable[[], object]) -> object:
+def cached(cache: dict, key: Hashable, build: Callable[[], object]) -> object:
+    """``cache[key]``, built on a miss; the oldest key goes past :data:`_MAX_SHAPES`."""
     value = cache.get(key)
     if value is None:
         if len(cache) >= _MAX_SHAPES:
@@ -61,7 +64,7 @@ def _cached(cache: dict, key: Hashable, build: Callable[[], object]) -> object:
 def _phase(key: Hashable, n: int, phase: Phase) -> Sequence[Instruction]:
     """The primitives of ``phase``, the ``n``-th of the loop of shape ``key``."""
     if phase.base is None:
-        return _cached(_execute, (key, n), lambda: tuple(phase.build()))
+        return cached(_execute, (key, n), lambda: tuple(phase.build()))
     return phase.build() if phase.base else ()
 
 
@@ -97,12 +100,12 @@ def _template(shape: Hashable, phases: Sequence[Phase]) -> _Template:
 def unrolled_words(key: Hashable, phases: Sequence[Phase]) -> np.ndarray:
     """``encode_all(unrolled(key, phases))``, from the shape encoded once."""
     if not phases:
-        return np.zeros((0, 3), dtype=np.uint64)
+        return _NO_WORDS
     bases = np.array([p.base or 0 for p in phases], dtype=np.uint64)
     if int(bases.max()) >= WRAPS:
         return encode_all(unrolled(key, phases))
     shape = shape_key(key, phases)
-    template = _cached(_templates, shape, lambda: _template(shape, phases))
+    template = cached(_templates, shape, lambda: _template(shape, phases))
     words = template.words.copy()
     moved = template.phase >= 0
     words[moved, 1] = bases[template.phase[moved]] + template.offset[moved]

@@ -17,18 +17,20 @@ and gemmini.h's own sp_tiled_matmul_ws do: the same results, no read outside the
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Iterator
+from typing import Hashable, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from .config import HardwareConfig
 from .instructions import (
-    GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigNorm, ConfigSt, Instruction, Mvin, Mvout, Preload, acc_addr,
+    GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigLd, ConfigNorm, ConfigSt, Instruction, Mvin, Mvout, Preload,
+    acc_addr,
 )
 from .norm import PASSES, Act
 from .encoding import encode_all
-from .loop_shared import Phase, unrolled, unrolled_words
+from .loop_shared import Phase, shape_key, unrolled, unrolled_words
 from .loop_unroll_conv import conv_phases
 from .loop_words import (
     LOOP_CONV_WORDS, LOOP_WS_WORDS, LoopConvWs, LoopConvWsConfig5, LoopError, LoopWord, LoopWs,
@@ -328,3 +330,44 @@ def issued_words(instructions: Iterable[Instruction], hw: HardwareConfig) -> tup
             plain, host = [], n
     parts += [encode_all(plain)] if plain else []
     return (np.concatenate(parts) if parts else np.zeros((0, 3), dtype=np.uint64)), host
+
+
+def issued_groups(instructions: Iterable[Instruction], hw: HardwareConfig, regions: Sequence[int] = ()
+                  ) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`issued_words` with the words of alike loops once: (words, how many times each stands, the
+    words the host issued). Loops are alike if they share a shape (isa.loop_shared), the region of
+    ``regions`` (sorted DRAM addresses) that each phase's base falls in, and the config_ld words the host
+    sent before them; a group's words are its first loop's, where it first appears. A sum over the words
+    weighed by their counts is then the sum over :func:`issued_words`'s wherever it sees a move's DRAM
+    address only through its region, and a mvin's load state only through its loop's own config_ld or the
+    host's (tests/test_loop_groups.py)."""
+    unroller, parts, counts, plain, host, lds = Unroller(hw), [], [], [], 0, 0
+    first: dict[Hashable, int] = {}   # a group -> its part
+    for n, ins in enumerate(instructions, 1):
+        loop = unroller.shape_of(ins)
+        if loop is None:
+            plain.append(ins)
+            host, lds = n, lds + isinstance(ins, ConfigLd)
+            continue
+        key, phases = loop
+        if not phases:   # a config word
+            continue
+        if plain:
+            parts.append(encode_all(plain))
+            counts.append(1)
+            plain = []
+        group = (shape_key(key, phases), tuple(bisect.bisect_right(regions, p.base) for p in phases if p.base), lds)
+        at = first.get(group)
+        if at is None:
+            first[group] = len(parts)
+            parts.append(unrolled_words(key, phases))
+            counts.append(0)
+            at = len(parts) - 1
+        counts[at] += 1
+        host = n
+    if plain:
+        parts.append(encode_all(plain))
+        counts.append(1)
+    if not parts:
+        return np.zeros((0, 3), dtype=np.uint64), np.zeros(0, dtype=np.int64), host
+    return (np.concatenate(parts), np.repeat(np.array(counts, dtype=np.int64), [len(x) for x in parts]), host)

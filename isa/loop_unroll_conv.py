@@ -52,8 +52,8 @@ from .instructions import (
     GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Instruction, ISAError, Mvin, Mvout,
     Preload, acc_addr,
 )
-from .loop_shared import Phase, unrolled
-from .loop_words import LoopConvWs, LoopError, LoopWord, dram_at
+from .loop_shared import Phase, cached, unrolled
+from .loop_words import LoopConvWs, LoopConvWsConfig5, LoopConvWsConfig6, LoopError, LoopWord, dram_at
 
 _EXCLUSIVE = (   # flags LoopConv cannot honour together, and why (gemmini.h refuses them too)
     ("trans_weight_1203", "trans_weight_0132", "the weights take one layout"),
@@ -319,17 +319,34 @@ class ConvLoop:
         return out
 
 
+_BASES = (LoopConvWsConfig5, LoopConvWsConfig6)   # the words of the phases' bases, and of nothing else
+# a loop's words but its bases, its hardware and placement -> its shape, and the first loop of it
+_loops: dict[Hashable, tuple[Hashable, ConvLoop]] = {}
+
+
 def conv_phases(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfig, a_start: int, b_end: int,
                 acc_start: int, st: ConfigSt = ConfigSt()) -> tuple[Hashable, list[Phase]]:
     """The shape and the phases of one LOOP_CONV_WS (isa.loop_shared); a zero DRAM address skips its phase
     (its config_ld too). ``st``: the program's last config_st, whose scale and requantization a pooling
     loop's config_st words keep."""
-    p = _fields(words, loop)
-    conv = ConvLoop(p, hw, a_start, b_end, acc_start, st)
-    shape = ("conv", *(v for name, v in vars(p).items() if name not in _DRAM), hw.dim, hw.max_block_len, a_start,
-             b_end, acc_start, st)
+    key = (*(w for kind, w in words.items() if kind not in _BASES), loop, hw, a_start, b_end, acc_start, st)
+    shape, first = cached(_loops, key, lambda: _first_of_shape(words, loop, hw, a_start, b_end, acc_start, st))
+    # ConvLoop derives and checks from all but the bases: a later loop of the shape borrows the first's work
+    c5, c6 = words[LoopConvWsConfig5], words[LoopConvWsConfig6]
+    p = SimpleNamespace(**{**vars(first.p), "bias_addr": c6.bias_addr, "input_addr": c6.input_addr,
+                           "weights_addr": c5.weights_addr, "output_addr": c5.output_addr})
+    conv = object.__new__(ConvLoop)
+    conv.__dict__.update(vars(first), p=p)
     return shape, [Phase(p.bias_addr, conv.bias), Phase(p.input_addr, conv.inputs),
                    Phase(p.weights_addr, conv.weights), Phase(None, conv.execute), Phase(p.output_addr, conv.outputs)]
+
+
+def _first_of_shape(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfig, a_start: int, b_end: int,
+                    acc_start: int, st: ConfigSt) -> tuple[Hashable, ConvLoop]:
+    p = _fields(words, loop)
+    shape = ("conv", *(v for name, v in vars(p).items() if name not in _DRAM), hw.dim, hw.max_block_len, a_start,
+             b_end, acc_start, st)
+    return shape, ConvLoop(p, hw, a_start, b_end, acc_start, st)
 
 
 def expand_conv(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfig, a_start: int, b_end: int,

@@ -7,7 +7,7 @@ import pytest
 
 import toolkit as tk
 from isa import HardwareConfig
-from isa import loop_shared
+from isa import loop_shared, loop_unroll_conv
 from isa.encoding import encode_all
 from isa.instructions import Mvin
 from isa.loop_shared import Phase, unrolled_words
@@ -32,6 +32,7 @@ def afresh(instructions: list, hw: HardwareConfig) -> tuple[list, int]:
     for n, ins in enumerate(instructions, 1):
         loop_shared._execute.clear()
         loop_shared._templates.clear()
+        loop_unroll_conv._loops.clear()
         expanded = unroller.feed(ins)
         prims += [ins] if expanded is None else expanded
         host = n if expanded is None or expanded else host

@@ -27,15 +27,18 @@ from isa.instructions import Instruction
 from isa.loop_unroll import issued_words
 from isa.opcodes import Funct
 
-from .estimate import tap_cycles
+from .estimate import WEIGHT_BUFFERS, tap_cycles
 from .floor import memory_cycles
 from .ops import Op
 
 
-def loop_cycles(op: Op, words: np.ndarray, host_words: int, hw: HardwareConfig) -> float:
+def loop_cycles(op: Op, words: np.ndarray, host_words: int, hw: HardwareConfig,
+                count: np.ndarray | None = None) -> float:
     """The estimate of a program of Gemmini's loops (see the module's docstring): ``words``, the encoded
-    primitives their unrollers issue (isa.encoding.encode_all of isa.loop_unroll.primitives), and
+    primitives their unrollers issue (isa.encoding.encode_all of isa.loop_unroll.primitives), each standing
+    ``count`` times (default once: isa.loop_unroll.issued_groups gives alike loops' words once), and
     ``host_words``, the words the host issued for them."""
+    count = np.ones(len(words), dtype=np.int64) if count is None else count
     funct = words[:, 0].astype(np.int64)
     addr, cols, rows = (x.astype(np.int64) for x in split_operand(words[:, 2]))
     a_rows = split_operand(words[:, 1])[2].astype(np.int64)
@@ -46,9 +49,11 @@ def loop_cycles(op: Op, words: np.ndarray, host_words: int, hw: HardwareConfig) 
     blocks, first = np.unique(block, return_index=True)
     streamed = np.add.reduceat(a_rows[computes], first) if len(computes) else np.zeros(0, np.int64)
     last = a_rows[computes][np.r_[first[1:], len(computes)] - 1] if len(computes) else streamed
-    array = tap_cycles(streamed, last, hw.dim).sum()
+    # a block's cycles are whole WEIGHT_BUFFERS-ths: summed as integers, so that any grouping gives the same
+    parts = np.rint(tap_cycles(streamed, last, hw.dim) * WEIGHT_BUFFERS).astype(np.int64)
+    array = int(parts @ count[computes[first]]) / WEIGHT_BUFFERS if len(computes) else 0.0
     moves = (funct == Funct.MVIN) | (funct == Funct.MVIN2) | (funct == Funct.MVIN3) | (funct == Funct.MVOUT)
-    dma = (rows * cols * np.where(funct == Funct.MVIN3, 4, 1))[moves].sum()
+    dma = int((rows * cols * np.where(funct == Funct.MVIN3, 4, 1) * count)[moves].sum())
     return float(max(host_words * hw.host_cmd_cycles, array, dma / hw.dma_beat_bytes, *memory_cycles(op, hw)))
 
 

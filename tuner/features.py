@@ -27,7 +27,7 @@ from isa import HardwareConfig, Program, encode_all
 from isa.opcodes import MVIN_FUNCTS, ConfigKind, Funct
 from simulators.stand_in import estimate
 from toolkit.census import Census
-from isa.loop_unroll import issued_words
+from isa.loop_unroll import issued_groups
 from toolkit.family import flat_cycles, loop_cycles
 from toolkit.kinds import KINDS, estimate_cycles, family_class, knob_domains, lower, tallies, tally
 from toolkit.library import LibrarySchedule
@@ -299,9 +299,9 @@ def features(prog: Program, op: Op, schedule: Schedule, domains: dict[str, list]
     if isinstance(schedule, LibrarySchedule):
         # Gemmini's loops, unrolled once: the stream part over what their unrollers issue, and for prior
         # toolkit.family's estimate, which also counts the words the host issues
-        words, host_words = issued_words(prog.instructions, hw)
-        census = words_census(words)
-        prior = loop_cycles(op, words, host_words, hw)
+        words, count, host_words = issued_groups(prog.instructions, hw, sorted(b.addr for b in prog.buffers.values()))
+        census = Census(words, count, *ld_configs(words[:, 0].astype(np.int64), words[:, 1]))
+        prior = loop_cycles(op, words, host_words, hw, count)
         return _vector(census_features(census, hw, prog.buffers), float(_log(prior)), op, schedule, hw, domains)
     return _vector(stream_features(prog), prior_feature(op, schedule, hw, prog, words=len(prog.instructions)), op,
                    schedule, hw, domains)

@@ -19,6 +19,7 @@ from typing import Any, Callable
 from isa import HardwareConfig
 
 from ..conv.ops import Conv2d, ConvOp
+from ..lowering import attributes
 from ..schedule import ScheduleError, grow_tiles
 from .conv_tiles import (ARGS, conv_maxes, downsample, fused_pool, pool_args, pool_window, pooled_dims, spad_rows,
                          window)
@@ -98,7 +99,7 @@ def conv_context(op: Conv2d, s: LibraryConv, hw: HardwareConfig, output: str = "
     """The template's context: the words of ``s``'s tiles, writing the buffer ``output``."""
     s.memory_plan(hw, op)
     return dict(op=op, schedule=s.to_dict(), a_stride=op.stride >> downsample(op),
-                words=conv_words(op, s, hw, output))
+                words=attributes(conv_words(op, s, hw, output)))
 
 
 # LibraryConv.order -> the loop nest of the host's walk, outermost first (kernel tiles innermost, so that a

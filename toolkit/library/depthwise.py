@@ -17,6 +17,7 @@ from typing import Any
 from isa import HardwareConfig
 
 from ..conv.ops import DepthwiseConv2d
+from ..lowering import attributes
 from .conv import auto_tiles, check_tiles, clipped, loop_fields, tile_fields
 from .conv_tiles import check_conv
 from .schedule import LibraryDepthwise
@@ -36,7 +37,7 @@ def tiled_conv_dw_auto(op: DepthwiseConv2d, hw: HardwareConfig) -> LibraryDepthw
 
 def depthwise_context(op: DepthwiseConv2d, s: LibraryDepthwise, hw: HardwareConfig) -> dict[str, Any]:
     check_tiles(op, s, dict(s.to_dict(), pochs=1, krows=1, kcols=1, kchs=1), hw)
-    return dict(op=op, schedule=s.to_dict(), a_stride=op.stride, words=depthwise_words(op, s, hw))
+    return dict(op=op, schedule=s.to_dict(), a_stride=op.stride, words=attributes(depthwise_words(op, s, hw)))
 
 
 def depthwise_words(op: DepthwiseConv2d, s: LibraryDepthwise, hw: HardwareConfig) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ from isa.instructions import ACTIVATIONS
 
 from ..gemm.op import Matmul
 from ..gemm.schedule import matmul_blocks
-from ..lowering import norm_config
+from ..lowering import attributes, norm_config
 from ..schedule import ScheduleError, grow_tiles
 from .schedule import LibraryMatmul
 from .words import ACT, NULL, at, fits_half
@@ -84,7 +84,7 @@ def matmul_context(op: Matmul, s: LibraryMatmul, hw: HardwareConfig) -> dict[str
     # config_ex and config_st take gemmini.h's act & 3 (SOFTMAX's high bit is config_norm's)
     return dict(op=op, schedule=s.to_dict(), dim=hw.dim, act=ACTIVATIONS[ACT[op.activation] & 3], norm=norm_config(op),
                 c_row_bytes=op.N * (4 if full_c else 1), d_row_bytes=0 if repeating_bias else op.N * 4,
-                words=matmul_words(op, s, hw))
+                words=attributes(matmul_words(op, s, hw)))
 
 
 def walk(i_tiles: int, j_tiles: int, k_tiles: int, order: str) -> list[tuple[int, int, int]]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from isa import HardwareConfig
 
+from ..lowering import attributes
 from ..resadd import ResAdd
 from ..schedule import ScheduleError
 from .schedule import LibraryResAdd
@@ -44,7 +45,7 @@ def tiled_resadd_auto(op: ResAdd, hw: HardwareConfig) -> LibraryResAdd:
 
 def resadd_context(op: ResAdd, s: LibraryResAdd, hw: HardwareConfig) -> dict[str, Any]:
     check_fits(s.describe(), 0, acc_rows(s.tile_i, s.tile_j, hw.dim), hw)   # the tile lives in the accumulator
-    return dict(op=op, schedule=s.to_dict(), dim=hw.dim, words=resadd_words(op, s, hw))
+    return dict(op=op, schedule=s.to_dict(), dim=hw.dim, words=attributes(resadd_words(op, s, hw)))
 
 
 def resadd_words(op: ResAdd, s: LibraryResAdd, hw: HardwareConfig) -> list[dict[str, Any]]:

@@ -1,0 +1,63 @@
+"""Alike loops' words once (isa.loop_unroll.issued_groups): every sum the loop family's features and
+prior take (toolkit.tally, toolkit.family.loop_cycles), weighed by the groups' counts, equals the sum over
+every loop's words (isa.loop_unroll.issued_words), on gemmini.h's programs and on the tuner's loop
+candidates."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import toolkit as tk
+from isa import HardwareConfig
+from isa.loop_unroll import issued_groups, issued_words
+from test_loop_shared import OPS
+from toolkit.census import Census
+from toolkit.family import loop_cycles
+from toolkit.tally import tally
+from tuner.features import ld_configs
+from tuner.space import Space
+
+
+def census(words: np.ndarray, count: np.ndarray) -> Census:
+    return Census(words, count, *ld_configs(words[:, 0].astype(np.int64), words[:, 1]))
+
+
+def assert_groups_sum_as_every_loop(op, prog, hw: HardwareConfig) -> int:
+    """The groups' weighted sums against every loop's; how many loops the groups stand for."""
+    words, host = issued_words(prog.instructions, hw)
+    grouped, count, host_grouped = issued_groups(prog.instructions, hw,
+                                                 sorted(b.addr for b in prog.buffers.values()))
+    assert host_grouped == host
+    assert int(count.sum()) == len(words)
+    every, alike = tally(census(words, np.ones(len(words), np.int64)), hw, prog.buffers), tally(
+        census(grouped, count), hw, prog.buffers)
+    assert np.array_equal(alike.sums, every.sums)
+    assert np.array_equal(alike.written, every.written) and np.array_equal(alike.read, every.read)
+    assert loop_cycles(op, grouped, host, hw, count) == loop_cycles(op, words, host, hw)
+    return len(grouped)
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_library_programs_group_as_every_loop(name: str) -> None:
+    hw = HardwareConfig.preset("tiny")
+    op = OPS[name]
+    assert_groups_sum_as_every_loop(op, tk.compile(op, hw, tk.gemmini_schedule(op, hw)), hw)
+
+
+@pytest.mark.parametrize("name", ["matmul", "conv3x3", "conv_s2"])
+def test_loop_family_candidates_group_as_every_loop(name: str) -> None:
+    hw = HardwareConfig.preset("tiny")
+    op = OPS[name]
+    space = Space(op, hw, family="loops")
+    for index in space.sample(np.random.default_rng(5), 6):
+        assert_groups_sum_as_every_loop(op, tk.compile(op, hw, space[index]), hw)
+
+
+def test_a_real_layer_s_loops_are_few_groups() -> None:
+    """ResNet-50's 7x7x512 3x3 conv under gemmini.h's tiles on the SoC preset: the words the features
+    take shrink, the sums stay."""
+    hw = HardwareConfig.preset("gemmini")
+    op = tk.conv2d(1, 7, 7, 512, 512, kernel=3, padding=1, bias="channel", activation="relu")
+    prog = tk.compile(op, hw, tk.gemmini_schedule(op, hw))
+    every = len(issued_words(prog.instructions, hw)[0])
+    assert assert_groups_sum_as_every_loop(op, prog, hw) * 2 < every   # 63,300 of 145,676 words
