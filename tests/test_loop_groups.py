@@ -10,12 +10,11 @@ import pytest
 import toolkit as tk
 from isa import HardwareConfig
 from isa.loop_unroll import issued_groups, issued_words
-from test_loop_shared import OPS
+from test_loop_shared import CANDIDATE_OPS, OPS, loop_candidates
 from toolkit.census import Census
 from toolkit.family import loop_cycles
 from toolkit.tally import tally
 from tuner.features import ld_configs
-from tuner.space import Space
 
 
 def census(words: np.ndarray, count: np.ndarray) -> Census:
@@ -44,13 +43,11 @@ def test_library_programs_group_as_every_loop(name: str) -> None:
     assert_groups_sum_as_every_loop(op, tk.compile(op, hw, tk.gemmini_schedule(op, hw)), hw)
 
 
-@pytest.mark.parametrize("name", ["matmul", "conv3x3", "conv_s2"])
+@pytest.mark.parametrize("name", CANDIDATE_OPS)
 def test_loop_family_candidates_group_as_every_loop(name: str) -> None:
     hw = HardwareConfig.preset("tiny")
-    op = OPS[name]
-    space = Space(op, hw, family="loops")
-    for index in space.sample(np.random.default_rng(5), 6):
-        assert_groups_sum_as_every_loop(op, tk.compile(op, hw, space[index]), hw)
+    for op, prog in loop_candidates(name, 5, hw):
+        assert_groups_sum_as_every_loop(op, prog, hw)
 
 
 def test_a_real_layer_s_loops_are_few_groups() -> None:

@@ -2,16 +2,19 @@
 program of Gemmini's loops are those of building each loop afresh, caches empty."""
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 import pytest
 
 import toolkit as tk
-from isa import HardwareConfig
+from isa import HardwareConfig, Program
 from isa import loop_shared, loop_unroll_conv
 from isa.encoding import encode_all
 from isa.instructions import Mvin
 from isa.loop_shared import Phase, unrolled_words
 from isa.loop_unroll import Unroller, issued, issued_words
+from toolkit.ops import Op
 from tuner.space import Space
 
 OPS = {   # gemmini.h's loops on tiny (dim 4): ragged tiles, both unrollers, pooling, norms, resadd
@@ -58,14 +61,23 @@ def test_library_programs_unroll_as_afresh(name: str) -> None:
     assert_shared_equals_afresh(prog, hw)
 
 
-@pytest.mark.parametrize("name", ["matmul", "conv3x3", "conv_s2"])
-def test_loop_family_candidates_unroll_as_afresh(name: str) -> None:
-    """Random tiles and walks of the tuner's loop family, one after another (the caches warm across them)."""
-    hw = HardwareConfig.preset("tiny")
+CANDIDATE_OPS = ["matmul", "conv3x3", "conv_s2"]
+
+
+def loop_candidates(name: str, seed: int, hw: HardwareConfig) -> Iterator[tuple[Op, Program]]:
+    """Six random points (tiles and walks) of the tuner's loop family for ``OPS[name]``, compiled."""
     op = OPS[name]
     space = Space(op, hw, family="loops")
-    for index in space.sample(np.random.default_rng(3), 6):
-        assert_shared_equals_afresh(tk.compile(op, hw, space[index]), hw)
+    for index in space.sample(np.random.default_rng(seed), 6):
+        yield op, tk.compile(op, hw, space[index])
+
+
+@pytest.mark.parametrize("name", CANDIDATE_OPS)
+def test_loop_family_candidates_unroll_as_afresh(name: str) -> None:
+    """Random candidates, one after another (the caches warm across them)."""
+    hw = HardwareConfig.preset("tiny")
+    for _, prog in loop_candidates(name, 3, hw):
+        assert_shared_equals_afresh(prog, hw)
 
 
 def test_bases_near_the_top_of_memory_are_built_afresh() -> None:
