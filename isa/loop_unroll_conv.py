@@ -265,17 +265,19 @@ class ConvLoop:
             for krow in range(p.krows):
                 for kcol in range(0, p.kcols, self.pixels):
                     krot, kcrot = (p.krows - 1 - krow, p.kcols - 1 - kcol) if p.wrot180 else (krow, kcol)
+                    # each run's image, input pixel, rows and accumulator address: the same for every kch
+                    runs = [(b, self._undilated(orow * p.stride + krow * p.kernel_dilation),
+                             self._undilated(ocol * p.stride + kcol * p.kernel_dilation), rows,
+                             acc_addr(self._c_row(och, b, orow, ocol), accumulate=True))
+                            for b, orow, ocol, rows in self._ex_runs(krow, kcol)]
                     for kch in range(0, p.kchs, d):
                         k = min(p.kcols - kcol, self.pixels) * min(d, p.kchs - kch)
-                        for run, (b, orow, ocol, rows) in enumerate(self._ex_runs(krow, kcol)):
-                            irow = self._undilated(orow * p.stride + krow * p.kernel_dilation)
-                            icol = self._undilated(ocol * p.stride + kcol * p.kernel_dilation)
+                        # a transposed operand's rows and columns are the stored ones
+                        b_shape = (cols, k) if p.trans_weight_0132 else (k, cols)
+                        for run, (b, irow, icol, rows, c) in enumerate(runs):
                             a = self._a_row(b, kch, irow, icol)
-                            # a transposed operand's rows and columns are the stored ones
-                            b_shape = (cols, k) if p.trans_weight_0132 else (k, cols)
                             a_shape = (k, rows) if p.trans_input_3120 else (rows, k)
                             weights = self._b_row(och, krot, kcrot, kch) if run == 0 else GARBAGE
-                            c = acc_addr(self._c_row(och, b, orow, ocol), accumulate=True)
                             out.append(Preload(weights, *b_shape, c, rows, cols))
                             out.append((ComputeAccumulated if run else ComputePreloaded)(a, *a_shape, GARBAGE, rows,
                                                                                          cols))
