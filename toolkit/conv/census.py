@@ -34,11 +34,12 @@ from .geometry import padded_width
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
 from .schedule import ConvSchedule, DepthwiseSchedule
+from .specs import Specs, step_specs
 from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, step_order, tile_ranges
 
 _SP, _IN, _W, _ACC = 0, 1, 2, 3   # what shifts a word's local address: nothing, the input, weight, acc base
 _MAX_PIECES = 65536   # classes kept (a batch's new ones may pass it: then all go before the next)
-_TABLE = ClassTable()                 # (context, part, class) -> its words at base 0 and sums, across candidates
+_TABLE = ClassTable(len(Specs._fields))   # (context, part, class) -> its spec, words at base 0 and sums
 _CONTEXTS: dict[tuple, int] = {}      # context -> a small id (hashing a context's dataclasses costs)
 _MAX_WALKS = 1024
 _WALKS: dict[tuple, list] = {}        # a walk's knobs -> its classes (_walk_classes), across candidates
@@ -48,7 +49,7 @@ _TALLIES: dict[tuple, tuple] = {}     # a schedule's knobs but its order's -> it
 def forget_classes() -> None:
     """Drop every cached class (a benchmark's cold start)."""
     global _TABLE
-    _TABLE = ClassTable()
+    _TABLE = ClassTable(len(Specs._fields))
     _CONTEXTS.clear()
     _WALKS.clear()
     _TALLIES.clear()
@@ -129,13 +130,13 @@ def _tally_pieces(pieces: list[_Piece], hw: HardwareConfig, buffers: dict[str, B
                         np.cumsum([len(b[0].count) for b in built]), hw, buffers)
 
 
-def _word_tallies(pieces: list[_Piece], words: Callable[[list], tuple[Census, np.ndarray]], shift: int,
+def _word_tallies(words: Callable[[Specs], tuple[Census, np.ndarray]], specs: Specs, shift: int,
                   hw: HardwareConfig, buffers: dict[str, Buffer]) -> _Tallies:
     """The tallies of classes from their words, found for every class at once (closed.py: ``words`` of
-    their specs, with each word's class), each word's rs2 local address moved by ``shift``."""
-    c, cls = words([p.spec for p in pieces])
+    their ``specs``, with each word's class), each word's rs2 local address moved by ``shift``."""
+    c, cls = words(specs)
     shifts = np.stack([np.full(len(cls), _SP), np.full(len(cls), shift)], axis=1)
-    return _cut_tallies(c, shifts, np.searchsorted(cls, np.arange(1, len(pieces) + 1)), hw, buffers)
+    return _cut_tallies(c, shifts, np.searchsorted(cls, np.arange(1, len(specs.nb) + 1)), hw, buffers)
 
 
 def _cut_tallies(c: Census, shift: np.ndarray, ends: np.ndarray, hw: HardwareConfig,
@@ -155,11 +156,12 @@ def _cut_tallies(c: Census, shift: np.ndarray, ends: np.ndarray, hw: HardwareCon
 
 class _Classes:
     """A census's parts, class by class: ``each`` groups the steps of a part into classes (with the buffers
-    each uses), makes a class's piece once (shared across candidates of one context) and keeps the part's
-    pieces, counts and each class's buffers."""
+    each uses), numbers a class once (shared across candidates of one context), with its spec
+    (:class:`Specs`: the walk's ``specs`` of its first step) and what makes its piece, and keeps the part's
+    classes, counts and each class's buffers."""
 
-    def __init__(self, bufs: np.ndarray) -> None:
-        self.bufs = bufs   # (3, steps): each step's input, weight and accumulator buffer
+    def __init__(self, bufs: np.ndarray, specs: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.bufs, self.specs = bufs, specs   # (3, steps): each step's input, weight and accumulator buffer
         n = int(bufs.max(initial=0)) + 1   # one key of the three, in their order: a class key fewer to group by
         self.buf_key = (bufs[0] * n + bufs[1]) * n + bufs[2]
         self.groups: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []   # part, classes, counts, buffers
@@ -167,13 +169,14 @@ class _Classes:
     def each(self, part: str, context: tuple, keys: list[np.ndarray], active: np.ndarray,
              spec: Callable[[int], Any], fill: Callable[[_Piece, Any], None]) -> None:
         """Classes of ``active`` steps alike in ``keys``; ``spec`` gives what the walk makes of a class's first
-        step, and ``fill`` its words from that."""
+        step, and ``fill`` its words from that (only when a census asks for them)."""
         firsts, counts = classes([*keys, self.buf_key], active)
-        ctx, ids, table = _CONTEXTS.setdefault(context, len(_CONTEXTS)), [], _TABLE
-        for n, values in zip(firsts.tolist(), np.stack([x[firsts] for x in keys], axis=1).tolist()):
-            key = (ctx, part, *values)
-            got = table.ids.get(key)
-            ids.append(table.add(key, _Piece(spec(n), fill)) if got is None else got)
+        ctx = _CONTEXTS.setdefault(context, len(_CONTEXTS))
+        values = np.stack([x[firsts] for x in keys], axis=1).tolist()
+        ids, new = _TABLE.lookup([(ctx, part, *v) for v in values])
+        if new:
+            steps = firsts[new]
+            _TABLE.extend(self.specs(steps), lambda n: _Piece(spec(n), fill), steps)
         self.groups.append((part, np.array(ids, np.int64), counts, self.bufs[:, firsts].T))
 
 
@@ -208,9 +211,9 @@ def _computes(piece: _Piece, fills: list, c: StepComputes, dataflow: str) -> Non
               operand(GARBAGE, c.rows, c.b_cols), _IN, _SP)
 
 
-def _computes_tallies(pieces: list[_Piece], os_: bool) -> _Tallies:
+def _computes_tallies(specs: Specs, walk: _ConvWalk, os_: bool) -> _Tallies:
     """The tallies of computes classes' words in closed form, every class at once (closed.py)."""
-    c = computes_sums([p.spec for p in pieces], os_)
+    c = computes_sums(specs, walk, os_)
     return c.sums, _access(c.reads, np.where(c.weights, _W, _IN), 1), c.at
 
 
@@ -246,7 +249,7 @@ def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedul
         forget_classes()
     groups, buffers = _class_groups(op, s, hw)
     return join([_fixed(op, hw, "padded" in buffers),
-                 *(_Piece.census([_TABLE.pieces[i] for i in ids], counts, bases) for _, ids, counts, bases in groups)]
+                 *(_Piece.census([_TABLE.piece(i) for i in ids.tolist()], counts, bases) for _, ids, counts, bases in groups)]
                 ), buffers
 
 
@@ -307,7 +310,8 @@ def _new_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | De
             new.update(dict.fromkeys(_TABLE.unknown(ids).tolist()))
     for (part, *_), (s, buffers, new) in passes.items():
         if new:   # a class is of one pass: its context holds what the pass keeps apart
-            _TABLE.record(list(new), *_tally_new(op, part, s, hw, buffers, [_TABLE.pieces[i] for i in new]))
+            ids = np.fromiter(new, np.int64, len(new))
+            _TABLE.record(ids, *_tally_new(op, part, s, hw, buffers, ids))
     return _sum_classes(op, hw, built)
 
 
@@ -321,21 +325,23 @@ def _pass_key(part: str, s: ConvSchedule | DepthwiseSchedule) -> tuple:
 
 
 def _tally_new(op: Conv2d | DepthwiseConv2d, part: str, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig,
-               buffers: dict[str, Buffer], new: list[_Piece]) -> _Tallies:
+               buffers: dict[str, Buffer], new: np.ndarray) -> _Tallies:
     """The tallies of the new classes ``new`` of ``part`` (of candidates sharing ``s``'s :func:`_pass_key`): in
-    closed form, every class at once, but the bias and a depthwise conv's weights, from their words."""
-    full = op.out_dtype == "int32"
+    closed form, every class at once from their specs, but the bias and a depthwise conv's weights, from their
+    words. ``s``'s walk stands for every class's op, hardware and geometry."""
+    full, specs = op.out_dtype == "int32", Specs(*_TABLE.spec[new].T)
+    walk = _ConvWalk(op, s, hw) if part in ("computes", "input", "weights", "stores") else None
     if part == "computes":
-        return _computes_tallies(new, s.dataflow == "os")
+        return _computes_tallies(specs, walk, s.dataflow == "os")
     if part == "input":
         src = buffers[s.geometry(op).source].addr
-        return _word_tallies(new, lambda specs: input_loads(specs, src), _IN, hw, buffers)
+        return _word_tallies(lambda sp: input_loads(sp, walk, src), specs, _IN, hw, buffers)
     if part == "weights" and not isinstance(op, DepthwiseConv2d):
-        return _word_tallies(new, lambda specs: weight_loads(specs, buffers["weight"].addr), _W, hw, buffers)
+        return _word_tallies(lambda sp: weight_loads(sp, walk, buffers["weight"].addr), specs, _W, hw, buffers)
     if part == "stores":
-        return _word_tallies(new, lambda specs: stores(specs, buffers["output"].addr, 4 if full else 1, full), _ACC,
-                             hw, buffers)
-    return _tally_pieces(new, hw, buffers)
+        return _word_tallies(lambda sp: stores(sp, walk, buffers["output"].addr, 4 if full else 1, full), specs,
+                             _ACC, hw, buffers)
+    return _tally_pieces([_TABLE.piece(i) for i in new.tolist()], hw, buffers)
 
 
 def _sum_classes(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, built: list
@@ -420,7 +426,7 @@ def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer
     inputs = (*geometry, t._replace(k=0), s.mvin_blocks)
     weights, bias = (*geometry, t._replace(b=0, oh=0, ow=0), s.mvin_blocks), (*geometry, outputs, s.mvin_blocks)
 
-    walked = _Classes(np.stack(steps.bufs))
+    walked = _Classes(np.stack(steps.bufs), lambda n: step_specs(walk, steps, n))
     each = walked.each
     src, out_bytes, full = buffers[geo.source].addr, (4 if op.out_dtype == "int32" else 1), op.out_dtype == "int32"
     # a step's words depend on its channel tile only through whether it is the last (a ragged one), and

@@ -1,11 +1,11 @@
 """The conv census's kept classes (census.py) as a table: a class is a row number, its sums a row of one
 array and its scratchpad accesses a stretch of another, so that a batch of candidates reads all its classes'
-sums and accesses with one index each, and a kept class costs no Python objects but its piece (what makes its
-words, kept for the census that joins them).
+sums and accesses with one index each, and a kept class costs no Python object but its key (its words' piece is
+made only for a census that joins them).
 """
 from __future__ import annotations
 
-from typing import Any, Hashable
+from typing import Any, Callable, Hashable
 
 import numpy as np
 
@@ -28,27 +28,53 @@ def _room(a: np.ndarray, n: int) -> np.ndarray:
 
 
 class ClassTable:
-    """Classes by their key (context, part, key values): each one's piece, and once tallied (``known``) its
-    sums (a row of ``sums``) and its accesses (``length`` columns of chunk ``chunk`` from ``start``). A chunk
-    is one pass's accesses as the pass made them: copying them into larger arrays costs more (fresh memory
-    for the copy) than gathering from a chunk per pass."""
+    """Classes by their key (context, part, key values): each one's spec (a row of ``spec``: census.Specs, what
+    the closed forms read) and what makes its piece (its words, made when first asked for: most classes are
+    only tallied), and once tallied (``known``) its sums (a row of ``sums``) and its accesses (``length``
+    columns of chunk ``chunk`` from ``start``). A chunk is one pass's accesses as the pass made them: copying
+    them into larger arrays costs more (fresh memory for the copy) than gathering from a chunk per pass."""
 
-    def __init__(self) -> None:
+    def __init__(self, spec_columns: int) -> None:
         self.ids: dict[Hashable, int] = {}
-        self.pieces: list[Any] = []
+        self.spec = np.zeros((0, spec_columns), np.int64)
+        self.maker, self.step = np.zeros(0, np.int64), np.zeros(0, np.int64)   # each class's maker, first step
+        self.makers: list[Callable[[int], Any]] = []   # a step's piece, one per part of a walk
+        self.made: dict[int, Any] = {}
         self.sums = np.zeros((0, len(SUMS)), np.int64)
         self.chunk, self.start, self.length = (np.zeros(0, np.int64) for _ in range(3))
         self.known = np.zeros(0, bool)
         self.chunks: list[np.ndarray] = []   # (len(ACCESS), columns) each
 
     def __len__(self) -> int:
-        return len(self.pieces)
+        return len(self.ids)
 
-    def add(self, key: Hashable, piece: Any) -> int:
-        """A new class's row number."""
-        n = self.ids[key] = len(self.pieces)
-        self.pieces.append(piece)
-        return n
+    def lookup(self, keys: list[tuple]) -> tuple[list[int], list[int]]:
+        """Each key's class, numbering the new ones after the last (a key twice, once); and where in ``keys``
+        each new class first is."""
+        ids, n, new, out = self.ids, len(self.ids), [], []
+        for at, key in enumerate(keys):
+            got = ids.get(key)
+            if got is None:
+                got = ids[key] = n + len(new)
+                new.append(at)
+            out.append(got)
+        return out, new
+
+    def extend(self, spec: np.ndarray, maker: Callable[[int], Any], steps: np.ndarray) -> None:
+        """The specs of the classes :meth:`lookup` just numbered, and what makes their pieces: ``maker`` of
+        each one's first step."""
+        n = len(self.ids)
+        self.spec, self.maker, self.step = (_room(a, n) for a in (self.spec, self.maker, self.step))
+        at = slice(n - len(spec), n)
+        self.spec[at], self.maker[at], self.step[at] = spec, len(self.makers), steps
+        self.makers.append(maker)
+
+    def piece(self, i: int) -> Any:
+        """Class ``i``'s piece, made once."""
+        got = self.made.get(i)
+        if got is None:
+            got = self.made[i] = self.makers[int(self.maker[i])](int(self.step[i]))
+        return got
 
     def unknown(self, ids: np.ndarray) -> np.ndarray:
         """Those of ``ids`` not yet tallied."""
@@ -58,7 +84,7 @@ class ClassTable:
     def record(self, ids: list[int], sums: np.ndarray, access: np.ndarray, at: np.ndarray) -> None:
         """The tallies of classes ``ids``: their ``sums``, and their ``access`` columns (rows ``ACCESS``),
         class i's from at[i] to at[i + 1]."""
-        n = len(self.pieces)
+        n = len(self.ids)
         self.sums, self.chunk, self.start, self.length, self.known = (
             _room(a, n) for a in (self.sums, self.chunk, self.start, self.length, self.known))
         self.chunks.append(np.ascontiguousarray(access))

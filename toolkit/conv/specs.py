@@ -1,0 +1,106 @@
+"""Conv census classes as arrays: each class's first step (its output tile, reduction tile and its walk's
+planes) a row of ints, so that the closed forms (closed.py) read every new class of a pass with an index,
+not a Python object per class.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .runs import ranks
+from .tiles import axis_layout
+
+
+class Specs(NamedTuple):
+    """Per class, its first step: the output tile's images, rows, columns and output channel blocks (first,
+    how many), the reduction tile's kernel rows, kernel columns and input channel blocks (a depthwise conv's
+    are its output tile's), whether the step is its tile's first and last, and its walk's planes (rows of one
+    channel block of the input, weights and accumulators) and mvin width in blocks."""
+
+    b0: np.ndarray
+    nb: np.ndarray
+    h0: np.ndarray
+    nh: np.ndarray
+    w0: np.ndarray
+    nw: np.ndarray
+    k0: np.ndarray
+    nk: np.ndarray
+    kh0: np.ndarray
+    nkh: np.ndarray
+    kw0: np.ndarray
+    nkw: np.ndarray
+    c0: np.ndarray
+    nc: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+    in_plane: np.ndarray
+    w_plane: np.ndarray
+    acc_plane: np.ndarray
+    mb: np.ndarray
+
+    @property
+    def npix(self) -> np.ndarray:
+        return self.nb * self.nh * self.nw
+
+
+def step_specs(walk, steps, n: np.ndarray) -> np.ndarray:
+    """The rows (columns :class:`Specs`) of steps ``n`` of ``walk`` (tiles.step_order's ``steps``): each
+    axis tile i of ``tile`` over ``extent`` starts at i * tile and holds min(tile, extent - start)
+    (tiles.tile_ranges); reduction step r is kernel row tile, kernel column tile, then channel tile."""
+    op, t, geo, d, plan = walk.op, walk.t, walk.geo, walk.d, walk.plan
+    nkw = -(-geo.kernel[1] // t.kw)
+    nc = 1 if walk.dw else -(-(-(-walk.in_c // d)) // t.c)
+    r = steps.r[n]
+    nr = -(-geo.kernel[0] // t.kh) * nkw * nc
+
+    def span(i: np.ndarray, tile: int, extent: int) -> tuple[np.ndarray, np.ndarray]:
+        start = i * tile
+        return start, np.minimum(tile, extent - start)
+
+    out_k = span(steps.k[n], t.k, -(-walk.out_c // d))
+    cols = [*span(steps.b[n], t.b, op.batch), *span(steps.h[n], t.oh, op.out_h), *span(steps.w[n], t.ow, op.out_w),
+            *out_k, *span(r // (nkw * nc), t.kh, geo.kernel[0]), *span((r // nc) % nkw, t.kw, geo.kernel[1]),
+            *(out_k if walk.dw else span(r % nc, t.c, -(-walk.in_c // d))), r == 0, r == nr - 1]
+    rows = np.empty((len(n), len(Specs._fields)), np.int64)
+    rows[:, :len(cols)] = np.stack(cols, axis=1)
+    rows[:, len(cols):] = (plan.in_plane, plan.w_plane, plan.acc_plane, walk.s.mvin_blocks)
+    return rows
+
+
+class Layouts(NamedTuple):
+    """Per class, the phase layout (tiles.axis_layout) of its input tile along one axis: its slots, where its
+    taps' offsets start in ``offset`` and where its slots' input indices start in ``index`` (classes of one
+    layout share them)."""
+
+    size: np.ndarray
+    offset_at: np.ndarray
+    offset: np.ndarray
+    index_at: np.ndarray
+    index: np.ndarray
+
+
+def layouts(o0: np.ndarray, n: np.ndarray, k0: np.ndarray, nk: np.ndarray, stride: int, pad: int) -> Layouts:
+    """:class:`Layouts` of classes' output tiles (first, length) under their kernel tiles along one axis:
+    each distinct one laid out once."""
+    key = np.stack([o0, n, k0, nk], axis=1)
+    code = ((o0 * (n.max() + 1) + n) * (k0.max() + 1) + k0) * (nk.max() + 1) + nk
+    _, first, kind = np.unique(code, return_index=True, return_inverse=True)
+    made = [axis_layout(*row, stride, pad) for row in key[first].tolist()]
+    offsets = [np.array(offset, np.int64) for offset, _ in made]
+    size = np.array([len(index) for _, index in made], np.int64)
+    at = np.cumsum([0, *map(len, offsets[:-1])])
+    return Layouts(size[kind], at[kind], np.concatenate(offsets), (np.cumsum(size) - size)[kind],
+                   np.concatenate([index for _, index in made]).astype(np.int64))
+
+
+def groups(start: np.ndarray, n: np.ndarray, mb: np.ndarray, total: int, d: int) -> tuple[np.ndarray, ...]:
+    """Each class's mvin_blocks-wide channel groups (tiles._ConvWalk._groups) of its ``n`` channel blocks from
+    ``start`` (of ``total`` channels), ``mb`` blocks wide: their first blocks, indices relative to ``start``
+    and columns, and how many each class has."""
+    ng = -(-n // mb)
+    cls = np.repeat(np.arange(len(n)), ng)
+    rel = ranks(ng) * mb[cls]
+    g = start[cls] + rel
+    cols = np.minimum(total, np.minimum(start[cls] + n[cls], g + mb[cls]) * d) - g * d
+    return g, rel, cols, ng
