@@ -248,9 +248,8 @@ def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedul
     if len(_TABLE) >= _MAX_PIECES:
         forget_classes()
     groups, buffers = _class_groups(op, s, hw)
-    return join([_fixed(op, hw, "padded" in buffers),
-                 *(_Piece.census([_TABLE.piece(i) for i in ids.tolist()], counts, bases) for _, ids, counts, bases in groups)]
-                ), buffers
+    pieces = [([_TABLE.piece(i) for i in ids.tolist()], counts, bases) for _, ids, counts, bases in groups]
+    return join([_fixed(op, hw, "padded" in buffers), *(_Piece.census(*p) for p in pieces)]), buffers
 
 
 def conv_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | DepthwiseSchedule],
