@@ -163,17 +163,15 @@ def _tile_costs(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, An
         return a[:, r_kw][None, None, :, :]
 
     valid_in = over_b(images) * over_h(h_read) * over_w(w_read)   # input pixels a tile reads under r's taps
-
-    def weight_rows(r: tuple[range, range, range]) -> int:
-        khs, kws, cbs = r
-        return len(khs) * len(kws) * (min(C, cbs.stop * d) - cbs.start * d)
-
+    # each r's weight rows: its kernel rows times kernel columns times input channels
+    weight_rows = (np.array([len(x) for x in rkh])[r_kh] * np.array([len(x) for x in rkw])[r_kw]
+                   * np.array([min(C, cbs.stop * d) - cbs.start * d for cbs in rc])[r_c])
     return dict(
         taps=cblocks * tap_table[over_b(b_cls), over_h(h_cls), over_w(w_cls), contiguous],
         in_rows=valid_in * np.array([row_cycles(cbs, C) for cbs in rc])[r_c],
         in_writes=valid_in * cblocks,
-        w_rows=np.array([[weight_rows(r) * row_cycles(kbs, K) for r in reduction] for kbs in rk]),
-        w_writes=np.array([[weight_rows(r) * len(kbs) for r in reduction] for kbs in rk]),
+        w_rows=np.array([row_cycles(kbs, K) for kbs in rk])[:, None] * weight_rows,
+        w_writes=np.array([len(kbs) for kbs in rk])[:, None] * weight_rows,
         kblocks=np.array([len(kbs) for kbs in rk]),
         npix=images[:, None, None] * heights[:, None] * widths,
         shape=(len(rb), len(heights), len(widths), len(rk), len(reduction)))
