@@ -33,7 +33,7 @@ from .closed import computes_sums, input_loads, stores, weight_loads
 from .geometry import padded_width
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
-from .schedule import ConvSchedule, DepthwiseSchedule
+from .schedule import ConvPlan, ConvSchedule, DepthwiseSchedule
 from .specs import Specs, step_specs
 from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, step_order, tile_ranges
 
@@ -247,8 +247,9 @@ def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedul
     """The census of ``lower_conv(op, s, hw)``'s stream, and its buffers."""
     if len(_TABLE) >= _MAX_PIECES:
         forget_classes()
-    groups, buffers = _class_groups(op, s, hw)
-    pieces = [([_TABLE.piece(i) for i in ids.tolist()], counts, bases) for _, ids, counts, bases in groups]
+    groups, plan, buffers = _class_groups(op, s, hw)
+    pieces = [([_TABLE.piece(i) for i in ids.tolist()], counts, _bases(bufs, _regions(plan)))
+              for _, ids, counts, bufs in groups]
     return join([_fixed(op, hw, "padded" in buffers), *(_Piece.census(*p) for p in pieces)]), buffers
 
 
@@ -303,7 +304,7 @@ def _new_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | De
     """:func:`conv_tallies` of ``schedules``, none of them kept."""
     built = [_class_groups(op, s, hw) for s in schedules]
     passes: dict[tuple, tuple] = {}   # part, what its pass keeps apart -> a schedule, its buffers, new classes
-    for s, (groups, buffers) in zip(schedules, built):
+    for s, (groups, _, buffers) in zip(schedules, built):
         for part, ids, _, _ in groups:
             new = passes.setdefault((part, *_pass_key(part, s)), (s, buffers, {}))[2]
             new.update(dict.fromkeys(_TABLE.unknown(ids).tolist()))
@@ -347,18 +348,21 @@ def _sum_classes(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, built: list
                  ) -> list[tuple[Tally, dict[str, Buffer]]]:
     """Each candidate's sums: its classes' times their counts, plus the words outside the walk; every
     candidate's classes in one array, cut per candidate (whole numbers: exact in any order)."""
-    ids, counts, bases = (np.concatenate([g[i] for groups, _ in built for g in groups]) for i in (1, 2, 3))
-    per = [sum(len(g[1]) for g in groups) for groups, _ in built]   # each candidate's classes
+    ids, counts, bufs = (np.concatenate([g[i] for groups, _, _ in built for g in groups]) for i in (1, 2, 3))
+    per = [sum(len(g[1]) for g in groups) for groups, _, _ in built]   # each candidate's classes
     sums = np.add.reduceat(counts[:, None] * _TABLE.sums[ids], np.cumsum([0, *per[:-1]]), axis=0)
+    bases = _bases(bufs, np.repeat(np.stack([_regions(plan) for _, plan, _ in built]), per, axis=0))
     written, read = _TABLE.bank_rows(ids, counts, bases, np.repeat(np.arange(len(built)), per), hw)
     out = []
-    for n, (_, buffers) in enumerate(built):
+    for n, (_, _, buffers) in enumerate(built):
         fixed = _fixed_tally(op, hw, "padded" in buffers)
         out.append((Tally(fixed.sums + sums[n], fixed.written + written[n], fixed.read + read[n]), buffers))
     return out
 
 
+@functools.lru_cache(maxsize=256)
 def _buffers(op: Conv2d | DepthwiseConv2d, padded: bool) -> dict[str, Buffer]:
+    """The program's buffers (with the padded copy's), kept per op: every candidate's tally holds them (read only)."""
     return op_buffers(op, (("padded", "int8", (op.batch, op.in_h, padded_width(op), op.in_c)),) if padded else ())
 
 
@@ -375,10 +379,11 @@ def _fixed_tally(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, padded: bool)
 
 
 def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
-                  ) -> tuple[list[tuple[str, np.ndarray, np.ndarray, np.ndarray]], dict[str, Buffer]]:
-    """The tile walk's classes of steps, per part (part, pieces, counts, bases), and the buffers. The classes
-    and their buffers depend on the tiles, geometry, mvin width, dataflow, loop order and buffering, not on
-    the placement or pipeline knobs: kept per walk, the bases are the schedule's own plan's."""
+                  ) -> tuple[list[tuple[str, np.ndarray, np.ndarray, np.ndarray]], ConvPlan, dict[str, Buffer]]:
+    """The tile walk's classes of steps, per part (:func:`_walk_classes`), the schedule's memory plan and the
+    buffers. The classes and their buffers depend on the tiles, geometry, mvin width, dataflow, loop order and
+    buffering, not on the placement or pipeline knobs: kept per walk, their bases are the schedule's own plan's
+    (:func:`_bases`)."""
     walk = _ConvWalk(op, s, hw)   # its memory plan: ScheduleError where the schedule does not fit
     buffers = _buffers(op, walk.geo.source == "padded")
     key = (op, hw, walk.t, s.packs_taps, s.mvin_blocks, s.dataflow, s.loop_order, s.nbuf)
@@ -387,10 +392,21 @@ def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSched
         if len(_WALKS) >= _MAX_WALKS:
             _WALKS.clear()
         walked = _WALKS[key] = _walk_classes(walk, hw, buffers)
-    plan = walk.plan
-    return [(part, ids, counts, np.stack([np.zeros(len(counts), np.int64), plan.a.base(bufs[:, 0]),
-                                          plan.b.base(bufs[:, 1]), plan.c.base(bufs[:, 2])], axis=1))
-            for part, ids, counts, bufs in walked], buffers
+    return walked, walk.plan, buffers
+
+
+def _regions(plan: ConvPlan) -> np.ndarray:
+    """The start, buffers and rows from one buffer to the next (rows) of the input, weight and accumulator
+    regions (columns) of ``plan``."""
+    return np.array([[r.start, r.buffers, r.step] for r in (plan.a, plan.b, plan.c)], np.int64).T
+
+
+def _bases(bufs: np.ndarray, regions: np.ndarray) -> np.ndarray:
+    """Each class's bases (columns _SP, _IN, _W, _ACC: 0, then Region.base of its input, weight and accumulator
+    buffer ``bufs``) under ``regions`` (:func:`_regions`: one plan's, or a row of them per class)."""
+    out = np.zeros((len(bufs), 4), np.int64)
+    out[:, 1:] = regions[..., 0, :] + (bufs % regions[..., 1, :]) * regions[..., 2, :]
+    return out
 
 
 def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer]
