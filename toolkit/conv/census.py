@@ -303,15 +303,16 @@ def _new_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | De
                  hw: HardwareConfig) -> list[tuple[Tally, dict[str, Buffer]]]:
     """:func:`conv_tallies` of ``schedules``, none of them kept."""
     built = [_class_groups(op, s, hw) for s in schedules]
-    passes: dict[tuple, tuple] = {}   # part, what its pass keeps apart -> a schedule, its buffers, new classes
+    passes: dict[tuple, tuple] = {}   # part, what its pass keeps apart -> a schedule, its buffers, its classes
     for s, (groups, _, buffers) in zip(schedules, built):
         for part, ids, _, _ in groups:
-            new = passes.setdefault((part, *_pass_key(part, s)), (s, buffers, {}))[2]
-            new.update(dict.fromkeys(_TABLE.unknown(ids).tolist()))
-    for (part, *_), (s, buffers, new) in passes.items():
-        if new:   # a class is of one pass: its context holds what the pass keeps apart
-            ids = np.fromiter(new, np.int64, len(new))
-            _TABLE.record(ids, *_tally_new(op, part, s, hw, buffers, ids))
+            passes.setdefault((part, *_pass_key(part, s)), (s, buffers, []))[2].append(ids)
+    for (part, *_), (s, buffers, ids) in passes.items():
+        new = _TABLE.unknown(np.concatenate(ids))
+        if len(new):   # a class is of one pass: its context holds what the pass keeps apart
+            _, first = np.unique(new, return_index=True)
+            new = new[np.sort(first)]   # each once, in the order the candidates have them
+            _TABLE.record(new, *_tally_new(op, part, s, hw, buffers, new))
     return _sum_classes(op, hw, built)
 
 

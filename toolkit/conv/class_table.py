@@ -78,8 +78,9 @@ class ClassTable:
 
     def unknown(self, ids: np.ndarray) -> np.ndarray:
         """Those of ``ids`` not yet tallied."""
-        known = self.known[ids[ids < len(self.known)]]
-        return ids[np.concatenate([~known, np.ones(len(ids) - len(known), bool)])]
+        inside, known = ids < len(self.known), np.zeros(len(ids), bool)
+        known[inside] = self.known[ids[inside]]
+        return ids[~known]
 
     def record(self, ids: list[int], sums: np.ndarray, access: np.ndarray, at: np.ndarray) -> None:
         """The tallies of classes ``ids``: their ``sums``, and their ``access`` columns (rows ``ACCESS``),
