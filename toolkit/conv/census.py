@@ -166,14 +166,14 @@ class _Classes:
         self.buf_key = (bufs[0] * n + bufs[1]) * n + bufs[2]
         self.groups: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []   # part, classes, counts, buffers
 
-    def each(self, part: str, context: tuple, keys: list[np.ndarray], active: np.ndarray,
+    def each(self, part: str, context: tuple, key: np.ndarray, active: np.ndarray,
              spec: Callable[[int], Any], fill: Callable[[_Piece, Any], None]) -> None:
-        """Classes of ``active`` steps alike in ``keys``; ``spec`` gives what the walk makes of a class's first
-        step, and ``fill`` its words from that (only when a census asks for them)."""
-        firsts, counts = classes([*keys, self.buf_key], active)
+        """Classes of ``active`` steps alike in ``key`` (:func:`_code`: the same within ``context`` for any walk);
+        ``spec`` gives what the walk makes of a class's first step, and ``fill`` its words from that (only when a
+        census asks for them)."""
+        firsts, counts = classes([key, self.buf_key], active)
         ctx = _CONTEXTS.setdefault(context, len(_CONTEXTS))
-        values = np.stack([x[firsts] for x in keys], axis=1).tolist()
-        ids, new = _TABLE.lookup([(ctx, part, *v) for v in values])
+        ids, new = _TABLE.lookup([(ctx, part, v) for v in key[firsts].tolist()])
         if new:
             steps = firsts[new]
             _TABLE.extend(self.specs(steps), lambda n: _Piece(spec(n), fill), steps)
@@ -424,10 +424,11 @@ def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer
     steps = step_order(shape, tuple(s.ORDER.index(x) for x in s.loop_order), s.nbuf, dw)
     b, h, w, k, r = steps[:5]
     (sh, sw), (ph, pw) = geo.stride, geo.padding
-    hcls = _axis_classes(op.out_h, t.oh, geo.kernel[0], t.kh, sh, ph, geo.in_h)[h, r // (nkw * nc)]
-    wcls = _axis_classes(op.out_w, t.ow, geo.kernel[1], t.kw, sw, pw, geo.in_w)[w, (r // nc) % nkw]
-    last = [x == n - 1 for x, n in zip((b, h, w, k), shape)]
-    first_r, last_r = r == 0, r == shape[4] - 1
+    h_axis = _axis_classes(op.out_h, t.oh, geo.kernel[0], t.kh, sh, ph, geo.in_h)
+    w_axis = _axis_classes(op.out_w, t.ow, geo.kernel[1], t.kw, sw, pw, geo.in_w)
+    hcls, wcls = (h_axis[h, r // (nkw * nc)], h_axis.max() + 1), (w_axis[w, (r // nc) % nkw], w_axis.max() + 1)
+    last = [(x == n - 1, 2) for x, n in zip((b, h, w, k), shape)]
+    first_r, last_r = (r == 0, 2), (r == shape[4] - 1, 2)
 
     @functools.cache   # the parts' classes often start at one step
     def tile(n: int) -> tuple:
@@ -447,26 +448,35 @@ def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer
     src, out_bytes, full = buffers[geo.source].addr, (4 if op.out_dtype == "int32" else 1), op.out_dtype == "int32"
     # a step's words depend on its channel tile only through whether it is the last (a ragged one), and
     # on the reduction's first step (it overwrites the accumulators); the other channel tiles are alike
-    taps, last_c = r // nc, r % nc == nc - 1
-    each("input", inputs, [last[0], hcls, wcls, taps, last_c, *([last[3]] if dw else [])], steps.new_in,
+    taps, last_c = (r // nc, shape[4] // nc), (r % nc == nc - 1, 2)
+    pixels = _code(last[0], hcls, wcls, taps, last_c)   # what the input and computes classes share
+    each("input", inputs, _code((pixels, None), last[3]) if dw else pixels, steps.new_in,
          lambda n: (walk, *tile(n)), lambda p, spec: _loads(p, spec[0]._input_loads(*spec[1:], 0), Funct.MVIN, src,
                                                               lambda x: x, _IN, plan.in_plane))
     if dw:
-        each("weights", weights, [last[3], taps], steps.new_w, lambda n: walk._diagonals(tile(n)[1], 0),
+        each("weights", weights, _code(last[3], taps), steps.new_w, lambda n: walk._diagonals(tile(n)[1], 0),
              lambda p, diagonals: _diagonals(p, diagonals, buffers["weight"].addr))
     else:
-        each("weights", weights, [last[3], taps, last_c], steps.new_w, lambda n: (walk, *tile(n)),
+        each("weights", weights, _code(last[3], taps, last_c), steps.new_w, lambda n: (walk, *tile(n)),
              lambda p, spec: _loads(p, spec[0]._weight_loads(spec[2], spec[1].kbs, 0), Funct.MVIN2,
                                     buffers["weight"].addr, lambda x: x, _W, plan.w_plane))
     if op.bias:
-        each("bias", bias, [*last, first_r], first_r, lambda n: walk._bias_loads(tile(n)[0]),
+        each("bias", bias, _code(*last, first_r), first_r[0], lambda n: walk._bias_loads(tile(n)[0]),
              lambda p, loads: _loads(p, loads, Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
-    each("computes", (*geometry, t, s.dataflow), [last[0], hcls, wcls, taps, last_c, first_r, last[3]],
-         np.ones(len(b), bool),
+    each("computes", (*geometry, t, s.dataflow), _code((pixels, None), first_r, last[3]), np.ones(len(b), bool),
          lambda n: (walk, *tile(n)), lambda p, spec: _computes(p, *spec[0].computes(*spec[1:], 0, 0), s.dataflow))
-    each("stores", (*geometry, outputs), [*last, last_r], last_r, lambda n: (walk, *tile(n)),
+    each("stores", (*geometry, outputs), _code(*last, last_r), last_r[0], lambda n: (walk, *tile(n)),
          lambda p, spec: _store(p, spec[0]._stores(spec[1]), buffers["output"].addr, out_bytes, full))
     return walked.groups
+
+
+def _code(*digits: tuple[np.ndarray, int | None]) -> np.ndarray:
+    """Steps' key: their ``digits`` (values below their radix; the first's radix unused), a mixed-radix number
+    whose radices hold for every walk of a context, so that a key names one class in it."""
+    code = np.asarray(digits[0][0], np.int64)
+    for x, radix in digits[1:]:
+        code = code * radix + x
+    return code
 
 
 def _store(piece: _Piece, stores: list, dram: int, out_bytes: int, full: bool) -> None:
