@@ -34,12 +34,12 @@ from .geometry import padded_width
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
 from .schedule import ConvPlan, ConvSchedule, DepthwiseSchedule
-from .specs import Specs, step_specs
+from .specs import Specs, step_specs, walk_row
 from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, step_order, tile_ranges
 
 _SP, _IN, _W, _ACC = 0, 1, 2, 3   # what shifts a word's local address: nothing, the input, weight, acc base
 _MAX_PIECES = 65536   # classes kept (a batch's new ones may pass it: then all go before the next)
-_TABLE = ClassTable(len(Specs._fields))   # (context, part, class) -> its spec, words at base 0 and sums
+_TABLE = ClassTable(step_specs, len(Specs._fields))   # (context, part, class) -> its spec, words and sums
 _CONTEXTS: dict[tuple, int] = {}      # context -> a small id (hashing a context's dataclasses costs)
 _MAX_WALKS = 1024
 _WALKS: dict[tuple, list] = {}        # a walk's knobs -> its classes (_walk_classes), across candidates
@@ -49,7 +49,7 @@ _TALLIES: dict[tuple, tuple] = {}     # a schedule's knobs but its order's -> it
 def forget_classes() -> None:
     """Drop every cached class (a benchmark's cold start)."""
     global _TABLE
-    _TABLE = ClassTable(len(Specs._fields))
+    _TABLE = ClassTable(step_specs, len(Specs._fields))
     _CONTEXTS.clear()
     _WALKS.clear()
     _TALLIES.clear()
@@ -160,8 +160,9 @@ class _Classes:
     (:class:`Specs`: the walk's ``specs`` of its first step) and what makes its piece, and keeps the part's
     classes, counts and each class's buffers."""
 
-    def __init__(self, bufs: np.ndarray, specs: Callable[[np.ndarray], np.ndarray]) -> None:
-        self.bufs, self.specs = bufs, specs   # (3, steps): each step's input, weight and accumulator buffer
+    def __init__(self, bufs: np.ndarray, walk: tuple, tiles: np.ndarray) -> None:
+        self.bufs = bufs   # (3, steps): each step's input, weight and accumulator buffer
+        self.walk, self.tiles = walk, tiles   # the walk's row (specs.walk_row), (5, steps) each step's tiles
         n = int(bufs.max(initial=0)) + 1   # one key of the three, in their order: a class key fewer to group by
         self.buf_key = (bufs[0] * n + bufs[1]) * n + bufs[2]
         self.groups: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []   # part, classes, counts, buffers
@@ -176,7 +177,7 @@ class _Classes:
         ids, new = _TABLE.lookup([(ctx, part, v) for v in key[firsts].tolist()])
         if new:
             steps = firsts[new]
-            _TABLE.extend(self.specs(steps), lambda n: _Piece(spec(n), fill), steps)
+            _TABLE.extend(lambda n: _Piece(spec(n), fill), steps, self.walk, self.tiles[:, steps].T)
         self.groups.append((part, np.array(ids, np.int64), counts, self.bufs[:, firsts].T))
 
 
@@ -330,7 +331,7 @@ def _tally_new(op: Conv2d | DepthwiseConv2d, part: str, s: ConvSchedule | Depthw
     """The tallies of the new classes ``new`` of ``part`` (of candidates sharing ``s``'s :func:`_pass_key`): in
     closed form, every class at once from their specs, but the bias and a depthwise conv's weights, from their
     words. ``s``'s walk stands for every class's op, hardware and geometry."""
-    full, specs = op.out_dtype == "int32", Specs(*_TABLE.spec[new].T)
+    full, specs = op.out_dtype == "int32", Specs(*_TABLE.specs(new).T)
     walk = _ConvWalk(op, s, hw) if part in ("computes", "input", "weights", "stores") else None
     if part == "computes":
         return _computes_tallies(specs, walk, s.dataflow == "os")
@@ -443,7 +444,7 @@ def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer
     inputs = (*geometry, t._replace(k=0), s.mvin_blocks)
     weights, bias = (*geometry, t._replace(b=0, oh=0, ow=0), s.mvin_blocks), (*geometry, outputs, s.mvin_blocks)
 
-    walked = _Classes(np.stack(steps.bufs), lambda n: step_specs(walk, steps, n))
+    walked = _Classes(np.stack(steps.bufs), walk_row(walk), np.stack(steps[:5]))
     each = walked.each
     src, out_bytes, full = buffers[geo.source].addr, (4 if op.out_dtype == "int32" else 1), op.out_dtype == "int32"
     # a step's words depend on its channel tile only through whether it is the last (a ragged one), and

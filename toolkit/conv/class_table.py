@@ -28,15 +28,18 @@ def _room(a: np.ndarray, n: int) -> np.ndarray:
 
 
 class ClassTable:
-    """Classes by their key (context, part, key values): each one's spec (a row of ``spec``: census.Specs, what
+    """Classes by their key (context, part, key code): each one's spec (a row of ``spec``: specs.Specs, what
     the closed forms read) and what makes its piece (its words, made when first asked for: most classes are
     only tallied), and once tallied (``known``) its sums (a row of ``sums``) and its accesses (``length``
     columns of chunk ``chunk`` from ``start``). A chunk is one pass's accesses as the pass made them: copying
     them into larger arrays costs more (fresh memory for the copy) than gathering from a chunk per pass."""
 
-    def __init__(self, spec_columns: int) -> None:
+    def __init__(self, make_specs: Callable[[np.ndarray, np.ndarray], np.ndarray], spec_columns: int) -> None:
         self.ids: dict[Hashable, int] = {}
+        self.make_specs = make_specs   # the specs of steps (specs.step_specs) of walks
         self.spec = np.zeros((0, spec_columns), np.int64)
+        self.pending: list[tuple[tuple, np.ndarray]] = []   # (a walk's row, its new classes' steps' tiles)
+        self.ready = 0   # classes with their spec made
         self.maker, self.step = np.zeros(0, np.int64), np.zeros(0, np.int64)   # each class's maker, first step
         self.makers: list[Callable[[int], Any]] = []   # a step's piece, one per part of a walk
         self.made: dict[int, Any] = {}
@@ -60,14 +63,27 @@ class ClassTable:
             out.append(got)
         return out, new
 
-    def extend(self, spec: np.ndarray, maker: Callable[[int], Any], steps: np.ndarray) -> None:
-        """The specs of the classes :meth:`lookup` just numbered, and what makes their pieces: ``maker`` of
-        each one's first step."""
+    def extend(self, maker: Callable[[int], Any], first: np.ndarray, walk: tuple, tiles: np.ndarray) -> None:
+        """The classes :meth:`lookup` just numbered: what makes their pieces (``maker`` of each one's first step,
+        ``first``), and what makes their specs (``walk``'s row and those steps' ``tiles``), with every pending
+        class's at once (:meth:`specs`)."""
         n = len(self.ids)
-        self.spec, self.maker, self.step = (_room(a, n) for a in (self.spec, self.maker, self.step))
-        at = slice(n - len(spec), n)
-        self.spec[at], self.maker[at], self.step[at] = spec, len(self.makers), steps
+        self.maker, self.step = (_room(a, n) for a in (self.maker, self.step))
+        self.maker[n - len(first):n], self.step[n - len(first):n] = len(self.makers), first
         self.makers.append(maker)
+        self.pending.append((walk, tiles))
+
+    def specs(self, ids: np.ndarray) -> np.ndarray:
+        """The spec rows of classes ``ids``: those of the classes numbered since the last call made first, all
+        at once."""
+        if self.pending:
+            walks, tiles = zip(*self.pending)
+            rows = self.make_specs(np.repeat(np.array(walks, np.int64), [len(x) for x in tiles], axis=0),
+                                   np.concatenate(tiles))
+            n = self.ready + len(rows)
+            self.spec = _room(self.spec, n)
+            self.spec[self.ready:n], self.ready, self.pending = rows, n, []
+        return self.spec[ids]
 
     def piece(self, i: int) -> Any:
         """Class ``i``'s piece, made once."""

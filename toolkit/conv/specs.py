@@ -44,28 +44,39 @@ class Specs(NamedTuple):
         return self.nb * self.nh * self.nw
 
 
-def step_specs(walk, steps, n: np.ndarray) -> np.ndarray:
-    """The rows (columns :class:`Specs`) of steps ``n`` of ``walk`` (tiles.step_order's ``steps``): each
-    axis tile i of ``tile`` over ``extent`` starts at i * tile and holds min(tile, extent - start)
-    (tiles.tile_ranges); reduction step r is kernel row tile, kernel column tile, then channel tile."""
-    op, t, geo, d, plan = walk.op, walk.t, walk.geo, walk.d, walk.plan
-    nkw = -(-geo.kernel[1] // t.kw)
-    nc = 1 if walk.dw else -(-(-(-walk.in_c // d)) // t.c)
-    r = steps.r[n]
-    nr = -(-geo.kernel[0] // t.kh) * nkw * nc
+WALK = ("tile_b", "tile_oh", "tile_ow", "tile_k", "tile_kh", "tile_kw", "tile_c", "batch", "out_h", "out_w",
+        "out_blocks", "kernel_h", "kernel_w", "in_blocks", "depthwise", "in_plane", "w_plane", "acc_plane", "mvin_blocks")
 
-    def span(i: np.ndarray, tile: int, extent: int) -> tuple[np.ndarray, np.ndarray]:
+
+def walk_row(walk) -> tuple[int, ...]:
+    """What :func:`step_specs` reads of a walk (columns :data:`WALK`): its tiles, the extents they tile (in
+    channel blocks for the channels), whether depthwise, its planes and its mvin width."""
+    op, t, geo, d, plan = walk.op, walk.t, walk.geo, walk.d, walk.plan
+    return (*t, op.batch, op.out_h, op.out_w, -(-walk.out_c // d), *geo.kernel, -(-walk.in_c // d), int(walk.dw),
+            plan.in_plane, plan.w_plane, plan.acc_plane, walk.s.mvin_blocks)
+
+
+def step_specs(walks: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """The rows (columns :class:`Specs`) of steps of walks, each step's walk a row of ``walks`` (:func:`walk_row`)
+    and its batch, row, column, output channel and reduction tile a row of ``steps`` (tiles.step_order): each
+    axis tile i of ``tile`` over ``extent`` starts at i * tile and holds min(tile, extent - start)
+    (tiles.tile_ranges); reduction tile r is a kernel row tile, kernel column tile, then channel tile (a
+    depthwise conv's channel tile is its output's)."""
+    tb, toh, tow, tk, tkh, tkw, tc, batch, out_h, out_w, kb, kh, kw, cb, dw, in_plane, w_plane, acc_plane, mb = walks.T
+    b, h, w, k, r = steps.T
+    nkw = -(-kw // tkw)
+    nc = np.where(dw == 1, 1, -(-cb // tc))
+    nr = -(-kh // tkh) * nkw * nc
+
+    def span(i: np.ndarray, tile: np.ndarray, extent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         start = i * tile
         return start, np.minimum(tile, extent - start)
 
-    out_k = span(steps.k[n], t.k, -(-walk.out_c // d))
-    cols = [*span(steps.b[n], t.b, op.batch), *span(steps.h[n], t.oh, op.out_h), *span(steps.w[n], t.ow, op.out_w),
-            *out_k, *span(r // (nkw * nc), t.kh, geo.kernel[0]), *span((r // nc) % nkw, t.kw, geo.kernel[1]),
-            *(out_k if walk.dw else span(r % nc, t.c, -(-walk.in_c // d))), r == 0, r == nr - 1]
-    rows = np.empty((len(n), len(Specs._fields)), np.int64)
-    rows[:, :len(cols)] = np.stack(cols, axis=1)
-    rows[:, len(cols):] = (plan.in_plane, plan.w_plane, plan.acc_plane, walk.s.mvin_blocks)
-    return rows
+    k0, nk = span(k, tk, kb)
+    c0, ncb = span(r % nc, tc, cb)
+    return np.stack([*span(b, tb, batch), *span(h, toh, out_h), *span(w, tow, out_w), k0, nk,
+                     *span(r // (nkw * nc), tkh, kh), *span((r // nc) % nkw, tkw, kw), np.where(dw == 1, k0, c0),
+                     np.where(dw == 1, nk, ncb), r == 0, r == nr - 1, in_plane, w_plane, acc_plane, mb], axis=1)
 
 
 class Layouts(NamedTuple):
