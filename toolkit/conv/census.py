@@ -66,7 +66,7 @@ def _axis_classes(extent: int, tile: int, kernel: int, ktile: int, stride: int, 
     for a, o in enumerate(tile_ranges(extent, tile)):
         for b, k in enumerate(tile_ranges(kernel, ktile)):
             index = axis_layout(o.start, len(o), k.start, len(k), stride, pad)[1]
-            key = (len(o), b, tuple((index >= 0) & (index < inside)))
+            key = (len(o), b, ((index >= 0) & (index < inside)).tobytes())
             out[a, b] = ids.setdefault(key, len(ids))
     return out
 

@@ -93,14 +93,14 @@ def axis_layout(o0: int, n: int, k0: int, nk: int, stride: int, padding: int) ->
         r, q = (k - padding) % stride, (k - padding) // stride
         lo, hi = span.get(r, (q, q))
         span[r] = (min(lo, q), max(hi, q))
-    base, index = {}, []
+    base, index, held = {}, [], 0
     for r in sorted(span):
         lo, hi = span[r]
-        base[r] = len(index)
-        index.extend((o0 + lo + j) * stride + r for j in range(n + hi - lo))
+        base[r], held = held, held + n + hi - lo
+        index.append((o0 + lo + np.arange(n + hi - lo)) * stride + r)
     offset = tuple(base[(k - padding) % stride] + (k - padding) // stride - span[(k - padding) % stride][0]
                    for k in range(k0, k0 + nk))
-    held = np.array(index)
+    held = np.concatenate(index)
     held.setflags(write=False)
     return offset, held
 
