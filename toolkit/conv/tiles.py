@@ -93,10 +93,10 @@ def axis_layout(o0: int, n: int, k0: int, nk: int, stride: int, padding: int) ->
         r, q = (k - padding) % stride, (k - padding) // stride
         lo, hi = span.get(r, (q, q))
         span[r] = (min(lo, q), max(hi, q))
-    base, index, held = {}, [], 0
+    base, index, slots = {}, [], 0
     for r in sorted(span):
         lo, hi = span[r]
-        base[r], held = held, held + n + hi - lo
+        base[r], slots = slots, slots + n + hi - lo
         index.append((o0 + lo + np.arange(n + hi - lo)) * stride + r)
     offset = tuple(base[(k - padding) % stride] + (k - padding) // stride - span[(k - padding) % stride][0]
                    for k in range(k0, k0 + nk))
