@@ -47,6 +47,7 @@ class ClassTable:
         self.chunk, self.start, self.length = (np.zeros(0, np.int64) for _ in range(3))
         self.known = np.zeros(0, bool)
         self.chunks: list[np.ndarray] = []   # (len(ACCESS), columns) each
+        self.scratch = np.zeros((len(ACCESS) + 2, 0), np.int64)   # a batch's accesses (_accesses)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -109,13 +110,16 @@ class ClassTable:
         self.start[ids], self.length[ids] = at[:-1], np.diff(at)
 
     def _accesses(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The accesses (rows ``ACCESS``) of classes ``ids``, chunk by chunk, and the position in ``ids`` of
-        each one's class."""
+        """The accesses (rows ``ACCESS``, then two spare rows) of classes ``ids``, chunk by chunk, in the
+        table's scratch (overwritten by the next call: fresh memory for a batch's few million accesses cost
+        more in page faults than the gathers themselves), and the position in ``ids`` of each one's class."""
         order = np.argsort(self.chunk[ids], kind="stable")
         length = self.length[ids[order]]
         chunk, at = (np.repeat(x[ids[order]], length) for x in (self.chunk, self.start))
         at += ranks(length)
-        out = np.empty((len(ACCESS), len(at)), np.int64)
+        if self.scratch.shape[1] < len(at):
+            self.scratch = np.empty((len(ACCESS) + 2, 2 * len(at)), np.int64)
+        out = self.scratch[:, :len(at)]
         bounds = np.searchsorted(chunk, np.arange(len(self.chunks) + 1))
         for c in np.unique(chunk).tolist():
             lo, hi = bounds[c], bounds[c + 1]
@@ -126,12 +130,24 @@ class ClassTable:
     def bank_rows(self, ids: np.ndarray, counts: np.ndarray, bases: np.ndarray, which: np.ndarray,
                   hw: HardwareConfig) -> tuple[np.ndarray, np.ndarray]:
         """Rows written and read per scratchpad bank by classes ``ids`` of candidates (their counts, rows of
-        bases and candidates ``which``), one row per candidate (whole numbers: exact in any order)."""
-        (addr, off, amount, shift, read), cls = self._accesses(ids)
-        bank = (((addr + bases.ravel()[cls * bases.shape[1] + shift]) & ROW_MASK) + off) // hw.sp_bank_rows
+        bases and candidates ``which``), one row per candidate (whole numbers: exact in any order). In place
+        in the scratch's rows."""
+        (addr, off, amount, shift, read, at, bank), cls = self._accesses(ids)
+        np.multiply(cls, bases.shape[1], out=at)
+        at += shift
+        np.take(bases.ravel(), at, out=bank)   # each access's base
+        bank += addr
+        bank &= ROW_MASK
+        bank += off
+        bank //= hw.sp_bank_rows
         if len(bank) and bank.max() >= hw.sp_banks:
             raise ValueError("conv_tallies: a scratchpad row past the last bank")
         n = int(which.max()) + 1
-        rows = np.bincount(((which * 2)[cls] + read) * hw.sp_banks + bank, weights=amount * counts[cls],
-                           minlength=n * 2 * hw.sp_banks).reshape(n, 2, hw.sp_banks)
+        np.take(which * 2, cls, out=at)
+        at += read
+        at *= hw.sp_banks
+        at += bank
+        np.take(counts, cls, out=bank)
+        bank *= amount
+        rows = np.bincount(at, weights=bank, minlength=n * 2 * hw.sp_banks).reshape(n, 2, hw.sp_banks)
         return rows[:, 0], rows[:, 1]
