@@ -112,7 +112,8 @@ class ClassTable:
     def _accesses(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The accesses (rows ``ACCESS``, then two spare rows) of classes ``ids``, chunk by chunk, in the
         table's scratch (overwritten by the next call: fresh memory for a batch's few million accesses cost
-        more in page faults than the gathers themselves), and the position in ``ids`` of each one's class."""
+        more in page faults than the gathers themselves), and the position in ``ids`` of each one's class. Every
+        index is in range, so the gathers clip (np.take's default mode buffers its output for the bounds check)."""
         order = np.argsort(self.chunk[ids], kind="stable")
         length = self.length[ids[order]]
         chunk, at = (np.repeat(x[ids[order]], length) for x in (self.chunk, self.start))
@@ -124,7 +125,7 @@ class ClassTable:
         for c in np.unique(chunk).tolist():
             lo, hi = bounds[c], bounds[c + 1]
             for row, into in zip(self.chunks[c], out):
-                np.take(row, at[lo:hi], out=into[lo:hi])
+                np.take(row, at[lo:hi], out=into[lo:hi], mode="clip")
         return out, np.repeat(order, length)
 
     def bank_rows(self, ids: np.ndarray, counts: np.ndarray, bases: np.ndarray, which: np.ndarray,
@@ -135,7 +136,7 @@ class ClassTable:
         (addr, off, amount, shift, read, at, bank), cls = self._accesses(ids)
         np.multiply(cls, bases.shape[1], out=at)
         at += shift
-        np.take(bases.ravel(), at, out=bank)   # each access's base
+        np.take(bases.ravel(), at, out=bank, mode="clip")   # each access's base
         bank += addr
         bank &= ROW_MASK
         bank += off
@@ -143,11 +144,11 @@ class ClassTable:
         if len(bank) and bank.max() >= hw.sp_banks:
             raise ValueError("conv_tallies: a scratchpad row past the last bank")
         n = int(which.max()) + 1
-        np.take(which * 2, cls, out=at)
+        np.take(which * 2, cls, out=at, mode="clip")
         at += read
         at *= hw.sp_banks
         at += bank
-        np.take(counts, cls, out=bank)
+        np.take(counts, cls, out=bank, mode="clip")
         bank *= amount
         rows = np.bincount(at, weights=bank, minlength=n * 2 * hw.sp_banks).reshape(n, 2, hw.sp_banks)
         return rows[:, 0], rows[:, 1]
