@@ -248,8 +248,8 @@ def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedul
     """The census of ``lower_conv(op, s, hw)``'s stream, and its buffers."""
     if len(_TABLE) >= _MAX_PIECES:
         forget_classes()
-    groups, plan, buffers = _class_groups(op, s, hw)
-    pieces = [([_TABLE.piece(i) for i in ids.tolist()], counts, _bases(bufs, _regions(plan)))
+    groups, walk, buffers = _class_groups(op, s, hw)
+    pieces = [([_TABLE.piece(i) for i in ids.tolist()], counts, _bases(bufs, _regions(walk.plan)))
               for _, ids, counts, bufs in groups]
     return join([_fixed(op, hw, "padded" in buffers), *(_Piece.census(*p) for p in pieces)]), buffers
 
@@ -304,35 +304,35 @@ def _new_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | De
                  hw: HardwareConfig) -> list[tuple[Tally, dict[str, Buffer]]]:
     """:func:`conv_tallies` of ``schedules``, none of them kept."""
     built = [_class_groups(op, s, hw) for s in schedules]
-    passes: dict[tuple, tuple] = {}   # part, what its pass keeps apart -> a schedule, its buffers, its classes
-    for s, (groups, _, buffers) in zip(schedules, built):
+    passes: dict[tuple, tuple] = {}   # part, what its pass keeps apart -> a walk, its buffers, its classes
+    for groups, walk, buffers in built:
         for part, ids, _, _ in groups:
-            passes.setdefault((part, *_pass_key(part, s)), (s, buffers, []))[2].append(ids)
-    for (part, *_), (s, buffers, ids) in passes.items():
+            passes.setdefault((part, *_pass_key(part, walk)), (walk, buffers, []))[2].append(ids)
+    for (part, *_), (walk, buffers, ids) in passes.items():
         new = _TABLE.unknown(np.concatenate(ids))
         if len(new):   # a class is of one pass: its context holds what the pass keeps apart
             _, first = np.unique(new, return_index=True)
             new = new[np.sort(first)]   # each once, in the order the candidates have them
-            _TABLE.record(new, *_tally_new(op, part, s, hw, buffers, new))
+            _TABLE.record(new, *_tally_new(part, walk, hw, buffers, new))
     return _sum_classes(op, hw, built)
 
 
-def _pass_key(part: str, s: ConvSchedule | DepthwiseSchedule) -> tuple:
+def _pass_key(part: str, walk: _ConvWalk) -> tuple:
     """What one closed-form pass over new classes of ``part`` keeps apart: the geometry (the buffers); the
     computes' dataflow; and where a pass pads each class's pixels to its largest's (the computes, input and
     stores), the size of the pixel tile (tiles within twice as many pixels)."""
-    t = s.tiles()
+    s, t = walk.s, walk.t
     pixels = (t.b * t.oh * t.ow).bit_length() if part in ("computes", "input", "stores") else 0
     return s.packs_taps, s.dataflow if part == "computes" else None, pixels
 
 
-def _tally_new(op: Conv2d | DepthwiseConv2d, part: str, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig,
-               buffers: dict[str, Buffer], new: np.ndarray) -> _Tallies:
-    """The tallies of the new classes ``new`` of ``part`` (of candidates sharing ``s``'s :func:`_pass_key`): in
-    closed form, every class at once from their specs, but the bias and a depthwise conv's weights, from their
-    words. ``s``'s walk stands for every class's op, hardware and geometry."""
+def _tally_new(part: str, walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer], new: np.ndarray
+               ) -> _Tallies:
+    """The tallies of the new classes ``new`` of ``part`` (of candidates sharing ``walk``'s :func:`_pass_key`):
+    in closed form, every class at once from their specs, but the bias and a depthwise conv's weights, from
+    their words. ``walk`` stands for every class's op, hardware and geometry."""
+    op, s = walk.op, walk.s
     full, specs = op.out_dtype == "int32", Specs(*_TABLE.specs(new).T)
-    walk = _ConvWalk(op, s, hw) if part in ("computes", "input", "weights", "stores") else None
     if part == "computes":
         return _computes_tallies(specs, walk, s.dataflow == "os")
     if part == "input":
@@ -353,7 +353,7 @@ def _sum_classes(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, built: list
     ids, counts, bufs = (np.concatenate([g[i] for groups, _, _ in built for g in groups]) for i in (1, 2, 3))
     per = [sum(len(g[1]) for g in groups) for groups, _, _ in built]   # each candidate's classes
     sums = np.add.reduceat(counts[:, None] * _TABLE.sums[ids], np.cumsum([0, *per[:-1]]), axis=0)
-    bases = _bases(bufs, np.repeat(np.stack([_regions(plan) for _, plan, _ in built]), per, axis=0))
+    bases = _bases(bufs, np.repeat(np.stack([_regions(walk.plan) for _, walk, _ in built]), per, axis=0))
     written, read = _TABLE.bank_rows(ids, counts, bases, np.repeat(np.arange(len(built)), per), hw)
     out = []
     for n, (_, _, buffers) in enumerate(built):
@@ -381,9 +381,9 @@ def _fixed_tally(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, padded: bool)
 
 
 def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
-                  ) -> tuple[list[tuple[str, np.ndarray, np.ndarray, np.ndarray]], ConvPlan, dict[str, Buffer]]:
-    """The tile walk's classes of steps, per part (:func:`_walk_classes`), the schedule's memory plan and the
-    buffers. The classes and their buffers depend on the tiles, geometry, mvin width, dataflow, loop order and
+                  ) -> tuple[list[tuple[str, np.ndarray, np.ndarray, np.ndarray]], _ConvWalk, dict[str, Buffer]]:
+    """The tile walk's classes of steps, per part (:func:`_walk_classes`), the schedule's walk (its memory plan)
+    and the buffers. The classes and their buffers depend on the tiles, geometry, mvin width, dataflow, loop order and
     buffering, not on the placement or pipeline knobs: kept per walk, their bases are the schedule's own plan's
     (:func:`_bases`)."""
     walk = _ConvWalk(op, s, hw)   # its memory plan: ScheduleError where the schedule does not fit
@@ -394,7 +394,7 @@ def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSched
         if len(_WALKS) >= _MAX_WALKS:
             _WALKS.clear()
         walked = _WALKS[key] = _walk_classes(walk, hw, buffers)
-    return walked, walk.plan, buffers
+    return walked, walk, buffers
 
 
 def _regions(plan: ConvPlan) -> np.ndarray:
