@@ -174,11 +174,11 @@ class _Classes:
         census asks for them)."""
         firsts, counts = classes([key, self.buf_key], active)
         ctx = _CONTEXTS.setdefault(context, len(_CONTEXTS))
-        ids, new = _TABLE.lookup([(ctx, part, v) for v in key[firsts].tolist()])
-        if new:
+        ids, new = _TABLE.lookup((ctx, part), key[firsts])
+        if len(new):
             steps = firsts[new]
             _TABLE.extend(lambda n: _Piece(spec(n), fill), steps, self.walk, self.tiles[:, steps].T)
-        self.groups.append((part, np.array(ids, np.int64), counts, self.bufs[:, firsts].T))
+        self.groups.append((part, ids, counts, self.bufs[:, firsts].T))
 
 
 def _loads(piece: _Piece, loads: list, funct: int, dram: int, local: Callable, shift: int, stride: int) -> None:

@@ -35,7 +35,8 @@ class ClassTable:
     them into larger arrays costs more (fresh memory for the copy) than gathering from a chunk per pass."""
 
     def __init__(self, make_specs: Callable[[np.ndarray, np.ndarray], np.ndarray], spec_columns: int) -> None:
-        self.ids: dict[Hashable, int] = {}
+        self.ids: dict[Hashable, dict[int, int]] = {}   # per context and part, a class's key code -> its row
+        self.n = 0
         self.make_specs = make_specs   # the specs of steps (specs.step_specs) of walks
         self.spec = np.zeros((0, spec_columns), np.int64)
         self.pending: list[tuple[tuple, np.ndarray]] = []   # (a walk's row, its new classes' steps' tiles)
@@ -50,25 +51,27 @@ class ClassTable:
         self.scratch = np.zeros((len(ACCESS) + 2, 0), np.int64)   # a batch's accesses (_accesses)
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return self.n
 
-    def lookup(self, keys: list[tuple]) -> tuple[list[int], list[int]]:
-        """Each key's class, numbering the new ones after the last (a key twice, once); and where in ``keys``
-        each new class first is."""
-        ids, n, new, out = self.ids, len(self.ids), [], []
-        for at, key in enumerate(keys):
-            got = ids.get(key)
-            if got is None:
-                got = ids[key] = n + len(new)
-                new.append(at)
-            out.append(got)
-        return out, new
+    def lookup(self, where: Hashable, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The class of each key code of ``where`` (a context and part), numbering the new ones after the last (a
+        code twice, once: in the order of their codes); and where in ``codes`` each new class first is."""
+        known = self.ids.setdefault(where, {})
+        ids = np.array([known.get(c, -1) for c in codes.tolist()], np.int64)
+        miss = np.flatnonzero(ids < 0)
+        if not len(miss):
+            return ids, miss
+        new, first, which = np.unique(codes[miss], return_index=True, return_inverse=True)
+        ids[miss] = self.n + which
+        known.update(zip(new.tolist(), range(self.n, self.n + len(new))))
+        self.n += len(new)
+        return ids, miss[first]
 
     def extend(self, maker: Callable[[int], Any], first: np.ndarray, walk: tuple, tiles: np.ndarray) -> None:
         """The classes :meth:`lookup` just numbered: what makes their pieces (``maker`` of each one's first step,
         ``first``), and what makes their specs (``walk``'s row and those steps' ``tiles``), with every pending
         class's at once (:meth:`specs`)."""
-        n = len(self.ids)
+        n = self.n
         self.maker, self.step = (_room(a, n) for a in (self.maker, self.step))
         self.maker[n - len(first):n], self.step[n - len(first):n] = len(self.makers), first
         self.makers.append(maker)
@@ -102,7 +105,7 @@ class ClassTable:
     def record(self, ids: list[int], sums: np.ndarray, access: np.ndarray, at: np.ndarray) -> None:
         """The tallies of classes ``ids``: their ``sums``, and their ``access`` columns (rows ``ACCESS``),
         class i's from at[i] to at[i + 1]."""
-        n = len(self.ids)
+        n = self.n
         self.sums, self.chunk, self.start, self.length, self.known = (
             _room(a, n) for a in (self.sums, self.chunk, self.start, self.length, self.known))
         self.chunks.append(np.ascontiguousarray(access))
