@@ -145,8 +145,10 @@ def _cut_tallies(c: Census, shift: np.ndarray, ends: np.ndarray, hw: HardwareCon
     another (class i's end before ``ends[i]``), and cut the sums and accesses per class (a class's
     accesses lie together, in word order)."""
     ws = word_sums(c, hw, buffers)
-    cum = np.vstack([np.zeros((1, ws.sums.shape[1]), np.int64), np.cumsum(ws.sums, axis=0)])
-    sums = cum[ends] - cum[np.concatenate([[0], ends[:-1]])]
+    starts = np.concatenate([[0], ends[:-1]])
+    some = ends > starts   # a class without words sums to 0; the others' words lie between their starts
+    sums = np.zeros((len(ends), ws.sums.shape[1]), np.int64)
+    sums[some] = np.add.reduceat(ws.sums, starts[some], axis=0)
     access = np.concatenate([_access(ws.writes, shift[ws.writes.word, 1], 0),
                              _access(ws.reads, shift[ws.reads.word, 0], 1)], axis=1)
     owner = np.searchsorted(ends, np.concatenate([ws.writes.word, ws.reads.word]), side="right")
