@@ -162,11 +162,10 @@ class _Classes:
     (:class:`Specs`: the walk's ``specs`` of its first step) and what makes its piece, and keeps the part's
     classes, counts and each class's buffers."""
 
-    def __init__(self, bufs: np.ndarray, walk: tuple, tiles: np.ndarray) -> None:
-        self.bufs = bufs   # (3, steps): each step's input, weight and accumulator buffer
-        self.walk, self.tiles = walk, tiles   # the walk's row (specs.walk_row), (5, steps) each step's tiles
-        n = int(bufs.max(initial=0)) + 1   # one key of the three, in their order: a class key fewer to group by
-        self.buf_key = (bufs[0] * n + bufs[1]) * n + bufs[2]
+    def __init__(self, bufs: tuple[np.ndarray, ...], walk: tuple, tiles: tuple[np.ndarray, ...], nbuf: int) -> None:
+        self.bufs = bufs   # each step's input, weight and accumulator buffer (of ``nbuf``)
+        self.walk, self.tiles = walk, tiles   # the walk's row (specs.walk_row), each step's five tiles
+        self.buf_key = (bufs[0] * nbuf + bufs[1]) * nbuf + bufs[2]   # the three in one: a class key fewer
         self.groups: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []   # part, classes, counts, buffers
 
     def each(self, part: str, context: tuple, key: np.ndarray, active: np.ndarray,
@@ -174,13 +173,14 @@ class _Classes:
         """Classes of ``active`` steps alike in ``key`` (:func:`_code`: the same within ``context`` for any walk);
         ``spec`` gives what the walk makes of a class's first step, and ``fill`` its words from that (only when a
         census asks for them)."""
-        firsts, counts = classes([key, self.buf_key], active)
+        firsts, counts = classes([key, self.buf_key], active)   # in the order of their key codes
         ctx = _CONTEXTS.setdefault(context, len(_CONTEXTS))
         ids, new = _TABLE.lookup((ctx, part), key[firsts])
         if len(new):
             steps = firsts[new]
-            _TABLE.extend(lambda n: _Piece(spec(n), fill), steps, self.walk, self.tiles[:, steps].T)
-        self.groups.append((part, ids, counts, self.bufs[:, firsts].T))
+            tiles = np.stack([x[steps] for x in self.tiles], axis=1)
+            _TABLE.extend(lambda n: _Piece(spec(n), fill), steps, self.walk, tiles)
+        self.groups.append((part, ids, counts, np.stack([x[firsts] for x in self.bufs], axis=1)))
 
 
 def _loads(piece: _Piece, loads: list, funct: int, dram: int, local: Callable, shift: int, stride: int) -> None:
@@ -446,7 +446,7 @@ def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer
     inputs = (*geometry, t._replace(k=0), s.mvin_blocks)
     weights, bias = (*geometry, t._replace(b=0, oh=0, ow=0), s.mvin_blocks), (*geometry, outputs, s.mvin_blocks)
 
-    walked = _Classes(np.stack(steps.bufs), walk_row(walk), np.stack(steps[:5]))
+    walked = _Classes(steps.bufs, walk_row(walk), steps[:5], s.nbuf)
     each = walked.each
     src, out_bytes, full = buffers[geo.source].addr, (4 if op.out_dtype == "int32" else 1), op.out_dtype == "int32"
     # a step's words depend on its channel tile only through whether it is the last (a ragged one), and

@@ -54,14 +54,17 @@ class ClassTable:
         return self.n
 
     def lookup(self, where: Hashable, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The class of each key code of ``where`` (a context and part), numbering the new ones after the last (a
-        code twice, once: in the order of their codes); and where in ``codes`` each new class first is."""
+        """The class of each key code of ``where`` (a context and part; ``codes`` in ascending order), numbering
+        the new ones after the last (a code twice, once); and where in ``codes`` each new class first is."""
         known = self.ids.setdefault(where, {})
         ids = np.array([known.get(c, -1) for c in codes.tolist()], np.int64)
         miss = np.flatnonzero(ids < 0)
         if not len(miss):
             return ids, miss
-        new, first, which = np.unique(codes[miss], return_index=True, return_inverse=True)
+        step = np.ones(len(miss), bool)
+        step[1:] = codes[miss[1:]] != codes[miss[:-1]]   # ascending: a new code starts a new class
+        which = np.cumsum(step) - 1
+        new, first = codes[miss[step]], np.flatnonzero(step)
         ids[miss] = self.n + which
         known.update(zip(new.tolist(), range(self.n, self.n + len(new))))
         self.n += len(new)
