@@ -11,7 +11,7 @@ import numpy as np
 
 from isa import HardwareConfig
 
-from ..estimate import STEP_OVERHEAD, dma_row_cycles, pipeline_cycles, tap_cycles
+from ..estimate import STEP_OVERHEAD, dma_row_cycles, pipeline_columns, tap_cycles
 from ..knobs import tile_values
 from ..schedule import ScheduleError, grow_tiles
 from .geometry import conv_geometry
@@ -224,8 +224,8 @@ def pipelined_conv_cycles(op: Conv2d, s: ConvSchedule, hw: HardwareConfig, limit
     if op.bias:   # a bias row is read once and written to every pixel of the tile
         writes = writes + (r == 0) * npix * kblocks
     store = (r == c["shape"][4] - 1) * npix * kblocks * out_beats
-    return pipeline_cycles(np.stack([compute, load, store, writes], axis=1), d, load_ahead=bool(s.load_ahead),
-                           store_delay=bool(s.store_delay))
+    return pipeline_columns(*(np.asarray(x, dtype=float) for x in (compute, load, store, writes)), d,
+                            load_ahead=bool(s.load_ahead), store_delay=bool(s.store_delay))
 
 
 @functools.lru_cache(maxsize=256)
