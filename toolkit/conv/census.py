@@ -165,7 +165,7 @@ class _Classes:
     def __init__(self, bufs: tuple[np.ndarray, ...], walk: tuple, tiles: tuple[np.ndarray, ...], nbuf: int) -> None:
         self.bufs = bufs   # each step's input, weight and accumulator buffer (of ``nbuf``)
         self.walk, self.tiles = walk, tiles   # the walk's row (specs.walk_row), each step's five tiles
-        self.buf_key = (bufs[0] * nbuf + bufs[1]) * nbuf + bufs[2]   # the three in one: a class key fewer
+        self.nbuf, self.buf_key = nbuf, (bufs[0] * nbuf + bufs[1]) * nbuf + bufs[2]   # the three in one
         self.groups: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []   # part, classes, counts, buffers
 
     def each(self, part: str, context: tuple, key: np.ndarray, active: np.ndarray,
@@ -173,7 +173,8 @@ class _Classes:
         """Classes of ``active`` steps alike in ``key`` (:func:`_code`: the same within ``context`` for any walk);
         ``spec`` gives what the walk makes of a class's first step, and ``fill`` its words from that (only when a
         census asks for them)."""
-        firsts, counts = classes([key, self.buf_key], active)   # in the order of their key codes
+        radix = self.nbuf ** 3
+        firsts, counts = classes([key * radix + self.buf_key], active)   # in the order of their key codes
         ctx = _CONTEXTS.setdefault(context, len(_CONTEXTS))
         ids, new = _TABLE.lookup((ctx, part), key[firsts])
         if len(new):

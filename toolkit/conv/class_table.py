@@ -57,7 +57,7 @@ class ClassTable:
         """The class of each key code of ``where`` (a context and part; ``codes`` in ascending order), numbering
         the new ones after the last (a code twice, once); and where in ``codes`` each new class first is."""
         known = self.ids.setdefault(where, {})
-        ids = np.array([known.get(c, -1) for c in codes.tolist()], np.int64)
+        ids = np.array([known.get(c, -1) for c in codes.tolist()] if known else -np.ones(len(codes)), np.int64)
         miss = np.flatnonzero(ids < 0)
         if not len(miss):
             return ids, miss
