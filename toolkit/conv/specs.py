@@ -9,7 +9,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .runs import ranks
-from .tiles import axis_layout
+from .tiles import _ConvWalk, axis_layout
 
 
 class Specs(NamedTuple):
@@ -44,13 +44,10 @@ class Specs(NamedTuple):
         return self.nb * self.nh * self.nw
 
 
-WALK = ("tile_b", "tile_oh", "tile_ow", "tile_k", "tile_kh", "tile_kw", "tile_c", "batch", "out_h", "out_w",
-        "out_blocks", "kernel_h", "kernel_w", "in_blocks", "depthwise", "in_plane", "w_plane", "acc_plane", "mvin_blocks")
-
-
-def walk_row(walk) -> tuple[int, ...]:
-    """What :func:`step_specs` reads of a walk (columns :data:`WALK`): its tiles, the extents they tile (in
-    channel blocks for the channels), whether depthwise, its planes and its mvin width."""
+def walk_row(walk: _ConvWalk) -> tuple[int, ...]:
+    """What :func:`step_specs` reads of a walk: its seven tiles (tiles.Tiles), the extents they tile (images,
+    rows, columns, output channel blocks, kernel rows, kernel columns, input channel blocks), whether depthwise,
+    its planes and its mvin width."""
     op, t, geo, d, plan = walk.op, walk.t, walk.geo, walk.d, walk.plan
     return (*t, op.batch, op.out_h, op.out_w, -(-walk.out_c // d), *geo.kernel, -(-walk.in_c // d), int(walk.dw),
             plan.in_plane, plan.w_plane, plan.acc_plane, walk.s.mvin_blocks)
