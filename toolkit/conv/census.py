@@ -420,11 +420,10 @@ def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer
     input, weight and accumulator buffer). A depthwise conv's reduction is its taps alone (the channel tile is
     the output's): its input changes with the channel tile."""
     op, s, dw, geo, plan, t, d = walk.op, walk.s, walk.dw, walk.geo, walk.plan, walk.t, walk.d
-    ranges = (tile_ranges(op.batch, t.b), tile_ranges(op.out_h, t.oh), tile_ranges(op.out_w, t.ow),
-              tile_ranges(-(-walk.out_c // d), t.k))
-    reduction = walk.reduction(range(1))   # (a depthwise conv's: each channel tile its own, of the same length)
-    nkw, nc = len(tile_ranges(geo.kernel[1], t.kw)), 1 if dw else len(tile_ranges(-(-walk.in_c // d), t.c))
-    shape = (*map(len, ranges), len(reduction))
+    extents = ((op.batch, t.b), (op.out_h, t.oh), (op.out_w, t.ow), (-(-walk.out_c // d), t.k))
+    nkw, nc = -(-geo.kernel[1] // t.kw), 1 if dw else -(-(-(-walk.in_c // d)) // t.c)   # tiles.tile_ranges' counts
+    # the reduction's length (a depthwise conv's: each channel tile its own, of the same length)
+    shape = (*(-(-n // tile) for n, tile in extents), -(-geo.kernel[0] // t.kh) * nkw * nc)
     steps = step_order(shape, tuple(s.ORDER.index(x) for x in s.loop_order), s.nbuf, dw)
     b, h, w, k, r = steps[:5]
     (sh, sw), (ph, pw) = geo.stride, geo.padding
@@ -434,10 +433,10 @@ def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer
     last = [(x == n - 1, 2) for x, n in zip((b, h, w, k), shape)]
     first_r, last_r = (r == 0, 2), (r == shape[4] - 1, 2)
 
-    @functools.cache   # the parts' classes often start at one step
+    @functools.cache   # the parts' classes often start at one step (made only for a census's words)
     def tile(n: int) -> tuple:
-        out = _Output(*(rng[x[n]] for rng, x in zip(ranges, (b, h, w, k))), 0)
-        return out, walk.step(out, int(r[n]), walk.reduction(out.kbs) if dw else reduction)
+        out = _Output(*(tile_ranges(*e)[x[n]] for e, x in zip(extents, (b, h, w, k))), 0)
+        return out, walk.step(out, int(r[n]), walk.reduction(out.kbs if dw else range(1)))
 
     # a class's words at base 0 depend on the op, the hardware, per part the tiles it reads (the input all but
     # the output channels', the weights all but the pixels', the bias and stores the output tile's), the mvin
