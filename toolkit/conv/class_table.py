@@ -5,6 +5,7 @@ made only for a census that joins them).
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Hashable
 
 import numpy as np
@@ -48,7 +49,7 @@ class ClassTable:
         self.chunk, self.start, self.length = (np.zeros(0, np.int64) for _ in range(3))
         self.known = np.zeros(0, bool)
         self.chunks: list[np.ndarray] = []   # (len(ACCESS), columns) each
-        self.scratch = np.zeros((len(ACCESS) + 2, 0), np.int64)   # a batch's accesses (_accesses)
+        self.local = threading.local()   # .scratch: a batch's accesses (_accesses), one per thread
 
     def __len__(self) -> int:
         return self.n
@@ -117,16 +118,17 @@ class ClassTable:
 
     def _accesses(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The accesses (rows ``ACCESS``, then two spare rows) of classes ``ids``, chunk by chunk, in the
-        table's scratch (overwritten by the next call: fresh memory for a batch's few million accesses cost
+        thread's scratch (overwritten by its next call: fresh memory for a batch's few million accesses cost
         more in page faults than the gathers themselves), and the position in ``ids`` of each one's class. Every
         index is in range, so the gathers clip (np.take's default mode buffers its output for the bounds check)."""
         order = np.argsort(self.chunk[ids], kind="stable")
         length = self.length[ids[order]]
         chunk, at = (np.repeat(x[ids[order]], length) for x in (self.chunk, self.start))
         at += ranks(length)
-        if self.scratch.shape[1] < len(at):
-            self.scratch = np.empty((len(ACCESS) + 2, 2 * len(at)), np.int64)
-        out = self.scratch[:, :len(at)]
+        scratch = getattr(self.local, "scratch", None)
+        if scratch is None or scratch.shape[1] < len(at):
+            scratch = self.local.scratch = np.empty((len(ACCESS) + 2, 2 * len(at)), np.int64)
+        out = scratch[:, :len(at)]
         bounds = np.searchsorted(chunk, np.arange(len(self.chunks) + 1))
         for c in np.unique(chunk).tolist():
             lo, hi = bounds[c], bounds[c + 1]
