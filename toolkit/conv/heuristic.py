@@ -148,7 +148,8 @@ def _tile_costs(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, An
     w_cls, w_read, w_per = _axis_tiles(op.out_w, t.ow, g.kernel[1], t.kw, sw, pw, g.in_w)
     images, heights, widths = (np.array([len(x) for x in tile_ranges(n, tl)])
                                for n, tl in ((op.batch, t.b), (op.out_h, t.oh), (op.out_w, t.ow)))
-    distinct, b_cls = np.unique(images, return_inverse=True)
+    distinct = np.array(sorted(set(images.tolist())))   # np.unique's, without its sort (a tile size or two)
+    b_cls = np.searchsorted(distinct, images)
     tap_table = _tap_table(distinct, h_per, w_per, d)
     contiguous = np.array([len(kws) == 1 for kws in rkw], dtype=int)[r_kw]
     cblocks = np.array([len(cbs) for cbs in rc])[r_c]
