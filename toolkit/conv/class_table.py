@@ -106,7 +106,7 @@ class ClassTable:
         known[inside] = self.known[ids[inside]]
         return ids[~known]
 
-    def record(self, ids: list[int], sums: np.ndarray, access: np.ndarray, at: np.ndarray) -> None:
+    def record(self, ids: np.ndarray, sums: np.ndarray, access: np.ndarray, at: np.ndarray) -> None:
         """The tallies of classes ``ids``: their ``sums``, and their ``access`` columns (rows ``ACCESS``),
         class i's from at[i] to at[i + 1]."""
         n = self.n
