@@ -94,9 +94,9 @@ def classes(keys: Sequence[np.ndarray], active: np.ndarray | None = None) -> tup
     many steps it has, over the ``active`` steps only; classes in the order of their keys (the first key
     most significant)."""
     idx = np.arange(len(keys[0])) if active is None else np.flatnonzero(active)
-    code, n_codes = np.zeros(len(idx), np.int64), 1
+    code, n_codes = 0, 1
     for x in keys:
-        x = np.asarray(x)[idx]
+        x = np.asarray(x, np.int64)[idx]
         size = int(x.max(initial=0)) + 1
         code, n_codes = code * size + x, n_codes * size
     if n_codes > 4 * len(code) + 4096:   # codes too sparse to count in a table

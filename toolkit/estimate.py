@@ -63,8 +63,16 @@ def pipeline_cycles(steps: "Sequence[tuple[float, float, float]] | np.ndarray", 
     table = np.asarray(steps, dtype=float)
     if not len(table):
         return 0.0
-    compute, load, store = table.T[:3]
-    dma = np.zeros(len(table))
+    return pipeline_columns(*table.T[:3], table[:, 3] if table.shape[1] > 3 else None, dim, startup, step_overhead,
+                            load_ahead=load_ahead, store_delay=store_delay)
+
+
+def pipeline_columns(compute: np.ndarray, load: np.ndarray, store: np.ndarray, writes: np.ndarray | None, dim: int,
+                     startup: float | None = None, step_overhead: float = STEP_OVERHEAD, *,
+                     load_ahead: bool = True, store_delay: bool = True) -> float:
+    """:func:`pipeline_cycles` of its table's columns (float, at least one step; ``writes`` None: no load
+    writes), without stacking them."""
+    dma = np.zeros(len(compute))
     serial = 0.0
     if load_ahead:
         dma[:-1] += load[1:]      # the next step's loads
@@ -77,10 +85,10 @@ def pipeline_cycles(steps: "Sequence[tuple[float, float, float]] | np.ndarray", 
         dma[1:] += store[:-1]     # the previous step's stores
     else:
         serial += store[:-1].sum()
-    if table.shape[1] > 3 and load_ahead:    # the load unit's writes into local memory, a block a cycle
-        writes = np.zeros(len(table))
-        writes[:-1] = table[1:, 3]
-        dma = np.maximum(dma, writes)
+    if writes is not None and load_ahead:    # the load unit's writes into local memory, a block a cycle
+        following = np.zeros(len(compute))
+        following[:-1] = writes[1:]
+        dma = np.maximum(dma, following)
     first = load[0] if startup is None else startup
     return float(first + store[-1] + 2 * dim + serial + np.maximum(compute, dma).sum()
-                 + len(table) * step_overhead * dim)
+                 + len(compute) * step_overhead * dim)

@@ -15,6 +15,7 @@ either dataflow) give the same one from their tile walk without rendering, which
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from concurrent.futures import Executor
@@ -240,8 +241,10 @@ def knob_features(schedule: Schedule | dict[str, Any], domains: dict[str, list])
     return out
 
 
+@functools.lru_cache(maxsize=256)
 def shape_features(op: Op) -> np.ndarray:
-    """Op kind, log of its numeric parameters, and whether each epilogue option is set."""
+    """Op kind, log of its numeric parameters, and whether each epilogue option is set. Kept per op (read-only):
+    a batch's candidates share it, and making it costs as much as the rest of their vector but the stream."""
     kind = np.zeros(len(OP_KINDS) + 1)
     kind[OP_KINDS.index(op.KIND) if op.KIND in OP_KINDS else -1] = 1.0
     numbers: list[float] = []
@@ -260,7 +263,9 @@ def shape_features(op: Op) -> np.ndarray:
     params[:len(vals)] = vals
     fl = np.zeros(MAX_FLAGS)
     fl[:min(len(flags), MAX_FLAGS)] = flags[:MAX_FLAGS]
-    return np.concatenate([kind, params, fl, _log([op.macs, op.input_bytes, op.output_bytes])])
+    out = np.concatenate([kind, params, fl, _log([op.macs, op.input_bytes, op.output_bytes])])
+    out.setflags(write=False)
+    return out
 
 
 def hardware_features(hw: HardwareConfig) -> np.ndarray:

@@ -33,12 +33,13 @@ from .closed import computes_sums, input_loads, stores, weight_loads
 from .geometry import padded_width
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
-from .schedule import ConvSchedule, DepthwiseSchedule
+from .schedule import ConvPlan, ConvSchedule, DepthwiseSchedule
+from .specs import Specs, step_specs, walk_row
 from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, step_order, tile_ranges
 
 _SP, _IN, _W, _ACC = 0, 1, 2, 3   # what shifts a word's local address: nothing, the input, weight, acc base
 _MAX_PIECES = 65536   # classes kept (a batch's new ones may pass it: then all go before the next)
-_TABLE = ClassTable()                 # (context, part, class) -> its words at base 0 and sums, across candidates
+_TABLE = ClassTable(step_specs, len(Specs._fields))   # (context, part, class) -> its spec, words and sums
 _CONTEXTS: dict[tuple, int] = {}      # context -> a small id (hashing a context's dataclasses costs)
 _MAX_WALKS = 1024
 _WALKS: dict[tuple, list] = {}        # a walk's knobs -> its classes (_walk_classes), across candidates
@@ -48,7 +49,7 @@ _TALLIES: dict[tuple, tuple] = {}     # a schedule's knobs but its order's -> it
 def forget_classes() -> None:
     """Drop every cached class (a benchmark's cold start)."""
     global _TABLE
-    _TABLE = ClassTable()
+    _TABLE = ClassTable(step_specs, len(Specs._fields))
     _CONTEXTS.clear()
     _WALKS.clear()
     _TALLIES.clear()
@@ -65,7 +66,7 @@ def _axis_classes(extent: int, tile: int, kernel: int, ktile: int, stride: int, 
     for a, o in enumerate(tile_ranges(extent, tile)):
         for b, k in enumerate(tile_ranges(kernel, ktile)):
             index = axis_layout(o.start, len(o), k.start, len(k), stride, pad)[1]
-            key = (len(o), b, tuple((index >= 0) & (index < inside)))
+            key = (len(o), b, ((index >= 0) & (index < inside)).tobytes())
             out[a, b] = ids.setdefault(key, len(ids))
     return out
 
@@ -129,13 +130,13 @@ def _tally_pieces(pieces: list[_Piece], hw: HardwareConfig, buffers: dict[str, B
                         np.cumsum([len(b[0].count) for b in built]), hw, buffers)
 
 
-def _word_tallies(pieces: list[_Piece], words: Callable[[list], tuple[Census, np.ndarray]], shift: int,
+def _word_tallies(words: Callable[[Specs], tuple[Census, np.ndarray]], specs: Specs, shift: int,
                   hw: HardwareConfig, buffers: dict[str, Buffer]) -> _Tallies:
     """The tallies of classes from their words, found for every class at once (closed.py: ``words`` of
-    their specs, with each word's class), each word's rs2 local address moved by ``shift``."""
-    c, cls = words([p.spec for p in pieces])
+    their ``specs``, with each word's class), each word's rs2 local address moved by ``shift``."""
+    c, cls = words(specs)
     shifts = np.stack([np.full(len(cls), _SP), np.full(len(cls), shift)], axis=1)
-    return _cut_tallies(c, shifts, np.searchsorted(cls, np.arange(1, len(pieces) + 1)), hw, buffers)
+    return _cut_tallies(c, shifts, np.searchsorted(cls, np.arange(1, len(specs.nb) + 1)), hw, buffers)
 
 
 def _cut_tallies(c: Census, shift: np.ndarray, ends: np.ndarray, hw: HardwareConfig,
@@ -144,8 +145,10 @@ def _cut_tallies(c: Census, shift: np.ndarray, ends: np.ndarray, hw: HardwareCon
     another (class i's end before ``ends[i]``), and cut the sums and accesses per class (a class's
     accesses lie together, in word order)."""
     ws = word_sums(c, hw, buffers)
-    cum = np.vstack([np.zeros((1, ws.sums.shape[1]), np.int64), np.cumsum(ws.sums, axis=0)])
-    sums = cum[ends] - cum[np.concatenate([[0], ends[:-1]])]
+    starts = np.concatenate([[0], ends[:-1]])
+    some = ends > starts   # a class without words sums to 0; the others' words lie between their starts
+    sums = np.zeros((len(ends), ws.sums.shape[1]), np.int64)
+    sums[some] = np.add.reduceat(ws.sums, starts[some], axis=0)
     access = np.concatenate([_access(ws.writes, shift[ws.writes.word, 1], 0),
                              _access(ws.reads, shift[ws.reads.word, 0], 1)], axis=1)
     owner = np.searchsorted(ends, np.concatenate([ws.writes.word, ws.reads.word]), side="right")
@@ -155,26 +158,30 @@ def _cut_tallies(c: Census, shift: np.ndarray, ends: np.ndarray, hw: HardwareCon
 
 class _Classes:
     """A census's parts, class by class: ``each`` groups the steps of a part into classes (with the buffers
-    each uses), makes a class's piece once (shared across candidates of one context) and keeps the part's
-    pieces, counts and each class's buffers."""
+    each uses), numbers a class once (shared across candidates of one context), with its spec
+    (:class:`Specs`: the walk's ``specs`` of its first step) and what makes its piece, and keeps the part's
+    classes, counts and each class's buffers."""
 
-    def __init__(self, bufs: np.ndarray) -> None:
-        self.bufs = bufs   # (3, steps): each step's input, weight and accumulator buffer
-        n = int(bufs.max(initial=0)) + 1   # one key of the three, in their order: a class key fewer to group by
-        self.buf_key = (bufs[0] * n + bufs[1]) * n + bufs[2]
+    def __init__(self, bufs: tuple[np.ndarray, ...], walk: tuple, tiles: tuple[np.ndarray, ...], nbuf: int) -> None:
+        self.bufs = bufs   # each step's input, weight and accumulator buffer (of ``nbuf``)
+        self.walk, self.tiles = walk, tiles   # the walk's row (specs.walk_row), each step's five tiles
+        self.nbuf, self.buf_key = nbuf, (bufs[0] * nbuf + bufs[1]) * nbuf + bufs[2]   # the three in one
         self.groups: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []   # part, classes, counts, buffers
 
-    def each(self, part: str, context: tuple, keys: list[np.ndarray], active: np.ndarray,
+    def each(self, part: str, context: tuple, key: np.ndarray, active: np.ndarray,
              spec: Callable[[int], Any], fill: Callable[[_Piece, Any], None]) -> None:
-        """Classes of ``active`` steps alike in ``keys``; ``spec`` gives what the walk makes of a class's first
-        step, and ``fill`` its words from that."""
-        firsts, counts = classes([*keys, self.buf_key], active)
-        ctx, ids, table = _CONTEXTS.setdefault(context, len(_CONTEXTS)), [], _TABLE
-        for n, values in zip(firsts.tolist(), np.stack([x[firsts] for x in keys], axis=1).tolist()):
-            key = (ctx, part, *values)
-            got = table.ids.get(key)
-            ids.append(table.add(key, _Piece(spec(n), fill)) if got is None else got)
-        self.groups.append((part, np.array(ids, np.int64), counts, self.bufs[:, firsts].T))
+        """Classes of ``active`` steps alike in ``key`` (:func:`_code`: the same within ``context`` for any walk);
+        ``spec`` gives what the walk makes of a class's first step, and ``fill`` its words from that (only when a
+        census asks for them)."""
+        radix = self.nbuf ** 3
+        firsts, counts = classes([key * radix + self.buf_key], active)   # in the order of their key codes
+        ctx = _CONTEXTS.setdefault(context, len(_CONTEXTS))
+        ids, new = _TABLE.lookup((ctx, part), key[firsts])
+        if len(new):
+            steps = firsts[new]
+            tiles = np.stack([x[steps] for x in self.tiles], axis=1)
+            _TABLE.extend(lambda n: _Piece(spec(n), fill), steps, self.walk, tiles)
+        self.groups.append((part, ids, counts, np.stack([x[firsts] for x in self.bufs], axis=1)))
 
 
 def _loads(piece: _Piece, loads: list, funct: int, dram: int, local: Callable, shift: int, stride: int) -> None:
@@ -208,9 +215,9 @@ def _computes(piece: _Piece, fills: list, c: StepComputes, dataflow: str) -> Non
               operand(GARBAGE, c.rows, c.b_cols), _IN, _SP)
 
 
-def _computes_tallies(pieces: list[_Piece], os_: bool) -> _Tallies:
+def _computes_tallies(specs: Specs, walk: _ConvWalk, os_: bool) -> _Tallies:
     """The tallies of computes classes' words in closed form, every class at once (closed.py)."""
-    c = computes_sums([p.spec for p in pieces], os_)
+    c = computes_sums(specs, walk, os_)
     return c.sums, _access(c.reads, np.where(c.weights, _W, _IN), 1), c.at
 
 
@@ -244,10 +251,10 @@ def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedul
     """The census of ``lower_conv(op, s, hw)``'s stream, and its buffers."""
     if len(_TABLE) >= _MAX_PIECES:
         forget_classes()
-    groups, buffers = _class_groups(op, s, hw)
-    return join([_fixed(op, hw, "padded" in buffers),
-                 *(_Piece.census([_TABLE.pieces[i] for i in ids], counts, bases) for _, ids, counts, bases in groups)]
-                ), buffers
+    groups, walk, buffers = _class_groups(op, s, hw)
+    pieces = [([_TABLE.piece(i) for i in ids.tolist()], counts, _bases(bufs, _regions(walk.plan)))
+              for _, ids, counts, bufs in groups]
+    return join([_fixed(op, hw, "padded" in buffers), *(_Piece.census(*p) for p in pieces)]), buffers
 
 
 def conv_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | DepthwiseSchedule],
@@ -300,60 +307,67 @@ def _new_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | De
                  hw: HardwareConfig) -> list[tuple[Tally, dict[str, Buffer]]]:
     """:func:`conv_tallies` of ``schedules``, none of them kept."""
     built = [_class_groups(op, s, hw) for s in schedules]
-    passes: dict[tuple, tuple] = {}   # part, what its pass keeps apart -> a schedule, its buffers, new classes
-    for s, (groups, buffers) in zip(schedules, built):
+    passes: dict[tuple, tuple] = {}   # part, what its pass keeps apart -> a walk, its buffers, its classes
+    for groups, walk, buffers in built:
         for part, ids, _, _ in groups:
-            new = passes.setdefault((part, *_pass_key(part, s)), (s, buffers, {}))[2]
-            new.update(dict.fromkeys(_TABLE.unknown(ids).tolist()))
-    for (part, *_), (s, buffers, new) in passes.items():
-        if new:   # a class is of one pass: its context holds what the pass keeps apart
-            _TABLE.record(list(new), *_tally_new(op, part, s, hw, buffers, [_TABLE.pieces[i] for i in new]))
+            passes.setdefault((part, *_pass_key(part, walk)), (walk, buffers, []))[2].append(ids)
+    for (part, *_), (walk, buffers, ids) in passes.items():
+        new = _TABLE.unknown(np.concatenate(ids))
+        if len(new):   # a class is of one pass: its context holds what the pass keeps apart
+            _, first = np.unique(new, return_index=True)
+            new = new[np.sort(first)]   # each once, in the order the candidates have them
+            _TABLE.record(new, *_tally_new(part, walk, hw, buffers, new))
     return _sum_classes(op, hw, built)
 
 
-def _pass_key(part: str, s: ConvSchedule | DepthwiseSchedule) -> tuple:
+def _pass_key(part: str, walk: _ConvWalk) -> tuple:
     """What one closed-form pass over new classes of ``part`` keeps apart: the geometry (the buffers); the
     computes' dataflow; and where a pass pads each class's pixels to its largest's (the computes, input and
     stores), the size of the pixel tile (tiles within twice as many pixels)."""
-    t = s.tiles()
+    s, t = walk.s, walk.t
     pixels = (t.b * t.oh * t.ow).bit_length() if part in ("computes", "input", "stores") else 0
     return s.packs_taps, s.dataflow if part == "computes" else None, pixels
 
 
-def _tally_new(op: Conv2d | DepthwiseConv2d, part: str, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig,
-               buffers: dict[str, Buffer], new: list[_Piece]) -> _Tallies:
-    """The tallies of the new classes ``new`` of ``part`` (of candidates sharing ``s``'s :func:`_pass_key`): in
-    closed form, every class at once, but the bias and a depthwise conv's weights, from their words."""
-    full = op.out_dtype == "int32"
+def _tally_new(part: str, walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer], new: np.ndarray
+               ) -> _Tallies:
+    """The tallies of the new classes ``new`` of ``part`` (of candidates sharing ``walk``'s :func:`_pass_key`):
+    in closed form, every class at once from their specs, but the bias and a depthwise conv's weights, from
+    their words. ``walk`` stands for every class's op, hardware and geometry."""
+    op, s = walk.op, walk.s
+    full, specs = op.out_dtype == "int32", Specs(*_TABLE.specs(new).T)
     if part == "computes":
-        return _computes_tallies(new, s.dataflow == "os")
+        return _computes_tallies(specs, walk, s.dataflow == "os")
     if part == "input":
         src = buffers[s.geometry(op).source].addr
-        return _word_tallies(new, lambda specs: input_loads(specs, src), _IN, hw, buffers)
+        return _word_tallies(lambda sp: input_loads(sp, walk, src), specs, _IN, hw, buffers)
     if part == "weights" and not isinstance(op, DepthwiseConv2d):
-        return _word_tallies(new, lambda specs: weight_loads(specs, buffers["weight"].addr), _W, hw, buffers)
+        return _word_tallies(lambda sp: weight_loads(sp, walk, buffers["weight"].addr), specs, _W, hw, buffers)
     if part == "stores":
-        return _word_tallies(new, lambda specs: stores(specs, buffers["output"].addr, 4 if full else 1, full), _ACC,
-                             hw, buffers)
-    return _tally_pieces(new, hw, buffers)
+        return _word_tallies(lambda sp: stores(sp, walk, buffers["output"].addr, 4 if full else 1, full), specs,
+                             _ACC, hw, buffers)
+    return _tally_pieces([_TABLE.piece(i) for i in new.tolist()], hw, buffers)
 
 
 def _sum_classes(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, built: list
                  ) -> list[tuple[Tally, dict[str, Buffer]]]:
     """Each candidate's sums: its classes' times their counts, plus the words outside the walk; every
     candidate's classes in one array, cut per candidate (whole numbers: exact in any order)."""
-    ids, counts, bases = (np.concatenate([g[i] for groups, _ in built for g in groups]) for i in (1, 2, 3))
-    per = [sum(len(g[1]) for g in groups) for groups, _ in built]   # each candidate's classes
+    ids, counts, bufs = (np.concatenate([g[i] for groups, _, _ in built for g in groups]) for i in (1, 2, 3))
+    per = [sum(len(g[1]) for g in groups) for groups, _, _ in built]   # each candidate's classes
     sums = np.add.reduceat(counts[:, None] * _TABLE.sums[ids], np.cumsum([0, *per[:-1]]), axis=0)
+    bases = _bases(bufs, np.repeat(np.stack([_regions(walk.plan) for _, walk, _ in built]), per, axis=0))
     written, read = _TABLE.bank_rows(ids, counts, bases, np.repeat(np.arange(len(built)), per), hw)
     out = []
-    for n, (_, buffers) in enumerate(built):
+    for n, (_, _, buffers) in enumerate(built):
         fixed = _fixed_tally(op, hw, "padded" in buffers)
         out.append((Tally(fixed.sums + sums[n], fixed.written + written[n], fixed.read + read[n]), buffers))
     return out
 
 
+@functools.lru_cache(maxsize=256)
 def _buffers(op: Conv2d | DepthwiseConv2d, padded: bool) -> dict[str, Buffer]:
+    """The program's buffers (with the padded copy's), kept per op: every candidate's tally holds them (read only)."""
     return op_buffers(op, (("padded", "int8", (op.batch, op.in_h, padded_width(op), op.in_c)),) if padded else ())
 
 
@@ -370,10 +384,11 @@ def _fixed_tally(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, padded: bool)
 
 
 def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
-                  ) -> tuple[list[tuple[str, np.ndarray, np.ndarray, np.ndarray]], dict[str, Buffer]]:
-    """The tile walk's classes of steps, per part (part, pieces, counts, bases), and the buffers. The classes
-    and their buffers depend on the tiles, geometry, mvin width, dataflow, loop order and buffering, not on
-    the placement or pipeline knobs: kept per walk, the bases are the schedule's own plan's."""
+                  ) -> tuple[list[tuple[str, np.ndarray, np.ndarray, np.ndarray]], _ConvWalk, dict[str, Buffer]]:
+    """The tile walk's classes of steps, per part (:func:`_walk_classes`), the schedule's walk (its memory plan)
+    and the buffers. The classes and their buffers depend on the tiles, geometry, mvin width, dataflow, loop order and
+    buffering, not on the placement or pipeline knobs: kept per walk, their bases are the schedule's own plan's
+    (:func:`_bases`)."""
     walk = _ConvWalk(op, s, hw)   # its memory plan: ScheduleError where the schedule does not fit
     buffers = _buffers(op, walk.geo.source == "padded")
     key = (op, hw, walk.t, s.packs_taps, s.mvin_blocks, s.dataflow, s.loop_order, s.nbuf)
@@ -382,10 +397,21 @@ def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSched
         if len(_WALKS) >= _MAX_WALKS:
             _WALKS.clear()
         walked = _WALKS[key] = _walk_classes(walk, hw, buffers)
-    plan = walk.plan
-    return [(part, ids, counts, np.stack([np.zeros(len(counts), np.int64), plan.a.base(bufs[:, 0]),
-                                          plan.b.base(bufs[:, 1]), plan.c.base(bufs[:, 2])], axis=1))
-            for part, ids, counts, bufs in walked], buffers
+    return walked, walk, buffers
+
+
+def _regions(plan: ConvPlan) -> np.ndarray:
+    """The start, buffers and rows from one buffer to the next (rows) of the input, weight and accumulator
+    regions (columns) of ``plan``."""
+    return np.array([[r.start, r.buffers, r.step] for r in (plan.a, plan.b, plan.c)], np.int64).T
+
+
+def _bases(bufs: np.ndarray, regions: np.ndarray) -> np.ndarray:
+    """Each class's bases (columns _SP, _IN, _W, _ACC: 0, then Region.base of its input, weight and accumulator
+    buffer ``bufs``) under ``regions`` (:func:`_regions`: one plan's, or a row of them per class)."""
+    out = np.zeros((len(bufs), 4), np.int64)
+    out[:, 1:] = regions[..., 0, :] + (bufs % regions[..., 1, :]) * regions[..., 2, :]
+    return out
 
 
 def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer]
@@ -394,23 +420,23 @@ def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer
     input, weight and accumulator buffer). A depthwise conv's reduction is its taps alone (the channel tile is
     the output's): its input changes with the channel tile."""
     op, s, dw, geo, plan, t, d = walk.op, walk.s, walk.dw, walk.geo, walk.plan, walk.t, walk.d
-    ranges = (tile_ranges(op.batch, t.b), tile_ranges(op.out_h, t.oh), tile_ranges(op.out_w, t.ow),
-              tile_ranges(-(-walk.out_c // d), t.k))
-    reduction = walk.reduction(range(1))   # (a depthwise conv's: each channel tile its own, of the same length)
-    nkw, nc = len(tile_ranges(geo.kernel[1], t.kw)), 1 if dw else len(tile_ranges(-(-walk.in_c // d), t.c))
-    shape = (*map(len, ranges), len(reduction))
+    extents = ((op.batch, t.b), (op.out_h, t.oh), (op.out_w, t.ow), (-(-walk.out_c // d), t.k))
+    nkw, nc = -(-geo.kernel[1] // t.kw), 1 if dw else -(-(-(-walk.in_c // d)) // t.c)   # tiles.tile_ranges' counts
+    # the reduction's length (a depthwise conv's: each channel tile its own, of the same length)
+    shape = (*(-(-n // tile) for n, tile in extents), -(-geo.kernel[0] // t.kh) * nkw * nc)
     steps = step_order(shape, tuple(s.ORDER.index(x) for x in s.loop_order), s.nbuf, dw)
     b, h, w, k, r = steps[:5]
     (sh, sw), (ph, pw) = geo.stride, geo.padding
-    hcls = _axis_classes(op.out_h, t.oh, geo.kernel[0], t.kh, sh, ph, geo.in_h)[h, r // (nkw * nc)]
-    wcls = _axis_classes(op.out_w, t.ow, geo.kernel[1], t.kw, sw, pw, geo.in_w)[w, (r // nc) % nkw]
-    last = [x == n - 1 for x, n in zip((b, h, w, k), shape)]
-    first_r, last_r = r == 0, r == shape[4] - 1
+    h_axis = _axis_classes(op.out_h, t.oh, geo.kernel[0], t.kh, sh, ph, geo.in_h)
+    w_axis = _axis_classes(op.out_w, t.ow, geo.kernel[1], t.kw, sw, pw, geo.in_w)
+    hcls, wcls = (h_axis[h, r // (nkw * nc)], h_axis.max() + 1), (w_axis[w, (r // nc) % nkw], w_axis.max() + 1)
+    last = [(x == n - 1, 2) for x, n in zip((b, h, w, k), shape)]
+    first_r, last_r = (r == 0, 2), (r == shape[4] - 1, 2)
 
-    @functools.cache   # the parts' classes often start at one step
+    @functools.cache   # the parts' classes often start at one step (made only for a census's words)
     def tile(n: int) -> tuple:
-        out = _Output(*(rng[x[n]] for rng, x in zip(ranges, (b, h, w, k))), 0)
-        return out, walk.step(out, int(r[n]), walk.reduction(out.kbs) if dw else reduction)
+        out = _Output(*(tile_ranges(*e)[x[n]] for e, x in zip(extents, (b, h, w, k))), 0)
+        return out, walk.step(out, int(r[n]), walk.reduction(out.kbs if dw else range(1)))
 
     # a class's words at base 0 depend on the op, the hardware, per part the tiles it reads (the input all but
     # the output channels', the weights all but the pixels', the bias and stores the output tile's), the mvin
@@ -420,31 +446,40 @@ def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer
     inputs = (*geometry, t._replace(k=0), s.mvin_blocks)
     weights, bias = (*geometry, t._replace(b=0, oh=0, ow=0), s.mvin_blocks), (*geometry, outputs, s.mvin_blocks)
 
-    walked = _Classes(np.stack(steps.bufs))
+    walked = _Classes(steps.bufs, walk_row(walk), steps[:5], s.nbuf)
     each = walked.each
     src, out_bytes, full = buffers[geo.source].addr, (4 if op.out_dtype == "int32" else 1), op.out_dtype == "int32"
     # a step's words depend on its channel tile only through whether it is the last (a ragged one), and
     # on the reduction's first step (it overwrites the accumulators); the other channel tiles are alike
-    taps, last_c = r // nc, r % nc == nc - 1
-    each("input", inputs, [last[0], hcls, wcls, taps, last_c, *([last[3]] if dw else [])], steps.new_in,
+    taps, last_c = (r // nc, shape[4] // nc), (r % nc == nc - 1, 2)
+    pixels = _code(last[0], hcls, wcls, taps, last_c)   # what the input and computes classes share
+    each("input", inputs, _code((pixels, None), last[3]) if dw else pixels, steps.new_in,
          lambda n: (walk, *tile(n)), lambda p, spec: _loads(p, spec[0]._input_loads(*spec[1:], 0), Funct.MVIN, src,
                                                               lambda x: x, _IN, plan.in_plane))
     if dw:
-        each("weights", weights, [last[3], taps], steps.new_w, lambda n: walk._diagonals(tile(n)[1], 0),
+        each("weights", weights, _code(last[3], taps), steps.new_w, lambda n: walk._diagonals(tile(n)[1], 0),
              lambda p, diagonals: _diagonals(p, diagonals, buffers["weight"].addr))
     else:
-        each("weights", weights, [last[3], taps, last_c], steps.new_w, lambda n: (walk, *tile(n)),
+        each("weights", weights, _code(last[3], taps, last_c), steps.new_w, lambda n: (walk, *tile(n)),
              lambda p, spec: _loads(p, spec[0]._weight_loads(spec[2], spec[1].kbs, 0), Funct.MVIN2,
                                     buffers["weight"].addr, lambda x: x, _W, plan.w_plane))
     if op.bias:
-        each("bias", bias, [*last, first_r], first_r, lambda n: walk._bias_loads(tile(n)[0]),
+        each("bias", bias, _code(*last, first_r), first_r[0], lambda n: walk._bias_loads(tile(n)[0]),
              lambda p, loads: _loads(p, loads, Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
-    each("computes", (*geometry, t, s.dataflow), [last[0], hcls, wcls, taps, last_c, first_r, last[3]],
-         np.ones(len(b), bool),
+    each("computes", (*geometry, t, s.dataflow), _code((pixels, None), first_r, last[3]), np.ones(len(b), bool),
          lambda n: (walk, *tile(n)), lambda p, spec: _computes(p, *spec[0].computes(*spec[1:], 0, 0), s.dataflow))
-    each("stores", (*geometry, outputs), [*last, last_r], last_r, lambda n: (walk, *tile(n)),
+    each("stores", (*geometry, outputs), _code(*last, last_r), last_r[0], lambda n: (walk, *tile(n)),
          lambda p, spec: _store(p, spec[0]._stores(spec[1]), buffers["output"].addr, out_bytes, full))
     return walked.groups
+
+
+def _code(*digits: tuple[np.ndarray, int | None]) -> np.ndarray:
+    """Steps' key: their ``digits`` (values below their radix; the first's radix unused), a mixed-radix number
+    whose radices hold for every walk of a context, so that a key names one class in it."""
+    code = np.asarray(digits[0][0], np.int64)
+    for x, radix in digits[1:]:
+        code = code * radix + x
+    return code
 
 
 def _store(piece: _Piece, stores: list, dram: int, out_bytes: int, full: bool) -> None:

@@ -1,11 +1,12 @@
 """The conv census's kept classes (census.py) as a table: a class is a row number, its sums a row of one
 array and its scratchpad accesses a stretch of another, so that a batch of candidates reads all its classes'
-sums and accesses with one index each, and a kept class costs no Python objects but its piece (what makes its
-words, kept for the census that joins them).
+sums and accesses with one index each, and a kept class costs no Python object but its key (its words' piece is
+made only for a census that joins them).
 """
 from __future__ import annotations
 
-from typing import Any, Hashable
+import threading
+from typing import Any, Callable, Hashable
 
 import numpy as np
 
@@ -28,37 +29,87 @@ def _room(a: np.ndarray, n: int) -> np.ndarray:
 
 
 class ClassTable:
-    """Classes by their key (context, part, key values): each one's piece, and once tallied (``known``) its
-    sums (a row of ``sums``) and its accesses (``length`` columns of chunk ``chunk`` from ``start``). A chunk
-    is one pass's accesses as the pass made them: copying them into larger arrays costs more (fresh memory
-    for the copy) than gathering from a chunk per pass."""
+    """Classes by their key (context, part, key code): each one's spec (a row of ``spec``: specs.Specs, what
+    the closed forms read) and what makes its piece (its words, made when first asked for: most classes are
+    only tallied), and once tallied (``known``) its sums (a row of ``sums``) and its accesses (``length``
+    columns of chunk ``chunk`` from ``start``). A chunk is one pass's accesses as the pass made them: copying
+    them into larger arrays costs more (fresh memory for the copy) than gathering from a chunk per pass."""
 
-    def __init__(self) -> None:
-        self.ids: dict[Hashable, int] = {}
-        self.pieces: list[Any] = []
+    def __init__(self, make_specs: Callable[[np.ndarray, np.ndarray], np.ndarray], spec_columns: int) -> None:
+        self.ids: dict[Hashable, dict[int, int]] = {}   # per context and part, a class's key code -> its row
+        self.n = 0
+        self.make_specs = make_specs   # the specs of steps (specs.step_specs) of walks
+        self.spec = np.zeros((0, spec_columns), np.int64)
+        self.pending: list[tuple[tuple, np.ndarray]] = []   # (a walk's row, its new classes' steps' tiles)
+        self.ready = 0   # classes with their spec made
+        self.maker, self.step = np.zeros(0, np.int64), np.zeros(0, np.int64)   # each class's maker, first step
+        self.makers: list[Callable[[int], Any]] = []   # a step's piece, one per part of a walk
+        self.made: dict[int, Any] = {}
         self.sums = np.zeros((0, len(SUMS)), np.int64)
         self.chunk, self.start, self.length = (np.zeros(0, np.int64) for _ in range(3))
         self.known = np.zeros(0, bool)
         self.chunks: list[np.ndarray] = []   # (len(ACCESS), columns) each
+        self.local = threading.local()   # .scratch: a batch's accesses (_accesses), one per thread
 
     def __len__(self) -> int:
-        return len(self.pieces)
+        return self.n
 
-    def add(self, key: Hashable, piece: Any) -> int:
-        """A new class's row number."""
-        n = self.ids[key] = len(self.pieces)
-        self.pieces.append(piece)
-        return n
+    def lookup(self, where: Hashable, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The class of each key code of ``where`` (a context and part; ``codes`` in ascending order), numbering
+        the new ones after the last (a code twice, once); and where in ``codes`` each new class first is."""
+        known = self.ids.setdefault(where, {})
+        ids = np.array([known.get(c, -1) for c in codes.tolist()] if known else -np.ones(len(codes)), np.int64)
+        miss = np.flatnonzero(ids < 0)
+        if not len(miss):
+            return ids, miss
+        step = np.ones(len(miss), bool)
+        step[1:] = codes[miss[1:]] != codes[miss[:-1]]   # ascending: a new code starts a new class
+        which = np.cumsum(step) - 1
+        new, first = codes[miss[step]], np.flatnonzero(step)
+        ids[miss] = self.n + which
+        known.update(zip(new.tolist(), range(self.n, self.n + len(new))))
+        self.n += len(new)
+        return ids, miss[first]
+
+    def extend(self, maker: Callable[[int], Any], first: np.ndarray, walk: tuple, tiles: np.ndarray) -> None:
+        """The classes :meth:`lookup` just numbered: what makes their pieces (``maker`` of each one's first step,
+        ``first``), and what makes their specs (``walk``'s row and those steps' ``tiles``), with every pending
+        class's at once (:meth:`specs`)."""
+        n = self.n
+        self.maker, self.step = (_room(a, n) for a in (self.maker, self.step))
+        self.maker[n - len(first):n], self.step[n - len(first):n] = len(self.makers), first
+        self.makers.append(maker)
+        self.pending.append((walk, tiles))
+
+    def specs(self, ids: np.ndarray) -> np.ndarray:
+        """The spec rows of classes ``ids``: those of the classes numbered since the last call made first, all
+        at once."""
+        if self.pending:
+            walks, tiles = zip(*self.pending)
+            rows = self.make_specs(np.repeat(np.array(walks, np.int64), [len(x) for x in tiles], axis=0),
+                                   np.concatenate(tiles))
+            n = self.ready + len(rows)
+            self.spec = _room(self.spec, n)
+            self.spec[self.ready:n], self.ready, self.pending = rows, n, []
+        return self.spec[ids]
+
+    def piece(self, i: int) -> Any:
+        """Class ``i``'s piece, made once."""
+        got = self.made.get(i)
+        if got is None:
+            got = self.made[i] = self.makers[int(self.maker[i])](int(self.step[i]))
+        return got
 
     def unknown(self, ids: np.ndarray) -> np.ndarray:
         """Those of ``ids`` not yet tallied."""
-        known = self.known[ids[ids < len(self.known)]]
-        return ids[np.concatenate([~known, np.ones(len(ids) - len(known), bool)])]
+        inside, known = ids < len(self.known), np.zeros(len(ids), bool)
+        known[inside] = self.known[ids[inside]]
+        return ids[~known]
 
-    def record(self, ids: list[int], sums: np.ndarray, access: np.ndarray, at: np.ndarray) -> None:
+    def record(self, ids: np.ndarray, sums: np.ndarray, access: np.ndarray, at: np.ndarray) -> None:
         """The tallies of classes ``ids``: their ``sums``, and their ``access`` columns (rows ``ACCESS``),
         class i's from at[i] to at[i + 1]."""
-        n = len(self.pieces)
+        n = self.n
         self.sums, self.chunk, self.start, self.length, self.known = (
             _room(a, n) for a in (self.sums, self.chunk, self.start, self.length, self.known))
         self.chunks.append(np.ascontiguousarray(access))
@@ -66,29 +117,46 @@ class ClassTable:
         self.start[ids], self.length[ids] = at[:-1], np.diff(at)
 
     def _accesses(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The accesses (rows ``ACCESS``) of classes ``ids``, chunk by chunk, and the position in ``ids`` of
-        each one's class."""
+        """The accesses (rows ``ACCESS``, then two spare rows) of classes ``ids``, chunk by chunk, in the
+        thread's scratch (overwritten by its next call: fresh memory for a batch's few million accesses cost
+        more in page faults than the gathers themselves), and the position in ``ids`` of each one's class. Every
+        index is in range, so the gathers clip (np.take's default mode buffers its output for the bounds check)."""
         order = np.argsort(self.chunk[ids], kind="stable")
         length = self.length[ids[order]]
         chunk, at = (np.repeat(x[ids[order]], length) for x in (self.chunk, self.start))
         at += ranks(length)
-        out = np.empty((len(ACCESS), len(at)), np.int64)
+        scratch = getattr(self.local, "scratch", None)
+        if scratch is None or scratch.shape[1] < len(at):
+            scratch = self.local.scratch = np.empty((len(ACCESS) + 2, 2 * len(at)), np.int64)
+        out = scratch[:, :len(at)]
         bounds = np.searchsorted(chunk, np.arange(len(self.chunks) + 1))
         for c in np.unique(chunk).tolist():
             lo, hi = bounds[c], bounds[c + 1]
             for row, into in zip(self.chunks[c], out):
-                np.take(row, at[lo:hi], out=into[lo:hi])
+                np.take(row, at[lo:hi], out=into[lo:hi], mode="clip")
         return out, np.repeat(order, length)
 
     def bank_rows(self, ids: np.ndarray, counts: np.ndarray, bases: np.ndarray, which: np.ndarray,
                   hw: HardwareConfig) -> tuple[np.ndarray, np.ndarray]:
         """Rows written and read per scratchpad bank by classes ``ids`` of candidates (their counts, rows of
-        bases and candidates ``which``), one row per candidate (whole numbers: exact in any order)."""
-        (addr, off, amount, shift, read), cls = self._accesses(ids)
-        bank = (((addr + bases.ravel()[cls * bases.shape[1] + shift]) & ROW_MASK) + off) // hw.sp_bank_rows
+        bases and candidates ``which``), one row per candidate (whole numbers: exact in any order). In place
+        in the scratch's rows."""
+        (addr, off, amount, shift, read, at, bank), cls = self._accesses(ids)
+        np.multiply(cls, bases.shape[1], out=at)
+        at += shift
+        np.take(bases.ravel(), at, out=bank, mode="clip")   # each access's base
+        bank += addr
+        bank &= ROW_MASK
+        bank += off
+        bank //= hw.sp_bank_rows
         if len(bank) and bank.max() >= hw.sp_banks:
             raise ValueError("conv_tallies: a scratchpad row past the last bank")
         n = int(which.max()) + 1
-        rows = np.bincount(((which * 2)[cls] + read) * hw.sp_banks + bank, weights=amount * counts[cls],
-                           minlength=n * 2 * hw.sp_banks).reshape(n, 2, hw.sp_banks)
+        np.take(which * 2, cls, out=at, mode="clip")
+        at += read
+        at *= hw.sp_banks
+        at += bank
+        np.take(counts, cls, out=bank, mode="clip")
+        bank *= amount
+        rows = np.bincount(at, weights=bank, minlength=n * 2 * hw.sp_banks).reshape(n, 2, hw.sp_banks)
         return rows[:, 0], rows[:, 1]

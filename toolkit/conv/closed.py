@@ -8,7 +8,7 @@ class; the blocks multiply them. tests/test_census.py holds the result equal to 
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -17,7 +17,9 @@ from isa.opcodes import Funct
 
 from ..census import Census, acc, operand
 from ..tally import COL, SUMS, Accesses
+from .geometry import ConvGeometry
 from .runs import TapRuns, _split_runs, ranks, tap_runs
+from .specs import Specs, groups, layouts
 
 
 class ClassReads(NamedTuple):
@@ -30,26 +32,19 @@ class ClassReads(NamedTuple):
     at: np.ndarray
 
 
-def _grid(specs: list) -> dict[str, np.ndarray]:
+def _grid(s: Specs, geo: ConvGeometry) -> dict[str, np.ndarray]:
     """Per tap row of every class (in class order, taps in walk order): its class, its tap, its taps'
     slot offsets, where its class's slot indices start and its tile's sizes."""
-    steps, outs = [st for _, _, st in specs], [out for _, out, _ in specs]
-    nkw = np.array([len(st.kws) for st in steps], np.int64)
-    ntap = np.array([len(st.khs) for st in steps], np.int64) * nkw
-    cls = np.repeat(np.arange(len(specs)), ntap)
+    rows = layouts(s.h0, s.nh, s.kh0, s.nkh, geo.stride[0], geo.padding[0])
+    cols = layouts(s.w0, s.nw, s.kw0, s.nkw, geo.stride[1], geo.padding[1])
+    ntap = s.nkh * s.nkw
+    cls = np.repeat(np.arange(len(ntap)), ntap)
     tap = ranks(ntap)
-    g = {"cls": cls, "tap": tap}
-    for name, per in (("R", [len(st.row_index) for st in steps]), ("C", [len(st.col_index) for st in steps]),
-                      ("nh", [len(o.hs) for o in outs]), ("nw", [len(o.ws) for o in outs]),
-                      ("npix", [o.npix for o in outs])):
-        g[name] = np.array(per, np.int64)
-    for name, offsets, index, start, along, size in (("roff", "row_offset", "row_index", "row0", tap // nkw[cls], "R"),
-                                                     ("coff", "col_offset", "col_index", "col0", tap % nkw[cls], "C")):
-        offs = [getattr(st, offsets) for st in steps]
-        g[name] = np.concatenate(offs).astype(np.int64)[np.cumsum([0, *map(len, offs[:-1])])[cls] + along]
-        g[index] = np.concatenate([getattr(st, index) for st in steps])
-        g[start] = np.cumsum([0, *g[size][:-1]])[cls]   # where the class's slot indices start
-    return {k: v[cls] if k in ("R", "C", "nh", "nw", "npix") else v for k, v in g.items()}
+    nkw = s.nkw[cls]
+    return {"cls": cls, "tap": tap, "R": rows.size[cls], "C": cols.size[cls], "nh": s.nh[cls], "nw": s.nw[cls],
+            "npix": s.npix[cls], "roff": rows.offset[rows.offset_at[cls] + tap // nkw],
+            "coff": cols.offset[cols.offset_at[cls] + tap % nkw], "row_index": rows.index, "col_index": cols.index,
+            "row0": rows.index_at[cls], "col0": cols.index_at[cls]}
 
 
 def _valid(g: dict[str, np.ndarray], in_h: int, in_w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -122,17 +117,15 @@ def _fills(g: dict[str, np.ndarray], padding: np.ndarray, kind: np.ndarray, over
     return _per(cls, np.ones(len(cls)), k) * nkb, _per(cls, length, k) * nkb
 
 
-def computes_sums(specs: list, os_: bool) -> ClassReads:
-    """The sums and scratchpad reads of computes classes, each given as (walk, output tile, step) of its
-    first step (census._computes of walk.computes at base 0)."""
-    walk = specs[0][0]   # the classes of one op, hardware and geometry (packed taps or not); any tiles
-    d, dw, k = walk.d, walk.dw, len(specs)
-    g = _grid(specs)
+def computes_sums(s: Specs, walk: Any, os_: bool) -> ClassReads:
+    """The sums and scratchpad reads of computes classes ``s`` (census._computes of walk.computes of each
+    one's first step at base 0; ``walk``: any walk of their op, hardware and geometry)."""
+    d, dw, k = walk.d, walk.dw, len(s.nb)
+    g = _grid(s, walk.geo)
     runs, a_start, padding, kind = _grid_runs(g, walk.geo.in_h, walk.geo.in_w, d)
-    ncb = np.array([len(st.cbs) for _, _, st in specs], np.int64)
-    nkb = np.array([len(out.kbs) for _, out, _ in specs], np.int64)
+    ncb, nkb = s.nc, s.nk
     blocks = ncb if dw else ncb * nkb   # weight blocks per tap (depthwise: a tap's channel block is the output's)
-    overwrite = np.array([st.first for _, _, st in specs], bool) & (not walk.op.bias)
+    overwrite = s.first.astype(bool) & (not walk.op.bias)
     nrows = len(g["cls"])
     per_row = np.bincount(runs.tap, minlength=nrows)
     n = _per(g["cls"], per_row, k) * blocks
@@ -146,22 +139,19 @@ def computes_sums(specs: list, os_: bool) -> ClassReads:
                     ("computes", nf + n), ("weight_loads", firsts), ("preload_rmw", n - plain),
                     ("compute_rows", f_rows + _per(g["cls"], np.bincount(runs.tap, runs.rows, nrows), k) * blocks)):
         sums[:, COL[name]] = v
-    cb0 = np.array([st.cbs.start for _, _, st in specs], np.int64)
-    return _cut(sums, *_reads(specs, g, runs, a_start, per_row, ncb, nkb, cb0, os_))
+    return _cut(sums, *_reads(s, walk, g, runs, a_start, per_row, os_))
 
 
-def _reads(specs: list, g: dict[str, np.ndarray], runs, a_start: np.ndarray, per_row: np.ndarray, ncb: np.ndarray,
-           nkb: np.ndarray, cb0: np.ndarray, os_: bool) -> list[np.ndarray]:
+def _reads(s: Specs, walk: Any, g: dict[str, np.ndarray], runs: TapRuns, a_start: np.ndarray, per_row: np.ndarray,
+           os_: bool) -> list[np.ndarray]:
     """Class, address, rows and whether from the weights of each scratchpad read (``a_start``: the input row
     each of ``runs`` starts at): a compute's input rows
     (once per input channel block, every output channel block's compute the same rows), and
     weight-stationary, each weight block's first preload."""
-    walk = specs[0][0]
-    d, dw = walk.d, walk.dw
-    in_plane, w_plane = _planes(specs, "in_plane"), _planes(specs, "w_plane")
+    d, dw, ncb, nkb = walk.d, walk.dw, s.nc, s.nk
     cls = g["cls"][runs.tap]
     rep = np.repeat(np.arange(len(cls)), ncb[cls])
-    addr = ranks(ncb[cls]) * in_plane[cls[rep]] + a_start[rep]
+    addr = ranks(ncb[cls]) * s.in_plane[cls[rep]] + a_start[rep]
     parts = [(cls[rep], addr, runs.rows[rep] * (1 if dw else nkb[cls][rep]), np.zeros(len(rep), bool))]
     if not os_:
         rows = np.flatnonzero(per_row > 0)
@@ -170,22 +160,9 @@ def _reads(specs: list, g: dict[str, np.ndarray], runs, a_start: np.ndarray, per
         rep = np.repeat(np.arange(len(rows)), per)
         j, cls = ranks(per), cls[rep]
         ci, kb = (j, 0) if dw else (j // nkb[cls], j % nkb[cls])   # blocks in (input, output) channel order
-        b = kb * w_plane[cls] + (g["tap"][rows][rep] * ncb[cls] + ci) * d
-        parts.append((cls, b, np.minimum(d, walk.in_c - (cb0[cls] + ci) * d), np.ones(len(b), bool)))
+        b = kb * s.w_plane[cls] + (g["tap"][rows][rep] * ncb[cls] + ci) * d
+        parts.append((cls, b, np.minimum(d, walk.in_c - (s.c0[cls] + ci) * d), np.ones(len(b), bool)))
     return [np.concatenate(x) for x in zip(*parts)]
-
-
-def _planes(specs: list, name: str) -> np.ndarray:
-    """Each class's rows of one channel block of a region (its tiles')."""
-    return np.array([getattr(walk.plan, name) for walk, _, _ in specs], np.int64)
-
-
-def _groups(specs: list, blocks: list[range], total: int) -> tuple[np.ndarray, ...]:
-    """Each class's mvin_blocks-wide channel groups of ``blocks`` (its walk's): their first blocks, indices
-    relative to the first of ``blocks`` and columns, and how many each class has."""
-    groups = [walk._groups(b, total) for (walk, _, _), b in zip(specs, blocks)]
-    g, rel, cols = (np.array([x[i] for gs in groups for x in gs], np.int64) for i in range(3))
-    return g, rel, cols, np.array([len(gs) for gs in groups], np.int64)
 
 
 def _cut(sums: np.ndarray, cls: np.ndarray, addr: np.ndarray, amount: np.ndarray, weights: np.ndarray
@@ -199,84 +176,72 @@ def _cut(sums: np.ndarray, cls: np.ndarray, addr: np.ndarray, amount: np.ndarray
     return ClassReads(sums, Accesses(zeros, addr, zeros, amount), weights, at)
 
 
-def input_loads(specs: list, src: int) -> tuple[Census, np.ndarray]:
-    """The mvin words (count 1) of input classes, one class after another (tiles._ConvWalk._input_loads of
-    each (walk, output tile, step), from buffer address ``src``): each class's input slots a row of one
-    grid (a small tile's padded with slots that are not loaded), its runs found in one pass; and each
-    word's class."""
-    walk = specs[0][0]   # the classes of one op, hardware and geometry; any tiles
-    geo, d, in_plane = walk.geo, walk.d, _planes(specs, "in_plane")
-    steps, outs = [st for _, _, st in specs], [out for _, out, _ in specs]
-    R = np.array([len(st.row_index) for st in steps], np.int64)[:, None]
-    C = np.array([len(st.col_index) for st in steps], np.int64)[:, None]
-    n_slots = np.array([len(o.bs) for o in outs], np.int64)[:, None] * R * C
+def input_loads(s: Specs, walk: Any, src: int) -> tuple[Census, np.ndarray]:
+    """The mvin words (count 1) of input classes ``s``, one class after another (tiles._ConvWalk._input_loads
+    of each one's first step, from buffer address ``src``; ``walk``: any of their op, hardware and geometry):
+    each class's input slots a row of one grid (a small tile's padded with slots that are not loaded), its
+    runs found in one pass; and each word's class."""
+    geo, d = walk.geo, walk.d
+    rows = layouts(s.h0, s.nh, s.kh0, s.nkh, geo.stride[0], geo.padding[0])
+    cols = layouts(s.w0, s.nw, s.kw0, s.nkw, geo.stride[1], geo.padding[1])
+    R, C = rows.size[:, None], cols.size[:, None]
+    n_slots = s.nb[:, None] * R * C
     p = np.arange(int(n_slots.max()))[None, :]
     lb, lr, lc = p // (R * C), (p // C) % R, p % C
-    rows_at, cols_at = (np.cumsum([0, *(len(x) for x in xs[:-1])])[:, None] for xs in
-                        ([st.row_index for st in steps], [st.col_index for st in steps]))
-    ih = np.concatenate([st.row_index for st in steps])[rows_at + lr]
-    iw = np.concatenate([st.col_index for st in steps])[cols_at + lc]
-    b0 = np.array([o.bs.start for o in outs], np.int64)[:, None]
-    dram = (b0 + lb) * geo.steps[0] + ih * geo.steps[1] + iw * geo.steps[2]
+    ih, iw = rows.index[rows.index_at[:, None] + lr], cols.index[cols.index_at[:, None] + lc]
+    dram = (s.b0[:, None] + lb) * geo.steps[0] + ih * geo.steps[1] + iw * geo.steps[2]
     valid = (p < n_slots) & (ih >= 0) & (ih < geo.in_h) & (iw >= 0) & (iw < geo.in_w)
     flat, length = _split_runs(valid, valid[:, :-1] & valid[:, 1:] & (np.diff(dram, axis=1) == geo.mvin_stride), d)
     cls, start = flat // p.shape[1], flat % p.shape[1]
-    g, rel, cols, ng = _groups(specs, [st.cbs for st in steps], walk.in_c)
+    g, rel, cols_of, ng = groups(s.c0, s.nc, s.mb, walk.in_c, d)
     rep = np.repeat(np.arange(len(cls)), ng[cls])
     grp = (np.cumsum(ng) - ng)[cls[rep]] + ranks(ng[cls])
-    local = rel[grp] * in_plane[cls[rep]] + start[rep]
+    local = rel[grp] * s.in_plane[cls[rep]] + start[rep]
     words = np.stack([np.full(len(rep), int(Funct.MVIN), np.uint64),
                       (src + dram[cls, start][rep] + g[grp] * d).astype(np.uint64),
-                      operand(local, length[rep], cols[grp])], axis=1)
+                      operand(local, length[rep], cols_of[grp])], axis=1)
     zeros = np.zeros(len(rep), np.int64)
-    return Census(words, zeros + 1, in_plane[cls[rep]], zeros), cls[rep]
+    return Census(words, zeros + 1, s.in_plane[cls[rep]], zeros), cls[rep]
 
 
-def weight_loads(specs: list, dram: int) -> tuple[Census, np.ndarray]:
-    """The mvin2 words (count 1) of weight classes (tiles._ConvWalk._weight_loads of each (walk, output
-    tile, step), from buffer address ``dram``), one class after another, and each word's class: per
-    weight block (kernel row, kernel column, input channel block), a load per output channel group."""
-    walk = specs[0][0]   # the classes of one op, hardware and geometry; any tiles
-    d, k1, w_plane = walk.d, walk.geo.kernel[1], _planes(specs, "w_plane")
-    steps, outs = [st for _, _, st in specs], [out for _, out, _ in specs]
-    nkw, ncb = (np.array([len(getattr(st, x)) for st in steps], np.int64) for x in ("kws", "cbs"))
-    kh0, kw0, cb0 = (np.array([getattr(st, x).start for st in steps], np.int64) for x in ("khs", "kws", "cbs"))
-    g, rel, cols, ng = _groups(specs, [out.kbs for out in outs], walk.out_c)
-    per = np.array([len(st.khs) for st in steps], np.int64) * nkw * ncb * ng
-    cls = np.repeat(np.arange(len(specs)), per)
+def weight_loads(s: Specs, walk: Any, dram: int) -> tuple[Census, np.ndarray]:
+    """The mvin2 words (count 1) of weight classes ``s`` (tiles._ConvWalk._weight_loads of each one's first
+    step, from buffer address ``dram``), one class after another, and each word's class: per weight block
+    (kernel row, kernel column, input channel block), a load per output channel group."""
+    d, k1 = walk.d, walk.geo.kernel[1]
+    nkw, ncb = s.nkw, s.nc
+    g, rel, cols, ng = groups(s.k0, s.nk, s.mb, walk.out_c, d)
+    per = s.nkh * nkw * ncb * ng
+    cls = np.repeat(np.arange(len(per)), per)
     j = ranks(per)
     block, grp = j // ng[cls], (np.cumsum(ng) - ng)[cls] + j % ng[cls]   # blocks in walk order, groups within
     ci, tap = block % ncb[cls], block // ncb[cls]
-    row = ((kh0[cls] + tap // nkw[cls]) * k1 + kw0[cls] + tap % nkw[cls]) * walk.in_c + (cb0[cls] + ci) * d
+    row = ((s.kh0[cls] + tap // nkw[cls]) * k1 + s.kw0[cls] + tap % nkw[cls]) * walk.in_c + (s.c0[cls] + ci) * d
     words = np.stack([np.full(len(cls), int(Funct.MVIN2), np.uint64),
                       (dram + row * walk.out_c + g[grp] * d).astype(np.uint64),
-                      operand(rel[grp] * w_plane[cls] + block * d,
-                              np.minimum(d, walk.in_c - (cb0[cls] + ci) * d), cols[grp])], axis=1)
+                      operand(rel[grp] * s.w_plane[cls] + block * d,
+                              np.minimum(d, walk.in_c - (s.c0[cls] + ci) * d), cols[grp])], axis=1)
     zeros = np.zeros(len(cls), np.int64)
-    return Census(words, zeros + 1, w_plane[cls], zeros), cls
+    return Census(words, zeros + 1, s.w_plane[cls], zeros), cls
 
 
-def stores(specs: list, dram: int, out_bytes: int, full: bool) -> tuple[Census, np.ndarray]:
-    """The mvout words (count 1) of store classes (tiles._ConvWalk._stores of each (walk, output tile,
-    step)'s tile, to buffer address ``dram``), one class after another, and each word's class: each
-    class's pixels a row of one grid, its runs of consecutive output pixels found in one pass."""
-    walk = specs[0][0]   # the classes of one op, hardware and geometry; any tiles
-    op, d, acc_plane = walk.op, walk.d, _planes(specs, "acc_plane")
-    outs = [out for _, out, _ in specs]
-    nb, nh, nw, b0, h0, w0, kb0, nkb = (np.array(v, np.int64)[:, None] for v in zip(
-        *[(len(o.bs), len(o.hs), len(o.ws), o.bs.start, o.hs.start, o.ws.start, o.kbs.start, len(o.kbs))
-          for o in outs]))
+def stores(s: Specs, walk: Any, dram: int, out_bytes: int, full: bool) -> tuple[Census, np.ndarray]:
+    """The mvout words (count 1) of store classes ``s`` (tiles._ConvWalk._stores of each one's output tile, to
+    buffer address ``dram``), one class after another, and each word's class: each class's pixels a row of
+    one grid, its runs of consecutive output pixels found in one pass."""
+    op, d = walk.op, walk.d
+    nb, nh, nw, b0, h0, w0 = (x[:, None] for x in (s.nb, s.nh, s.nw, s.b0, s.h0, s.w0))
     p = np.arange(int((nb * nh * nw).max()))[None, :]
     pix = ((b0 + p // (nh * nw)) * op.out_h + h0 + (p // nw) % nh) * op.out_w + w0 + p % nw
     valid = np.broadcast_to(p < nb * nh * nw, pix.shape)
     flat, length = _split_runs(valid, valid[:, :-1] & valid[:, 1:] & (np.diff(pix, axis=1) == 1), d)
     cls, start = flat // p.shape[1], flat % p.shape[1]
-    rep = np.repeat(np.arange(len(cls)), nkb[cls, 0])
-    kb_rel = ranks(nkb[cls, 0])
-    kb, cls = kb0[cls[rep], 0] + kb_rel, cls[rep]
+    rep = np.repeat(np.arange(len(cls)), s.nk[cls])
+    kb_rel = ranks(s.nk[cls])
+    kb, cls = s.k0[cls[rep]] + kb_rel, cls[rep]
     words = np.stack([np.full(len(cls), int(Funct.MVOUT), np.uint64),
                       (dram + (pix[cls, start[rep]] * walk.out_c + kb * d) * out_bytes).astype(np.uint64),
-                      operand(acc(kb_rel * acc_plane[cls] + start[rep], full=full), length[rep],
+                      operand(acc(kb_rel * s.acc_plane[cls] + start[rep], full=full), length[rep],
                               np.minimum(d, walk.out_c - kb * d))], axis=1)
     zeros = np.zeros(len(cls), np.int64)
     return Census(words, zeros + 1, zeros, zeros), cls

@@ -11,7 +11,7 @@ import numpy as np
 
 from isa import HardwareConfig
 
-from ..estimate import STEP_OVERHEAD, dma_row_cycles, pipeline_cycles, tap_cycles
+from ..estimate import STEP_OVERHEAD, dma_row_cycles, pipeline_columns, tap_cycles
 from ..knobs import tile_values
 from ..schedule import ScheduleError, grow_tiles
 from .geometry import conv_geometry
@@ -148,7 +148,8 @@ def _tile_costs(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, An
     w_cls, w_read, w_per = _axis_tiles(op.out_w, t.ow, g.kernel[1], t.kw, sw, pw, g.in_w)
     images, heights, widths = (np.array([len(x) for x in tile_ranges(n, tl)])
                                for n, tl in ((op.batch, t.b), (op.out_h, t.oh), (op.out_w, t.ow)))
-    distinct, b_cls = np.unique(images, return_inverse=True)
+    distinct = np.array(sorted(set(images.tolist())))   # np.unique's, without its sort (a tile size or two)
+    b_cls = np.searchsorted(distinct, images)
     tap_table = _tap_table(distinct, h_per, w_per, d)
     contiguous = np.array([len(kws) == 1 for kws in rkw], dtype=int)[r_kw]
     cblocks = np.array([len(cbs) for cbs in rc])[r_c]
@@ -163,17 +164,15 @@ def _tile_costs(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, An
         return a[:, r_kw][None, None, :, :]
 
     valid_in = over_b(images) * over_h(h_read) * over_w(w_read)   # input pixels a tile reads under r's taps
-
-    def weight_rows(r: tuple[range, range, range]) -> int:
-        khs, kws, cbs = r
-        return len(khs) * len(kws) * (min(C, cbs.stop * d) - cbs.start * d)
-
+    # each r's weight rows: its kernel rows times kernel columns times input channels
+    weight_rows = (np.array([len(x) for x in rkh])[r_kh] * np.array([len(x) for x in rkw])[r_kw]
+                   * np.array([min(C, cbs.stop * d) - cbs.start * d for cbs in rc])[r_c])
     return dict(
         taps=cblocks * tap_table[over_b(b_cls), over_h(h_cls), over_w(w_cls), contiguous],
         in_rows=valid_in * np.array([row_cycles(cbs, C) for cbs in rc])[r_c],
         in_writes=valid_in * cblocks,
-        w_rows=np.array([[weight_rows(r) * row_cycles(kbs, K) for r in reduction] for kbs in rk]),
-        w_writes=np.array([[weight_rows(r) * len(kbs) for r in reduction] for kbs in rk]),
+        w_rows=np.array([row_cycles(kbs, K) for kbs in rk])[:, None] * weight_rows,
+        w_writes=np.array([len(kbs) for kbs in rk])[:, None] * weight_rows,
         kblocks=np.array([len(kbs) for kbs in rk]),
         npix=images[:, None, None] * heights[:, None] * widths,
         shape=(len(rb), len(heights), len(widths), len(rk), len(reduction)))
@@ -226,8 +225,8 @@ def pipelined_conv_cycles(op: Conv2d, s: ConvSchedule, hw: HardwareConfig, limit
     if op.bias:   # a bias row is read once and written to every pixel of the tile
         writes = writes + (r == 0) * npix * kblocks
     store = (r == c["shape"][4] - 1) * npix * kblocks * out_beats
-    return pipeline_cycles(np.stack([compute, load, store, writes], axis=1), d, load_ahead=bool(s.load_ahead),
-                           store_delay=bool(s.store_delay))
+    return pipeline_columns(*(np.asarray(x, dtype=float) for x in (compute, load, store, writes)), d,
+                            load_ahead=bool(s.load_ahead), store_delay=bool(s.store_delay))
 
 
 @functools.lru_cache(maxsize=256)

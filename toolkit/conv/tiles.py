@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
@@ -93,14 +94,14 @@ def axis_layout(o0: int, n: int, k0: int, nk: int, stride: int, padding: int) ->
         r, q = (k - padding) % stride, (k - padding) // stride
         lo, hi = span.get(r, (q, q))
         span[r] = (min(lo, q), max(hi, q))
-    base, index = {}, []
+    base, index, slots = {}, [], 0
     for r in sorted(span):
         lo, hi = span[r]
-        base[r] = len(index)
-        index.extend((o0 + lo + j) * stride + r for j in range(n + hi - lo))
+        base[r], slots = slots, slots + n + hi - lo
+        index.append((o0 + lo + np.arange(n + hi - lo)) * stride + r)
     offset = tuple(base[(k - padding) % stride] + (k - padding) // stride - span[(k - padding) % stride][0]
                    for k in range(k0, k0 + nk))
-    held = np.array(index)
+    held = np.concatenate(index)
     held.setflags(write=False)
     return offset, held
 
@@ -132,13 +133,17 @@ def step_order(shape: tuple[int, int, int, int, int], order: tuple[int, ...], nb
     channel tile. Cached, read-only: the census's classes and the prior walk the same steps, and a search's
     neighbours that differ in placement, pipeline knobs or mvin width share them."""
     loops = (*order, 4)   # outermost first: each loop's index a digit of the step's, the innermost the lowest
-    index = dict(zip(loops, np.indices([shape[loop] for loop in loops]).reshape(len(loops), -1)))
+    sizes = [shape[loop] for loop in loops]
+    index = dict(zip(loops, np.indices(sizes).reshape(len(loops), -1)))
     b, h, w, k, r = (index[loop] for loop in range(5))
-    new_in, new_w = np.ones(len(b), bool), np.ones(len(b), bool)
-    new_in[1:] = (b[1:] != b[:-1]) | (h[1:] != h[:-1]) | (w[1:] != w[:-1]) | (r[1:] != r[:-1]) \
-        | (depthwise & (k[1:] != k[:-1]))
-    new_w[1:] = (k[1:] != k[:-1]) | (r[1:] != r[:-1])
-    bufs = ((np.cumsum(new_in) - 1) % nbuf, (np.cumsum(new_w) - 1) % nbuf, (np.arange(len(b)) // shape[4]) % nbuf)
+    # a loop's digit changes every (product of the loops inside it) steps, if it counts more than one tile; the
+    # first of several such loops to change is the innermost: an operand reloads every that many steps
+    inner = {loop: math.prod(sizes[n + 1:]) for n, loop in enumerate(loops)}
+    every_in, every_w = (min([inner[x] for x in held if shape[x] > 1], default=len(b))
+                         for held in ((0, 1, 2, 4, *((3,) if depthwise else ())), (3, 4)))
+    step = np.arange(len(b))
+    new_in, new_w = step % every_in == 0, step % every_w == 0
+    bufs = ((step // every_in) % nbuf, (step // every_w) % nbuf, (step // shape[4]) % nbuf)
     for a in (b, h, w, k, r, new_in, new_w, *bufs):
         a.setflags(write=False)
     return StepOrder(b, h, w, k, r, new_in, new_w, bufs)
