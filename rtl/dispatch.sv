@@ -348,7 +348,9 @@ module dispatch import systolic_pkg::*; #(
       valid_q  <= (valid_q & ~retire_set) | enq_set;
       issued_q <= (issued_q | issue_set) & ~(retire_set | enq_set);
       done_q   <= (done_q | done_i) & ~(retire_set | enq_set);
-      for (int s = 0; s < N; s++) deps_q[s] <= deps_q[s] & ~done_i;
+      if (done_i != '0) begin   // (a completion's cycle only: the slots are an array)
+        for (int s = 0; s < N; s++) deps_q[s] <= deps_q[s] & ~done_i;
+      end
       if (enq) deps_q[new_slot] <= deps_of(access_of(cmd_i), tq);
       // queue pointers and occupancy
       for (int q = 0; q < NQ; q++) begin

@@ -43,37 +43,37 @@ module ex_array import systolic_pkg::*; #(
   output logic                                active_o
 );
   logic [DIM*8-1:0]  in_a, in_b, w_data, tr_col;
+  logic [DIM*8-1:0]  a_row, d_row, d_src;   // RA's, RD's columns the row takes; D's bytes
+  logic [DIM*8-1:0]  d_lanes;               // the lanes D takes from RD
   logic [DIM*32-1:0] in_d, out_c, res_c;
+  logic              d_any;
 
-  // mesh inputs
+  // the bytes of lanes 0 .. n-1 (the columns of a row of n): whole-word operations where a
+  // per-lane comparison would take a branch a lane each cycle
+  function automatic logic [DIM*8-1:0] lane_bytes(input logic [15:0] n);
+    return (n >= 16'(DIM)) ? '1 : ~({(DIM*8){1'b1}} << (32'(n) * 8));
+  endfunction
+
+  // mesh inputs: lane i of RA (A, or OS's D) if i < a_cols, of RD (D, or OS's B) if i < d_cols,
+  // RD's D over RA's; A or B from the transposer column instead; D's int8 lanes sign-extended
   always_comb begin
-    in_a = '0;
-    in_b = '0;
-    in_d = '0;
-    if (inj_valid_i) begin
-      for (int i = 0; i < DIM; i++) begin
-        if (inj_i.a_need && 16'(i) < inj_i.a_cols) begin
-          if (inj_i.a_is_d) in_d[i*32 +: 32] = {{24{ra_i[i*8+7]}}, ra_i[i*8 +: 8]};
-          else              in_a[i*8 +: 8]   = ra_i[i*8 +: 8];
-        end
-        if (inj_i.d_need && 16'(i) < inj_i.d_cols) begin
-          if (inj_i.d_is_b) in_b[i*8 +: 8]   = rd_i[i*8 +: 8];
-          else              in_d[i*32 +: 32] = {{24{rd_i[i*8+7]}}, rd_i[i*8 +: 8]};
-        end
-        if (inj_i.a_tr) in_a[i*8 +: 8] = tr_col[i*8 +: 8];
-        if (inj_i.b_tr) in_b[i*8 +: 8] = tr_col[i*8 +: 8];
-      end
+    a_row   = (inj_valid_i && inj_i.a_need) ? ra_i & lane_bytes(inj_i.a_cols) : '0;
+    d_row   = (inj_valid_i && inj_i.d_need) ? rd_i & lane_bytes(inj_i.d_cols) : '0;
+    d_lanes = (inj_valid_i && inj_i.d_need && !inj_i.d_is_b) ? lane_bytes(inj_i.d_cols) : '0;
+    in_a    = !inj_valid_i ? '0 : inj_i.a_tr ? tr_col : inj_i.a_is_d ? '0 : a_row;
+    in_b    = !inj_valid_i ? '0 : inj_i.b_tr ? tr_col : inj_i.d_is_b ? d_row : '0;
+    d_src   = (d_row & d_lanes) | (inj_i.a_is_d ? a_row & ~d_lanes : '0);
+    d_any   = inj_valid_i && ((inj_i.d_need && !inj_i.d_is_b) || (inj_i.a_need && inj_i.a_is_d));
+    in_d    = '0;
+    if (d_any) begin
+      for (int i = 0; i < DIM; i++) in_d[i*32 +: 32] = 32'(signed'(d_src[i*8 +: 8]));
     end
-    w_data = '0;
-    if (wr_valid_i && !wr_zero_i) begin
-      for (int i = 0; i < DIM; i++) begin
-        if (16'(i) < wr_cols_i) w_data[i*8 +: 8] = rb_i[i*8 +: 8];
-      end
-    end
+    w_data = (wr_valid_i && !wr_zero_i) ? rb_i & lane_bytes(wr_cols_i) : '0;
   end
 
   transposer #(.DIM(DIM)) u_transposer (
     .clk_i,
+    .rd_en_i   (inj_i.a_tr || inj_i.b_tr),
     .wr_en_i   (wr_valid_i && wr_tr_i),
     .wr_blk_i  (wr_buf_i[0]),
     .wr_row_i  (TIW'(wr_row_i)),
@@ -109,8 +109,9 @@ module ex_array import systolic_pkg::*; #(
   // results as rows leave the mesh (an OS row that brings out no result, or a compute without a
   // C, writes nothing: DestNone)
   always_comb begin
-    for (int i = 0; i < DIM; i++) begin
-      res_c[i*32 +: 32] = out_tag_o.shift ? rshift_rne(out_c[i*32 +: 32], out_tag_o.rsh) : out_c[i*32 +: 32];
+    res_c = out_c;
+    if (out_tag_o.shift) begin
+      for (int i = 0; i < DIM; i++) res_c[i*32 +: 32] = rshift_rne(out_c[i*32 +: 32], out_tag_o.rsh);
     end
   end
 
@@ -125,10 +126,8 @@ module ex_array import systolic_pkg::*; #(
     sp_wr_o.row    = SP_AW'(out_tag_o.row);
     acc_wr_o.row   = ACC_AW'(out_tag_o.row);
     acc_wr_o.wdata = res_c;
-    for (int i = 0; i < DIM; i++) begin
-      sp_wr_o.wmask[i]  = 16'(i) < out_tag_o.cols;
-      acc_wr_o.wmask[i] = 16'(i) < out_tag_o.cols;
-    end
+    sp_wr_o.wmask  = (out_tag_o.cols >= 16'(DIM)) ? '1 : ~({DIM{1'b1}} << out_tag_o.cols);
+    acc_wr_o.wmask = sp_wr_o.wmask;
     if (sp_wr_o.req) begin
       for (int i = 0; i < DIM; i++) begin
         // saturated to int8: the low byte is the value

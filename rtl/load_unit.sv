@@ -194,32 +194,40 @@ module load_unit import systolic_pkg::*; #(
 
   // the block being written: lanes, scale, mask; a pixel repeat t shifts them t * n lanes
   // (n: the block's columns) into the row t below
+  // (the lanes as whole rows and masks, the scale and the scratchpad's bytes only where they apply:
+  // a branch a lane would be taken every cycle of a write-back)
   always_comb begin
-    logic [31:0]       v, shift, first;
+    logic [31:0]       shift, first, left;
     logic [LROW_W-1:0] row, floor;
+    logic [DIM*32-1:0] lanes;
     logic [DIM*8-1:0]  lanes8;
     logic [DIM-1:0]    mask;
     sp_o     = '0;
     acc_o    = '0;
     sp_o.we  = 1'b1;
     acc_o.we = 1'b1;
-    v        = '0;
+    lanes    = '0;
     lanes8   = '0;
     mask     = '0;
     first    = 32'(wb_blk_q) * DIM;
+    left     = (32'(wb_ctx.cols) > first) ? 32'(wb_ctx.cols) - first : '0;   // the block's columns
     shift    = 32'(wb_rep_q) * ((32'(wb_ctx.cols) - first < DIM) ? 32'(wb_ctx.cols) - first
                                                                    : DIM);
     row   = LROW_W'(32'(wb_ctx.base) + 32'(wb_lrow_q) + 32'(wb_blk_q) * 32'(wb_ctx.bstride));
     floor = (row >= LROW_W'(SP_ROWS / 2)) ? LROW_W'(SP_ROWS / 2) : '0;
     wb_skip = wb_busy_q && !wb_ctx.acc && 32'(row) < 32'(floor) + 32'(wb_rep_q);
     if (wb_busy_q) begin
-      for (int i = 0; i < DIM; i++) begin
-        v = wb_row_q[BIX_W'(wb_blk_q)][i*32 +: 32];
-        if (wb_ctx.scale != F32_ONE) v = scale_sat(v, wb_ctx.scale, !wb_ctx.acc, 1'b0);
-        lanes8[i*8 +: 8]        = v[7:0];
-        acc_o.wdata[i*32 +: 32] = v;
-        mask[i] = (first + i) < 32'(wb_ctx.cols);
+      lanes = wb_row_q[BIX_W'(wb_blk_q)];
+      if (wb_ctx.scale != F32_ONE) begin
+        for (int i = 0; i < DIM; i++) begin
+          lanes[i*32 +: 32] = scale_sat(lanes[i*32 +: 32], wb_ctx.scale, !wb_ctx.acc, 1'b0);
+        end
       end
+      if (!wb_ctx.acc) begin
+        for (int i = 0; i < DIM; i++) lanes8[i*8 +: 8] = lanes[i*32 +: 8];
+      end
+      acc_o.wdata = lanes;
+      mask        = (left >= DIM) ? '1 : ~({DIM{1'b1}} << left);
       sp_o.wdata  = lanes8;
       sp_o.wmask  = mask;
       acc_o.wmask = mask;

@@ -45,21 +45,28 @@ module mesh #(
 
   // The mesh runs on a gated clock (clk_mesh) that ticks only while it is active (a row enters
   // or rows are in flight): in the other cycles no PE has a valid A value or a shift, so every
-  // register would keep its value anyway. The B lines (below) and the PEs' two OS sums tick only
-  // while it is active in output-stationary mode, the weights only in the cycles a weight row or
-  // column is written.
-  logic active, clk_mesh, clk_b, clk_w;
+  // register would keep its value anyway. The PEs' weight-stationary sums tick only while it is
+  // active in weight-stationary mode (clk_ws), the B lines (below) and the PEs' output-stationary
+  // sums only while it is active in output-stationary mode (clk_b), the weights only in the cycles
+  // a weight row or column is written.
+  logic active, clk_mesh, clk_ws, clk_b, clk_w;
 
-  clock_gate u_mesh_cg (.clk_i, .en_i (active),         .clk_o (clk_mesh));
-  clock_gate u_b_cg    (.clk_i, .en_i (active && os_i), .clk_o (clk_b));
+  clock_gate u_mesh_cg (.clk_i, .en_i (active),          .clk_o (clk_mesh));
+  clock_gate u_ws_cg   (.clk_i, .en_i (active && !os_i), .clk_o (clk_ws));
+  clock_gate u_b_cg    (.clk_i, .en_i (active && os_i),  .clk_o (clk_b));
   clock_gate u_w_cg    (.clk_i, .en_i (w_we_i),         .clk_o (clk_w));
 
   // Every delay line below is one packed register, stage 0 in its low bits: its next
   // value has each stage take the one below it and stage 0 the new input, and its top
   // stage is its output. The valid bits and the row count are reset, the data is not.
-  // tag and valid pipeline, and the rows entered but not yet left
+  // The valid pipeline, the rows entered but not yet left, and the tags: a ring of LAT entries
+  // (tag_q), the tag of the row entering written at tag_ptr_q, which moves on one entry a tick, so
+  // that the entry it names holds the tag written LAT ticks before, the row leaving's (a delay line
+  // of the wide tags would move all of them every cycle)
+  localparam int PTR_W = (LAT > 1) ? $clog2(LAT) : 1;
   logic [LAT-1:0]            tag_v_q, tag_v_d;
-  logic [LAT-1:0][TAG_W-1:0] tag_q, tag_d;
+  logic [TAG_W-1:0]          tag_q [LAT];
+  logic [PTR_W-1:0]          tag_ptr_q, tag_ptr_d;
   logic [$clog2(LAT+2)-1:0]  inflight_q, inflight_d;
 
   assign active   = in_valid_i || (inflight_q != '0);
@@ -67,22 +74,24 @@ module mesh #(
 
   always_comb begin
     tag_v_d    = LAT'({tag_v_q, in_valid_i});
-    tag_d      = (LAT*TAG_W)'({tag_q, in_tag_i});
+    tag_ptr_d  = (32'(tag_ptr_q) == LAT - 1) ? '0 : tag_ptr_q + 1'b1;
     inflight_d = inflight_q + (in_valid_i ? 1 : 0) - (tag_v_q[LAT-1] ? 1 : 0);
   end
 
   always_ff @(posedge clk_mesh or negedge rst_ni) begin
     if (!rst_ni) begin
       tag_v_q    <= '0;
+      tag_ptr_q  <= '0;
       inflight_q <= '0;
     end else begin
       tag_v_q    <= tag_v_d;
+      tag_ptr_q  <= tag_ptr_d;
       inflight_q <= inflight_d;
     end
   end
 
   always_ff @(posedge clk_mesh) begin
-    tag_q <= tag_d;
+    tag_q[tag_ptr_q] <= in_tag_i;
   end
 
   // What enters PE row k (A: valid, value sign-extended to 32 bits, select) and column n (D,
@@ -114,31 +123,28 @@ module mesh #(
     end
   end
 
-  // The weights: PE row k's of buffer b are one packed vector, lane n PE (k, n)'s, sign-extended.
-  // A write (on clk_w) puts w_data_i into PE row w_row_i, or with w_col_i its lane k into lane
-  // w_row_i of every row k (the weights transposed). There is one register per value of the
-  // 2-bit select: those past NBUF-1 mirror buffer 0, which is what a select past NBUF-1 reads,
-  // so a PE reads the one its select names without a range check.
-  logic [DIM-1:0][31:0] w_row;    // w_data_i's lanes sign-extended
-  logic [DIM-1:0][31:0] w_lane;   // a column write's lane: all ones in lane w_row_i
+  // The weights: PE row k's of buffer b are one packed vector (w_q[k][b]), lane n PE (k, n)'s,
+  // sign-extended. A write (on clk_w) puts w_data_i into PE row w_row_i, or with w_col_i its lane k
+  // into lane w_row_i of every row k (the weights transposed). There is one register per value of
+  // the 2-bit select: those past NBUF-1 mirror buffer 0, which is what a select past NBUF-1 reads,
+  // so a PE reads the one its select names without a range check. A write forms only the rows or
+  // lanes it writes (one process, indexed by the write's row and lane).
+  localparam int RIW = (DIM > 1) ? $clog2(DIM) : 1;   // a PE row or lane
+  logic [DIM-1:0][31:0] w_q [DIM][4];
 
-  for (genvar n = 0; n < DIM; n++) begin : g_w_lane
-    assign w_row[n]  = 32'(signed'(w_data_i[n*8 +: 8]));
-    assign w_lane[n] = {32{w_row_i == ($clog2(DIM+1))'(n)}};
-  end
+  function automatic logic [DIM-1:0][31:0] sext_row(input logic [DIM*8-1:0] x);
+    logic [DIM-1:0][31:0] r;
+    for (int n = 0; n < DIM; n++) r[n] = 32'(signed'(x[n*8 +: 8]));
+    return r;
+  endfunction
 
-  // each row and buffer has one write: the whole row, or (a column write) the row with lane
-  // w_row_i replaced
-  for (genvar k = 0; k < DIM; k++) begin : g_wrow
-    logic [DIM-1:0][31:0] w_q [4];
-
-    for (genvar b = 0; b < 4; b++) begin : g_buf
-      logic hit;
-      assign hit = (w_buf_i == 2'(b)) || (w_buf_i == 2'd0 && b >= NBUF);
-
-      always_ff @(posedge clk_w) begin
-        if (hit && (w_col_i || w_row_i == ($clog2(DIM+1))'(k))) begin
-          w_q[b] <= w_col_i ? ((w_q[b] & ~w_lane) | ({DIM{w_row[k]}} & w_lane)) : w_row;
+  always_ff @(posedge clk_w) begin
+    for (int b = 0; b < 4; b++) begin
+      if ((w_buf_i == 2'(b) || (w_buf_i == 2'd0 && b >= NBUF)) && 32'(w_row_i) < DIM) begin
+        if (!w_col_i) begin
+          w_q[RIW'(w_row_i)][b] <= sext_row(w_data_i);
+        end else begin
+          for (int k = 0; k < DIM; k++) w_q[k][b][RIW'(w_row_i)] <= 32'(signed'(w_data_i[k*8 +: 8]));
         end
       end
     end
@@ -151,12 +157,12 @@ module mesh #(
   // after its update: in the packed, top-down form that was every PE sum and lane, each cycle
   // (now the bottom row, which the de-skew reads, and column 0).
 
-  // the PEs: g_row[k].g_col[n].psum is the sum PE (k, n) holds (WS), which PE (k+1, n) adds to, or
-  // the shifting sum it passes down (OS), which PE (k+1, n) takes; row DIM-1's leave the bottom
+  // the PEs: g_row[k].g_col[n].psum is the sum PE (k, n) holds (WS), which PE (k+1, n) adds to, and
+  // .sh the shifting sum it passes down (OS), which PE (k+1, n) takes; row DIM-1's leave the bottom
   for (genvar k = DIM - 1; k >= 0; k--) begin : g_row
     for (genvar n = 0; n < DIM; n++) begin : g_col
       logic        v;
-      logic [31:0] a, b, psum_in, psum;
+      logic [31:0] a, b, psum_in, psum, sh_in, sh;
       logic [1:0]  s;
 
       if (n == 0) begin : g_left
@@ -171,25 +177,34 @@ module mesh #(
       if (k == 0) begin : g_top
         assign b       = b_in[n];
         assign psum_in = d_in[n];
+        assign sh_in   = d_in[n];
       end else begin : g_below
         assign b       = g_bline[n].b_q[k-1];
         assign psum_in = g_row[k-1].g_col[n].psum;
+        assign sh_in   = g_row[k-1].g_col[n].sh;
       end
 
       pe u_pe (
-        .clk_i    (clk_mesh),
+        .clk_ws_i (clk_ws),
         .clk_os_i (clk_b),
-        .os_i,
         .en_i    (v),
         .shift_i (s[1]),
         .prop_i  (s[0]),
         .a_i     (a),
-        .w_i     (g_wrow[k].w_q[s][n]),
+        .w_i     (w_q[k][s][n]),
         .b_i     (b),
         .psum_i  (psum_in),
-        .psum_o  (psum)
+        .sh_i    (sh_in),
+        .psum_o  (psum),
+        .sh_o    (sh)
       );
     end
+  end
+
+  // what leaves the bottom row: the mode's sums
+  logic [31:0] bottom [DIM];
+  for (genvar n = 0; n < DIM; n++) begin : g_bottom
+    assign bottom[n] = os_i ? g_row[DIM-1].g_col[n].sh : g_row[DIM-1].g_col[n].psum;
   end
 
   // de-skew: column n is delayed DIM-1-n cycles after it leaves the bottom row
@@ -200,7 +215,7 @@ module mesh #(
       logic [31:0] c_q;
 
       if (j == 0) begin : g_first
-        always_ff @(posedge clk_mesh) c_q <= g_row[DIM-1].g_col[n].psum;
+        always_ff @(posedge clk_mesh) c_q <= bottom[n];
       end else begin : g_next
         always_ff @(posedge clk_mesh) c_q <= g_st[j-1].c_q;
       end
@@ -208,7 +223,7 @@ module mesh #(
 
     assign out_c_o[n*32 +: 32] = g_st[L-1].c_q;
   end
-  assign out_c_o[(DIM-1)*32 +: 32] = g_row[DIM-1].g_col[DIM-1].psum;
+  assign out_c_o[(DIM-1)*32 +: 32] = bottom[DIM-1];
 
   // The A values that pass through the PEs: PE row k's A line, lane n the A value PE (k, n) took
   // last cycle (with its valid bit and weight select), which PE (k, n+1) uses now. Its values
@@ -283,5 +298,5 @@ module mesh #(
   end
 
   assign out_valid_o = tag_v_q[LAT-1];
-  assign out_tag_o   = tag_q[LAT-1];
+  assign out_tag_o   = tag_q[tag_ptr_q];
 endmodule

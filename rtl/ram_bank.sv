@@ -26,7 +26,6 @@ module ram_bank #(
 );
   logic [DIM*LANE_W-1:0] mem_q [ROWS];
   logic [DIM*LANE_W-1:0] rdata_q;
-  logic [DIM*LANE_W-1:0] wrow_d;   // the new value of the row a write names
   logic                  sel_valid;
   logic [SEL_W-1:0]      sel;
 
@@ -48,26 +47,27 @@ module ram_bank #(
     if (sel_valid) gnt_o[sel] = 1'b1;
   end
 
-  // A write's row: the lanes wmask selects take wdata (plus the old lane with acc_i in
-  // an accumulator bank), the others keep their value. Only computed for a write.
-  always_comb begin
-    wrow_d = '0;
-    if (sel_valid && we_i[sel]) begin
-      wrow_d = mem_q[addr_i[sel]];
-      for (int l = 0; l < DIM; l++) begin
-        if (wmask_i[sel][l]) begin
-          wrow_d[l*LANE_W +: LANE_W] = wdata_i[sel][l*LANE_W +: LANE_W]
-              + ((ACCUM && acc_i[sel]) ? wrow_d[l*LANE_W +: LANE_W] : LANE_W'(0));
-        end
+  // A write's row: the lanes wmask selects take wdata (plus the old lane with acc_i in an
+  // accumulator bank), the others keep their value. Formed at the clock edge of a write only.
+  function automatic logic [DIM*LANE_W-1:0] written(input logic [DIM*LANE_W-1:0] old,
+                                                     input logic [DIM*LANE_W-1:0] wdata,
+                                                     input logic [DIM-1:0] wmask, input logic acc);
+    logic [DIM*LANE_W-1:0] r;
+    r = old;
+    for (int l = 0; l < DIM; l++) begin
+      if (wmask[l]) begin
+        r[l*LANE_W +: LANE_W] = wdata[l*LANE_W +: LANE_W]
+            + ((ACCUM && acc) ? old[l*LANE_W +: LANE_W] : LANE_W'(0));
       end
     end
-  end
+    return r;
+  endfunction
 
   // the storage loads only the row written (a RAM, not a register file)
   always_ff @(posedge clk_i) begin
     if (sel_valid) begin
       if (we_i[sel]) begin
-        mem_q[addr_i[sel]] <= wrow_d;
+        mem_q[addr_i[sel]] <= written(mem_q[addr_i[sel]], wdata_i[sel], wmask_i[sel], acc_i[sel]);
       end else begin
         rdata_q <= mem_q[addr_i[sel]];
       end

@@ -46,7 +46,8 @@ package systolic_pkg;
 
   // A request to a local memory of ROWS rows of DIM lanes of LANE_W bits (the scratchpad:
   // 8, the accumulator: 32): a read of a row (the row comes the cycle after the grant), or
-  // with we a write of the lanes wmask selects; with accum (accumulator only) it adds.
+  // with we a write of the lanes wmask selects; with accum (accumulator only) it adds. The row's
+  // data is the low bits, so that its 32-bit words are the struct's (a simulation copies them whole).
   virtual class mem_types #(parameter int DIM = 4, parameter int ROWS = 256,
                             parameter int LANE_W = 8);
     typedef struct packed {
@@ -54,8 +55,8 @@ package systolic_pkg;
       logic                    we;
       logic                    accum;
       logic [$clog2(ROWS)-1:0] row;
-      logic [DIM*LANE_W-1:0]   wdata;
       logic [DIM-1:0]          wmask;
+      logic [DIM*LANE_W-1:0]   wdata;
     } req_t;
   endclass
   /* verilator lint_on DECLFILENAME */
@@ -219,11 +220,14 @@ package systolic_pkg;
   endfunction
 
   // The scale unit: clip(rint(float32(float32(x) * scale)), lo, hi), then ReLU.
-  // to_int8 clips to [-128, 127], else the result saturates to int32.
+  // to_int8 clips to [-128, 127], else the result saturates to int32. A scale of 1.0 into int8
+  // clips x itself: float32(x) is x within 2^24 and keeps its sign past it, where both clip alike
+  // (a simulation skips the float arithmetic, the store path's every row with the usual scale).
   function automatic logic [31:0] scale_sat(input logic [31:0] x, input logic [31:0] scale,
                                             input logic to_int8, input logic relu);
     logic signed [31:0] v;
-    v = $signed(f32_to_i32(f32_mul(i32_to_f32(x), scale)));
+    if (to_int8 && scale == F32_ONE) v = $signed(x);
+    else v = $signed(f32_to_i32(f32_mul(i32_to_f32(x), scale)));
     if (to_int8) begin
       if (v > 32'sd127) v = 32'sd127;
       else if (v < -32'sd128) v = -32'sd128;

@@ -11,7 +11,9 @@ module transposer #(
   input  logic           wr_blk_i,
   input  logic [IW-1:0]  wr_row_i,
   input  logic [DIM*8-1:0] wr_data_i,
-  // column rd_col_i of block rd_blk_i: element k is row k's
+  // column rd_col_i of block rd_blk_i: element k is row k's (zeros without rd_en_i: a
+  // simulation then skips the DIM dynamic selects)
+  input  logic           rd_en_i,
   input  logic           rd_blk_i,
   input  logic [IW-1:0]  rd_col_i,
   output logic [DIM*8-1:0] rd_data_o
@@ -23,8 +25,11 @@ module transposer #(
   end
 
   always_comb begin
-    for (int k = 0; k < DIM; k++) begin
-      rd_data_o[k*8 +: 8] = blk_q[rd_blk_i][k][32'(rd_col_i)*8 +: 8];
+    rd_data_o = '0;
+    if (rd_en_i) begin
+      for (int k = 0; k < DIM; k++) begin
+        rd_data_o[k*8 +: 8] = blk_q[rd_blk_i][k][32'(rd_col_i)*8 +: 8];
+      end
     end
   end
 endmodule

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "systolic_cfg.h"
 #include "verilated.h"
@@ -31,12 +32,20 @@ template <class T> inline void set_bytes(T& v, const uint8_t* src, size_t n) {
     for (size_t i = 0; i < n && i < sizeof(T); ++i) x |= uint64_t(src[i]) << (8 * i);
     v = T(x);
 }
+// A wide port's words are little-endian 32-bit words, byte 0 in the low bits of word 0: on a
+// little-endian host its bytes are the row's bytes in order, copied whole (a DMA row is up to
+// 256 bytes, moved most cycles of a busy run).
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the harness copies port words as bytes");
 template <std::size_t W> inline void set_bytes(VlWide<W>& v, const uint8_t* src, size_t n) {
-    for (std::size_t w = 0; w < W; ++w) v[w] = 0;
-    for (size_t i = 0; i < n && i < W * 4; ++i) v[i / 4] |= uint32_t(src[i]) << (8 * (i % 4));
+    const size_t len = n < W * 4 ? n : W * 4;
+    std::memcpy(v.data(), src, len);
+    std::memset(reinterpret_cast<uint8_t*>(v.data()) + len, 0, W * 4 - len);
 }
 template <class T> inline void get_bytes(const T& v, uint8_t* dst, size_t n) {
     for (size_t i = 0; i < n; ++i) dst[i] = uint8_t(get32(v, int(i / 4)) >> (8 * (i % 4)));
+}
+template <std::size_t W> inline void get_bytes(const VlWide<W>& v, uint8_t* dst, size_t n) {
+    std::memcpy(dst, v.data(), n < W * 4 ? n : W * 4);
 }
 
 }  // namespace harness

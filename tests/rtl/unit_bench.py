@@ -32,8 +32,8 @@ def issue_fields(n: int) -> Fields:
 
 def mem_req_fields(dim: int, rows: int, lane_w: int) -> Fields:
     """mem_types#(DIM, ROWS, LANE_W)::req_t: a local-memory request."""
-    return [("req", 1), ("we", 1), ("accum", 1), ("row", clog2(rows)), ("wdata", dim * lane_w),
-            ("wmask", dim)]
+    return [("req", 1), ("we", 1), ("accum", 1), ("row", clog2(rows)), ("wmask", dim),
+            ("wdata", dim * lane_w)]
 
 
 def pack(fields: Fields, **values: int) -> int:
