@@ -11,14 +11,9 @@ import toolkit as tk
 from isa import HardwareConfig
 from isa.loop_unroll import issued_groups, issued_words
 from test_loop_shared import CANDIDATE_OPS, OPS, loop_candidates
-from toolkit.census import Census
 from toolkit.family import loop_cycles
 from toolkit.tally import tally
-from tuner.features import ld_configs
-
-
-def census(words: np.ndarray, count: np.ndarray) -> Census:
-    return Census(words, count, *ld_configs(words[:, 0].astype(np.int64), words[:, 1]))
+from tuner.features import words_census
 
 
 def assert_groups_sum_as_every_loop(op, prog, hw: HardwareConfig) -> int:
@@ -28,8 +23,7 @@ def assert_groups_sum_as_every_loop(op, prog, hw: HardwareConfig) -> int:
                                                  sorted(b.addr for b in prog.buffers.values()))
     assert host_grouped == host
     assert int(count.sum()) == len(words)
-    every, alike = tally(census(words, np.ones(len(words), np.int64)), hw, prog.buffers), tally(
-        census(grouped, count), hw, prog.buffers)
+    every, alike = tally(words_census(words), hw, prog.buffers), tally(words_census(grouped, count), hw, prog.buffers)
     assert np.array_equal(alike.sums, every.sums)
     assert np.array_equal(alike.written, every.written) and np.array_equal(alike.read, every.read)
     assert loop_cycles(op, grouped, host, hw, count) == loop_cycles(op, words, host, hw)

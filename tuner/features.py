@@ -98,12 +98,13 @@ def instruction_census(instructions: Iterable[Any]) -> Census:
     return words_census(encode_all(instructions))
 
 
-def words_census(w: np.ndarray) -> Census:
-    """The census of a stream of encoded primitives (isa.encoding.encode_all's words)."""
+def words_census(w: np.ndarray, count: np.ndarray | None = None) -> Census:
+    """The census of a stream of encoded primitives (isa.encoding.encode_all's words), each standing ``count``
+    times (default once; isa.loop_unroll.issued_groups gives alike loops' words once)."""
     f = w[:, 0].astype(np.int64)
     if ((f >= Funct.LOOP_WS) & (f <= Funct.LOOP_CONV_WS_CONFIG_6) & (f != Funct.MVIN3)).any():
         raise ValueError("stream_features: the stream holds CISC loop words, which the features do not model")
-    return Census(w, np.ones(len(w), dtype=np.int64), *ld_configs(f, w[:, 1]))
+    return Census(w, np.ones(len(w), dtype=np.int64) if count is None else count, *ld_configs(f, w[:, 1]))
 
 
 @dataclass(frozen=True)
@@ -302,10 +303,10 @@ def features(prog: Program, op: Op, schedule: Schedule, domains: dict[str, list]
         domains = knob_domains(op, prog.hw)
     hw = prog.hw
     if isinstance(schedule, LibrarySchedule):
-        # Gemmini's loops, unrolled once: the stream part over what their unrollers issue, and for prior
-        # toolkit.family's estimate, which also counts the words the host issues
+        # Gemmini's loops, alike loops' words once with a count: the stream part over what their unrollers
+        # issue, and for prior toolkit.family's estimate, which also counts the words the host issues
         words, count, host_words = issued_groups(prog.instructions, hw, sorted(b.addr for b in prog.buffers.values()))
-        census = Census(words, count, *ld_configs(words[:, 0].astype(np.int64), words[:, 1]))
+        census = words_census(words, count)
         prior = loop_cycles(op, words, host_words, hw, count)
         return _vector(census_features(census, hw, prog.buffers), float(_log(prior)), op, schedule, hw, domains)
     return _vector(stream_features(prog), prior_feature(op, schedule, hw, prog, words=len(prog.instructions)), op,
