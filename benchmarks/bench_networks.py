@@ -15,7 +15,9 @@ one-core time on a busy machine). Per-layer CSV and bar charts go to --out.
 --tune N tunes every network with a budget of N trials (``tk.tune_network``,
 records in --db; rerunning resumes), reruns it with the best schedules and
 prints the end-to-end speedup over the default schedule and over the "gemmini"
-baseline (Gemmini's own library, schedule="gemmini").
+baseline (Gemmini's own library, schedule="gemmini"), and per task its best against
+its default and its floor (``toolkit.floor``). --unseeded leaves the default out of
+each task's search, so the best is the learned search's own.
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ import toolkit as tk  # noqa: E402
 from benchmarks.onnx_models import MODELS, build  # noqa: E402
 from toolkit.cli.net import random_inputs  # noqa: E402
 from networks.network_report import format_table, plot, totals, write_csv  # noqa: E402
+from toolkit.floor import floor  # noqa: E402
 
 
 def cpu_s() -> float:
@@ -54,6 +57,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--config", default="gemmini")
     p.add_argument("--tune", type=int, default=0, metavar="N", help="tune each network with N trials")
     p.add_argument("--tuner", default="model")
+    p.add_argument("--unseeded", action="store_true",
+                   help="tune without the default seeded into each task's first batch (the search on its own: "
+                        "issue 38's measure of the learned search); the per-task table then compares the search's "
+                        "best with the default")
     p.add_argument("--workers", type=int, default=None)
     p.add_argument("--tile-policy", default="pow2",
                    help="tile sizes the tuner's spaces hold (pow2: power-of-two tiles; 'balanced' spaces of "
@@ -91,15 +98,37 @@ def tuned_speedups(net: tk.Network, inputs: dict, cycles: int, args: argparse.Na
     """Tune ``net``; the tuned run's speedup over the default's ``cycles`` and over gemmini's library."""
     t0 = time.perf_counter()
     tuning = tk.tune_network(net, hw, args.tune, db=args.db, backend="verilator", tuner=args.tuner,
-                             workers=args.workers, progress=False, tile_policy=args.tile_policy)
+                             workers=args.workers, progress=False, tile_policy=args.tile_policy,
+                             include_default=not args.unseeded)
     print(f"  tuning took {time.perf_counter() - t0:.0f} s")
     print(tuning.summary())
+    print(against_default_and_floor(tuning, hw))
     tuned = tk.run_network(net, inputs, args.backend, hw=hw, schedule="best", db=args.db, compare=False)
     speedup = f"{cycles / tuned.cycles:.3f}x"
     base = tk.run_network(net, inputs, args.backend, hw=hw, schedule="gemmini", compare=False)
     vs_gemmini = f"{base.cycles / tuned.cycles:.3f}x"
     print(f"  tuned: {tuned.cycles:,} cycles, {speedup} over the default, {vs_gemmini} over gemmini")
     return {"speedup": speedup, "vs_gemmini": vs_gemmini}
+
+
+def against_default_and_floor(tuning, hw: tk.HardwareConfig) -> str:
+    """Each task's best against its default and its floor (``toolkit.floor``), and how many tasks the best beats
+    the default by 5% or more, ends within 2% of it, and ends within 1.15x of the floor (issue 38's measures)."""
+    lines = [f"  {'task':60s} {'x':>3s} {'default':>11s} {'best':>11s} {'best/def':>8s} {'floor':>11s} "
+             f"{'best/floor':>10s} floor is"]
+    ratios, over_floor = [], []
+    for t in sorted(tuning.tasks, key=lambda t: -t.share):
+        under = floor(t.op, hw)
+        best = t.best_cycles or 0
+        ratios.append(t.default_cycles / best if best and t.default_cycles else 0.0)
+        over_floor.append(best / under.cycles if best else float("inf"))
+        lines.append(f"  {t.op.key[:60]:60s} {t.count:3d} {t.default_cycles or 0:11,d} {best:11,d} "
+                     f"{ratios[-1]:7.3f}x {under.cycles:11,d} {over_floor[-1]:9.3f}x {under.bound}")
+    n = len(ratios)
+    lines.append(f"  best beats the default by >= 5% on {sum(r >= 1.05 for r in ratios)} of {n} tasks, ends within 2% "
+                 f"of it or better on {sum(r >= 1 / 1.02 for r in ratios)} of {n}, within 1.15x of the floor on "
+                 f"{sum(f <= 1.15 for f in over_floor)} of {n}")
+    return "\n".join(lines)
 
 
 def print_summary(summary: list[dict]) -> None:
