@@ -117,3 +117,41 @@ def test_a_default_outside_the_space_is_measured_so_tuning_never_reports_worse()
     assert result.history[0].schedule == tk.default_schedule(op, hw).to_dict()
     assert result.default_cycles is not None and result.cycles <= result.default_cycles
     assert len(result.history) == 3
+
+
+DW = tk.depthwise_conv2d(1, 9, 9, 8, bias="channel", activation="relu", scale=0.05)
+RESADD = tk.resadd(1, 6, 7, 9)
+
+
+@pytest.mark.parametrize("op", [DW, RESADD], ids=["depthwise", "resadd"])
+def test_depthwise_and_resadd_have_loop_families_of_fitting_bit_exact_points(op) -> None:
+    """tiled_conv_dw's pixel tiles and tiled_resadd's tile_I/tile_J are knobs; every point fits (memory_plan),
+    the library's own choice is a point, and random points run bit-exact."""
+    from tuner.space import Space
+    hw = HardwareConfig.preset("tiny")
+    space = Space(op, hw, family="loops")
+    assert space.cls is type(tk.gemmini_schedule(op, hw)) and len(space) > 3
+    assert space.index_of(tk.gemmini_schedule(op, hw)) is not None
+    assert all(space[p].memory_plan(hw, op) for p in range(len(space)))
+    for p in (0, len(space) // 2, len(space) - 1):
+        assert_exact(op, "tiny", space[p])
+
+
+def test_loop_tiles_of_depthwise_and_resadd_are_checked_before_anything_is_emitted() -> None:
+    from toolkit.library.schedule import LibraryDepthwise, LibraryResAdd
+    hw = HardwareConfig.preset("tiny")
+    with pytest.raises(ScheduleError, match="porows=10 is larger than the conv's 9 output rows"):
+        tk.compile(DW, hw, LibraryDepthwise(1, 10, 9))
+    with pytest.raises(ScheduleError, match="tiled_resadd_auto.*does not fit"):
+        tk.compile(RESADD, hw, LibraryResAdd(4096, 9))
+
+
+def test_depthwise_and_resadd_tune_in_one_space_with_the_flat_streams() -> None:
+    from tuner.api import tune
+    from tuner.union import UnionSpace
+    hw = HardwareConfig.preset("gemmini")
+    for op in (tk.depthwise_conv2d(1, 14, 14, 32), tk.resadd(1, 14, 14, 64)):
+        space = UnionSpace(op, hw)
+        assert space.parts[1].cls is type(tk.gemmini_schedule(op, hw))
+        result = tune(op, hw, trials=4, backend="stand-in", family="both", progress=False)
+        assert result.cycles is not None and result.cycles <= result.default_cycles

@@ -61,7 +61,7 @@ def test_library_programs_unroll_as_afresh(name: str) -> None:
     assert_shared_equals_afresh(prog, hw)
 
 
-CANDIDATE_OPS = ["matmul", "conv3x3", "conv_s2"]
+CANDIDATE_OPS = ["matmul", "conv3x3", "conv_s2", "depthwise", "resadd"]
 
 
 def loop_candidates(name: str, seed: int, hw: HardwareConfig) -> Iterator[tuple[Op, Program]]:

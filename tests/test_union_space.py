@@ -115,8 +115,8 @@ def test_fix_reaches_the_family_that_has_the_knob_and_bad_families_are_refused()
     assert union.domains["dataflow"] == ["ws"] and union.domains[LOOPS_PREFIX + "order"] == ["ji"]
     with pytest.raises(ValueError, match="fix: 'order' is not a knob"):
         make_space(MATMUL, SOC, "both", fix={"order": "ji"})
-    with pytest.raises(ValueError, match="family='both': the tuner has no loop schedules of depthwise"):
-        make_space(tk.depthwise_conv2d(1, 6, 6, 8), SOC, "both")
+    with pytest.raises(ValueError, match="family='both': the tuner has no loop schedules of maxpool"):
+        make_space(tk.maxpool2d(1, 6, 6, 8), SOC, "both")
     with pytest.raises(ValueError, match=r"family='all' is not one of \('auto', 'flat', 'loops', 'both'\)"):
         make_space(MATMUL, SOC, "all")
     assert isinstance(make_space(MATMUL, SOC, "flat"), Space) and isinstance(make_space(MATMUL, SOC, "both"),
@@ -131,6 +131,6 @@ def test_the_cli_tunes_any_family_and_names_the_one_a_kind_lacks(capsys: pytest.
     assert "both families" in out and "MatmulSchedule" in out and "LibraryMatmul" in out
     assert main(["tune", "matmul", *shape]) == 0
     assert "LibraryMatmul" in capsys.readouterr().out   # auto on the SoC: the default's family, gemmini.h's loops
-    assert main(["tune", "depthwise", "--in-h", "8", "--in-w", "8", "--in-c", "16", "--config", "gemmini",
+    assert main(["tune", "maxpool", "--in-h", "8", "--in-w", "8", "--in-c", "16", "--config", "gemmini",
                  "--family", "loops", "--show-space"]) == 2
-    assert "no loop schedules of depthwise" in capsys.readouterr().err
+    assert "no loop schedules of maxpool" in capsys.readouterr().err

@@ -26,9 +26,11 @@ from .conv.lowering import lower_conv
 from .conv.ops import Conv2d, DepthwiseConv2d
 from .conv.schedule import ConvSchedule, DepthwiseSchedule
 from .library.matmul import ROW_ACTIVATIONS
-from .library import (LIBRARY_CONV_FIT, LIBRARY_MATMUL_FIT, LibraryConv, LibraryMatmul, LibrarySchedule,
-                      library_class, library_conv_domains, library_matmul_domains, lower_library, tiled_conv_auto,
-                      tiled_conv_dw_auto, tiled_matmul_auto, tiled_norm_auto, tiled_resadd_auto)
+from .library import (LIBRARY_CONV_FIT, LIBRARY_DEPTHWISE_FIT, LIBRARY_MATMUL_FIT, LIBRARY_RESADD_FIT, LibraryConv,
+                      LibraryDepthwise, LibraryMatmul, LibraryResAdd, LibrarySchedule, library_class,
+                      library_conv_domains, library_depthwise_domains, library_matmul_domains, library_resadd_domains,
+                      lower_library, tiled_conv_auto, tiled_conv_dw_auto, tiled_matmul_auto, tiled_norm_auto,
+                      tiled_resadd_auto)
 from .gemm import Matmul, MatmulSchedule, default_matmul_schedule, gemmini_matmul_schedule, lower_matmul
 from .gemm.heuristic import default_dataflow, os_chains
 from .gemm.bounds import matmul_ideal_cycles
@@ -133,9 +135,10 @@ KINDS: dict[str, Kind] = {
                    loops_by_default=True, loops=LoopFamily(LibraryConv, library_conv_domains, LIBRARY_CONV_FIT)),
     "depthwise": Kind(DepthwiseConv2d, DepthwiseSchedule, default_conv_schedule, lower_conv,
                       library=tiled_conv_dw_auto, flat=gemmini_conv_schedule, domains=conv_domains,
-                      fit_knobs=CONV_FIT, census=conv_census, tallies=conv_tallies),
+                      fit_knobs=CONV_FIT, census=conv_census, tallies=conv_tallies,
+                      loops=LoopFamily(LibraryDepthwise, library_depthwise_domains, LIBRARY_DEPTHWISE_FIT)),
     "resadd": Kind(ResAdd, ResAddSchedule, default_resadd_schedule, lower_resadd, library=tiled_resadd_auto,
-                   loops_by_default=True),
+                   loops_by_default=True, loops=LoopFamily(LibraryResAdd, library_resadd_domains, LIBRARY_RESADD_FIT)),
     "maxpool": Kind(MaxPool2d, MaxPoolSchedule, default_maxpool, lower_maxpool),
     "norm": Kind(RowNorm, NormSchedule, default_norm_schedule, lower_norm, library=tiled_norm_auto),
 }

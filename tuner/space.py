@@ -52,7 +52,10 @@ def fits(schedule: Schedule, op: Op, hw: HardwareConfig) -> Any:
 
 
 def _shapes(plan: Any) -> tuple[tuple[int, int], ...]:
-    """What a placement's fit depends on: the rows and buffer count of each region of ``plan``."""
+    """What a placement's fit depends on: the rows and buffer count of each region of ``plan`` (none for a
+    schedule of gemmini.h's loops held to its assertions, which has no plan)."""
+    if plan is None:
+        return ()
     return tuple((r.rows, r.buffers) for r in (plan.a, plan.b, plan.c))
 
 

@@ -19,7 +19,8 @@ from ..schedule import ScheduleError
 from .conv import conv_context, tiled_conv_auto
 from .conv_pool import lower_unfused_pool
 from .depthwise import depthwise_context, tiled_conv_dw_auto
-from .knobs import LIBRARY_CONV_FIT, LIBRARY_MATMUL_FIT, library_conv_domains, library_matmul_domains
+from .knobs import (LIBRARY_CONV_FIT, LIBRARY_DEPTHWISE_FIT, LIBRARY_MATMUL_FIT, LIBRARY_RESADD_FIT,
+                    library_conv_domains, library_depthwise_domains, library_matmul_domains, library_resadd_domains)
 from .matmul import matmul_context, tiled_matmul_auto
 from .norm import norm_context, tiled_norm_auto
 from .resadd import resadd_context, tiled_resadd_auto
@@ -50,8 +51,9 @@ def lower_library(op: Op, s: LibrarySchedule, hw: HardwareConfig) -> Program:
                          layout(specs))
 
 
-__all__ = ["CALLS", "check_library", "LIBRARY_CONV_FIT", "LIBRARY_MATMUL_FIT", "library_conv_domains",
-           "library_matmul_domains", "LibraryConv",
+__all__ = ["CALLS", "check_library", "LIBRARY_CONV_FIT", "LIBRARY_DEPTHWISE_FIT", "LIBRARY_MATMUL_FIT",
+           "LIBRARY_RESADD_FIT", "library_conv_domains", "library_depthwise_domains", "library_matmul_domains",
+           "library_resadd_domains", "LibraryConv",
            "LibraryDepthwise", "LibraryMatmul", "LibraryNorm", "LibraryResAdd", "LibrarySchedule",
            "library_class", "lower_library", "tiled_conv_auto", "tiled_conv_dw_auto", "tiled_matmul_auto",
            "tiled_norm_auto", "tiled_resadd_auto"]

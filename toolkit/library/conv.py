@@ -24,7 +24,7 @@ from ..schedule import ScheduleError, grow_tiles
 from .conv_tiles import (ARGS, conv_maxes, downsample, fused_pool, pool_args, pool_window, pooled_dims, spad_rows,
                          window)
 from .schedule import CONV_ORDERS, LibraryConv, LibrarySchedule
-from .words import ACT, NULL, at, ceil_div, check_fits, fits_half
+from .words import ACT, NULL, at, ceil_div, fits_half
 
 def auto_tiles(op: ConvOp, maxes: dict[str, int], channels: tuple[str, ...], hw: HardwareConfig) -> dict[str, int]:
     """tiled_conv_stride_auto's (and tiled_conv_dw_auto's) search: from the whole conv, shrink the largest
@@ -83,11 +83,6 @@ def tile_fields(op: ConvOp, hw: HardwareConfig, corner: tuple[int, int, int, int
                 input=at("input", pixel * getattr(op, op.CHANNELS) + ich),
                 output=at(output, ((b * pool_h + porow) * pool_w + pocol) * op.out_channels + och),
                 max_pixels_per_row=1 if wide else min(hw.dim // t["kchs"], t["kcols"]))
-
-
-def check_tiles(op: ConvOp, s: LibrarySchedule, t: dict[str, int], hw: HardwareConfig) -> None:
-    """tiled_conv's (and tiled_conv_dw's) assertions on tiles ``t``: they fit half of each memory."""
-    check_fits(s.describe(), *spad_rows(t, op, hw.dim), hw)
 
 
 def clipped(s: LibrarySchedule, maxes: dict[str, int], starts: dict[str, int]) -> dict[str, int]:

@@ -98,11 +98,19 @@ def conv_maxes(op: "Conv2d") -> dict[str, int]:
     return dict(batches=op.batch, porows=porows, pocols=pocols, pochs=op.out_c, krows=kd, kcols=kd, kchs=op.in_c)
 
 
-def conv_tile_rows(what: str, tiles: dict[str, int], op: "Conv2d", hw: HardwareConfig) -> tuple[int, int]:
+def dw_maxes(op: "ConvOp") -> dict[str, int]:
+    """tiled_conv_dw_auto's max_args: one channel, and (our layout, see depthwise.py) one kernel tap."""
+    check_conv(op, "tiled_conv_dw_auto")
+    return dict(batches=op.batch, porows=op.out_h, pocols=op.out_w, pochs=1, krows=1, kcols=1, kchs=1)
+
+
+def conv_tile_rows(what: str, tiles: dict[str, int], op: "ConvOp", hw: HardwareConfig,
+                   maxes: dict[str, int] | None = None) -> tuple[int, int]:
     """The (scratchpad, accumulator) rows of ``tiles``, tiled_conv's arguments for ``op`` (``what`` names them in
-    errors); ScheduleError, naming the argument, where a tile is larger than the conv, or where the tiles do
-    not fit half of each memory (gemmini.h's assertions: the other halves hold the next tile)."""
-    maxes = conv_maxes(op)
+    errors; ``maxes`` the conv's extents, conv_maxes by default); ScheduleError, naming the argument, where a
+    tile is larger than the conv, or where the tiles do not fit half of each memory (gemmini.h's assertions:
+    the other halves hold the next tile)."""
+    maxes = conv_maxes(op) if maxes is None else maxes
     for name in ARGS:
         if tiles[name] > maxes[name]:
             raise ScheduleError(f"{what}: {name}={tiles[name]} is larger than the conv's {maxes[name]} "

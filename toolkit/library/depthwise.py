@@ -18,16 +18,10 @@ from isa import HardwareConfig
 
 from ..conv.ops import DepthwiseConv2d
 from ..lowering import attributes
-from .conv import auto_tiles, check_tiles, clipped, loop_fields, tile_fields
-from .conv_tiles import check_conv
+from .conv import auto_tiles, clipped, loop_fields, tile_fields
+from .conv_tiles import dw_maxes
 from .schedule import LibraryDepthwise
 from .words import NULL, at
-
-
-def dw_maxes(op: DepthwiseConv2d) -> dict[str, int]:
-    """tiled_conv_dw_auto's max_args: one channel, and (our layout) one kernel tap."""
-    check_conv(op, "tiled_conv_dw_auto")
-    return dict(batches=op.batch, porows=op.out_h, pocols=op.out_w, pochs=1, krows=1, kcols=1, kchs=1)
 
 
 def tiled_conv_dw_auto(op: DepthwiseConv2d, hw: HardwareConfig) -> LibraryDepthwise:
@@ -36,7 +30,7 @@ def tiled_conv_dw_auto(op: DepthwiseConv2d, hw: HardwareConfig) -> LibraryDepthw
 
 
 def depthwise_context(op: DepthwiseConv2d, s: LibraryDepthwise, hw: HardwareConfig) -> dict[str, Any]:
-    check_tiles(op, s, dict(s.to_dict(), pochs=1, krows=1, kcols=1, kchs=1), hw)
+    s.memory_plan(hw, op)
     return dict(op=op, schedule=s.to_dict(), a_stride=op.stride, words=attributes(depthwise_words(op, s, hw)))
 
 

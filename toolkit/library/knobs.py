@@ -5,9 +5,11 @@ from isa import HardwareConfig
 
 from ..conv.ops import Conv2d
 from ..gemm.op import Matmul
+from ..conv.ops import DepthwiseConv2d
 from ..gemm.schedule import matmul_blocks
+from ..resadd import ResAdd
 from ..knobs import Domains, tile_values
-from .conv_tiles import ARGS, conv_maxes
+from .conv_tiles import ARGS, conv_maxes, dw_maxes
 from .schedule import CONV_ORDERS, MATMUL_ORDERS
 from .words import ceil_div
 
@@ -15,6 +17,9 @@ from .words import ceil_div
 LIBRARY_MATMUL_FIT = frozenset({"tile_i", "tile_j", "tile_k"})
 # the knobs LibraryConv.memory_plan reads: every tile argument (the walk only orders the tiles)
 LIBRARY_CONV_FIT = frozenset(ARGS)
+# tiled_conv_dw's and tiled_resadd's tiles: each is held to gemmini.h's assertions (check_library) as a whole
+LIBRARY_DEPTHWISE_FIT = frozenset({"batches", "porows", "pocols"})
+LIBRARY_RESADD_FIT = frozenset({"tile_i", "tile_j"})
 
 
 def library_matmul_domains(op: Matmul, hw: HardwareConfig, policy: str) -> Domains:
@@ -38,3 +43,24 @@ def library_conv_domains(op: Conv2d, hw: HardwareConfig, policy: str) -> Domains
     domains.update(pochs=channel_values(op.out_c, hw.dim, policy), kchs=channel_values(op.in_c, hw.dim, policy),
                    order=list(CONV_ORDERS), resident=[False, True])
     return domains
+
+
+def library_depthwise_domains(op: DepthwiseConv2d, hw: HardwareConfig, policy: str) -> Domains:
+    """tiled_conv_dw's tiles of output pixels (its channel and kernel tiles are one each: see depthwise.py).
+    Its columns are whole rows of the array's blocks (``dim`` or more, or all of them): every loop word is one
+    channel and tap of a tile, so a tile of a few pixels multiplies the words (28x28 pixels one at a time are
+    1.6 M) for a fraction of a block of work each."""
+    maxes = dw_maxes(op)
+    cols = [c for c in tile_values(maxes["pocols"], policy) if c >= min(hw.dim, maxes["pocols"])]
+    return {"batches": tile_values(maxes["batches"], policy), "porows": tile_values(maxes["porows"], policy),
+            "pocols": cols}
+
+
+def library_resadd_domains(op: ResAdd, hw: HardwareConfig, policy: str) -> Domains:
+    """tiled_resadd's tile_I (pixels: in ``dim``-row blocks, the last cut at the pixel count, and the halvings
+    tiled_resadd_auto tries, down to a block: fewer rows than ``dim`` pad every word's block) and tile_J
+    (channels, in ``dim``-wide blocks)."""
+    pixels = op.batch * op.h * op.w
+    halvings = {pixels >> p for p in range(pixels.bit_length()) if pixels >> p >= min(hw.dim, pixels)}
+    return {"tile_i": sorted(halvings.union(channel_values(pixels, hw.dim, policy))),
+            "tile_j": channel_values(op.channels, hw.dim, policy)}

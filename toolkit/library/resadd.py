@@ -16,11 +16,7 @@ from ..lowering import attributes
 from ..resadd import ResAdd
 from ..schedule import ScheduleError
 from .schedule import LibraryResAdd
-from .words import ACT, NULL, at, ceil_div, check_fits
-
-
-def acc_rows(rows: int, cols: int, dim: int) -> int:
-    return ceil_div(rows, dim) * dim * ceil_div(cols, dim)
+from .words import ACT, NULL, acc_rows, at, ceil_div
 
 
 def tiled_resadd_auto(op: ResAdd, hw: HardwareConfig) -> LibraryResAdd:
@@ -44,7 +40,7 @@ def tiled_resadd_auto(op: ResAdd, hw: HardwareConfig) -> LibraryResAdd:
 
 
 def resadd_context(op: ResAdd, s: LibraryResAdd, hw: HardwareConfig) -> dict[str, Any]:
-    check_fits(s.describe(), 0, acc_rows(s.tile_i, s.tile_j, hw.dim), hw)   # the tile lives in the accumulator
+    s.memory_plan(hw, op)
     return dict(op=op, schedule=s.to_dict(), dim=hw.dim, words=attributes(resadd_words(op, s, hw)))
 
 

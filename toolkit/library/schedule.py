@@ -14,8 +14,8 @@ from isa import HardwareConfig
 
 from ..gemm.schedule import matmul_blocks
 from ..schedule import MemoryPlan, Region, Schedule, ScheduleError, check_int
-from .conv_tiles import conv_tile_rows, spad_rows, tile_args
-from .words import check_fits
+from .conv_tiles import conv_tile_rows, dw_maxes, spad_rows, tile_args
+from .words import acc_rows, check_fits
 
 
 @dataclass(frozen=True)
@@ -128,12 +128,7 @@ class LibraryConv(LibrarySchedule):
         argument, where a tile is larger than the conv ``op`` or the tiles do not fit half of each memory."""
         if op is None:
             raise ScheduleError(f"{self.describe()}: whether tiled_conv's tiles fit depends on the conv; give it")
-        tiles = tile_args(self)
-        spad, acc = conv_tile_rows(self.describe(), tiles, op, hw)
-        weights = spad_rows(dict(tiles, batches=0), op, hw.dim)[0]   # no pixels: the weight rows alone
-        half = hw.sp_rows // 2
-        return MemoryPlan(Region(0, spad - weights, 2, half), Region(half - weights, weights, 2, half),
-                          Region(0, acc, 2, hw.acc_rows // 2))
+        return conv_plan(self.describe(), tile_args(self), op, hw)
 
 
 @dataclass(frozen=True)
@@ -149,6 +144,13 @@ class LibraryDepthwise(LibrarySchedule):
     CALL: ClassVar[str] = "tiled_conv_dw_auto"
     TEMPLATE: ClassVar[str] = "conv_library.s.j2"
 
+    def memory_plan(self, hw: HardwareConfig, op: Any = None) -> MemoryPlan:
+        """LibraryConv's plan of one channel's tiles and one kernel tap; ScheduleError as LibraryConv's."""
+        if op is None:
+            raise ScheduleError(f"{self.describe()}: whether tiled_conv_dw's tiles fit depends on the conv; give it")
+        tiles = dict(batches=self.batches, porows=self.porows, pocols=self.pocols, pochs=1, krows=1, kcols=1, kchs=1)
+        return conv_plan(self.describe(), tiles, op, hw, dw_maxes(op))
+
 
 @dataclass(frozen=True)
 class LibraryResAdd(LibrarySchedule):
@@ -160,6 +162,14 @@ class LibraryResAdd(LibrarySchedule):
     OP: ClassVar[str] = "resadd"
     CALL: ClassVar[str] = "tiled_resadd_auto"
     TEMPLATE: ClassVar[str] = "resadd_library.s.j2"
+
+    def memory_plan(self, hw: HardwareConfig, op: Any = None) -> MemoryPlan:
+        """A and B go into an accumulator half each tile (shrunk, the second added to the first), nothing into
+        the scratchpad; ScheduleError unless the tile fits half the accumulator."""
+        rows = acc_rows(self.tile_i, self.tile_j, hw.dim)
+        check_fits(self.describe(), 0, rows, hw)
+        half = hw.sp_rows // 2
+        return MemoryPlan(Region(0, 0, 2, half), Region(0, 0, 2, half), Region(0, rows, 2, hw.acc_rows // 2))
 
 
 @dataclass(frozen=True)
@@ -182,6 +192,17 @@ def library_class(call: Any) -> type[LibrarySchedule]:
     if call not in CALLS:
         raise ScheduleError(f"call={call!r} is not one of gemmini.h's {sorted(CALLS)}")
     return CALLS[call]
+
+
+def conv_plan(what: str, tiles: dict[str, int], op: Any, hw: HardwareConfig,
+              maxes: dict[str, int] | None = None) -> MemoryPlan:
+    """tiled_conv's slots for ``tiles``: the input at the bottom of a scratchpad half, the weights ending at its
+    top, the output in an accumulator half (conv_tile_rows' errors where they do not fit)."""
+    spad, acc = conv_tile_rows(what, tiles, op, hw, maxes)
+    weights = spad_rows(dict(tiles, batches=0), op, hw.dim)[0]   # no pixels: the weight rows alone
+    half = hw.sp_rows // 2
+    return MemoryPlan(Region(0, spad - weights, 2, half), Region(half - weights, weights, 2, half),
+                      Region(0, acc, 2, hw.acc_rows // 2))
 
 
 def check_tiles_within(s: LibraryMatmul, op: Any, hw: HardwareConfig) -> None:

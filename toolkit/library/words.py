@@ -29,3 +29,8 @@ def check_fits(what: str, spad: int, acc: int, hw: HardwareConfig) -> None:
     if not fits_half(spad, acc, hw):
         raise ScheduleError(f"{what} does not fit {hw.name}: its tiles need {spad} scratchpad rows (of "
                             f"{hw.sp_rows // 2}) and {acc} accumulator rows (of {hw.acc_rows // 2})")
+
+
+def acc_rows(rows: int, cols: int, dim: int) -> int:
+    """Accumulator rows of a ``rows`` x ``cols`` tile of a resadd: ``dim``-row blocks of each ``dim`` columns."""
+    return ceil_div(rows, dim) * dim * ceil_div(cols, dim)
