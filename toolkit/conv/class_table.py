@@ -17,6 +17,10 @@ from .runs import ranks
 
 ACCESS = ("addr", "off", "amount", "shift", "read")   # an access's rows: toolkit.tally.Accesses's, what
 # shifts its address (census._SP, _IN, _W, _ACC) and whether a read
+SLOTS = 8   # a class's accesses by what shifts them and whether reads: slot shift * 2 + read
+SPAN = ("lo", "hi", "addr_lo", "addr_hi", "amount", "n")   # per slot: its rows' least and most (addr + off), its
+# addresses' least and most, the rows it touches and how many accesses
+_NONE = np.array([np.iinfo(np.int64).max, np.iinfo(np.int64).min] * 2 + [0, 0], np.int64)   # a slot without any
 
 
 def _room(a: np.ndarray, n: int) -> np.ndarray:
@@ -48,6 +52,7 @@ class ClassTable:
         self.sums = np.zeros((0, len(SUMS)), np.int64)
         self.chunk, self.start, self.length = (np.zeros(0, np.int64) for _ in range(3))
         self.known = np.zeros(0, bool)
+        self.span = np.zeros((0, SLOTS, len(SPAN)), np.int64)   # each class's slots (SPAN)
         self.chunks: list[np.ndarray] = []   # (len(ACCESS), columns) each
         self.local = threading.local()   # .scratch: a batch's accesses (_accesses), one per thread
 
@@ -110,11 +115,12 @@ class ClassTable:
         """The tallies of classes ``ids``: their ``sums``, and their ``access`` columns (rows ``ACCESS``),
         class i's from at[i] to at[i + 1]."""
         n = self.n
-        self.sums, self.chunk, self.start, self.length, self.known = (
-            _room(a, n) for a in (self.sums, self.chunk, self.start, self.length, self.known))
+        self.sums, self.chunk, self.start, self.length, self.known, self.span = (
+            _room(a, n) for a in (self.sums, self.chunk, self.start, self.length, self.known, self.span))
         self.chunks.append(np.ascontiguousarray(access))
         self.sums[ids], self.known[ids], self.chunk[ids] = sums, True, len(self.chunks) - 1
         self.start[ids], self.length[ids] = at[:-1], np.diff(at)
+        self.span[ids] = _spans(access, at)
 
     def _accesses(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The accesses (rows ``ACCESS``, then two spare rows) of classes ``ids``, chunk by chunk, in the
@@ -139,8 +145,31 @@ class ClassTable:
     def bank_rows(self, ids: np.ndarray, counts: np.ndarray, bases: np.ndarray, which: np.ndarray,
                   hw: HardwareConfig) -> tuple[np.ndarray, np.ndarray]:
         """Rows written and read per scratchpad bank by classes ``ids`` of candidates (their counts, rows of
-        bases and candidates ``which``), one row per candidate (whole numbers: exact in any order). In place
-        in the scratch's rows."""
+        bases and candidates ``which``), one row per candidate (whole numbers: exact in any order). A class
+        whose every slot's rows lie in one bank under its bases (most: a buffer rarely straddles two banks)
+        adds each slot's rows there; the others, access by access (:meth:`_access_rows`)."""
+        n, span = int(which.max()) + 1, self.span[ids]
+        base = bases[:, np.arange(SLOTS) // 2]
+        lo, hi, addr_lo, addr_hi, amount, accesses = np.moveaxis(span, 2, 0)
+        bank = (base + lo) // hw.sp_bank_rows
+        one = (accesses == 0) | ((base + addr_lo >= 0) & (base + addr_hi <= ROW_MASK)
+                                 & ((base + hi) // hw.sp_bank_rows == bank))
+        whole = one.all(axis=1)
+        cls, slot = np.nonzero(whole[:, None] & (accesses > 0))
+        if len(cls) and bank[cls, slot].max() >= hw.sp_banks:
+            raise ValueError("conv_tallies: a scratchpad row past the last bank")
+        at = ((which[cls] * 2 + slot % 2) * hw.sp_banks + bank[cls, slot])
+        rows = np.bincount(at, weights=counts[cls] * amount[cls, slot], minlength=n * 2 * hw.sp_banks)
+        if not whole.all():
+            rest = ~whole
+            rows += self._access_rows(ids[rest], counts[rest], bases[rest], which[rest], n, hw)
+        rows = rows.reshape(n, 2, hw.sp_banks)
+        return rows[:, 0], rows[:, 1]
+
+    def _access_rows(self, ids: np.ndarray, counts: np.ndarray, bases: np.ndarray, which: np.ndarray, n: int,
+                     hw: HardwareConfig) -> np.ndarray:
+        """:meth:`bank_rows` access by access, flat (candidate, written or read, bank) of ``n`` candidates. In
+        place in the scratch's rows."""
         (addr, off, amount, shift, read, at, bank), cls = self._accesses(ids)
         np.multiply(cls, bases.shape[1], out=at)
         at += shift
@@ -151,12 +180,21 @@ class ClassTable:
         bank //= hw.sp_bank_rows
         if len(bank) and bank.max() >= hw.sp_banks:
             raise ValueError("conv_tallies: a scratchpad row past the last bank")
-        n = int(which.max()) + 1
         np.take(which * 2, cls, out=at, mode="clip")
         at += read
         at *= hw.sp_banks
         at += bank
         np.take(counts, cls, out=bank, mode="clip")
         bank *= amount
-        rows = np.bincount(at, weights=bank, minlength=n * 2 * hw.sp_banks).reshape(n, 2, hw.sp_banks)
-        return rows[:, 0], rows[:, 1]
+        return np.bincount(at, weights=bank, minlength=n * 2 * hw.sp_banks)
+
+
+def _spans(access: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Per class (its ``access`` columns from at[i] to at[i + 1]) and slot, :data:`SPAN`."""
+    addr, off, amount, shift, read = access
+    slot = np.repeat(np.arange(len(at) - 1), np.diff(at)) * SLOTS + shift * 2 + read
+    out = np.tile(_NONE, ((len(at) - 1) * SLOTS, 1))
+    for col, (how, x) in enumerate(((np.minimum, addr + off), (np.maximum, addr + off), (np.minimum, addr),
+                                    (np.maximum, addr), (np.add, amount), (np.add, 1))):
+        how.at(out[:, col], slot, x)
+    return out.reshape(len(at) - 1, SLOTS, len(SPAN))
