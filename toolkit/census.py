@@ -93,17 +93,17 @@ def classes(keys: Sequence[np.ndarray], active: np.ndarray | None = None) -> tup
     """Group steps by their key columns (small non-negative ints): the first step of each class and how
     many steps it has, over the ``active`` steps only; classes in the order of their keys (the first key
     most significant)."""
-    idx = np.arange(len(keys[0])) if active is None else np.flatnonzero(active)
+    idx = None if active is None else np.flatnonzero(active)   # None: every step, no gather
     code, n_codes = 0, 1
     for x in keys:
-        x = np.asarray(x, np.int64)[idx]
+        x = np.asarray(x, np.int64) if idx is None else np.asarray(x, np.int64)[idx]
         size = int(x.max(initial=0)) + 1
         code, n_codes = code * size + x, n_codes * size
     if n_codes > 4 * len(code) + 4096:   # codes too sparse to count in a table
         _, first, counts = np.unique(code, return_index=True, return_counts=True)
-        return idx[first], counts
-    # np.unique's classes in its order, without its sort: a table of every code
-    counts, first = np.bincount(code, minlength=n_codes), np.full(n_codes, len(code))
-    np.minimum.at(first, code, np.arange(len(code)))
-    present = np.flatnonzero(counts)
-    return idx[first[present]], counts[present]
+    else:   # np.unique's classes in its order, without its sort: a table of every code
+        counts, first = np.bincount(code, minlength=n_codes), np.full(n_codes, len(code))
+        np.minimum.at(first, code, np.arange(len(code)))
+        present = np.flatnonzero(counts)
+        first, counts = first[present], counts[present]
+    return (first if idx is None else idx[first]), counts

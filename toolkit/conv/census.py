@@ -33,9 +33,10 @@ from .closed import computes_sums, input_loads, stores, weight_loads
 from .geometry import padded_width
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
+from .runs import div_mod
 from .schedule import ConvPlan, ConvSchedule, DepthwiseSchedule
 from .specs import Specs, step_specs, walk_row
-from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, step_order, tile_ranges
+from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, in_step_order, step_order, tile_ranges
 
 _SP, _IN, _W, _ACC = 0, 1, 2, 3   # what shifts a word's local address: nothing, the input, weight, acc base
 _MAX_PIECES = 65536   # classes kept (a batch's new ones may pass it: then all go before the next)
@@ -114,29 +115,40 @@ class _Piece:
 
 
 # new classes' tallies: each one's sums (each word once), and the scratchpad rows their words write and read
-# (rows class_table.ACCESS; each class's writes then its reads), class i's from at[i] to at[i + 1]
-_Tallies = tuple[np.ndarray, np.ndarray, np.ndarray]
+# (rows class_table.ACCESS, an array each; each class's writes then its reads), class i's from at[i] to at[i + 1]
+_Tallies = tuple[np.ndarray, tuple[np.ndarray, ...], np.ndarray]
 
 
-def _access(a: Accesses, shift: np.ndarray, read: int) -> np.ndarray:
-    return np.stack([a.addr, a.off, a.amount, shift, np.full(len(a.addr), read)])
+def _access(a: Accesses, shift: np.ndarray, read: int) -> tuple[np.ndarray, ...]:
+    return a.addr, a.off, a.amount, shift, np.full(len(a.addr), read)
 
 
-def _tally_pieces(pieces: list[_Piece], hw: HardwareConfig, buffers: dict[str, Buffer]) -> _Tallies:
-    """The tallies of ``pieces`` from their words, every piece's decoded at once (a class's words alone
-    are a few, and decoding costs per call)."""
+# new classes' words, each with what shifts its rs1 and rs2 local addresses, class i's words before ends[i]
+_NewWords = tuple[Census, np.ndarray, np.ndarray]
+
+
+def _piece_words(pieces: list[_Piece]) -> _NewWords:
+    """The words of ``pieces``, one after another."""
     built = [p._built for p in pieces]
-    return _cut_tallies(join([b[0] for b in built]), np.concatenate([b[1] for b in built]),
-                        np.cumsum([len(b[0].count) for b in built]), hw, buffers)
+    return (join([b[0] for b in built]), np.concatenate([b[1] for b in built]),
+            np.cumsum([len(b[0].count) for b in built]))
 
 
-def _word_tallies(words: Callable[[Specs], tuple[Census, np.ndarray]], specs: Specs, shift: int,
-                  hw: HardwareConfig, buffers: dict[str, Buffer]) -> _Tallies:
-    """The tallies of classes from their words, found for every class at once (closed.py: ``words`` of
-    their ``specs``, with each word's class), each word's rs2 local address moved by ``shift``."""
+def _class_words(words: Callable[[Specs], tuple[Census, np.ndarray]], specs: Specs, shift: int) -> _NewWords:
+    """The words of classes, found for every class at once (closed.py: ``words`` of their ``specs``, with each
+    word's class), each word's rs2 local address moved by ``shift``."""
     c, cls = words(specs)
     shifts = np.stack([np.full(len(cls), _SP), np.full(len(cls), shift)], axis=1)
-    return _cut_tallies(c, shifts, np.searchsorted(cls, np.arange(1, len(specs.nb) + 1)), hw, buffers)
+    return c, shifts, np.searchsorted(cls, np.arange(1, len(specs.nb) + 1))
+
+
+def _words_tallies(got: list[_NewWords], hw: HardwareConfig, buffers: dict[str, Buffer]) -> _Tallies:
+    """The tallies of several passes' new classes from their words, decoded at once (a pass's words are a few,
+    and decoding costs per call), the passes' classes one after another."""
+    words, shifts, ends = zip(*got)
+    start = np.cumsum([0, *(len(c.count) for c in words[:-1])])
+    return _cut_tallies(join(list(words)), np.concatenate(shifts), np.concatenate([e + s for e, s in zip(ends, start)]),
+                        hw, buffers)
 
 
 def _cut_tallies(c: Census, shift: np.ndarray, ends: np.ndarray, hw: HardwareConfig,
@@ -149,11 +161,11 @@ def _cut_tallies(c: Census, shift: np.ndarray, ends: np.ndarray, hw: HardwareCon
     some = ends > starts   # a class without words sums to 0; the others' words lie between their starts
     sums = np.zeros((len(ends), ws.sums.shape[1]), np.int64)
     sums[some] = np.add.reduceat(ws.sums, starts[some], axis=0)
-    access = np.concatenate([_access(ws.writes, shift[ws.writes.word, 1], 0),
-                             _access(ws.reads, shift[ws.reads.word, 0], 1)], axis=1)
+    access = zip(_access(ws.writes, shift[ws.writes.word, 1], 0), _access(ws.reads, shift[ws.reads.word, 0], 1))
     owner = np.searchsorted(ends, np.concatenate([ws.writes.word, ws.reads.word]), side="right")
     order = np.argsort(owner, kind="stable")   # each class's writes, then its reads
-    return sums, access[:, order], np.searchsorted(owner[order], np.arange(len(ends) + 1))
+    return (sums, tuple(np.concatenate(row)[order] for row in access),
+            np.searchsorted(owner[order], np.arange(len(ends) + 1)))
 
 
 class _Classes:
@@ -162,25 +174,25 @@ class _Classes:
     (:class:`Specs`: the walk's ``specs`` of its first step) and what makes its piece, and keeps the part's
     classes, counts and each class's buffers."""
 
-    def __init__(self, bufs: tuple[np.ndarray, ...], walk: tuple, tiles: tuple[np.ndarray, ...], nbuf: int) -> None:
+    def __init__(self, bufs: tuple[np.ndarray, ...], walk: tuple, tiles: Callable[[np.ndarray], np.ndarray],
+                 nbuf: int) -> None:
         self.bufs = bufs   # each step's input, weight and accumulator buffer (of ``nbuf``)
-        self.walk, self.tiles = walk, tiles   # the walk's row (specs.walk_row), each step's five tiles
+        self.walk, self.tiles = walk, tiles   # the walk's row (specs.walk_row), steps' five tiles (StepOrder.tiles)
         self.nbuf, self.buf_key = nbuf, (bufs[0] * nbuf + bufs[1]) * nbuf + bufs[2]   # the three in one
         self.groups: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []   # part, classes, counts, buffers
 
-    def each(self, part: str, context: tuple, key: np.ndarray, active: np.ndarray,
+    def each(self, part: str, context: tuple, key: np.ndarray, active: np.ndarray | None,
              spec: Callable[[int], Any], fill: Callable[[_Piece, Any], None]) -> None:
-        """Classes of ``active`` steps alike in ``key`` (:func:`_code`: the same within ``context`` for any walk);
-        ``spec`` gives what the walk makes of a class's first step, and ``fill`` its words from that (only when a
-        census asks for them)."""
+        """Classes of ``active`` steps (None: all) alike in ``key`` (:func:`_code`, in step order: the same within
+        ``context`` for any walk); ``spec`` gives what the walk makes of a class's first step, and ``fill`` its
+        words from that (only when a census asks for them)."""
         radix = self.nbuf ** 3
         firsts, counts = classes([key * radix + self.buf_key], active)   # in the order of their key codes
         ctx = _CONTEXTS.setdefault(context, len(_CONTEXTS))
         ids, new = _TABLE.lookup((ctx, part), key[firsts])
         if len(new):
             steps = firsts[new]
-            tiles = np.stack([x[steps] for x in self.tiles], axis=1)
-            _TABLE.extend(lambda n: _Piece(spec(n), fill), steps, self.walk, tiles)
+            _TABLE.extend(lambda n: _Piece(spec(n), fill), steps, self.walk, self.tiles(steps))
         self.groups.append((part, ids, counts, np.stack([x[firsts] for x in self.bufs], axis=1)))
 
 
@@ -311,12 +323,21 @@ def _new_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | De
     for groups, walk, buffers in built:
         for part, ids, _, _ in groups:
             passes.setdefault((part, *_pass_key(part, walk)), (walk, buffers, []))[2].append(ids)
+    words: dict[int, tuple[dict[str, Buffer], list, list]] = {}   # per buffers: new classes, their words
     for (part, *_), (walk, buffers, ids) in passes.items():
         new = _TABLE.unknown(np.concatenate(ids))
-        if len(new):   # a class is of one pass: its context holds what the pass keeps apart
-            _, first = np.unique(new, return_index=True)
-            new = new[np.sort(first)]   # each once, in the order the candidates have them
-            _TABLE.record(new, *_tally_new(part, walk, hw, buffers, new))
+        if not len(new):
+            continue
+        _, first = np.unique(new, return_index=True)   # a class is of one pass: its context holds what it keeps apart
+        new = new[np.sort(first)]   # each once, in the order the candidates have them
+        if part == "computes":
+            _TABLE.record(new, *_computes_tallies(Specs(*_TABLE.specs(new).T), walk, walk.s.dataflow == "os"))
+        else:
+            got = words.setdefault(id(buffers), (buffers, [], []))
+            got[1].append(new)
+            got[2].append(_new_words(part, walk, buffers, new))
+    for buffers, new, got in words.values():
+        _TABLE.record(np.concatenate(new), *_words_tallies(got, hw, buffers))
     return _sum_classes(op, hw, built)
 
 
@@ -329,24 +350,22 @@ def _pass_key(part: str, walk: _ConvWalk) -> tuple:
     return s.packs_taps, s.dataflow if part == "computes" else None, pixels
 
 
-def _tally_new(part: str, walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer], new: np.ndarray
-               ) -> _Tallies:
-    """The tallies of the new classes ``new`` of ``part`` (of candidates sharing ``walk``'s :func:`_pass_key`):
-    in closed form, every class at once from their specs, but the bias and a depthwise conv's weights, from
-    their words. ``walk`` stands for every class's op, hardware and geometry."""
+def _new_words(part: str, walk: _ConvWalk, buffers: dict[str, Buffer], new: np.ndarray) -> _NewWords:
+    """The words of the new classes ``new`` of ``part`` but the computes (of candidates sharing ``walk``'s
+    :func:`_pass_key`): every class at once from their specs, but the bias and a depthwise conv's weights, from
+    their pieces. ``walk`` stands for every class's op, hardware and geometry."""
     op, s = walk.op, walk.s
-    full, specs = op.out_dtype == "int32", Specs(*_TABLE.specs(new).T)
-    if part == "computes":
-        return _computes_tallies(specs, walk, s.dataflow == "os")
+    full = op.out_dtype == "int32"
     if part == "input":
         src = buffers[s.geometry(op).source].addr
-        return _word_tallies(lambda sp: input_loads(sp, walk, src), specs, _IN, hw, buffers)
+        return _class_words(lambda sp: input_loads(sp, walk, src), Specs(*_TABLE.specs(new).T), _IN)
     if part == "weights" and not isinstance(op, DepthwiseConv2d):
-        return _word_tallies(lambda sp: weight_loads(sp, walk, buffers["weight"].addr), specs, _W, hw, buffers)
+        return _class_words(lambda sp: weight_loads(sp, walk, buffers["weight"].addr), Specs(*_TABLE.specs(new).T),
+                            _W)
     if part == "stores":
-        return _word_tallies(lambda sp: stores(sp, walk, buffers["output"].addr, 4 if full else 1, full), specs,
-                             _ACC, hw, buffers)
-    return _tally_pieces([_TABLE.piece(i) for i in new.tolist()], hw, buffers)
+        return _class_words(lambda sp: stores(sp, walk, buffers["output"].addr, 4 if full else 1, full),
+                            Specs(*_TABLE.specs(new).T), _ACC)
+    return _piece_words([_TABLE.piece(i) for i in new.tolist()])
 
 
 def _sum_classes(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, built: list
@@ -424,19 +443,16 @@ def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer
     nkw, nc = -(-geo.kernel[1] // t.kw), 1 if dw else -(-(-(-walk.in_c // d)) // t.c)   # tiles.tile_ranges' counts
     # the reduction's length (a depthwise conv's: each channel tile its own, of the same length)
     shape = (*(-(-n // tile) for n, tile in extents), -(-geo.kernel[0] // t.kh) * nkw * nc)
-    steps = step_order(shape, tuple(s.ORDER.index(x) for x in s.loop_order), s.nbuf, dw)
-    b, h, w, k, r = steps[:5]
-    (sh, sw), (ph, pw) = geo.stride, geo.padding
-    h_axis = _axis_classes(op.out_h, t.oh, geo.kernel[0], t.kh, sh, ph, geo.in_h)
-    w_axis = _axis_classes(op.out_w, t.ow, geo.kernel[1], t.kw, sw, pw, geo.in_w)
-    hcls, wcls = (h_axis[h, r // (nkw * nc)], h_axis.max() + 1), (w_axis[w, (r // nc) % nkw], w_axis.max() + 1)
-    last = [(x == n - 1, 2) for x, n in zip((b, h, w, k), shape)]
-    first_r, last_r = (r == 0, 2), (r == shape[4] - 1, 2)
+    order = tuple(s.ORDER.index(x) for x in s.loop_order)
+    steps = step_order(shape, order, s.nbuf, dw)
+    hcls, wcls, last, (first_r, last_r, taps, last_c) = _digits(walk, shape, nkw, nc)
+    stepwise = functools.partial(in_step_order, shape=shape, order=order)   # a key, whole, in step order
 
     @functools.cache   # the parts' classes often start at one step (made only for a census's words)
     def tile(n: int) -> tuple:
-        out = _Output(*(tile_ranges(*e)[x[n]] for e, x in zip(extents, (b, h, w, k))), 0)
-        return out, walk.step(out, int(r[n]), walk.reduction(out.kbs if dw else range(1)))
+        *at, r = steps.tiles(np.array([n]))[0].tolist()
+        out = _Output(*(tile_ranges(*e)[x] for e, x in zip(extents, at)), 0)
+        return out, walk.step(out, r, walk.reduction(out.kbs if dw else range(1)))
 
     # a class's words at base 0 depend on the op, the hardware, per part the tiles it reads (the input all but
     # the output channels', the weights all but the pixels', the bias and stores the output tile's), the mvin
@@ -446,31 +462,51 @@ def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer
     inputs = (*geometry, t._replace(k=0), s.mvin_blocks)
     weights, bias = (*geometry, t._replace(b=0, oh=0, ow=0), s.mvin_blocks), (*geometry, outputs, s.mvin_blocks)
 
-    walked = _Classes(steps.bufs, walk_row(walk), steps[:5], s.nbuf)
+    walked = _Classes(steps.bufs, walk_row(walk), steps.tiles, s.nbuf)
     each = walked.each
     src, out_bytes, full = buffers[geo.source].addr, (4 if op.out_dtype == "int32" else 1), op.out_dtype == "int32"
     # a step's words depend on its channel tile only through whether it is the last (a ragged one), and
     # on the reduction's first step (it overwrites the accumulators); the other channel tiles are alike
-    taps, last_c = (r // nc, shape[4] // nc), (r % nc == nc - 1, 2)
     pixels = _code(last[0], hcls, wcls, taps, last_c)   # what the input and computes classes share
-    each("input", inputs, _code((pixels, None), last[3]) if dw else pixels, steps.new_in,
+    each("input", inputs, stepwise(_code((pixels, None), last[3]) if dw else pixels), steps.new_in,
          lambda n: (walk, *tile(n)), lambda p, spec: _loads(p, spec[0]._input_loads(*spec[1:], 0), Funct.MVIN, src,
                                                               lambda x: x, _IN, plan.in_plane))
     if dw:
-        each("weights", weights, _code(last[3], taps), steps.new_w, lambda n: walk._diagonals(tile(n)[1], 0),
+        each("weights", weights, stepwise(_code(last[3], taps)), steps.new_w, lambda n: walk._diagonals(tile(n)[1], 0),
              lambda p, diagonals: _diagonals(p, diagonals, buffers["weight"].addr))
     else:
-        each("weights", weights, _code(last[3], taps, last_c), steps.new_w, lambda n: (walk, *tile(n)),
+        each("weights", weights, stepwise(_code(last[3], taps, last_c)), steps.new_w, lambda n: (walk, *tile(n)),
              lambda p, spec: _loads(p, spec[0]._weight_loads(spec[2], spec[1].kbs, 0), Funct.MVIN2,
                                     buffers["weight"].addr, lambda x: x, _W, plan.w_plane))
     if op.bias:
-        each("bias", bias, _code(*last, first_r), first_r[0], lambda n: walk._bias_loads(tile(n)[0]),
+        each("bias", bias, stepwise(_code(*last, first_r)), stepwise(first_r[0]),
+             lambda n: walk._bias_loads(tile(n)[0]),
              lambda p, loads: _loads(p, loads, Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
-    each("computes", (*geometry, t, s.dataflow), _code((pixels, None), first_r, last[3]), np.ones(len(b), bool),
+    each("computes", (*geometry, t, s.dataflow), stepwise(_code((pixels, None), first_r, last[3])), None,
          lambda n: (walk, *tile(n)), lambda p, spec: _computes(p, *spec[0].computes(*spec[1:], 0, 0), s.dataflow))
-    each("stores", (*geometry, outputs), _code(*last, last_r), last_r[0], lambda n: (walk, *tile(n)),
+    each("stores", (*geometry, outputs), stepwise(_code(*last, last_r)), stepwise(last_r[0]),
+         lambda n: (walk, *tile(n)),
          lambda p, spec: _store(p, spec[0]._stores(spec[1]), buffers["output"].addr, out_bytes, full))
     return walked.groups
+
+
+def _digits(walk: _ConvWalk, shape: tuple[int, ...], nkw: int, nc: int) -> tuple:
+    """The digits of the walk's steps' keys (:func:`_code`), each an array along the tiles' axes (b, h, w, k, r)
+    it depends on (a key is put in step order only once whole: a copy, where gathering per step costs more):
+    the row and column tiles' classes (of their kernel tiles), whether each output tile axis's tile is its
+    last; per reduction step, whether it is the first, the last, its tap tile and whether its channel tile is
+    the last."""
+    op, geo, t = walk.op, walk.geo, walk.t
+    (sh, sw), (ph, pw) = geo.stride, geo.padding
+    h_axis = _axis_classes(op.out_h, t.oh, geo.kernel[0], t.kh, sh, ph, geo.in_h)
+    w_axis = _axis_classes(op.out_w, t.ow, geo.kernel[1], t.kw, sw, pw, geo.in_w)
+    reduction = np.arange(shape[4])
+    tap, channels = div_mod(reduction, nc)
+    kh, kw = div_mod(tap, nkw)
+    hcls, wcls = (h_axis[:, kh][:, None, None, :], h_axis.max() + 1), (w_axis[:, kw][:, None, :], w_axis.max() + 1)
+    last = [((np.arange(n) == n - 1).reshape(-1, *[1] * (4 - i)), 2) for i, n in enumerate(shape[:4])]
+    return hcls, wcls, last, ((reduction == 0, 2), (reduction == shape[4] - 1, 2), (tap, shape[4] // nc),
+                              (channels == nc - 1, 2))
 
 
 def _code(*digits: tuple[np.ndarray, int | None]) -> np.ndarray:

@@ -53,7 +53,7 @@ class ClassTable:
         self.chunk, self.start, self.length = (np.zeros(0, np.int64) for _ in range(3))
         self.known = np.zeros(0, bool)
         self.span = np.zeros((0, SLOTS, len(SPAN)), np.int64)   # each class's slots (SPAN)
-        self.chunks: list[np.ndarray] = []   # (len(ACCESS), columns) each
+        self.chunks: list[tuple[np.ndarray, ...]] = []   # a pass's accesses: the ACCESS rows, an array each
         self.local = threading.local()   # .scratch: a batch's accesses (_accesses), one per thread
 
     def __len__(self) -> int:
@@ -111,13 +111,13 @@ class ClassTable:
         known[inside] = self.known[ids[inside]]
         return ids[~known]
 
-    def record(self, ids: np.ndarray, sums: np.ndarray, access: np.ndarray, at: np.ndarray) -> None:
+    def record(self, ids: np.ndarray, sums: np.ndarray, access: tuple[np.ndarray, ...], at: np.ndarray) -> None:
         """The tallies of classes ``ids``: their ``sums``, and their ``access`` columns (rows ``ACCESS``),
         class i's from at[i] to at[i + 1]."""
         n = self.n
         self.sums, self.chunk, self.start, self.length, self.known, self.span = (
             _room(a, n) for a in (self.sums, self.chunk, self.start, self.length, self.known, self.span))
-        self.chunks.append(np.ascontiguousarray(access))
+        self.chunks.append(access)
         self.sums[ids], self.known[ids], self.chunk[ids] = sums, True, len(self.chunks) - 1
         self.start[ids], self.length[ids] = at[:-1], np.diff(at)
         self.span[ids] = _spans(access, at)
@@ -189,7 +189,7 @@ class ClassTable:
         return np.bincount(at, weights=bank, minlength=n * 2 * hw.sp_banks)
 
 
-def _spans(access: np.ndarray, at: np.ndarray) -> np.ndarray:
+def _spans(access: tuple[np.ndarray, ...], at: np.ndarray) -> np.ndarray:
     """Per class (its ``access`` columns from at[i] to at[i + 1]) and slot, :data:`SPAN`."""
     addr, off, amount, shift, read = access
     slot = np.repeat(np.arange(len(at) - 1), np.diff(at)) * SLOTS + shift * 2 + read

@@ -18,7 +18,7 @@ from isa.opcodes import Funct
 from ..census import Census, acc, operand
 from ..tally import COL, SUMS, Accesses
 from .geometry import ConvGeometry
-from .runs import TapRuns, _split_runs, ranks, tap_runs
+from .runs import TapRuns, _split_runs, div_mod, ranks, tap_runs
 from .specs import Specs, groups, layouts
 
 
@@ -53,7 +53,8 @@ def _valid(g: dict[str, np.ndarray], in_h: int, in_w: int) -> tuple[np.ndarray, 
     p = np.arange(int(g["npix"].max()))[None, :]
     nh, nw = g["nh"][:, None], g["nw"][:, None]
     exists = p < g["npix"][:, None]
-    pb, ph, pw = p // (nh * nw), (p // nw) % nh, p % nw
+    q, pw = div_mod(p, nw)
+    pb, ph = div_mod(q, nh)
     rs, cs = ph + g["roff"][:, None], pw + g["coff"][:, None]   # within the class's slots, even past npix
     ih, iw = g["row_index"][g["row0"][:, None] + rs], g["col_index"][g["col0"][:, None] + cs]
     ok = exists & (ih >= 0) & (ih < in_h) & (iw >= 0) & (iw < in_w)
@@ -82,12 +83,19 @@ def _alike(g: dict[str, np.ndarray], in_h: int, in_w: int) -> tuple[np.ndarray, 
 
 
 def _inside(g: dict[str, np.ndarray], axis: str, extent: int) -> np.ndarray:
-    """Per grid row, whether each of its tile's rows (or columns: ``axis``) reads inside the input (1), not (0),
-    or is past the tile (0)."""
-    n = g["nh" if axis == "row" else "nw"][:, None]
-    at = np.arange(int(n.max()))[None, :]
-    index = g[f"{axis}_index"][(g[f"{axis}0"] + g[f"{axis[0]}off"])[:, None] + np.minimum(at, n - 1)]
-    return ((index >= 0) & (index < extent) & (at < n)).astype(np.int64)
+    """Per grid row, which of its tile's rows (or columns: ``axis``) read inside the input (bits, a few int64
+    columns: equal where the rows' are). A row's are its layout's slots from its tap's offset, so they are found
+    once per distinct (first slot, tile length): a pass's many rows hold a few."""
+    n = g["nh" if axis == "row" else "nw"]
+    width = int(n.max()) + 1
+    kinds, which = np.unique((g[f"{axis}0"] + g[f"{axis[0]}off"]) * width + n, return_inverse=True)
+    first, n = kinds // width, (kinds % width)[:, None]
+    at = np.arange(width - 1)[None, :]
+    index = g[f"{axis}_index"][first[:, None] + np.minimum(at, n - 1)]
+    packed = np.packbits((index >= 0) & (index < extent) & (at < n), axis=1)
+    wide = np.zeros((len(kinds), -(-packed.shape[1] // 8) * 8), np.uint8)
+    wide[:, :packed.shape[1]] = packed
+    return wide.view(np.int64)[which]
 
 
 def _grid_runs(g: dict[str, np.ndarray], in_h: int, in_w: int, d: int
@@ -159,7 +167,7 @@ def _reads(s: Specs, walk: Any, g: dict[str, np.ndarray], runs: TapRuns, a_start
         per = ncb[cls] if dw else ncb[cls] * nkb[cls]
         rep = np.repeat(np.arange(len(rows)), per)
         j, cls = ranks(per), cls[rep]
-        ci, kb = (j, 0) if dw else (j // nkb[cls], j % nkb[cls])   # blocks in (input, output) channel order
+        ci, kb = (j, 0) if dw else div_mod(j, nkb[cls])   # blocks in (input, output) channel order
         b = kb * s.w_plane[cls] + (g["tap"][rows][rep] * ncb[cls] + ci) * d
         parts.append((cls, b, np.minimum(d, walk.in_c - (s.c0[cls] + ci) * d), np.ones(len(b), bool)))
     return [np.concatenate(x) for x in zip(*parts)]
@@ -169,8 +177,9 @@ def _cut(sums: np.ndarray, cls: np.ndarray, addr: np.ndarray, amount: np.ndarray
          ) -> ClassReads:
     """The classes' sums and reads (those of real scratchpad rows, as toolkit.tally keeps), by class."""
     keep = (addr != GARBAGE) & ((addr & ACC_BIT) == 0)
-    order = np.argsort(cls[keep], kind="stable")
-    cls, addr, amount, weights = (x[keep][order] for x in (cls, addr, amount, weights))
+    kept = np.flatnonzero(keep)
+    kept = kept[np.argsort(cls[kept], kind="stable")]
+    cls, addr, amount, weights = (x[kept] for x in (cls, addr, amount, weights))
     at = np.searchsorted(cls, np.arange(len(sums) + 1))
     zeros = np.zeros(len(addr), np.int64)
     return ClassReads(sums, Accesses(zeros, addr, zeros, amount), weights, at)
@@ -187,12 +196,13 @@ def input_loads(s: Specs, walk: Any, src: int) -> tuple[Census, np.ndarray]:
     R, C = rows.size[:, None], cols.size[:, None]
     n_slots = s.nb[:, None] * R * C
     p = np.arange(int(n_slots.max()))[None, :]
-    lb, lr, lc = p // (R * C), (p // C) % R, p % C
+    q, lc = div_mod(p, C)
+    lb, lr = div_mod(q, R)
     ih, iw = rows.index[rows.index_at[:, None] + lr], cols.index[cols.index_at[:, None] + lc]
     dram = (s.b0[:, None] + lb) * geo.steps[0] + ih * geo.steps[1] + iw * geo.steps[2]
     valid = (p < n_slots) & (ih >= 0) & (ih < geo.in_h) & (iw >= 0) & (iw < geo.in_w)
     flat, length = _split_runs(valid, valid[:, :-1] & valid[:, 1:] & (np.diff(dram, axis=1) == geo.mvin_stride), d)
-    cls, start = flat // p.shape[1], flat % p.shape[1]
+    cls, start = div_mod(flat, p.shape[1])
     g, rel, cols_of, ng = groups(s.c0, s.nc, s.mb, walk.in_c, d)
     rep = np.repeat(np.arange(len(cls)), ng[cls])
     grp = (np.cumsum(ng) - ng)[cls[rep]] + ranks(ng[cls])
@@ -214,9 +224,11 @@ def weight_loads(s: Specs, walk: Any, dram: int) -> tuple[Census, np.ndarray]:
     per = s.nkh * nkw * ncb * ng
     cls = np.repeat(np.arange(len(per)), per)
     j = ranks(per)
-    block, grp = j // ng[cls], (np.cumsum(ng) - ng)[cls] + j % ng[cls]   # blocks in walk order, groups within
-    ci, tap = block % ncb[cls], block // ncb[cls]
-    row = ((s.kh0[cls] + tap // nkw[cls]) * k1 + s.kw0[cls] + tap % nkw[cls]) * walk.in_c + (s.c0[cls] + ci) * d
+    block, grp = div_mod(j, ng[cls])   # blocks in walk order, groups within
+    grp += (np.cumsum(ng) - ng)[cls]
+    tap, ci = div_mod(block, ncb[cls])
+    kh, kw = div_mod(tap, nkw[cls])
+    row = ((s.kh0[cls] + kh) * k1 + s.kw0[cls] + kw) * walk.in_c + (s.c0[cls] + ci) * d
     words = np.stack([np.full(len(cls), int(Funct.MVIN2), np.uint64),
                       (dram + row * walk.out_c + g[grp] * d).astype(np.uint64),
                       operand(rel[grp] * s.w_plane[cls] + block * d,
@@ -232,10 +244,12 @@ def stores(s: Specs, walk: Any, dram: int, out_bytes: int, full: bool) -> tuple[
     op, d = walk.op, walk.d
     nb, nh, nw, b0, h0, w0 = (x[:, None] for x in (s.nb, s.nh, s.nw, s.b0, s.h0, s.w0))
     p = np.arange(int((nb * nh * nw).max()))[None, :]
-    pix = ((b0 + p // (nh * nw)) * op.out_h + h0 + (p // nw) % nh) * op.out_w + w0 + p % nw
+    q, pw = div_mod(p, nw)
+    pb, ph = div_mod(q, nh)
+    pix = ((b0 + pb) * op.out_h + h0 + ph) * op.out_w + w0 + pw
     valid = np.broadcast_to(p < nb * nh * nw, pix.shape)
     flat, length = _split_runs(valid, valid[:, :-1] & valid[:, 1:] & (np.diff(pix, axis=1) == 1), d)
-    cls, start = flat // p.shape[1], flat % p.shape[1]
+    cls, start = div_mod(flat, p.shape[1])
     rep = np.repeat(np.arange(len(cls)), s.nk[cls])
     kb_rel = ranks(s.nk[cls])
     kb, cls = s.k0[cls[rep]] + kb_rel, cls[rep]

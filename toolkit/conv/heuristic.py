@@ -17,7 +17,7 @@ from ..schedule import ScheduleError, grow_tiles
 from .geometry import conv_geometry
 from .ops import Conv2d, DepthwiseConv2d
 from .schedule import ConvSchedule, DepthwiseSchedule
-from .tiles import step_order, tile_ranges
+from .tiles import in_step_order, step_order, tile_ranges
 
 
 def _sized(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, knobs: dict[str, Any]
@@ -90,13 +90,12 @@ def _axis(o0: int, n: int, k0: int, nk: int, stride: int, pad: int, extent: int)
     return per, sum(0 <= i < extent for i in read)
 
 
-def _tap_table(images: np.ndarray, h_per: tuple[tuple[int, ...], ...], w_per: tuple[tuple[int, ...], ...],
-               dim: int) -> np.ndarray:
+def _tap_table(images: np.ndarray, vr: np.ndarray, vc: np.ndarray, dim: int) -> np.ndarray:
     """[images, valid rows per tap, valid columns per tap, contiguous]: array cycles of the taps of one
-    reduction tile for one (input, output) block pair: each tap streams its valid pixels, in runs of a row
+    reduction tile for one (input, output) block pair (``vr``, ``vc``: _axis_tiles's valid rows and columns per
+    tap of each kind of tile): each tap streams its valid pixels, in runs of a row
     of the tile (or the whole tile when contiguous). Summed tap by tap (a running sum: the float that adding
     them one at a time gives); a kernel tile's missing taps (a ragged last one's) add nothing."""
-    vr, vc = (np.array([[*p, *[0] * (max(map(len, per)) - len(p))] for p in per]) for per in (h_per, w_per))
     rows = images[:, None, None, None, None] * vr[None, :, None, :, None] * vc[None, None, :, None, :]
     last = np.broadcast_to(vc[None, None, :, None, :], rows.shape)
     cycles = np.stack([np.where(rows > 0, tap_cycles(rows, x, dim), 0.0) for x in (last, rows)], axis=3)
@@ -105,10 +104,10 @@ def _tap_table(images: np.ndarray, h_per: tuple[tuple[int, ...], ...], w_per: tu
 
 @functools.lru_cache(maxsize=4096)
 def _axis_tiles(n_out: int, tile: int, kernel: int, ktile: int, stride: int, pad: int, extent: int
-                ) -> tuple[np.ndarray, np.ndarray, tuple[tuple[int, ...], ...]]:
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Along one axis, per (output tile, kernel tile): the index of its valid outputs under each tap in the
-    returned list of those (few: the tiles inside the input share one), and the valid inputs it reads.
-    Cached, read-only: tilings that share an axis's tiles share it."""
+    returned rows of those (few: the tiles inside the input share one; a ragged kernel tile's padded with 0),
+    and the valid inputs it reads. Cached, read-only: tilings that share an axis's tiles share it."""
     per_tap: dict[tuple[int, ...], int] = {}
     cls, read = [], []
     ktiles = tile_ranges(kernel, ktile)
@@ -116,10 +115,11 @@ def _axis_tiles(n_out: int, tile: int, kernel: int, ktile: int, stride: int, pad
         axis = [_axis(o.start, len(o), k.start, len(k), stride, pad, extent) for k in ktiles]
         cls.append([per_tap.setdefault(per, len(per_tap)) for per, _ in axis])
         read.append([n for _, n in axis])
-    cls_of, read_of = np.array(cls), np.array(read)
-    cls_of.setflags(write=False)
-    read_of.setflags(write=False)
-    return cls_of, read_of, tuple(per_tap)
+    width = max(map(len, per_tap))
+    out = np.array(cls), np.array(read), np.array([[*p, *[0] * (width - len(p))] for p in per_tap])
+    for a in out:
+        a.setflags(write=False)
+    return out
 
 
 # Over 40 lines: one pass that fills the arrays pipelined_conv_cycles reads, from shared ranges.
@@ -185,7 +185,6 @@ def forget_tile_costs() -> None:
     """Drop the kept tile costs (a benchmark's cold start)."""
     _TILE_COSTS.clear()
     _axis_tiles.cache_clear()
-    _step_cells.cache_clear()
 
 
 def _tile_costs_of(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, Any]:
@@ -214,29 +213,20 @@ def pipelined_conv_cycles(op: Conv2d, s: ConvSchedule, hw: HardwareConfig, limit
     c, d = _tile_costs_of(op, s, hw), hw.dim
     out_beats = -(-d * (4 if op.out_dtype == "int32" else 1) // hw.dma_beat_bytes)
     order = tuple(s.ORDER.index(x) for x in s.loop_order)
-    k, r, new_in, new_w = step_order(c["shape"], order, s.nbuf, False)[3:7]   # an operand is loaded when its
-    pixels, tap, weights = _step_cells(c["shape"], order, s.nbuf)             # tile differs from the previous step's
-    kblocks, npix = c["kblocks"][k], c["npix"].ravel()[pixels]
-    compute = c["taps"].ravel()[tap] * kblocks
+    new_in, new_w = step_order(c["shape"], order, s.nbuf, False)[2:4]   # an operand is loaded when its tile
+    walked = functools.partial(in_step_order, shape=c["shape"], order=order)   # differs from the previous step's
+    r = np.arange(c["shape"][4])
+    kblocks, npix = c["kblocks"][:, None], c["npix"][..., None, None]
+    compute = walked(c["taps"][:, :, :, None, :] * kblocks)
     if compute.sum() + len(compute) * STEP_OVERHEAD * d > limit:
         return math.inf
-    load = new_in * c["in_rows"].ravel()[tap] + new_w * c["w_rows"].ravel()[weights]
-    writes = new_in * c["in_writes"].ravel()[tap] + new_w * c["w_writes"].ravel()[weights]
+    load = new_in * walked(c["in_rows"][:, :, :, None, :]) + new_w * walked(c["w_rows"])
+    writes = new_in * walked(c["in_writes"][:, :, :, None, :]) + new_w * walked(c["w_writes"])
     if op.bias:   # a bias row is read once and written to every pixel of the tile
-        writes = writes + (r == 0) * npix * kblocks
-    store = (r == c["shape"][4] - 1) * npix * kblocks * out_beats
+        writes = writes + walked(r == 0) * walked(npix * kblocks)
+    store = walked(r == c["shape"][4] - 1) * walked(npix * kblocks) * out_beats
     return pipeline_columns(*(np.asarray(x, dtype=float) for x in (compute, load, store, writes)), d,
                             load_ahead=bool(s.load_ahead), store_delay=bool(s.store_delay))
-
-
-@functools.lru_cache(maxsize=256)
-def _step_cells(shape: tuple[int, int, int, int, int], order: tuple[int, ...], nbuf: int
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each step's (tiles.step_order) flat index into arrays over (b, h, w), (b, h, w, r) and (k, r): one
-    index each, not four, for the tile costs a step reads. Cached with the steps."""
-    b, h, w, k, r = step_order(shape, order, nbuf, False)[:5]
-    pixels = (b * shape[1] + h) * shape[2] + w
-    return pixels, pixels * shape[4] + r, k * shape[4] + r
 
 
 # Over 40 lines: the docstring's rules; the code is two small closures and the loop over tiles.

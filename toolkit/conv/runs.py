@@ -29,6 +29,13 @@ def _split_runs(valid: np.ndarray, cont: np.ndarray, limit: int) -> tuple[np.nda
     return np.repeat(starts, pieces) + offset, np.minimum(limit, np.repeat(length, pieces) - offset)
 
 
+def div_mod(x: np.ndarray, m: np.ndarray | int) -> tuple[np.ndarray, np.ndarray]:
+    """x // m and x % m of non-negative ints, the remainder as x - (x // m) * m: numpy's remainder is a generic
+    loop that costs several times a divide's (a conv census's steps and grids take many)."""
+    q = x // m
+    return q, x - q * m
+
+
 def ranks(counts: np.ndarray) -> np.ndarray:
     """For groups of ``counts`` elements laid one after another, each element's index within its group."""
     return np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
@@ -51,4 +58,4 @@ def tap_runs(valid: np.ndarray, a_idx: np.ndarray, limit: int) -> TapRuns:
     cont = valid[:, :-1] & valid[:, 1:] & (np.diff(a_idx, axis=1) == 1)
     flat, rows = _split_runs(valid, cont, limit)
     order = np.lexsort((rows, flat // npix))
-    return TapRuns(flat[order] // npix, flat[order] % npix, rows[order])
+    return TapRuns(*div_mod(flat[order], npix), rows[order])

@@ -11,7 +11,7 @@ import numpy as np
 from isa import HardwareConfig
 
 from .ops import Conv2d, DepthwiseConv2d
-from .runs import ranks, runs, tap_runs
+from .runs import div_mod, ranks, runs, tap_runs
 from .schedule import ConvPlan, ConvSchedule, DepthwiseSchedule
 
 
@@ -111,18 +111,24 @@ def tile_ranges(extent: int, tile: int) -> list[range]:
 
 
 class StepOrder(NamedTuple):
-    """The walk's steps in loop order (the reduction innermost): each one's batch, row, column, output channel
-    and reduction tile; whether it loads its input and its weights (they differ from the previous step's);
-    and which buffer of the input, weight and accumulator double buffers it uses."""
+    """The walk's steps in loop order (the reduction innermost): the tiles' counts (batch, row, column, output
+    channel and reduction tiles) and the output tile loops' nesting (outermost first); per step, whether it
+    loads its input and its weights (they differ from the previous step's) and which buffer of the input,
+    weight and accumulator double buffers it uses."""
 
-    b: np.ndarray
-    h: np.ndarray
-    w: np.ndarray
-    k: np.ndarray
-    r: np.ndarray
+    shape: tuple[int, int, int, int, int]
+    order: tuple[int, ...]
     new_in: np.ndarray
     new_w: np.ndarray
     bufs: tuple[np.ndarray, np.ndarray, np.ndarray]
+
+    def tiles(self, steps: np.ndarray) -> np.ndarray:
+        """The batch, row, column, output channel and reduction tile of each of ``steps`` (a row each): its
+        loops' digits (a value per step over the tiles' axes: :func:`in_step_order`)."""
+        loops = (*self.order, 4)
+        out = np.empty((len(steps), 5), np.int64)
+        out[:, loops] = np.stack(np.unravel_index(steps, [self.shape[loop] for loop in loops]), axis=1)
+        return out
 
 
 @functools.lru_cache(maxsize=256)
@@ -134,19 +140,25 @@ def step_order(shape: tuple[int, int, int, int, int], order: tuple[int, ...], nb
     neighbours that differ in placement, pipeline knobs or mvin width share them."""
     loops = (*order, 4)   # outermost first: each loop's index a digit of the step's, the innermost the lowest
     sizes = [shape[loop] for loop in loops]
-    index = dict(zip(loops, np.indices(sizes).reshape(len(loops), -1)))
-    b, h, w, k, r = (index[loop] for loop in range(5))
     # a loop's digit changes every (product of the loops inside it) steps, if it counts more than one tile; the
     # first of several such loops to change is the innermost: an operand reloads every that many steps
     inner = {loop: math.prod(sizes[n + 1:]) for n, loop in enumerate(loops)}
-    every_in, every_w = (min([inner[x] for x in held if shape[x] > 1], default=len(b))
+    every_in, every_w = (min([inner[x] for x in held if shape[x] > 1], default=math.prod(sizes))
                          for held in ((0, 1, 2, 4, *((3,) if depthwise else ())), (3, 4)))
-    step = np.arange(len(b))
-    new_in, new_w = step % every_in == 0, step % every_w == 0
-    bufs = ((step // every_in) % nbuf, (step // every_w) % nbuf, (step // shape[4]) % nbuf)
-    for a in (b, h, w, k, r, new_in, new_w, *bufs):
+    step = np.arange(math.prod(sizes))
+    loads = [step // every for every in (every_in, every_w, shape[4])]   # each operand's loads so far, less one
+    new_in, new_w = loads[0] * every_in == step, loads[1] * every_w == step
+    bufs = tuple(div_mod(n, nbuf)[1] for n in loads)
+    for a in (new_in, new_w, *bufs):
         a.setflags(write=False)
-    return StepOrder(b, h, w, k, r, new_in, new_w, bufs)
+    return StepOrder(shape, order, new_in, new_w, bufs)
+
+
+def in_step_order(x: np.ndarray, shape: tuple[int, ...], order: tuple[int, ...]) -> np.ndarray:
+    """Each step's (:func:`step_order`) value of ``x``, an array over (batch, row, column, channel, reduction
+    tiles) broadcast to ``shape``: the steps are those axes nested in ``order`` (the reduction innermost), so
+    ``x`` in that order, flat (a strided copy: no index arrays to gather with)."""
+    return np.broadcast_to(x, shape).transpose(*order, 4).ravel()
 
 
 def pixel_grid(*extents: int) -> list[np.ndarray]:
