@@ -13,7 +13,8 @@ the closed-form prior against the RTL on real layers.
          git archive, in a subprocess), side by side, and whether every row is bit-identical to it.
 (rate, --batch N) the same points featurized N at a time too (tuner.features.featurize, as the tuner's
          FeatureCache asks), from cold caches (the census's classes, the prior's tile costs) as the
-         one-at-a-time run, and whether every row is bit-identical to the one-at-a-time's.
+         one-at-a-time run, and whether every row is bit-identical to the one-at-a-time's; with
+         --baseline, revision REV's code batched too, from its cold caches (where it has featurize).
 
     .venv/bin/python benchmarks/bench_features.py [--part rate|layers] [--points 200] [--baseline REV] [--batch N]
 """
@@ -51,33 +52,50 @@ LAYERS = {   # real layers small enough to simulate a few points each on 2 cores
 }
 
 
-# run by --baseline in the other revision's tree: argv[1] a JSON file of the op, hardware, domains and
-# lists of knobs, argv[2] where to save each list's rows; prints each list's candidates a CPU second
+# run by --baseline in the other revision's tree: argv[1] a JSON file of the op, hardware, domains, lists of
+# knobs and batch, argv[2] where to save each list's rows; prints each list's candidates a CPU second, one at a
+# time, then (a batch given and featurize there) batched from cold caches (nan where not)
 _BASELINE_RUN = """
 import json, sys, time
 import numpy as np
 from isa import HardwareConfig
 from toolkit.kinds import KINDS, from_dict
-from tuner.features import candidate_features
+import tuner.features as features
 case = json.load(open(sys.argv[1]))
-op, hw = from_dict(case["op"]), HardwareConfig.from_dict(case["hw"])
+op, hw, b = from_dict(case["op"]), HardwareConfig.from_dict(case["hw"]), case["batch"]
+try:
+    from toolkit.conv.census import forget_classes
+    from toolkit.conv.heuristic import forget_tile_costs
+except ImportError:
+    b = 0
 for n, knobs in enumerate(case["knobs"]):
     schedules = [KINDS[op.KIND].schedule(**k) for k in knobs]
     start = time.process_time()
-    rows = [candidate_features(op, hw, s, case["domains"]) for s in schedules]
-    print(len(rows) / (time.process_time() - start))
+    rows = [features.candidate_features(op, hw, s, case["domains"]) for s in schedules]
+    rate, batched = len(rows) / (time.process_time() - start), float("nan")
+    if b and hasattr(features, "featurize"):
+        forget_classes()
+        forget_tile_costs()
+        start = time.process_time()
+        for i in range(0, len(schedules), b):
+            features.featurize(op, hw, schedules[i:i + b], case["domains"])
+        batched = len(rows) / (time.process_time() - start)
+    print(rate, batched)
     np.save(f"{sys.argv[2]}{n}.npy", np.stack(rows))
 """
 
 
-def baseline_rows(rev: str, space: Space, *points: list[int]) -> list[tuple[float, np.ndarray]]:
-    """The candidates a CPU second and the rows of each list of ``points`` under revision ``rev``'s code."""
+def baseline_rows(rev: str, space: Space, *points: list[int], batch: int = 0
+                  ) -> list[tuple[float, np.ndarray, float]]:
+    """The candidates a CPU second (one at a time) and the rows of each list of ``points`` under revision
+    ``rev``'s code, and its candidates a CPU second ``batch`` at a time from cold caches (nan: not run)."""
     with python_tree(rev) as tree:
         case = tree / "case.json"
         case.write_text(json.dumps({"op": space.op.to_dict(), "hw": space.hw.as_dict(), "domains": space.domains,
-                                    "knobs": [[space.knobs(p) for p in pts] for pts in points]}))
-        rates = [float(x) for x in run_in(tree, _BASELINE_RUN, str(case), f"{tree}/rows").split()[-len(points):]]
-        return [(rate, np.load(f"{tree}/rows{n}.npy")) for n, rate in enumerate(rates)]
+                                    "knobs": [[space.knobs(p) for p in pts] for pts in points], "batch": batch}))
+        lines = run_in(tree, _BASELINE_RUN, str(case), f"{tree}/rows").splitlines()[-len(points):]
+        rates = [[float(x) for x in line.split()] for line in lines]
+        return [(rate, np.load(f"{tree}/rows{n}.npy"), batched) for n, (rate, batched) in enumerate(rates)]
 
 
 def _rate(space: Space, points: list[int], batch: int = 0) -> tuple[float, list[np.ndarray]]:
@@ -108,7 +126,7 @@ def part_rate(points: int, rendered: int, budget_s: float, baseline: str | None 
     rng = np.random.default_rng(0)
     pts = space.sample(rng, points)
     near = [space.neighbor(p, rng) for p in pts for _ in range(4)]
-    before = baseline_rows(baseline, space, pts, near) if baseline else None
+    before = baseline_rows(baseline, space, pts, near, batch=batch) if baseline else None
     _forget()   # each run from cold caches: random points first, then their neighbours
     ours = [_rate(space, pts), _rate(space, near)]
     _forget()
@@ -122,6 +140,8 @@ def part_rate(points: int, rendered: int, budget_s: float, baseline: str | None 
         if before is not None:
             line += f"   {baseline}: {before[n][0]:.1f}/s, {ours[n][0] / before[n][0]:.2f}x"
             line += f" (batched {batched[n][0] / before[n][0]:.2f}x)" if batched is not None else ""
+            if batched is not None and not np.isnan(before[n][2]):
+                line += f"; {baseline} batched: {before[n][2]:.1f}/s, ours {batched[n][0] / before[n][2]:.2f}x"
             line += f"; one-at-a-time {_same(before[n][1], ours[n][1])} to its"
             line += f", batched {_same(before[n][1], batched[n][1])}" if batched is not None else ""
         print(line)
