@@ -40,7 +40,7 @@ from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, in_step_order,
 
 _SP, _IN, _W, _ACC = 0, 1, 2, 3   # what shifts a word's local address: nothing, the input, weight, acc base
 _MAX_PIECES = 65536   # classes kept (a batch's new ones may pass it: then all go before the next)
-_TABLE = ClassTable(step_specs, len(Specs._fields))   # (context, part, class) -> its spec, words and sums
+_TABLE = ClassTable(step_specs, len(Specs._fields), _MAX_PIECES)   # (context, part, class) -> its spec, words and sums
 _CONTEXTS: dict[tuple, int] = {}      # context -> a small id (hashing a context's dataclasses costs)
 _MAX_WALKS = 1024
 _WALKS: dict[tuple, list] = {}        # a walk's knobs -> its classes (_walk_classes), across candidates
@@ -50,7 +50,7 @@ _TALLIES: dict[tuple, tuple] = {}     # a schedule's knobs but its order's -> it
 def forget_classes() -> None:
     """Drop every cached class (a benchmark's cold start)."""
     global _TABLE
-    _TABLE = ClassTable(step_specs, len(Specs._fields))
+    _TABLE = ClassTable(step_specs, len(Specs._fields), _MAX_PIECES)
     _CONTEXTS.clear()
     _WALKS.clear()
     _TALLIES.clear()
