@@ -105,17 +105,17 @@ def _slots(funct: np.ndarray, rs1: np.ndarray) -> np.ndarray:
 
 def _moves(out: np.ndarray, name: str, rs2: np.ndarray, mask: np.ndarray, wide: np.ndarray, beat: int
            ) -> tuple[np.ndarray, ...]:
-    """Fill the ``name`` move columns of ``out`` for the moves ``mask`` (``wide``: those that move 4-byte
+    """Fill the ``name`` move sums (rows of ``out``) of the moves ``mask`` (``wide``: those that move 4-byte
     accumulator words); their local addresses, rows and bytes."""
     local, cols, rows = lo32(rs2[mask]), mid16(rs2[mask]), hi16(rs2[mask])
     acc = (local & ACC_BIT) != 0
     row_bytes = cols * np.where(acc & wide, 4, 1)
     nbytes = rows * row_bytes
     at = np.flatnonzero(mask)
-    out[at, COL[name]] = 1
-    out[at, COL[f"{name}_bytes"]] = nbytes
-    out[at, COL[f"{name}_rows"]] = rows
-    out[at, COL[f"{name}_beats"]] = rows * -(-row_bytes // beat)
+    out[COL[name], at] = 1
+    out[COL[f"{name}_bytes"], at] = nbytes
+    out[COL[f"{name}_rows"], at] = rows
+    out[COL[f"{name}_beats"], at] = rows * -(-row_bytes // beat)
     return local, cols, rows, nbytes, acc
 
 
@@ -123,35 +123,35 @@ def word_sums(c: Census, hw: HardwareConfig, buffers: Mapping[str, Any]) -> Word
     """The sums of each of the census's words (one occurrence) and the scratchpad rows it touches."""
     w = c.words
     funct, rs1, rs2 = w[:, 0].astype(np.int64), w[:, 1], w[:, 2]
-    out = np.zeros((len(w), len(SUMS)), dtype=np.int64)
+    out = np.zeros((len(SUMS), len(w)), dtype=np.int64)   # a row per sum: each filled along one row
     slot = _slots(funct, rs1)
     has = np.flatnonzero(slot >= 0)
-    out[has, slot[has]] = 1
-    out[:, COL["words"]] = 1
+    out[slot[has], has] = 1
+    out[COL["words"]] = 1
     is_mvin = np.isin(funct, [int(f) for f in MVIN_FUNCTS]) & (lo32(rs2) != GARBAGE)
     local, cols, rows, nbytes, acc = _moves(out, "mvin", rs2, is_mvin, c.shrink[is_mvin] == 0, hw.dma_beat_bytes)
     at = np.flatnonzero(is_mvin)
-    out[at, COL["mvin_acc_bytes"]] = nbytes * acc
-    out[at, COL["mvin_rmw"]] = acc & ((local & ACCUM_BIT) != 0)
+    out[COL["mvin_acc_bytes"], at] = nbytes * acc
+    out[COL["mvin_rmw"], at] = acc & ((local & ACCUM_BIT) != 0)
     inputs = [b for b in buffers.values() if b.role == "input"][:MAX_INPUTS]
     if inputs:
         owner = np.searchsorted(np.array([b.addr for b in inputs]), rs1[at].astype(np.int64), side="right") - 1
         for i in range(len(inputs)):
-            out[at, COL[f"mvin_bytes_input{i}"]] = nbytes * (owner == i)
+            out[COL[f"mvin_bytes_input{i}"], at] = nbytes * (owner == i)
     writes = _writes(at, local, cols, rows, acc, c.stride[at], hw.dim)
     is_out = funct == Funct.MVOUT
     _moves(out, "mvout", rs2, is_out, (lo32(rs2[is_out]) & FULL_BIT) != 0, hw.dma_beat_bytes)
     pre, comp = funct == Funct.PRELOAD, (funct == Funct.COMPUTE_PRELOADED) | (funct == Funct.COMPUTE_ACCUMULATED)
     b_addr, c_addr = lo32(rs1[pre]), lo32(rs2[pre])
-    out[pre, COL["weight_loads"]] = b_addr != GARBAGE
-    out[pre, COL["preload_rmw"]] = ((c_addr & ACC_BIT) != 0) & ((c_addr & ACCUM_BIT) != 0) & (c_addr != GARBAGE)
-    out[comp, COL["computes"]] = 1
-    out[comp, COL["compute_rows"]] = hi16(rs1[comp])
+    out[COL["weight_loads"], pre] = b_addr != GARBAGE
+    out[COL["preload_rmw"], pre] = ((c_addr & ACC_BIT) != 0) & ((c_addr & ACCUM_BIT) != 0) & (c_addr != GARBAGE)
+    out[COL["computes"], comp] = 1
+    out[COL["compute_rows"], comp] = hi16(rs1[comp])
     src = np.flatnonzero(pre | comp)
     addr = lo32(rs1[src])
     keep = (addr != GARBAGE) & ((addr & ACC_BIT) == 0)
     reads = Accesses(src[keep], addr[keep], np.zeros(int(keep.sum()), np.int64), hi16(rs1[src[keep]]))
-    return WordSums(out, writes, reads)
+    return WordSums(out.T, writes, reads)
 
 
 def _writes(at: np.ndarray, local: np.ndarray, cols: np.ndarray, rows: np.ndarray, acc: np.ndarray,
