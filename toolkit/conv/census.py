@@ -176,7 +176,7 @@ class _Classes:
 
     def __init__(self, bufs: tuple[np.ndarray, ...], walk: tuple, tiles: Callable[[np.ndarray], np.ndarray],
                  nbuf: int) -> None:
-        self.bufs = bufs   # each step's input, weight and accumulator buffer (of ``nbuf``)
+        self.bufs = np.stack(bufs, axis=1)   # each step's input, weight and accumulator buffer (of ``nbuf``)
         self.walk, self.tiles = walk, tiles   # the walk's row (specs.walk_row), steps' five tiles (StepOrder.tiles)
         self.nbuf, self.buf_key = nbuf, (bufs[0] * nbuf + bufs[1]) * nbuf + bufs[2]   # the three in one
         self.groups: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []   # part, classes, counts, buffers
@@ -193,7 +193,7 @@ class _Classes:
         if len(new):
             steps = firsts[new]
             _TABLE.extend(lambda n: _Piece(spec(n), fill), steps, self.walk, self.tiles(steps))
-        self.groups.append((part, ids, counts, np.stack([x[firsts] for x in self.bufs], axis=1)))
+        self.groups.append((part, ids, counts, self.bufs[firsts]))
 
 
 def _loads(piece: _Piece, loads: list, funct: int, dram: int, local: Callable, shift: int, stride: int) -> None:

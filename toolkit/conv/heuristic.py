@@ -216,15 +216,16 @@ def pipelined_conv_cycles(op: Conv2d, s: ConvSchedule, hw: HardwareConfig, limit
     new_in, new_w = step_order(c["shape"], order, s.nbuf, False)[2:4]   # an operand is loaded when its tile
     walked = functools.partial(in_step_order, shape=c["shape"], order=order)   # differs from the previous step's
     r = np.arange(c["shape"][4])
-    kblocks, npix = c["kblocks"][:, None], c["npix"][..., None, None]
+    kblocks = c["kblocks"][:, None]
+    blocks = c["npix"][..., None, None] * kblocks   # an output tile's rows (a walk of products: one walk)
     compute = walked(c["taps"][:, :, :, None, :] * kblocks)
     if compute.sum() + len(compute) * STEP_OVERHEAD * d > limit:
         return math.inf
     load = new_in * walked(c["in_rows"][:, :, :, None, :]) + new_w * walked(c["w_rows"])
     writes = new_in * walked(c["in_writes"][:, :, :, None, :]) + new_w * walked(c["w_writes"])
     if op.bias:   # a bias row is read once and written to every pixel of the tile
-        writes = writes + walked(r == 0) * walked(npix * kblocks)
-    store = walked(r == c["shape"][4] - 1) * walked(npix * kblocks) * out_beats
+        writes = writes + walked((r == 0) * blocks)
+    store = walked((r == c["shape"][4] - 1) * blocks * out_beats)
     return pipeline_columns(*(np.asarray(x, dtype=float) for x in (compute, load, store, writes)), d,
                             load_ahead=bool(s.load_ahead), store_delay=bool(s.store_delay))
 

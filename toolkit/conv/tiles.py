@@ -157,8 +157,12 @@ def step_order(shape: tuple[int, int, int, int, int], order: tuple[int, ...], nb
 def in_step_order(x: np.ndarray, shape: tuple[int, ...], order: tuple[int, ...]) -> np.ndarray:
     """Each step's (:func:`step_order`) value of ``x``, an array over (batch, row, column, channel, reduction
     tiles) broadcast to ``shape``: the steps are those axes nested in ``order`` (the reduction innermost), so
-    ``x`` in that order, flat (a strided copy: no index arrays to gather with)."""
-    return np.broadcast_to(x, shape).transpose(*order, 4).ravel()
+    ``x`` in that order, flat (a strided copy into the steps' array: no index arrays to gather with, and no
+    broadcast view, whose making costs more than the copy on a walk's few thousand steps)."""
+    x, loops = np.asarray(x), (*order, 4)
+    out = np.empty([shape[loop] for loop in loops], x.dtype)
+    out[...] = x.reshape((1,) * (5 - x.ndim) + x.shape).transpose(loops)
+    return out.ravel()
 
 
 def pixel_grid(*extents: int) -> list[np.ndarray]:
