@@ -126,9 +126,9 @@ class StepOrder(NamedTuple):
         """The batch, row, column, output channel and reduction tile of each of ``steps`` (a row each): its
         loops' digits (a value per step over the tiles' axes: :func:`in_step_order`)."""
         loops = (*self.order, 4)
-        out = np.empty((len(steps), 5), np.int64)
-        out[:, loops] = np.stack(np.unravel_index(steps, [self.shape[loop] for loop in loops]), axis=1)
-        return out
+        out = np.empty((5, len(steps)), np.int64)   # a row a tile axis: its digits set in one assignment
+        out[list(loops)] = np.unravel_index(steps, [self.shape[loop] for loop in loops])
+        return out.T
 
 
 @functools.lru_cache(maxsize=256)
