@@ -18,7 +18,7 @@ from .family import flat_cycles, program_loop_cycles
 from .col_scales import load_column_scales
 from .census import Census, computes
 from .conv.census import conv_census, conv_tallies
-from .conv.heuristic import pipelined_conv_cycles
+from .conv.heuristic import kept_conv_cycles
 from .conv.bounds import conv_ideal_cycles
 from .conv.heuristic import default_conv_schedule, gemmini_conv_schedule
 from .conv.knobs import CONV_FIT, conv_domains
@@ -131,7 +131,7 @@ KINDS: dict[str, Kind] = {
                    loops=LoopFamily(LibraryMatmul, library_matmul_domains, LIBRARY_MATMUL_FIT)),
     "conv2d": Kind(Conv2d, ConvSchedule, default_conv2d, lower_conv, library=tiled_conv_auto,
                    flat=gemmini_conv_schedule, domains=conv_domains, fit_knobs=CONV_FIT, ideal=conv_ideal_cycles,
-                   census=conv_census, tallies=conv_tallies, estimate=pipelined_conv_cycles, os_chains=_conv_os_chains,
+                   census=conv_census, tallies=conv_tallies, estimate=kept_conv_cycles, os_chains=_conv_os_chains,
                    loops_by_default=True, loops=LoopFamily(LibraryConv, library_conv_domains, LIBRARY_CONV_FIT)),
     "depthwise": Kind(DepthwiseConv2d, DepthwiseSchedule, default_conv_schedule, lower_conv,
                       library=tiled_conv_dw_auto, flat=gemmini_conv_schedule, domains=conv_domains,

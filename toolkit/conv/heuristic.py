@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -179,23 +179,38 @@ def _tile_costs(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, An
 
 
 _TILE_COSTS: dict[tuple, dict[str, Any]] = {}
+_CYCLES: dict[tuple, float] = {}
 
 
 def forget_tile_costs() -> None:
-    """Drop the kept tile costs (a benchmark's cold start)."""
+    """Drop the kept tile costs and estimates (a benchmark's cold start)."""
     _TILE_COSTS.clear()
+    _CYCLES.clear()
     _axis_tiles.cache_clear()
+
+
+def _kept(kept: dict[tuple, Any], key: tuple, make: Callable[[], Any]) -> Any:
+    """``kept[key]``, made first where missing (all of ``kept`` dropped when full: a search's recent ones stay)."""
+    if key not in kept:
+        if len(kept) >= 4096:
+            kept.clear()
+        kept[key] = make()
+    return kept[key]
 
 
 def _tile_costs_of(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, Any]:
     """:func:`_tile_costs`, kept per tiling: it reads only the tiles, the mvin width and the geometry, so
     schedules that differ in placement, loop order or pipeline knobs (a search's neighbours) share it."""
-    key = (op, hw, s.tiles(), s.mvin_blocks, s.packs_taps)
-    if key not in _TILE_COSTS:
-        if len(_TILE_COSTS) >= 4096:
-            _TILE_COSTS.clear()
-        _TILE_COSTS[key] = _tile_costs(op, s, hw)
-    return _TILE_COSTS[key]
+    return _kept(_TILE_COSTS, (op, hw, s.tiles(), s.mvin_blocks, s.packs_taps), lambda: _tile_costs(op, s, hw))
+
+
+def kept_conv_cycles(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> float:
+    """:func:`pipelined_conv_cycles`, kept per what it reads (the tiling, loop order, buffering and pipeline
+    knobs): a search's neighbours that differ in placement or dataflow (an output-stationary estimate is its
+    tiles' weight-stationary one) share it."""
+    key = (op, hw, type(s), s.tiles(), s.mvin_blocks, s.packs_taps, s.loop_order, s.nbuf, s.load_ahead,
+           s.store_delay)
+    return _kept(_CYCLES, key, lambda: pipelined_conv_cycles(op, s, hw))
 
 
 def pipelined_conv_cycles(op: Conv2d, s: ConvSchedule, hw: HardwareConfig, limit: float = math.inf) -> float:
