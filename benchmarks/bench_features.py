@@ -14,7 +14,7 @@ the closed-form prior against the RTL on real layers.
 (rate, --batch N) the same points featurized N at a time too (tuner.features.featurize, as the tuner's
          FeatureCache asks), from cold caches (the census's classes, the prior's tile costs) as the
          one-at-a-time run, and whether every row is bit-identical to the one-at-a-time's; with
-         --baseline, revision REV's code batched too, from its cold caches (where it has featurize).
+         --baseline, revision REV's code batched too, as ours (where it has featurize).
 
     .venv/bin/python benchmarks/bench_features.py [--part rate|layers] [--points 200] [--baseline REV] [--batch N]
 """
@@ -53,8 +53,9 @@ LAYERS = {   # real layers small enough to simulate a few points each on 2 cores
 
 
 # run by --baseline in the other revision's tree: argv[1] a JSON file of the op, hardware, domains, lists of
-# knobs and batch, argv[2] where to save each list's rows; prints each list's candidates a CPU second, one at a
-# time, then (a batch given and featurize there) batched from cold caches (nan where not)
+# knobs and batch, argv[2] where to save each list's rows; prints each list's candidates a CPU second one at a
+# time, then (a batch given and featurize there; nan where not) batched, the lists one after another from cold
+# caches as part_rate runs ours: each list after the one before, caches dropped only before the first
 _BASELINE_RUN = """
 import json, sys, time
 import numpy as np
@@ -68,27 +69,30 @@ try:
     from toolkit.conv.heuristic import forget_tile_costs
 except ImportError:
     b = 0
-for n, knobs in enumerate(case["knobs"]):
-    schedules = [KINDS[op.KIND].schedule(**k) for k in knobs]
+lists = [[KINDS[op.KIND].schedule(**k) for k in knobs] for knobs in case["knobs"]]
+rates, batched = [], [float("nan")] * len(lists)
+for n, schedules in enumerate(lists):
     start = time.process_time()
     rows = [features.candidate_features(op, hw, s, case["domains"]) for s in schedules]
-    rate, batched = len(rows) / (time.process_time() - start), float("nan")
-    if b and hasattr(features, "featurize"):
-        forget_classes()
-        forget_tile_costs()
+    rates.append(len(rows) / (time.process_time() - start))
+    np.save(f"{sys.argv[2]}{n}.npy", np.stack(rows))
+if b and hasattr(features, "featurize"):
+    forget_classes()
+    forget_tile_costs()
+    for n, schedules in enumerate(lists):
         start = time.process_time()
         for i in range(0, len(schedules), b):
             features.featurize(op, hw, schedules[i:i + b], case["domains"])
-        batched = len(rows) / (time.process_time() - start)
-    print(rate, batched)
-    np.save(f"{sys.argv[2]}{n}.npy", np.stack(rows))
+        batched[n] = len(schedules) / (time.process_time() - start)
+for rate, fast in zip(rates, batched):
+    print(rate, fast)
 """
 
 
 def baseline_rows(rev: str, space: Space, *points: list[int], batch: int = 0
                   ) -> list[tuple[float, np.ndarray, float]]:
     """The candidates a CPU second (one at a time) and the rows of each list of ``points`` under revision
-    ``rev``'s code, and its candidates a CPU second ``batch`` at a time from cold caches (nan: not run)."""
+    ``rev``'s code, and its candidates a CPU second ``batch`` at a time as part_rate runs ours (nan: not run)."""
     with python_tree(rev) as tree:
         case = tree / "case.json"
         case.write_text(json.dumps({"op": space.op.to_dict(), "hw": space.hw.as_dict(), "domains": space.domains,
