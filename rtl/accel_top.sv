@@ -267,7 +267,8 @@ module accel_top import systolic_pkg::*; #(
   // ---- performance counters -------------------------------------------------------
   // which counters count this cycle; each counts by one, the DMA byte counters by the
   // request's length. Each counter has its own next value and enable (g_ctr), so that
-  // only the counters that move are updated.
+  // only the counters that move are updated. Each is a register of its own: one packed vector
+  // of all, written by a process each, was copied whole twice a cycle in a simulation.
   logic [NumCounters-1:0] ctr_en;
   always_comb begin
     ctr_en                       = '0;
@@ -285,24 +286,23 @@ module accel_top import systolic_pkg::*; #(
     for (int u = 0; u < 3; u++) ctr_en[CtrStackFirst + u * NumStack +: NumStack] = charged[u];
   end
 
-  logic [NumCounters-1:0][63:0] ctr_q;
   for (genvar i = 0; i < NumCounters; i++) begin : g_ctr
-    logic [63:0] ctr_d;
+    logic [63:0] ctr_q, ctr_d;
 
     always_comb begin
-      ctr_d = ctr_q[i] + ((i == int'(CtrDmaBytesRead)) ? 64'(rd_req.len)
-                          : (i == int'(CtrDmaBytesWritten)) ? 64'(wr_req.len) : 64'd1);
+      ctr_d = ctr_q + ((i == int'(CtrDmaBytesRead)) ? 64'(rd_req.len)
+                       : (i == int'(CtrDmaBytesWritten)) ? 64'(wr_req.len) : 64'd1);
     end
 
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni) begin
-        ctr_q[i] <= '0;
+        ctr_q <= '0;
       end else if (ctr_en[i]) begin
-        ctr_q[i] <= ctr_d;
+        ctr_q <= ctr_d;
       end
     end
+    assign ctr_o[i] = ctr_q;
   end
-  assign ctr_o = ctr_q;
 
   // ---- assumptions ----------------------------------------------------------------
   // the DMA tag ports are 32 bits, a dma_tag_t each

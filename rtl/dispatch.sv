@@ -56,6 +56,8 @@ module dispatch import systolic_pkg::*; #(
   output logic                      ev_disp_valid_o,
   output logic [SEQ_W-1:0]          ev_disp_seq_o,
   output logic [2:0][SEQ_W-1:0]     ev_issue_seq_o,
+  // each slot's sequence number: the register itself (an output copied from an array of them
+  // would be copied whole in every cycle of a simulation)
   output logic [N-1:0][SEQ_W-1:0]   slot_seq_o,
   // debug state for the watchdog report
   output logic [2:0][N-1:0]         dbg_cand_deps_o,
@@ -133,7 +135,6 @@ module dispatch import systolic_pkg::*; #(
   // the entries, one array per field: each is written when an instruction enters its slot
   insn_t                 insn_q [N];
   preload_t              pre_q [N];
-  logic [SEQ_W-1:0]      eseq_q [N];
   access_t               acc_q [N];
 
   logic [NQ-1:0][SLOT_W-1:0] tail_q, iss_q, head_q;   // offsets in a queue
@@ -292,7 +293,7 @@ module dispatch import systolic_pkg::*; #(
       iss_valid_o[q] = (waiting_q[q] != '0) && (deps_q[cand[q]] == '0);
       iss_fire[q]    = iss_valid_o[q] && iss_ready_i[q];
       iss_o[q]       = '{slot: cand[q], insn: insn_q[cand[q]]};
-      ev_issue_seq_o[q]  = eseq_q[cand[q]];
+      ev_issue_seq_o[q]  = slot_seq_o[cand[q]];
       dbg_cand_deps_o[q] = deps_q[cand[q]];
       dbg_cand_slot_o[q] = cand[q];
       room_o[q]      = count_q[q] != QW'(qsize(q));
@@ -301,7 +302,6 @@ module dispatch import systolic_pkg::*; #(
       if (hazard_o[q] && iss_ready_i[q]) stall_hazard_o = 1'b1;
     end
     iss_pre_o = pre_q[cand[QEX]];
-    for (int s = 0; s < N; s++) slot_seq_o[s] = eseq_q[s];
     dbg_waiting_o = waiting_q;
     occupancy_o   = count_q;
     dbg_issued_o  = issued_q;
@@ -378,13 +378,13 @@ module dispatch import systolic_pkg::*; #(
     end
   end
 
-  // the entering instruction's entry (the only writes to the entry arrays)
+  // the entering instruction's entry (the only writes to the entry arrays and slot_seq_o)
   always_ff @(posedge clk_i) begin
     if (enq) begin
-      insn_q[new_slot] <= cmd_i;
-      pre_q[new_slot]  <= pend_q;
-      eseq_q[new_slot] <= seq_q;
-      acc_q[new_slot]  <= access_of(cmd_i);
+      insn_q[new_slot]     <= cmd_i;
+      pre_q[new_slot]      <= pend_q;
+      slot_seq_o[new_slot] <= seq_q;
+      acc_q[new_slot]      <= access_of(cmd_i);
     end
   end
 
