@@ -268,6 +268,15 @@ def test_waveform(tiny_model, tmp_path, suffix) -> None:
             pytest.skip(str(exc))
         raise
     assert res.cycles > 0 and wave.exists() and wave.stat().st_size > 1000
+    if suffix == "vcd":   # the clock toggles in every cycle recorded, not only in the first
+        assert vcd_changes(wave.read_text(), "clk_i") >= 2 * res.cycles
+
+
+def vcd_changes(vcd: str, signal: str) -> int:
+    """How many value changes of a one-bit signal a VCD file records."""
+    head, _, body = vcd.partition("$enddefinitions")
+    code = next(line.split()[3] for line in head.splitlines() if line.split()[4:5] == [signal])
+    return sum(line[1:] == code for line in body.splitlines() if line[:1] in "01")
 
 
 # ---- errors ------------------------------------------------------------------------------------

@@ -77,16 +77,24 @@ class Model {
     // posted on this thread, such as a failed assertion's stop, runs at once).
     void set_clock(int v) {
         top_->clk_i = v;
-        if (started_) {
+        if (bare_eval()) {
             Vaccel_top___024root___eval(top_->rootp);
         } else {
-            top_->eval();   // the first: the initial blocks and the settle, then the edge
+            top_->eval();   // the first (the initial blocks and the settle), or a traced edge
             started_ = true;
         }
 #if VM_TRACE_FST || VM_TRACE_VCD
         if (trace_) trace_->dump(time_ps_);
 #endif
         time_ps_ += 5;
+    }
+    // not while a waveform is written: eval() marks the activity without which its dump records
+    // no change
+    bool bare_eval() const {
+#if VM_TRACE_FST || VM_TRACE_VCD
+        if (trace_) return false;
+#endif
+        return started_;
     }
     std::unique_ptr<VerilatedContext> ctx_;
     std::unique_ptr<Vaccel_top> top_;
