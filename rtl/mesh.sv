@@ -56,17 +56,19 @@ module mesh #(
   clock_gate u_b_cg    (.clk_i, .en_i (active && os_i),  .clk_o (clk_b));
   clock_gate u_w_cg    (.clk_i, .en_i (w_we_i),         .clk_o (clk_w));
 
-  // Every delay line below is one packed register, stage 0 in its low bits: its next
-  // value has each stage take the one below it and stage 0 the new input, and its top
-  // stage is its output. The valid bits and the row count are reset, the data is not.
-  // The valid pipeline, the rows entered but not yet left, and the tags: a ring of LAT entries
-  // (tag_q), the tag of the row entering written at tag_ptr_q, which moves on one entry a tick, so
-  // that the entry it names holds the tag written LAT ticks before, the row leaving's (a delay line
-  // of the wide tags would move all of them every cycle)
-  localparam int PTR_W = (LAT > 1) ? $clog2(LAT) : 1;
+  // The narrow delay lines below (valid bits, selects) are one packed register each, stage 0 in
+  // its low bits: its next value has each stage take the one below it and stage 0 the new input,
+  // and its top stage is its output. The wide values (tags, A, D, the results in the de-skew) are
+  // delayed in rings instead: a ring's entry ptr_q - j holds the value written j ticks before, so
+  // that a tick writes one entry where a delay line would move every stage (in a simulation, a
+  // copy a stage and cycle). ptr_q moves on one entry a tick; a ring has 2**PW entries, which
+  // covers the longest delay, 2*DIM-1 ticks (the tags'). The valid bits, the row count and the
+  // pointer are reset, the data is not.
+  localparam int PW = $clog2(2 * DIM);
+  localparam int RING = 2 ** PW;
+  logic [PW-1:0]             ptr_q;
   logic [LAT-1:0]            tag_v_q, tag_v_d;
-  logic [TAG_W-1:0]          tag_q [LAT];
-  logic [PTR_W-1:0]          tag_ptr_q, tag_ptr_d;
+  logic [TAG_W-1:0]          tag_q [RING];
   logic [$clog2(LAT+2)-1:0]  inflight_q, inflight_d;
 
   assign active   = in_valid_i || (inflight_q != '0);
@@ -74,32 +76,30 @@ module mesh #(
 
   always_comb begin
     tag_v_d    = LAT'({tag_v_q, in_valid_i});
-    tag_ptr_d  = (32'(tag_ptr_q) == LAT - 1) ? '0 : tag_ptr_q + 1'b1;
     inflight_d = inflight_q + (in_valid_i ? 1 : 0) - (tag_v_q[LAT-1] ? 1 : 0);
   end
 
   always_ff @(posedge clk_mesh or negedge rst_ni) begin
     if (!rst_ni) begin
       tag_v_q    <= '0;
-      tag_ptr_q  <= '0;
+      ptr_q      <= '0;
       inflight_q <= '0;
     end else begin
       tag_v_q    <= tag_v_d;
-      tag_ptr_q  <= tag_ptr_d;
+      ptr_q      <= ptr_q + 1'b1;
       inflight_q <= inflight_d;
     end
   end
 
   always_ff @(posedge clk_mesh) begin
-    tag_q[tag_ptr_q] <= in_tag_i;
+    tag_q[ptr_q] <= in_tag_i;
   end
 
-  // What enters PE row k (A: valid, value sign-extended to 32 bits, select) and column n (D,
-  // and OS's B sign-extended), after the input skew: row and column k enter k cycles after the
-  // row was presented, row and column 0 directly. The select is the weight buffer (WS) or the
-  // row's shift and prop bits (OS: {shift, prop}), so they travel with A on the same lines.
+  // What enters PE row k (A: valid, select) and column n (D, and OS's B sign-extended), after the
+  // input skew: row and column k enter k cycles after the row was presented, row and column 0
+  // directly. The select is the weight buffer (WS) or the row's shift and prop bits (OS: {shift,
+  // prop}), so they travel with A's valid bits on the same lines. A's values: g_ring below.
   logic        a_v   [DIM];
-  logic [31:0] a_dat [DIM];
   logic [1:0]  a_s   [DIM];
   logic [31:0] d_in  [DIM];
   logic [31:0] b_in  [DIM];
@@ -107,10 +107,32 @@ module mesh #(
 
   assign sel_in   = os_i ? {in_shift_i, in_prop_i} : in_sel_i;
   assign a_v[0]   = in_valid_i;
-  assign a_dat[0] = 32'(signed'(in_a_i[7:0]));
   assign a_s[0]   = sel_in;
   assign d_in[0]  = in_d_i[31:0];
   assign b_in[0]  = 32'(signed'(in_b_i[7:0]));
+
+  // A's values, sign-extended: row k's ring takes element k of each row presented, which PE (k, n)
+  // uses k + n ticks later (the input skew's k and n PEs to its left); PE (0, 0) uses it directly.
+  // D's: column k's ring (k >= 1) element k, which enters PE (0, k) k ticks later.
+  logic [31:0] a0;
+
+  assign a0 = 32'(signed'(in_a_i[7:0]));
+
+  for (genvar k = 0; k < DIM; k++) begin : g_ring
+    logic [31:0] a_q [RING];
+
+    always_ff @(posedge clk_mesh) begin
+      a_q[ptr_q] <= 32'(signed'(in_a_i[k*8 +: 8]));
+    end
+    if (k > 0) begin : g_d
+      logic [31:0] d_q [RING];
+
+      always_ff @(posedge clk_mesh) begin
+        d_q[ptr_q] <= in_d_i[k*32 +: 32];
+      end
+      assign d_in[k] = d_q[ptr_q - PW'(k)];
+    end
+  end
 
   // Each PE column's B line (OS): lane k what PE (k, n) took, which PE (k+1, n) uses. It moves
   // one lane a cycle, on clk_b (output-stationary only: the mode does not change while rows are
@@ -167,12 +189,15 @@ module mesh #(
 
       if (n == 0) begin : g_left
         assign v = a_v[k];
-        assign a = a_dat[k];
         assign s = a_s[k];
       end else begin : g_inner
         assign v = g_aline[k].v_q[n-1];
-        assign a = g_aline[k].g_lane[n-1].a_q;
         assign s = g_aline[k].s_q[n-1];
+      end
+      if (k + n == 0) begin : g_first
+        assign a = a0;
+      end else begin : g_later
+        assign a = g_ring[k].a_q[ptr_q - PW'(k + n)];
       end
       if (k == 0) begin : g_top
         assign b       = b_in[n];
@@ -207,29 +232,21 @@ module mesh #(
     assign bottom[n] = os_i ? g_row[DIM-1].g_col[n].sh : g_row[DIM-1].g_col[n].psum;
   end
 
-  // de-skew: column n is delayed DIM-1-n cycles after it leaves the bottom row
+  // de-skew: column n is delayed DIM-1-n cycles after it leaves the bottom row (a ring a column)
   for (genvar n = 0; n < DIM - 1; n++) begin : g_deskew
-    localparam int L = DIM - 1 - n;
+    logic [31:0] c_q [RING];
 
-    for (genvar j = L - 1; j >= 0; j--) begin : g_st
-      logic [31:0] c_q;
-
-      if (j == 0) begin : g_first
-        always_ff @(posedge clk_mesh) c_q <= bottom[n];
-      end else begin : g_next
-        always_ff @(posedge clk_mesh) c_q <= g_st[j-1].c_q;
-      end
+    always_ff @(posedge clk_mesh) begin
+      c_q[ptr_q] <= bottom[n];
     end
 
-    assign out_c_o[n*32 +: 32] = g_st[L-1].c_q;
+    assign out_c_o[n*32 +: 32] = c_q[ptr_q - PW'(DIM - 1 - n)];
   end
   assign out_c_o[(DIM-1)*32 +: 32] = bottom[DIM-1];
 
-  // The A values that pass through the PEs: PE row k's A line, lane n the A value PE (k, n) took
-  // last cycle (with its valid bit and weight select), which PE (k, n+1) uses now. Its values
-  // only matter the cycle after they are taken, when the next PE uses them with the same row's
-  // valid bit, so they move unconditionally. The valid bits and selects are one packed word a
-  // row, shifted; the 32-bit values one register a lane (lane DIM-1 would go to no PE).
+  // The valid bits and selects that pass through the PEs with A: PE row k's line, lane n what PE
+  // (k, n) took last cycle, which PE (k, n+1) uses now; one packed word a row, shifted. (A's values
+  // are in g_ring: PE (k, n+1) reads the one PE (k, n) read a tick before.)
   for (genvar k = 0; k < DIM; k++) begin : g_aline
     logic [DIM-1:0]       v_q;
     logic [DIM-1:0][1:0]  s_q;
@@ -242,22 +259,12 @@ module mesh #(
     always_ff @(posedge clk_mesh) begin
       s_q <= (DIM*2)'({s_q, a_s[k]});
     end
-
-    for (genvar n = DIM - 2; n >= 0; n--) begin : g_lane
-      logic [31:0] a_q;
-
-      if (n == 0) begin : g_first
-        always_ff @(posedge clk_mesh) a_q <= a_dat[k];
-      end else begin : g_next
-        always_ff @(posedge clk_mesh) a_q <= g_lane[n-1].a_q;
-      end
-    end
   end
 
   // The input skew: row and column k (k >= 1) enter through k stages, stage 0 taking the input:
-  // the valid bits and the selects one packed word a line, shifted, the A, D and B values one
-  // register a stage (B's on clk_b: output-stationary only). The valid bits are reset, the data
-  // is not.
+  // the valid bits and the selects one packed word a line, shifted, the B values one register a
+  // stage (on clk_b: output-stationary only; A's and D's are in g_ring). The valid bits are reset,
+  // the data is not.
   for (genvar k = 1; k < DIM; k++) begin : g_skew
     logic [k-1:0]   v_q;
     logic [k*2-1:0] s_q;
@@ -272,31 +279,20 @@ module mesh #(
     end
 
     for (genvar j = k - 1; j >= 0; j--) begin : g_st
-      logic [7:0]  a_q, b_q;
-      logic [31:0] d_q;
+      logic [7:0] b_q;
 
       if (j == 0) begin : g_first
-        always_ff @(posedge clk_mesh) begin
-          a_q <= in_a_i[k*8 +: 8];
-          d_q <= in_d_i[k*32 +: 32];
-        end
         always_ff @(posedge clk_b) b_q <= in_b_i[k*8 +: 8];
       end else begin : g_next
-        always_ff @(posedge clk_mesh) begin
-          a_q <= g_st[j-1].a_q;
-          d_q <= g_st[j-1].d_q;
-        end
         always_ff @(posedge clk_b) b_q <= g_st[j-1].b_q;
       end
     end
 
-    assign a_v[k]   = v_q[k-1];
-    assign a_dat[k] = 32'(signed'(g_st[k-1].a_q));
-    assign a_s[k]   = s_q[(k-1)*2 +: 2];
-    assign d_in[k]  = g_st[k-1].d_q;
-    assign b_in[k]  = 32'(signed'(g_st[k-1].b_q));
+    assign a_v[k]  = v_q[k-1];
+    assign a_s[k]  = s_q[(k-1)*2 +: 2];
+    assign b_in[k] = 32'(signed'(g_st[k-1].b_q));
   end
 
   assign out_valid_o = tag_v_q[LAT-1];
-  assign out_tag_o   = tag_q[tag_ptr_q];
+  assign out_tag_o   = tag_q[ptr_q - PW'(LAT)];
 endmodule

@@ -1,10 +1,10 @@
 // One processing element, weight- or output-stationary: the multiply-accumulate and its sum
 // registers, each mode on its own clock (the mesh's, gated to that mode's cycles with rows in
 // flight). The values that pass through a PE unchanged (A moving right with its valid bit and
-// select, B moving down) and the weights are not held here: the mesh keeps the moving values as
-// shift registers, one wide packed vector a PE row (A) or column (B), and the weights as one
-// packed vector a PE row and buffer, and gives each PE its lane: its A value, its B value and the
-// weight its A value's select picks. These arrive sign-extended to 32 bits, so the
+// select, B moving down) and the weights are not held here: the mesh keeps A's values in a ring a
+// PE row, B's in a shift register a PE column, and the weights as one packed vector a PE row and
+// buffer, and gives each PE its lane: its A value, its B value and the weight its A value's select
+// picks. These arrive sign-extended to 32 bits, so the
 // multiply-accumulate is one 32-bit multiply and add (the low 32 bits of the product of
 // sign-extended int8 values are those of the int8 x int8 product). No register here is reset.
 //
