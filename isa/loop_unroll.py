@@ -32,6 +32,7 @@ from .norm import PASSES, Act
 from .encoding import encode_all
 from .loop_shared import Phase, shape_key, unrolled, unrolled_words
 from .loop_unroll_conv import conv_phases
+from .opcodes import MVIN_FUNCTS, Funct
 from .loop_words import (
     LOOP_CONV_WORDS, LOOP_WS_WORDS, LoopConvWs, LoopConvWsConfig5, LoopError, LoopWord, LoopWs,
     LoopWsConfigAddrsAB, LoopWsConfigAddrsDC, LoopWsConfigBounds, LoopWsConfigStridesAB, LoopWsConfigStridesDC,
@@ -332,42 +333,91 @@ def issued_words(instructions: Iterable[Instruction], hw: HardwareConfig) -> tup
     return (np.concatenate(parts) if parts else np.zeros((0, 3), dtype=np.uint64)), host
 
 
-def issued_groups(instructions: Iterable[Instruction], hw: HardwareConfig, regions: Sequence[int] = ()
-                  ) -> tuple[np.ndarray, np.ndarray, int]:
-    """:func:`issued_words` with the words of alike loops once: (words, how many times each stands, the
-    words the host issued). Loops are alike if they share a shape (isa.loop_shared), the region of
-    ``regions`` (sorted DRAM addresses) that each phase's base falls in, and the config_ld words the host
-    sent before them; a group's words are its first loop's, where it first appears. A sum over the words
-    weighed by their counts is then the sum over :func:`issued_words`'s wherever it sees a move's DRAM
-    address only through its region, and a mvin's load state only through its loop's own config_ld or the
-    host's (tests/test_loop_groups.py)."""
-    unroller, parts, counts, plain, host, lds = Unroller(hw), [], [], [], 0, 0
+@dataclass(frozen=True)
+class Groups:
+    """What the unrollers issue with alike loops' words once (:func:`issued_groups`). The words hold parts: a
+    group's (its first loop's words) or a run of plain words; ``count`` says how many times each word
+    stands. ``order`` lists the parts as the program comes to them (a group at each of its loops) and
+    ``step`` each one's step: a loop with the plain words before it (the plain words after the last loop,
+    a step of their own); ``hosts`` the words the host issued for each step (the last step's up to its
+    last plain word), so that their sum is :func:`issued_words`'. ``bases`` holds each of ``order``'s DRAM
+    bases of the phases whose moves are :data:`MOVES` (0: none, and a run of plain words')."""
+
+    words: np.ndarray
+    count: np.ndarray
+    starts: np.ndarray
+    order: np.ndarray
+    step: np.ndarray
+    hosts: np.ndarray
+    bases: np.ndarray
+
+    @property
+    def host_words(self) -> int:
+        return int(self.hosts.sum())
+
+    @property
+    def part(self) -> np.ndarray:
+        """Each word's part."""
+        return np.repeat(np.arange(len(self.starts)), np.diff(self.starts, append=len(self.words)))
+
+
+MOVES = (*MVIN_FUNCTS, Funct.MVOUT)   # the A/input, B/weights and D/bias loads (load states 0-2), C/output's stores
+_PHASE_OF = (1, 2, 0, 4)   # their phases in ws_phases' and conv_phases' order (D/bias, A/input, B/weights, -, C/output)
+
+
+def issued_groups(instructions: Iterable[Instruction], hw: HardwareConfig, regions: Sequence[int] = ()) -> Groups:
+    """:func:`issued_words` with the words of alike loops once (:class:`Groups`). Loops are alike if they share
+    a shape (isa.loop_shared), the region of ``regions`` (sorted DRAM addresses) that each phase's base falls
+    in, and the config_ld words the host sent before them; a group's words are its first loop's, where it
+    first appears. A sum over the words weighed by their counts is then the sum over :func:`issued_words`'s
+    wherever it sees a move's DRAM address only through its region, and a mvin's load state only through
+    its loop's own config_ld or the host's (tests/test_loop_groups.py)."""
+    unroller, parts, order, plains, ends, bases, plain = Unroller(hw), [], [], [], [], [], []
+    lds = upto = 0   # config_ld words so far; the host's words up to the last plain word
     first: dict[Hashable, int] = {}   # a group -> its part
     for n, ins in enumerate(instructions, 1):
         loop = unroller.shape_of(ins)
         if loop is None:
             plain.append(ins)
-            host, lds = n, lds + isinstance(ins, ConfigLd)
+            upto, lds = n, lds + isinstance(ins, ConfigLd)
             continue
         key, phases = loop
         if not phases:   # a config word
             continue
         if plain:
+            plains.append(len(order))
+            order.append(len(parts))
             parts.append(encode_all(plain))
-            counts.append(1)
             plain = []
-        group = (shape_key(key, phases), tuple(bisect.bisect_right(regions, p.base) for p in phases if p.base), lds)
+        base = [p.base or 0 for p in phases]
+        bases.append(base)
+        group = (shape_key(key, phases), tuple(bisect.bisect_right(regions, b) for b in base if b), lds)
         at = first.get(group)
         if at is None:
-            first[group] = len(parts)
+            at = first[group] = len(parts)
             parts.append(unrolled_words(key, phases))
-            counts.append(0)
-            at = len(parts) - 1
-        counts[at] += 1
-        host = n
+        order.append(at)
+        ends.append(n)
     if plain:
+        plains.append(len(order))
+        order.append(len(parts))
         parts.append(encode_all(plain))
-        counts.append(1)
-    if not parts:
-        return np.zeros((0, 3), dtype=np.uint64), np.zeros(0, dtype=np.int64), host
-    return (np.concatenate(parts), np.repeat(np.array(counts, dtype=np.int64), [len(x) for x in parts]), host)
+    return _groups(parts, order, plains, ends, upto if plain else 0, bases)
+
+
+def _groups(parts: list[np.ndarray], order: list[int], plains: list[int], ends: list[int], tail: int,
+            bases: list[list[int]]) -> Groups:
+    """:class:`Groups` of ``parts`` in ``order``, ``plains`` the places there of runs of plain words, ``ends``
+    each loop's word (counting from 1), ``tail`` the host's words up to the last plain word after the last
+    loop (0: none), ``bases`` each loop's phases' bases."""
+    loop = np.ones(len(order), dtype=bool)
+    loop[plains] = False
+    step = np.cumsum(loop) - loop   # a loop's own; a run of plain words', the loop after it
+    hosts = np.diff(np.array(ends + ([tail] if tail else []), dtype=np.int64), prepend=0)
+    at = np.zeros((len(order), len(MOVES)), dtype=np.uint64)
+    if bases:
+        at[loop] = np.array(bases, dtype=np.uint64)[:, _PHASE_OF]
+    sizes = np.array([len(x) for x in parts], dtype=np.int64)
+    counts = np.bincount(np.array(order, dtype=np.int64), minlength=len(parts))
+    return Groups(np.concatenate(parts) if parts else np.zeros((0, 3), dtype=np.uint64), np.repeat(counts, sizes),
+                  np.cumsum(sizes) - sizes, np.array(order, dtype=np.int64), step, hosts, at)

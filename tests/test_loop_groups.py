@@ -1,7 +1,7 @@
-"""Alike loops' words once (isa.loop_unroll.issued_groups): every sum the loop family's features and
-prior take (toolkit.tally, toolkit.family.loop_cycles), weighed by the groups' counts, equals the sum over
-every loop's words (isa.loop_unroll.issued_words), on gemmini.h's programs and on the tuner's loop
-candidates."""
+"""Alike loops' words once (isa.loop_unroll.issued_groups): every sum the loop family's features take
+(toolkit.tally), weighed by the groups' counts, equals the sum over every loop's words
+(isa.loop_unroll.issued_words), and the groups' steps are the program's loops with the host's words, on
+gemmini.h's programs and on the tuner's loop candidates."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,8 +10,8 @@ import pytest
 import toolkit as tk
 from isa import HardwareConfig
 from isa.loop_unroll import issued_groups, issued_words
+from isa.loop_words import LoopConvWs, LoopWs
 from test_loop_shared import CANDIDATE_OPS, OPS, loop_candidates
-from toolkit.family import loop_cycles
 from toolkit.tally import tally
 from tuner.features import words_census
 
@@ -19,15 +19,18 @@ from tuner.features import words_census
 def assert_groups_sum_as_every_loop(op, prog, hw: HardwareConfig) -> int:
     """The groups' weighted sums against every loop's; how many loops the groups stand for."""
     words, host = issued_words(prog.instructions, hw)
-    grouped, count, host_grouped = issued_groups(prog.instructions, hw,
-                                                 sorted(b.addr for b in prog.buffers.values()))
-    assert host_grouped == host
-    assert int(count.sum()) == len(words)
-    every, alike = tally(words_census(words), hw, prog.buffers), tally(words_census(grouped, count), hw, prog.buffers)
+    groups = issued_groups(prog.instructions, hw, sorted(b.addr for b in prog.buffers.values()))
+    assert groups.host_words == host
+    assert int(groups.count.sum()) == len(words)
+    sizes = np.diff(groups.starts, append=len(groups.words))
+    assert int(sizes[groups.order].sum()) == len(words)   # the parts in program order are every loop's words
+    loops = sum(isinstance(ins, (LoopWs, LoopConvWs)) for ins in prog.instructions)
+    assert len(groups.hosts) - loops in (0, 1) and (np.diff(groups.step) >= 0).all()
+    every = tally(words_census(words), hw, prog.buffers)
+    alike = tally(words_census(groups.words, groups.count), hw, prog.buffers)
     assert np.array_equal(alike.sums, every.sums)
     assert np.array_equal(alike.written, every.written) and np.array_equal(alike.read, every.read)
-    assert loop_cycles(op, grouped, host, hw, count) == loop_cycles(op, words, host, hw)
-    return len(grouped)
+    return len(groups.words)
 
 
 @pytest.mark.parametrize("name", OPS)

@@ -17,49 +17,126 @@ Both are estimates that rank, never measurements (benchmarks/bench_utilization.p
 """
 from __future__ import annotations
 
-from typing import Iterable
-
 import numpy as np
 
-from isa import HardwareConfig
+from isa import GARBAGE, HardwareConfig, Program
 from isa.encoding import split_operand
-from isa.instructions import Instruction
-from isa.loop_unroll import issued_words
+from isa.loop_unroll import MOVES, Groups, issued_groups
 from isa.opcodes import Funct
 
 from .estimate import WEIGHT_BUFFERS, tap_cycles
 from .floor import memory_cycles
 from .ops import Op
+from .traffic import BLOCK, MISSES, RESOURCES, requests, reused, traffic
+
+CONV_LOOPS = ("conv2d", "depthwise")   # the kinds whose loops are LOOP_CONV_WS (the rest's, LOOP_WS)
+MOVES_SORTED = np.sort(np.array(MOVES, dtype=np.int64))
+MOVE_INDEX = np.argsort(np.array(MOVES, dtype=np.int64))   # a move's funct, sorted, -> its index in MOVES
 
 
-def loop_cycles(op: Op, words: np.ndarray, host_words: int, hw: HardwareConfig,
-                count: np.ndarray | None = None) -> float:
-    """The estimate of a program of Gemmini's loops (see the module's docstring): ``words``, the encoded
-    primitives their unrollers issue (isa.encoding.encode_all of isa.loop_unroll.primitives), each standing
-    ``count`` times (default once: isa.loop_unroll.issued_groups gives alike loops' words once), and
-    ``host_words``, the words the host issued for them."""
-    count = np.ones(len(words), dtype=np.int64) if count is None else count
+def loop_cycles(op: Op, groups: Groups, hw: HardwareConfig) -> float:
+    """The estimate of a program of Gemmini's loops (see the module's docstring) from what their unrollers
+    issue, alike loops' words once (isa.loop_unroll.issued_groups)."""
+    words, parts, part = groups.words, len(groups.starts), groups.part
     funct = words[:, 0].astype(np.int64)
-    addr, cols, rows = (x.astype(np.int64) for x in split_operand(words[:, 2]))
-    a_rows = split_operand(words[:, 1])[2].astype(np.int64)
-    is_pre = funct == Funct.PRELOAD
-    computes = np.flatnonzero((funct == Funct.COMPUTE_PRELOADED) | (funct == Funct.COMPUTE_ACCUMULATED))
-    # each compute streams its rows through the weight block of the preload before it
-    block = np.cumsum(is_pre)[computes]
-    blocks, first = np.unique(block, return_index=True)
-    streamed = np.add.reduceat(a_rows[computes], first) if len(computes) else np.zeros(0, np.int64)
-    last = a_rows[computes][np.r_[first[1:], len(computes)] - 1] if len(computes) else streamed
+    loads, stores, memory = loop_memory(groups, hw)
+    executes = np.bincount(part[(funct == Funct.PRELOAD) | _is_compute(funct)], minlength=parts)
+    execute = np.maximum(_array(words, funct, part, parts, hw), executes)   # dispatch: a word a cycle
+    execute = np.bincount(groups.step, execute[groups.order], minlength=len(groups.hosts))   # each step's
+    loop = _pipeline(groups.hosts * hw.host_cmd_cycles, loads, execute, stores, whole_loads=op.KIND in CONV_LOOPS)
+    return float(max(loop, int(groups.count.sum()), *memory[:RESOURCES], *memory_cycles(op, hw)))
+
+
+def _is_compute(funct: np.ndarray) -> np.ndarray:
+    return (funct == Funct.COMPUTE_PRELOADED) | (funct == Funct.COMPUTE_ACCUMULATED)
+
+
+def _array(words: np.ndarray, funct: np.ndarray, part: np.ndarray, parts: int, hw: HardwareConfig) -> np.ndarray:
+    """Each part's array cycles: each compute streams its rows through the weights of the last preload that
+    named some (a preload of garbage B moves only the accumulator address)."""
+    weights, _, a_rows = (x.astype(np.int64) for x in split_operand(words[:, 1]))
+    computes = np.flatnonzero(_is_compute(funct))
+    if not len(computes):
+        return np.zeros(parts)
+    block = np.cumsum((funct == Funct.PRELOAD) & (weights != GARBAGE))[computes]
+    first = np.unique(block, return_index=True)[1]
+    streamed = np.add.reduceat(a_rows[computes], first)
+    last = a_rows[computes][np.r_[first[1:], len(computes)] - 1]
     # a block's cycles are whole WEIGHT_BUFFERS-ths: summed as integers, so that any grouping gives the same
-    parts = np.rint(tap_cycles(streamed, last, hw.dim) * WEIGHT_BUFFERS).astype(np.int64)
-    array = int(parts @ count[computes[first]]) / WEIGHT_BUFFERS if len(computes) else 0.0
-    moves = (funct == Funct.MVIN) | (funct == Funct.MVIN2) | (funct == Funct.MVIN3) | (funct == Funct.MVOUT)
-    dma = int((rows * cols * np.where(funct == Funct.MVIN3, 4, 1) * count)[moves].sum())
-    return float(max(host_words * hw.host_cmd_cycles, array, dma / hw.dma_beat_bytes, *memory_cycles(op, hw)))
+    thirds = np.rint(tap_cycles(streamed, last, hw.dim) * WEIGHT_BUFFERS).astype(np.int64)
+    return np.bincount(part[computes[first]], thirds, minlength=parts) / WEIGHT_BUFFERS
 
 
-def program_loop_cycles(op: Op, instructions: Iterable[Instruction], hw: HardwareConfig) -> float:
+def loop_memory(groups: Groups, hw: HardwareConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each step's cycles of loads and of stores (the largest of what they take of each resource), and the
+    program's sums of toolkit.traffic's columns: on the SoC each group's traffic with its L2 starting cold
+    or warm, each loop's operand taking the two in the measure that toolkit.traffic.reused gives its blocks
+    (the operand's first block and the loop's shape name the region), else one port moving each request's
+    beat-aligned span (rtl/harness/dram.h)."""
+    r = requests(groups.words)
+    at = groups.part[r.word]
+    operand = np.searchsorted(MOVES_SORTED, groups.words[r.word, 0].astype(np.int64))
+    row = at * len(MOVES) + MOVE_INDEX[operand]   # a row per part and operand
+    if hw.l2_kib:
+        t = traffic(r, hw, at, groups.count[r.word], row)
+        cold, warm = (np.vstack([c, np.zeros((len(groups.starts) * len(MOVES) - len(c), c.shape[1]))])
+                      for c in (t.cold, t.warm))
+    else:
+        beat = hw.dma_beat_bytes
+        spans = (r.addr + r.length + beat - 1) // beat - r.addr // beat
+        cold = warm = np.bincount(row, spans, minlength=len(groups.starts) * len(MOVES))[:, None]
+    n, columns = len(groups.order), cold.shape[1]
+    cold, gain = cold.reshape(-1, len(MOVES), columns), (cold - warm).reshape(-1, len(MOVES), columns)
+    if hw.l2_kib:
+        bases = groups.bases.astype(np.int64)
+        keys = np.where(bases != 0, bases // BLOCK * len(MOVES) + np.arange(len(MOVES)), -1).ravel()
+        each = groups.order[:, None] * len(MOVES) + np.arange(len(MOVES))   # each loop's operands in order
+        chance = reused(keys, cold.reshape(-1, columns)[each.ravel(), MISSES],
+                        warm[each.ravel(), MISSES], t.sets, hw).reshape(n, len(MOVES))
+    else:
+        chance = np.zeros((n, len(MOVES)))
+    cycles = min(columns, RESOURCES)
+    # each loop's loads and stores: its group's cold cycles less what the L2's blocks of its neighbours save
+    ld = cold[:, :-1, :cycles].sum(axis=1)[groups.order] - np.einsum(
+        "nj,njc->nc", chance[:, :-1], gain[groups.order, :-1, :cycles])
+    st = cold[groups.order, -1, :cycles] - chance[:, -1:] * gain[groups.order, -1, :cycles]
+    sums = np.bincount(groups.order, minlength=len(cold)) @ cold.sum(axis=1) - np.einsum(
+        "nj,njc->c", chance, gain[groups.order])
+    steps = len(groups.hosts)
+    return (np.bincount(groups.step, ld.max(axis=1), minlength=steps),
+            np.bincount(groups.step, st.max(axis=1), minlength=steps), sums)
+
+
+def _pipeline(host: np.ndarray, loads: np.ndarray, execute: np.ndarray, stores: np.ndarray, whole_loads: bool
+              ) -> float:
+    """When the last loop retires: the host issues each loop's words (it runs a loop ahead of the unrollers:
+    the RoCC queues hold one loop's words); a loop starts in one of two slots once the loop two before it
+    has retired; its loads follow the loads before them, and wait until the loop before has started to
+    execute; it executes after the loop before, once its loads are sent (LOOP_CONV_WS, ``whole_loads``)
+    or alongside them (LOOP_WS: each compute waits for its own); it stores alongside its computes, after
+    the loop before has stored, and retires with its last store (rtl/loop_conv.sv, rtl/loop_matmul.sv)."""
+    issued = loaded = began = executed = configured = retired = before = 0.0   # before: the loop two back retired
+    for h, ld, ex, st in zip(host.tolist(), loads.tolist(), execute.tolist(), stores.tolist()):
+        issued = (issued if issued > configured else configured) + h
+        start = configured = issued if issued > before else before
+        loaded = max(start, loaded, began) + ld
+        began = loaded if whole_loads else start
+        began = began if began > executed else executed
+        executed = began + ex
+        executed = executed if executed > loaded else loaded
+        stored = (began if began > retired else retired) + st
+        before, retired = retired, (executed if executed > stored else stored)
+    return retired
+
+
+def program_groups(prog: Program) -> Groups:
+    """isa.loop_unroll.issued_groups of a rendered program of loops, alike by the buffers they touch."""
+    return issued_groups(prog.instructions, prog.hw, sorted(b.addr for b in prog.buffers.values()))
+
+
+def program_loop_cycles(op: Op, prog: Program) -> float:
     """:func:`loop_cycles` of a rendered program of loops."""
-    return loop_cycles(op, *issued_words(instructions, hw), hw)
+    return loop_cycles(op, program_groups(prog), prog.hw)
 
 
 def flat_cycles(words: int, accelerator: float | None, hw: HardwareConfig) -> float:

@@ -185,7 +185,7 @@ def _pick_family(op: Op, hw: HardwareConfig, flat: Schedule) -> Schedule:
     flat_cycles_ = flat_estimate(op, flat, hw)
     if len(prog.instructions) * hw.host_cmd_cycles > flat_cycles_:
         return flat
-    return loops if program_loop_cycles(op, prog.instructions, hw) <= flat_cycles_ else flat
+    return loops if program_loop_cycles(op, prog) <= flat_cycles_ else flat
 
 
 def flat_estimate(op: Op, schedule: Schedule, hw: HardwareConfig) -> float:

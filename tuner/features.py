@@ -28,8 +28,7 @@ from isa import HardwareConfig, Program, encode_all
 from isa.opcodes import MVIN_FUNCTS, ConfigKind, Funct
 from simulators.stand_in import estimate
 from toolkit.census import Census
-from isa.loop_unroll import issued_groups
-from toolkit.family import flat_cycles, loop_cycles
+from toolkit.family import flat_cycles, loop_cycles, program_groups
 from toolkit.kinds import KINDS, estimate_cycles, family_class, knob_domains, lower, tallies, tally
 from toolkit.library import LibrarySchedule
 from toolkit.kinds import from_dict as op_from_dict
@@ -41,10 +40,11 @@ from toolkit.tally import tally as tally_of
 if TYPE_CHECKING:
     from .space import Space
 
-FEATURE_VERSION = 9   # 2: pipeline features, 20 knob slots; 3: the stand-in's cycles; 4: order-free, closed-form
+FEATURE_VERSION = 10   # 2: pipeline features, 20 knob slots; 3: the stand-in's cycles; 4: order-free, closed-form
 # prior; 5: the hardware's sizes; 6: a closed-form prior for output-stationary schedules; 7: the stand-in
 # times output-stationary computes (the prior of depthwise ones); 8: a flat stream's prior held to its words at
-# the host's cost (on the SoC); 9: the OS priors of the PEs' double-buffered sums (a chain's cost, the stand-in's)
+# the host's cost (on the SoC); 9: the OS priors of the PEs' double-buffered sums (a chain's cost, the stand-in's);
+# 10: the loops' prior a pipeline over the loops, with each loop's DRAM traffic and one weight block per named preload
 OP_KINDS = ("matmul", "conv2d")  # one-hot slots; any other kind sets the "other" slot
 MAX_BANKS = 4       # sorted per-bank shares, the rest folded into the last slot
 MAX_KNOBS = 20
@@ -305,9 +305,9 @@ def features(prog: Program, op: Op, schedule: Schedule, domains: dict[str, list]
     if isinstance(schedule, LibrarySchedule):
         # Gemmini's loops, alike loops' words once with a count: the stream part over what their unrollers
         # issue, and for prior toolkit.family's estimate, which also counts the words the host issues
-        words, count, host_words = issued_groups(prog.instructions, hw, sorted(b.addr for b in prog.buffers.values()))
-        census = words_census(words, count)
-        prior = loop_cycles(op, words, host_words, hw, count)
+        groups = program_groups(prog)
+        census = words_census(groups.words, groups.count)
+        prior = loop_cycles(op, groups, hw)
         return _vector(census_features(census, hw, prog.buffers), float(_log(prior)), op, schedule, hw, domains)
     return _vector(stream_features(prog), prior_feature(op, schedule, hw, prog, words=len(prog.instructions)), op,
                    schedule, hw, domains)
