@@ -8,10 +8,18 @@ its loops run in 0.54M. Each family's estimate is the largest of what bounds it:
 
 - flat: the kind's closed-form estimate of the accelerator (toolkit.estimate), and its words at the
   host's cost (counted from the census, or rendered);
-- loops: the host's words, the array's time over the unrolled primitives (each weight block's rows,
-  :func:`toolkit.estimate.tap_cycles`), the DMA's bytes at a beat a cycle, and the memory's floor
-  (toolkit.floor). Gemmini's unrollers overlap a loop's phases with the next loop's, so the largest
-  bounds the whole.
+- loops: a pipeline over the loops (:func:`_pipeline`, after rtl/loop_conv.sv and rtl/loop_matmul.sv:
+  two loop slots, each loop's loads, computes and stores in order behind the previous loop's, the host
+  issuing each loop's words a loop ahead), each loop's phases timed by what bounds them: its words at
+  the host's cost; its execute words entering dispatch, one a cycle (rtl/dispatch.sv), and its array
+  time (each weight block's rows, :func:`toolkit.estimate.tap_cycles`: a block starts at a preload that
+  names weights; the preloads of garbage B after it only move the accumulator address, and their
+  computes stream through the same weights); its loads' and its stores' memory time: on the SoC what
+  its DMA requests take of the buses, the L2's MSHRs and the requests in flight (toolkit.traffic: the
+  blocks the L2 fills and writes back, not only the compulsory bytes), else one port's beats. Alike
+  loops (isa.loop_unroll.issued_groups) are timed once, each loop's memory from its group's with the
+  L2 cold and warm (:func:`loop_memory`). The whole is never below any resource's total over the
+  program, nor the memory's floor (toolkit.floor).
 
 Both are estimates that rank, never measurements (benchmarks/bench_utilization.py measures).
 """
@@ -71,7 +79,7 @@ def loop_memory(groups: Groups, hw: HardwareConfig) -> tuple[np.ndarray, np.ndar
     """Each step's cycles of loads and of stores (the largest of what they take of each resource), and the
     program's sums of toolkit.traffic's columns: on the SoC each group's traffic with its L2 starting cold
     or warm, each loop's operand taking the two in the measure that toolkit.traffic.reused gives its blocks
-    (the operand's first block and the loop's shape name the region), else one port moving each request's
+    (an operand's first block names its region), else one port moving each request's
     beat-aligned span (rtl/harness/dram.h)."""
     r = requests(groups.words)
     at = groups.part[r.word]

@@ -22,11 +22,11 @@ All of it is numpy over the accesses in program order (the unrollers overlap loo
 access by far fewer blocks than the L2 holds).
 
 The requests may be given in parts that each start cold: no access hits a block that another part
-touched. toolkit.family walks each group of alike loops once (isa.loop_unroll.issued_groups) so, as a
-loop's own reuse is what tells one walk of a layer from another: the blocks it touches again within
-itself (a tile's rows read for each of its column blocks, 16-byte stores filling a 64-byte block each).
-A loop's reuse of its neighbours' blocks (the tiles it shares with them) is left out: DRAM reads each
-loop's operands afresh.
+touched. toolkit.family walks each group of alike loops once (isa.loop_unroll.issued_groups) so: a
+loop's own reuse (a tile's rows read for each of its column blocks, 16-byte stores filling a 64-byte
+block each) is its group's. Each part is costed twice, cold and warm (its first touch of each block
+hits); :func:`reused` then gives each loop's operand the chance that its blocks are still in the L2
+from the last loop on the same region, the same survival over the misses in between.
 """
 from __future__ import annotations
 
