@@ -333,14 +333,23 @@ def conv_phases(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfi
     loop's config_st words keep."""
     key = (*(w for kind, w in words.items() if kind not in _BASES), loop, hw, a_start, b_end, acc_start, st)
     shape, first = cached(_loops, key, lambda: _first_of_shape(words, loop, hw, a_start, b_end, acc_start, st))
-    # ConvLoop derives and checks from all but the bases: a later loop of the shape borrows the first's work
     c5, c6 = words[LoopConvWsConfig5], words[LoopConvWsConfig6]
-    p = SimpleNamespace(**{**vars(first.p), "bias_addr": c6.bias_addr, "input_addr": c6.input_addr,
-                           "weights_addr": c5.weights_addr, "output_addr": c5.output_addr})
-    conv = object.__new__(ConvLoop)
-    conv.__dict__.update(vars(first), p=p)
-    return shape, [Phase(p.bias_addr, conv.bias), Phase(p.input_addr, conv.inputs),
-                   Phase(p.weights_addr, conv.weights), Phase(None, conv.execute), Phase(p.output_addr, conv.outputs)]
+    bases = {"bias_addr": c6.bias_addr, "input_addr": c6.input_addr, "weights_addr": c5.weights_addr,
+             "output_addr": c5.output_addr}
+    made: list[ConvLoop] = []
+
+    def conv() -> ConvLoop:
+        """This loop's ConvLoop, made on a phase's first build (a loop whose words are known by its shape
+        and bases is never built): ConvLoop derives and checks from all but the bases, so a later loop of
+        the shape borrows the first's work."""
+        if not made:
+            made.append(object.__new__(ConvLoop))
+            made[0].__dict__.update(vars(first), p=SimpleNamespace(**{**vars(first.p), **bases}))
+        return made[0]
+
+    return shape, [Phase(c6.bias_addr, lambda: conv().bias()), Phase(c6.input_addr, lambda: conv().inputs()),
+                   Phase(c5.weights_addr, lambda: conv().weights()), Phase(None, lambda: conv().execute()),
+                   Phase(c5.output_addr, lambda: conv().outputs())]
 
 
 def _first_of_shape(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfig, a_start: int, b_end: int,
