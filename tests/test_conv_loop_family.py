@@ -139,3 +139,25 @@ def test_tuning_a_conv_on_the_soc_searches_its_loops() -> None:
     op = tk.conv2d(1, 14, 14, 256, 256, kernel=1, padding=0, scale=0.01)
     assert default_family(op, HardwareConfig.preset("gemmini")) == "loops"
     assert default_family(op, HardwareConfig.preset("gemmini-alone")) == "flat"
+
+
+def test_a_loop_space_on_the_soc_leaves_out_what_its_host_cannot_issue_in_time() -> None:
+    from isa.loop_words import LOOP_CONV_WORDS
+    from toolkit.family import program_loop_cycles
+    from toolkit.kinds import lower
+    from tuner.space import HOST_BOUND_MARGIN
+    op = tk.conv2d(1, 14, 14, 64, 64, bias="channel", scale=0.01)
+    soc = HardwareConfig.preset("gemmini")
+    space, whole = Space(op, soc, family="loops"), Space(op, HardwareConfig.preset("gemmini-alone"), family="loops")
+    assert space.default == whole.default and space.index_of(space.default) is not None
+    assert 0 < space.host_bound == len(whole) - len(space)
+    assert f"{space.host_bound:,} more fit but are left out" in space.summary()
+    bound = HOST_BOUND_MARGIN * program_loop_cycles(op, lower(op, space.default, soc))
+    rng = np.random.default_rng(0)
+    kept = dropped = 0
+    for p in whole.sample(rng, 120):
+        point = whole[p]
+        words = sum(isinstance(i, LOOP_CONV_WORDS) for i in lower(op, point, soc).instructions)
+        assert (space.index_of(point) is not None) == (words * soc.host_cmd_cycles <= bound), point
+        kept, dropped = kept + (space.index_of(point) is not None), dropped + (space.index_of(point) is None)
+    assert kept and dropped   # both sides sampled

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from isa import HardwareConfig
-from isa.loop_unroll import primitives
+from isa.loop_unroll import issued_groups
 from toolkit.kinds import census, lower
 from toolkit.library import LibrarySchedule
 from toolkit.ops import Op
@@ -257,15 +257,17 @@ def feature_budget(op: Op, hw: HardwareConfig, space: Space) -> int:
     from their tile walk (a census: matmul, conv2d, depthwise) gets FEATURE_BUDGET_MAX, since that
     costs about the same at any stream length; the others, which render, FEATURE_INSTRUCTIONS over
     the default schedule's instruction count, within [FEATURE_BUDGET_MIN, FEATURE_BUDGET_MAX]. Gemmini's
-    loops count the primitives their unrollers issue, which featurizing them walks: a few hundred loop
-    words of a ResNet-50 conv unroll to 150k, 2-4 s a candidate.
+    loops count the words featurizing them walks: alike loops' primitives once (isa.loop_unroll.issued_groups;
+    a ResNet-50 3x3 conv's 103k primitives are 26k such words). Counted as all the primitives, the loop spaces
+    got 4-8x too few: 24 candidates a batch of the 3x3 conv's 21,912 points, where TPE found points whose
+    prior beat every one the model measured (docs/results.md).
     On ResNet-50's 3x3 convs (65k instructions), 38 candidates a batch left 24 unseeded trials at
     0.63-0.79 of the default's speed; 256 reached 0.94-1.00 and 512 0.89-0.96 (seed 0), in no more
     wall time."""
     if space.default is None or census(op, space.default, hw) is not None:
         return FEATURE_BUDGET_MAX
     instructions = lower(op, space.default, hw).instructions
-    length = (sum(1 for _ in primitives(instructions, hw)) if isinstance(space.default, LibrarySchedule)
+    length = (len(issued_groups(instructions, hw).words) if isinstance(space.default, LibrarySchedule)
               else len(instructions))
     return int(min(FEATURE_BUDGET_MAX, max(FEATURE_BUDGET_MIN, FEATURE_INSTRUCTIONS // max(1, length))))
 

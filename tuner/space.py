@@ -18,7 +18,8 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from isa import HardwareConfig
-from toolkit.kinds import KINDS, default_schedule, family_class
+from toolkit.family import program_loop_cycles
+from toolkit.kinds import KINDS, LoopFamily, default_schedule, family_class, lower
 from toolkit.library import LibrarySchedule, check_library
 from toolkit.knobs import Domains
 from toolkit.ops import Op
@@ -31,6 +32,14 @@ from .fitting import FitRows, fit_codes
 # They only move regions, so whether a placement fits depends on the sizing knobs only through the regions'
 # rows and buffer counts (tests/test_tuner.py holds this against every point checked on its own).
 PLACEMENT_KNOBS = frozenset({"split_buffers", "a_bank", "b_bank", "c_bank", "in_bank", "w_bank", "acc_bank"})
+
+# A loop space on a host that pays for every word leaves out the points whose loop words alone cost it more
+# than this many times the estimate of the space's default (gemmini.h's own tiles, toolkit.family). Such a
+# point runs at least that long, so it beats the default only where the default runs that many times its
+# estimate: on ResNet-50's 23 conv layers the default ran at 1.00-2.00x it, and the best points a tune found
+# spent 0.01-0.17 of it on words (docs/concepts/soc.md). What is left out (3-12% of those spaces) is tiles of a
+# few pixels, up to 100k loops, whose featurizing (each loop word rendered and walked) was most of a sample's.
+HOST_BOUND_MARGIN = 4
 
 
 def _passes(check: Callable[[], Any]) -> bool:
@@ -104,7 +113,7 @@ class Space:
         self._free_size = math.prod(self._free_radix)
         self.raw_size = math.prod(len(v) for v in self.domains.values())
         self._vectorized = domains is None and hasattr(self.cls, "plan_arrays") and kind.fit_knobs is not None
-        self._fit_rows = self._enumerate_fit()
+        self._fit_rows, self.host_bound = self._drop_host_bound(self._enumerate_fit(), loops)
         self.size = len(self._fit_rows) * self._free_size
         if self.size == 0:
             raise ScheduleError(f"no schedule of {op.key} fits {hw.name}")
@@ -148,6 +157,23 @@ class Space:
         columns = [(sizes + placement).index(n) for n in self.fit]
         rows = np.concatenate(valid)[:, columns] if valid else np.zeros((0, len(self.fit)), np.int32)
         return FitRows.of_rows(rows, radix, order)
+
+    def _drop_host_bound(self, rows: FitRows, loops: LoopFamily | None) -> tuple[FitRows, int]:
+        """``rows`` less the fit rows whose loop words cost the host over :data:`HOST_BOUND_MARGIN` times the
+        default's estimate, and how many points those were (none off the SoC, or in a family without a count)."""
+        if loops is None or loops.host_words is None or not self.hw.host_cmd_cycles \
+                or not isinstance(self.default, self.cls):
+            return rows, 0
+        codes = rows.rows()
+        words = loops.host_words(self.op, {n: np.asarray(self.domains[n])[codes[:, k]] for k, n in enumerate(self.fit)})
+        mine = loops.host_words(self.op, {n: np.array([getattr(self.default, n)]) for n in self.fit})
+        bound = max(HOST_BOUND_MARGIN * program_loop_cycles(self.op, lower(self.op, self.default, self.hw)),
+                    float(mine[0] * self.hw.host_cmd_cycles))   # the default is always a point
+        keep = words * self.hw.host_cmd_cycles <= bound
+        if keep.all():
+            return rows, 0
+        radix = [len(self.domains[n]) for n in self.fit]
+        return FitRows.of_rows(codes[keep], radix, rows.order), int((~keep).sum()) * self._free_size
 
     @property
     def valid_fit(self) -> np.ndarray:
@@ -229,6 +255,7 @@ class Space:
             half._free_radix = [1 if n == name else r for n, r in zip(self.free, self._free_radix)]
             half._free_size = math.prod(half._free_radix)
         half.raw_size = math.prod(len(d) for d in half.domains.values())
+        half.host_bound = 0   # counted over the whole space only
         half.size = len(half._fit_rows) * half._free_size
         if half.default is not None and half.index_of(half.default) is None:
             half.default = None
@@ -294,6 +321,9 @@ class Space:
             lines.append(f"  {n:<{width}}  {tag}  {len(self.domains[n]):>3} values  {_short(self.domains[n])}")
         lines.append(f"  {self.raw_size:,} knob combinations, {self.size:,} fit "
                      f"({100 * self.size / self.raw_size:.1f}%); invalid points are never measured")
+        if self.host_bound:
+            lines.append(f"  {self.host_bound:,} more fit but are left out: their loop words alone cost the host over "
+                         f"{HOST_BOUND_MARGIN}x the default's estimate")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

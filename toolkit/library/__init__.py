@@ -16,7 +16,7 @@ from isa import HardwareConfig, Program, layout, parse_program
 from ..lowering import render, requant_fields
 from ..ops import Op
 from ..schedule import ScheduleError
-from .conv import conv_context, tiled_conv_auto
+from .conv import conv_context, conv_loop_words, tiled_conv_auto
 from .conv_pool import lower_unfused_pool
 from .depthwise import depthwise_context, tiled_conv_dw_auto
 from .knobs import (LIBRARY_CONV_FIT, LIBRARY_DEPTHWISE_FIT, LIBRARY_MATMUL_FIT, LIBRARY_RESADD_FIT,
@@ -51,7 +51,7 @@ def lower_library(op: Op, s: LibrarySchedule, hw: HardwareConfig) -> Program:
                          layout(specs))
 
 
-__all__ = ["CALLS", "check_library", "LIBRARY_CONV_FIT", "LIBRARY_DEPTHWISE_FIT", "LIBRARY_MATMUL_FIT",
+__all__ = ["CALLS", "check_library", "conv_loop_words", "LIBRARY_CONV_FIT", "LIBRARY_DEPTHWISE_FIT", "LIBRARY_MATMUL_FIT",
            "LIBRARY_RESADD_FIT", "library_conv_domains", "library_depthwise_domains", "library_matmul_domains",
            "library_resadd_domains", "LibraryConv",
            "LibraryDepthwise", "LibraryMatmul", "LibraryNorm", "LibraryResAdd", "LibrarySchedule",

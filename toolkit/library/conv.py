@@ -14,9 +14,12 @@ Gemmini's default configuration: a tile of at most dim / 2 input channels packs
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
+
+import numpy as np
 
 from isa import HardwareConfig
+from isa.loop_words import LOOP_CONV_WORDS
 
 from ..conv.ops import Conv2d, ConvOp
 from ..lowering import attributes
@@ -107,6 +110,14 @@ def conv_walk(s: LibraryConv, maxes: dict[str, int]) -> list[dict[str, int]]:
     """Each tile's first index of every tiled_conv argument, in the host's walk ``s.order``."""
     nest = NESTS[s.order]
     return [dict(zip(nest, starts)) for starts in itertools.product(*(range(0, maxes[n], getattr(s, n)) for n in nest))]
+
+
+def conv_loop_words(op: Conv2d, tiles: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The words gemmini_loop_conv_ws issues over :func:`conv_walk`'s tiles, at each point's tile arguments
+    (``tiles``: an array of each, one value a point): seven a tile (isa.loop_words.LOOP_CONV_WORDS)."""
+    maxes = conv_maxes(op)
+    loops = np.prod([-(-maxes[n] // np.asarray(tiles[n], dtype=np.int64)) for n in ARGS], axis=0)
+    return loops * len(LOOP_CONV_WORDS)
 
 
 Reuse = tuple[int, bool]   # a tile's scratchpad id (0: the loop's slot) and whether the loop loads it
