@@ -161,3 +161,22 @@ def test_a_loop_space_on_the_soc_leaves_out_what_its_host_cannot_issue_in_time()
         assert (space.index_of(point) is not None) == (words * soc.host_cmd_cycles <= bound), point
         kept, dropped = kept + (space.index_of(point) is not None), dropped + (space.index_of(point) is None)
     assert kept and dropped   # both sides sampled
+
+
+def test_a_loop_space_fits_each_point_as_its_memory_plan_does() -> None:
+    import itertools
+    from tuner.space import fits
+    hw, refused = HardwareConfig.preset("tiny"), 0
+    for name, op in CONVS.items():
+        space = Space(op, hw, family="loops")
+        base = {n: space.domains[n][0] for n in space.free}
+        expected = []
+        for row in itertools.product(*(range(len(space.domains[n])) for n in space.fit)):
+            try:
+                fits(LibraryConv(**base, **{n: space.domains[n][v] for n, v in zip(space.fit, row)}), op, hw)
+            except ScheduleError:
+                refused += 1
+                continue
+            expected.append(list(row))
+        assert expected and space.valid_fit.tolist() == expected, name
+    assert refused   # the memories and the padding refuse some

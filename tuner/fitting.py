@@ -81,6 +81,19 @@ def fit_codes(cls: type[Schedule], op: Op, hw: HardwareConfig, domains: Mapping[
     return _rows(len(place_grid), fitting, ok, which.ravel())
 
 
+def sized_rows(cls: type[Schedule], op: Op, hw: HardwareConfig, domains: Mapping[str, list], fit: Sequence[str]
+               ) -> np.ndarray:
+    """The fitting rows (value indices of ``fit``, in product order) of a class whose fit knobs all size (none
+    places a region), decided by its ``fit_arrays`` over every combination, a chunk at a time."""
+    lens = [len(domains[n]) for n in fit]
+    total = math.prod(lens)
+    rows = [np.zeros((0, len(fit)), np.int32)]
+    for lo in range(0, total, CHUNK):
+        grid = _grid(lens, np.arange(lo, min(total, lo + CHUNK)))
+        rows.append(grid[cls.fit_arrays(hw, op, _values(domains, fit, grid))])   # type: ignore[attr-defined]
+    return np.concatenate(rows)
+
+
 def _combined(columns: np.ndarray) -> np.ndarray:
     """One int64 per row that is equal exactly where the rows (of non-negative ints) are."""
     code = np.zeros(len(columns), dtype=np.int64)

@@ -25,7 +25,7 @@ from toolkit.knobs import Domains
 from toolkit.ops import Op
 from toolkit.schedule import Schedule, ScheduleError
 
-from .fitting import FitRows, fit_codes
+from .fitting import FitRows, fit_codes, sized_rows
 
 
 # fit knobs that place regions, not size them: at their first values (bank 0, packed) they take the least room.
@@ -112,6 +112,7 @@ class Space:
         self._free_radix = [len(self.domains[n]) for n in self.free]
         self._free_size = math.prod(self._free_radix)
         self.raw_size = math.prod(len(v) for v in self.domains.values())
+        self._own_domains = domains is None
         self._vectorized = domains is None and hasattr(self.cls, "plan_arrays") and kind.fit_knobs is not None
         self._fit_rows, self.host_bound = self._drop_host_bound(self._enumerate_fit(), loops)
         self.size = len(self._fit_rows) * self._free_size
@@ -132,6 +133,8 @@ class Space:
         if self._vectorized:   # the kind's own domains: every value is one its class accepts
             return FitRows(fit_codes(self.cls, self.op, self.hw, self.domains, self.fit, placement, base,
                                      lambda knobs: _passes(lambda: self.cls(**knobs))), radix, order)
+        if self._own_domains and hasattr(self.cls, "fit_arrays") and not placement:   # Gemmini's loops of a conv
+            return FitRows.of_rows(sized_rows(self.cls, self.op, self.hw, self.domains, self.fit), radix, order)
         places = [(p, {n: self.domains[n][v] for n, v in zip(placement, p)})
                   for p in itertools.product(*(range(len(self.domains[n])) for n in placement))]
         allowed: list[bool | None] = [None] * len(places)

@@ -7,7 +7,9 @@ pooled outputs.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, NamedTuple, Union
+
+import numpy as np
 
 from isa import HardwareConfig
 
@@ -21,6 +23,7 @@ ARGS = ("batches", "porows", "pocols", "pochs", "krows", "kcols", "kchs")   # ti
 # what each argument is a tile of, for errors that name it
 ARG_EXTENTS = dict(batches="images", porows="output rows", pocols="output columns", pochs="output channels",
                    krows="kernel rows", kcols="kernel columns", kchs="input channels")
+Ints = Union[int, np.ndarray]   # one tile's value, or an array of them (a value a point)
 
 
 def check_conv(op: "ConvOp", call: str) -> int:
@@ -56,8 +59,9 @@ def downsample(op: "ConvOp") -> bool:
         and fused_pool(op) is None
 
 
-def spad_rows(t: dict[str, int], op: "ConvOp", dim: int) -> tuple[int, int]:
-    """tiled_conv_total_spad_rows without dilation or transposes: (scratchpad, accumulator) rows."""
+def spad_rows(t: Mapping[str, Ints], op: "ConvOp", dim: int) -> tuple[Ints, Ints]:
+    """tiled_conv_total_spad_rows without dilation or transposes: (scratchpad, accumulator) rows (of arrays of
+    tiles, arrays)."""
     size, pool_stride, _ = pool_args(op)
     stride, ds = op.stride, downsample(op)
     orows, ocols = t["porows"] * pool_stride + size - 1, t["pocols"] * pool_stride + size - 1
@@ -71,23 +75,28 @@ def spad_rows(t: dict[str, int], op: "ConvOp", dim: int) -> tuple[int, int]:
 class Window(NamedTuple):
     """A tile's input rows (or columns): first index (may be negative) and the padding on each side."""
 
-    start: int
-    lo: int
-    hi: int
+    start: Ints
+    lo: Ints
+    hi: Ints
 
 
-def window(o: int, tile_o: int, k: int, tile_k: int, op: ConvOp, extent: int) -> Window:
+def _positive(x: Ints) -> Ints:
+    """max(0, x) of an int, or of each of an array's (the space's fit test asks of all its points at once)."""
+    return x * (x > 0)
+
+
+def window(o: Ints, tile_o: Ints, k: Ints, tile_k: Ints, op: ConvOp, extent: int) -> Window:
     start = o * op.stride + k - op.padding
     end = start + tile_o * op.stride + tile_k - 1
-    return Window(start, max(0, -start), max(0, end - extent))
+    return Window(start, _positive(-start), _positive(end - extent))
 
 
-def pool_window(po: int, tile_po: int, op: ConvOp, extent: int) -> tuple[int, Window]:
+def pool_window(po: Ints, tile_po: Ints, op: ConvOp, extent: int) -> tuple[Ints, Window]:
     """tiled_conv's conv output rows (or columns) of a tile of ``tile_po`` pooled ones from ``po``: their count
     without the pool's padding, and where they start with that padding on each side (pupad, pdpad)."""
     size, stride, padding = pool_args(op)
     start, count = po * stride - padding, tile_po * stride + size - 1
-    w = Window(start, max(0, -start), max(0, start + count - extent))
+    w = Window(start, _positive(-start), _positive(start + count - extent))
     return count - w.lo - w.hi, w
 
 
@@ -115,7 +124,10 @@ def conv_tile_rows(what: str, tiles: dict[str, int], op: "ConvOp", hw: HardwareC
         if tiles[name] > maxes[name]:
             raise ScheduleError(f"{what}: {name}={tiles[name]} is larger than the conv's {maxes[name]} "
                                 f"{ARG_EXTENTS[name]}")
-    check_windows(what, tiles, op, maxes)
+    for out_arg, po, k_arg, k, padding_only in padding_windows(tiles, op, maxes):
+        if padding_only:
+            raise ScheduleError(f"{what}: the tile of {out_arg} from {po} and {k_arg} from {k} reads only "
+                                f"padding (padding={op.padding}); take larger {k_arg} or {out_arg}")
     spad, acc = spad_rows(tiles, op, hw.dim)
     half_sp, half_acc = hw.sp_rows // 2, hw.acc_rows // 2
     if spad > half_sp:
@@ -132,25 +144,36 @@ def conv_tile_rows(what: str, tiles: dict[str, int], op: "ConvOp", hw: HardwareC
 AXES = (("porows", "krows", "out_h", "in_h"), ("pocols", "kcols", "out_w", "in_w"))
 
 
-def edges(size: int, tile: int) -> list[tuple[int, int]]:
+def edges(size: int, tile: Ints) -> list[tuple[Ints, Ints]]:
     """The first and the last tile of ``size`` in tiles of ``tile``: (start, its size)."""
     last = (size - 1) // tile * tile
-    return [(0, min(tile, size)), (last, size - last)]
+    return [(0, np.minimum(tile, size)), (last, size - last)]
 
 
-def check_windows(what: str, tiles: dict[str, int], op: "Conv2d", maxes: dict[str, int]) -> None:
-    """ScheduleError where a tile's input rows (or columns) lie wholly in the padding, further out than the tile
-    reaches: LoopConv cannot load it (gemmini.h's auto-tiler keeps the whole kernel, so it never meets one). The
-    windows move out with the output and kernel tiles' starts, so the first and the last of each are the
-    extremes."""
+def padding_windows(tiles: Mapping[str, Ints], op: "Conv2d", maxes: dict[str, int]
+                    ) -> Iterator[tuple[str, Ints, str, Ints, Any]]:
+    """(output argument, its tile's start, kernel argument, its tile's start, whether the tile's input rows (or
+    columns) lie wholly in the padding, further out than the tile reaches): LoopConv cannot load such a tile
+    (gemmini.h's auto-tiler keeps the whole kernel, so it never meets one). The windows move out with the output
+    and kernel tiles' starts, so the first and the last of each are the extremes. Of arrays of tiles, arrays."""
     for out_arg, k_arg, out_dim, in_dim in AXES:
         for po, tile_po in edges(maxes[out_arg], tiles[out_arg]):
             count, pooled = pool_window(po, tile_po, op, getattr(op, out_dim))
             for k, tile_k in edges(maxes[k_arg], tiles[k_arg]):
                 w = window(pooled.start + pooled.lo, count, k, tile_k, op, getattr(op, in_dim))
-                if w.lo + w.hi > count * op.stride + tile_k - 1:
-                    raise ScheduleError(f"{what}: the tile of {out_arg} from {po} and {k_arg} from {k} reads only "
-                                        f"padding (padding={op.padding}); take larger {k_arg} or {out_arg}")
+                yield out_arg, po, k_arg, k, w.lo + w.hi > count * op.stride + tile_k - 1
+
+
+def conv_tiles_fit(tiles: Mapping[str, np.ndarray], op: "ConvOp", hw: HardwareConfig,
+                   maxes: dict[str, int] | None = None) -> np.ndarray:
+    """Whether :func:`conv_tile_rows` takes each point of ``tiles`` (an array of each argument, a value a
+    point), all at once: a tile within the conv that reads more than padding, and fits half of each memory."""
+    maxes = conv_maxes(op) if maxes is None else maxes
+    ok = np.logical_and.reduce([np.asarray(tiles[n]) <= maxes[n] for n in ARGS])
+    for *_, padding_only in padding_windows(tiles, op, maxes):
+        ok &= ~padding_only
+    spad, acc = spad_rows(tiles, op, hw.dim)
+    return ok & (spad <= hw.sp_rows // 2) & (acc <= hw.acc_rows // 2)
 
 
 def tile_args(s: Any) -> dict[str, int]:

@@ -10,11 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Mapping
 
+import numpy as np
+
 from isa import HardwareConfig
 
 from ..gemm.schedule import matmul_blocks
 from ..schedule import MemoryPlan, Region, Schedule, ScheduleError, check_int
-from .conv_tiles import conv_tile_rows, dw_maxes, spad_rows, tile_args
+from .conv_tiles import conv_tile_rows, conv_tiles_fit, dw_maxes, spad_rows, tile_args
 from .words import acc_rows, check_fits
 
 
@@ -129,6 +131,12 @@ class LibraryConv(LibrarySchedule):
         if op is None:
             raise ScheduleError(f"{self.describe()}: whether tiled_conv's tiles fit depends on the conv; give it")
         return conv_plan(self.describe(), tile_args(self), op, hw)
+
+    @classmethod
+    def fit_arrays(cls, hw: HardwareConfig, op: Any, tiles: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Whether :meth:`memory_plan` takes each point of ``tiles`` (an array of each tile argument, a value a
+        point), all at once: what tuner.space asks of every point."""
+        return conv_tiles_fit(tiles, op, hw)
 
 
 @dataclass(frozen=True)
