@@ -25,12 +25,13 @@ import numpy as np
 from isa import GARBAGE, Buffer, HardwareConfig
 from isa.opcodes import Funct
 
-from ..census import Census, Words, acc, classes, frame, join, operand
+from ..census import Census, Words, acc, frame, join, operand
 from ..lowering import op_buffers
 from ..tally import Accesses, Tally, tally, word_sums
 from .class_table import ClassTable
 from .closed import computes_sums, input_loads, stores, weight_loads
 from .geometry import padded_width
+from .grouping import Group, PartSteps, group, loops
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
 from .runs import div_mod
@@ -169,31 +170,33 @@ def _cut_tallies(c: Census, shift: np.ndarray, ends: np.ndarray, hw: HardwareCon
 
 
 class _Classes:
-    """A census's parts, class by class: ``each`` groups the steps of a part into classes (with the buffers
-    each uses), numbers a class once (shared across candidates of one context), with its spec
-    (:class:`Specs`: the walk's ``specs`` of its first step) and what makes its piece, and keeps the part's
-    classes, counts and each class's buffers."""
+    """A walk's parts before grouping (grouping.PartSteps): ``each`` gives a part's steps' codes, its classes'
+    context and what makes a class's piece; grouping.group groups every walk's of a batch at once."""
 
-    def __init__(self, bufs: tuple[np.ndarray, ...], walk: tuple, tiles: Callable[[np.ndarray], np.ndarray],
-                 nbuf: int) -> None:
-        self.bufs = np.stack(bufs, axis=1)   # each step's input, weight and accumulator buffer (of ``nbuf``)
-        self.walk, self.tiles = walk, tiles   # the walk's row (specs.walk_row), steps' five tiles (StepOrder.tiles)
-        self.nbuf, self.buf_key = nbuf, (bufs[0] * nbuf + bufs[1]) * nbuf + bufs[2]   # the three in one
-        self.groups: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []   # part, classes, counts, buffers
+    def __init__(self, bufs: tuple[np.ndarray, ...], walk: tuple, nbuf: int, shape: tuple[int, ...],
+                 order: tuple[int, ...]) -> None:
+        self.buf_key = (bufs[0] * nbuf + bufs[1]) * nbuf + bufs[2]   # each step's three buffers (of ``nbuf``) in one
+        self.walk, self.nbuf, self.reduction = walk, nbuf, shape[4]   # the walk's row (specs.walk_row)
+        self.inner, self.size = loops(shape, order)
+        self.parts: list[PartSteps] = []
 
-    def each(self, part: str, context: tuple, key: np.ndarray, active: np.ndarray | None,
+    def each(self, part: str, context: tuple, key: np.ndarray, active: np.ndarray | int | None,
              spec: Callable[[int], Any], fill: Callable[[_Piece, Any], None]) -> None:
-        """Classes of ``active`` steps (None: all) alike in ``key`` (:func:`_code`, in step order: the same within
-        ``context`` for any walk); ``spec`` gives what the walk makes of a class's first step, and ``fill`` its
-        words from that (only when a census asks for them)."""
-        radix = self.nbuf ** 3
-        firsts, counts = classes([key * radix + self.buf_key], active)   # in the order of their key codes
+        """The ``active`` steps (None: all; an int r: each output tile's reduction step r, ``key`` then one per
+        output tile, a reduction's worth fewer steps to group) of a part, alike in ``key`` (:func:`_code`, in step
+        order: the same within ``context`` for any walk); ``spec`` gives what the walk makes of a class's first
+        step, and ``fill`` its words from that (only when a census asks for them)."""
+        radix, index, scale, offset = self.nbuf ** 3, None, 1, 0
+        if isinstance(active, int):
+            code, scale, offset = key * radix + self.buf_key[active::self.reduction], self.reduction, active
+        elif active is None:
+            code = key * radix + self.buf_key
+        else:
+            index = np.flatnonzero(active)
+            code = key[index] * radix + self.buf_key[index]
         ctx = _CONTEXTS.setdefault(context, len(_CONTEXTS))
-        ids, new = _TABLE.lookup((ctx, part), key[firsts])
-        if len(new):
-            steps = firsts[new]
-            _TABLE.extend(lambda n: _Piece(spec(n), fill), steps, self.walk, self.tiles(steps))
-        self.groups.append((part, ids, counts, self.bufs[firsts]))
+        self.parts.append(PartSteps(part, (ctx, part), code, self.nbuf, scale, offset, index,
+                                    lambda n: _Piece(spec(n), fill), self.walk, self.inner, self.size))
 
 
 def _loads(piece: _Piece, loads: list, funct: int, dram: int, local: Callable, shift: int, stride: int) -> None:
@@ -263,7 +266,7 @@ def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedul
     """The census of ``lower_conv(op, s, hw)``'s stream, and its buffers."""
     if len(_TABLE) >= _MAX_PIECES:
         forget_classes()
-    groups, walk, buffers = _class_groups(op, s, hw)
+    (groups, walk, buffers), = _class_groups(op, [s], hw)
     pieces = [([_TABLE.piece(i) for i in ids.tolist()], counts, _bases(bufs, _regions(walk.plan)))
               for _, ids, counts, bufs in groups]
     return join([_fixed(op, hw, "padded" in buffers), *(_Piece.census(*p) for p in pieces)]), buffers
@@ -318,7 +321,7 @@ def _tally_key(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, s: ConvSchedule
 def _new_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | DepthwiseSchedule],
                  hw: HardwareConfig) -> list[tuple[Tally, dict[str, Buffer]]]:
     """:func:`conv_tallies` of ``schedules``, none of them kept."""
-    built = [_class_groups(op, s, hw) for s in schedules]
+    built = _class_groups(op, schedules, hw)
     passes: dict[tuple, tuple] = {}   # part, what its pass keeps apart -> a walk, its buffers, its classes
     for groups, walk, buffers in built:
         for part, ids, _, _ in groups:
@@ -402,21 +405,25 @@ def _fixed_tally(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, padded: bool)
     return tally(_fixed(op, hw, padded), hw, _buffers(op, padded))
 
 
-def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
-                  ) -> tuple[list[tuple[str, np.ndarray, np.ndarray, np.ndarray]], _ConvWalk, dict[str, Buffer]]:
-    """The tile walk's classes of steps, per part (:func:`_walk_classes`), the schedule's walk (its memory plan)
-    and the buffers. The classes and their buffers depend on the tiles, geometry, mvin width, dataflow, loop order and
-    buffering, not on the placement or pipeline knobs: kept per walk, their bases are the schedule's own plan's
-    (:func:`_bases`)."""
-    walk = _ConvWalk(op, s, hw)   # its memory plan: ScheduleError where the schedule does not fit
-    buffers = _buffers(op, walk.geo.source == "padded")
-    key = (op, hw, walk.t, s.packs_taps, s.mvin_blocks, s.dataflow, s.loop_order, s.nbuf)
-    walked = _WALKS.get(key)
-    if walked is None:
-        if len(_WALKS) >= _MAX_WALKS:
+def _class_groups(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | DepthwiseSchedule], hw: HardwareConfig
+                  ) -> list[tuple[list[Group], _ConvWalk, dict[str, Buffer]]]:
+    """Each schedule's tile walk's classes of steps, per part (:func:`_walk_classes`, the new walks' grouped at
+    once: grouping.group), its walk (its memory plan) and the buffers. The classes and their buffers depend on
+    the tiles, geometry, mvin width, dataflow, loop order and buffering, not on the placement or pipeline knobs:
+    kept per walk, their bases are the schedule's own plan's (:func:`_bases`)."""
+    walks = [_ConvWalk(op, s, hw) for s in schedules]   # their memory plans: ScheduleError where one does not fit
+    buffers = [_buffers(op, walk.geo.source == "padded") for walk in walks]
+    keys = [(op, hw, walk.t, s.packs_taps, s.mvin_blocks, s.dataflow, s.loop_order, s.nbuf)
+            for walk, s in zip(walks, schedules)]
+    walked = {key: _WALKS.get(key) for key in keys}
+    new = {key: _walk_classes(walk, hw, bufs) for key, walk, bufs in zip(keys, walks, buffers) if walked[key] is None}
+    if new:
+        grouped = iter(group([part for parts in new.values() for part in parts], _TABLE))
+        walked.update((key, [next(grouped) for _ in parts]) for key, parts in new.items())
+        if len(_WALKS) + len(new) > _MAX_WALKS:
             _WALKS.clear()
-        walked = _WALKS[key] = _walk_classes(walk, hw, buffers)
-    return walked, walk, buffers
+        _WALKS.update((key, walked[key]) for key in new)
+    return [(walked[key], walk, bufs) for key, walk, bufs in zip(keys, walks, buffers)]
 
 
 def _regions(plan: ConvPlan) -> np.ndarray:
@@ -433,11 +440,10 @@ def _bases(bufs: np.ndarray, regions: np.ndarray) -> np.ndarray:
     return out
 
 
-def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer]
-                  ) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
-    """The walk's classes of steps, per part: (part, classes (rows of the class table), counts, each class's
-    input, weight and accumulator buffer). A depthwise conv's reduction is its taps alone (the channel tile is
-    the output's): its input changes with the channel tile."""
+def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer]) -> list[PartSteps]:
+    """The walk's steps, per part, to group into classes (grouping.group: its classes, their rows of the class
+    table, counts and input, weight and accumulator buffers). A depthwise conv's reduction is its taps alone (the
+    channel tile is the output's): its input changes with the channel tile."""
     op, s, dw, geo, plan, t, d = walk.op, walk.s, walk.dw, walk.geo, walk.plan, walk.t, walk.d
     extents = ((op.batch, t.b), (op.out_h, t.oh), (op.out_w, t.ow), (-(-walk.out_c // d), t.k))
     nkw, nc = -(-geo.kernel[1] // t.kw), 1 if dw else -(-(-(-walk.in_c // d)) // t.c)   # tiles.tile_ranges' counts
@@ -445,8 +451,9 @@ def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer
     shape = (*(-(-n // tile) for n, tile in extents), -(-geo.kernel[0] // t.kh) * nkw * nc)
     order = tuple(s.ORDER.index(x) for x in s.loop_order)
     steps = step_order(shape, order, s.nbuf, dw)
-    hcls, wcls, last, (first_r, last_r, taps, last_c) = _digits(walk, shape, nkw, nc)
+    hcls, wcls, last, (first_r, taps, last_c) = _digits(walk, shape, nkw, nc)
     stepwise = functools.partial(in_step_order, shape=shape, order=order)   # a key, whole, in step order
+    per_tile = functools.partial(in_step_order, shape=(*shape[:4], 1), order=order)   # one per output tile
 
     @functools.cache   # the parts' classes often start at one step (made only for a census's words)
     def tile(n: int) -> tuple:
@@ -462,7 +469,7 @@ def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer
     inputs = (*geometry, t._replace(k=0), s.mvin_blocks)
     weights, bias = (*geometry, t._replace(b=0, oh=0, ow=0), s.mvin_blocks), (*geometry, outputs, s.mvin_blocks)
 
-    walked = _Classes(steps.bufs, walk_row(walk), steps.tiles, s.nbuf)
+    walked = _Classes(steps.bufs, walk_row(walk), s.nbuf, shape, order)
     each = walked.each
     src, out_bytes, full = buffers[geo.source].addr, (4 if op.out_dtype == "int32" else 1), op.out_dtype == "int32"
     # a step's words depend on its channel tile only through whether it is the last (a ragged one), and
@@ -479,23 +486,22 @@ def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer
              lambda p, spec: _loads(p, spec[0]._weight_loads(spec[2], spec[1].kbs, 0), Funct.MVIN2,
                                     buffers["weight"].addr, lambda x: x, _W, plan.w_plane))
     if op.bias:
-        each("bias", bias, stepwise(_code(*last, first_r)), stepwise(first_r[0]),
+        each("bias", bias, per_tile(_code(*last, (True, 2))), 0,
              lambda n: walk._bias_loads(tile(n)[0]),
              lambda p, loads: _loads(p, loads, Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
     each("computes", (*geometry, t, s.dataflow), stepwise(_code((pixels, None), first_r, last[3])), None,
          lambda n: (walk, *tile(n)), lambda p, spec: _computes(p, *spec[0].computes(*spec[1:], 0, 0), s.dataflow))
-    each("stores", (*geometry, outputs), stepwise(_code(*last, last_r)), stepwise(last_r[0]),
+    each("stores", (*geometry, outputs), per_tile(_code(*last, (True, 2))), shape[4] - 1,
          lambda n: (walk, *tile(n)),
          lambda p, spec: _store(p, spec[0]._stores(spec[1]), buffers["output"].addr, out_bytes, full))
-    return walked.groups
+    return walked.parts
 
 
 def _digits(walk: _ConvWalk, shape: tuple[int, ...], nkw: int, nc: int) -> tuple:
     """The digits of the walk's steps' keys (:func:`_code`), each an array along the tiles' axes (b, h, w, k, r)
     it depends on (a key is put in step order only once whole: a copy, where gathering per step costs more):
     the row and column tiles' classes (of their kernel tiles), whether each output tile axis's tile is its
-    last; per reduction step, whether it is the first, the last, its tap tile and whether its channel tile is
-    the last."""
+    last; per reduction step, whether it is the first, its tap tile and whether its channel tile is the last."""
     op, geo, t = walk.op, walk.geo, walk.t
     (sh, sw), (ph, pw) = geo.stride, geo.padding
     h_axis = _axis_classes(op.out_h, t.oh, geo.kernel[0], t.kh, sh, ph, geo.in_h)
@@ -505,8 +511,7 @@ def _digits(walk: _ConvWalk, shape: tuple[int, ...], nkw: int, nc: int) -> tuple
     kh, kw = div_mod(tap, nkw)
     hcls, wcls = (h_axis[:, kh][:, None, None, :], h_axis.max() + 1), (w_axis[:, kw][:, None, :], w_axis.max() + 1)
     last = [((np.arange(n) == n - 1).reshape(-1, *[1] * (4 - i)), 2) for i, n in enumerate(shape[:4])]
-    return hcls, wcls, last, ((reduction == 0, 2), (reduction == shape[4] - 1, 2), (tap, shape[4] // nc),
-                              (channels == nc - 1, 2))
+    return hcls, wcls, last, ((reduction == 0, 2), (tap, shape[4] // nc), (channels == nc - 1, 2))
 
 
 def _code(*digits: tuple[np.ndarray, int | None]) -> np.ndarray:
