@@ -37,7 +37,7 @@ from .packed import pad_copy
 from .runs import div_mod
 from .schedule import ConvPlan, ConvSchedule, DepthwiseSchedule
 from .specs import Specs, step_specs, walk_row
-from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, in_step_order, step_order, tile_ranges
+from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, reloads, step_loads, step_order, tile_ranges
 
 _SP, _IN, _W, _ACC = 0, 1, 2, 3   # what shifts a word's local address: nothing, the input, weight, acc base
 _MAX_PIECES = 65536   # classes kept (a batch's new ones may pass it: then all go before the next)
@@ -71,6 +71,24 @@ def _axis_classes(extent: int, tile: int, kernel: int, ktile: int, stride: int, 
             key = (len(o), b, ((index >= 0) & (index < inside)).tobytes())
             out[a, b] = ids.setdefault(key, len(ids))
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _tile_groups(n: int, nbuf: int, axis: tuple = ()) -> tuple[np.ndarray, np.ndarray]:
+    """An axis's ``n`` tiles grouped by what a step's class, loads and buffers read of its tile there: whether it
+    is the first and whether the last, its index mod ``nbuf`` (a buffer is the parity of a count of loads, and
+    each axis adds its tile times a fixed step) and (``axis``: :func:`_axis_classes`'s arguments) its classes
+    under each kernel tile. Steps whose tiles are alike on every axis are of one class (and their first is the one
+    of each axis's first tiles): a walk's classes are found over a grid of these, not its every step. Each group's
+    first tile and how many it has."""
+    rows = _axis_classes(*axis).tolist() if axis else [[]] * n
+    groups: dict[tuple, list[int]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault((i == 0, i == n - 1, i % nbuf, *row), []).append(i)
+    firsts, sizes = (np.array([f(g) for g in groups.values()], np.int64) for f in (lambda g: g[0], len))
+    for a in (firsts, sizes):
+        a.setflags(write=False)
+    return firsts, sizes
 
 
 class _Piece:
@@ -170,32 +188,30 @@ def _cut_tallies(c: Census, shift: np.ndarray, ends: np.ndarray, hw: HardwareCon
 
 
 class _Classes:
-    """A walk's parts before grouping (grouping.PartSteps): ``each`` gives a part's steps' codes, its classes'
-    context and what makes a class's piece; grouping.group groups every walk's of a batch at once."""
+    """A walk's parts before grouping (grouping.PartSteps): ``each`` gives a part's cells of the walk's grid, their
+    codes, its classes' context and what makes a class's piece; grouping.group groups every walk's of a batch at
+    once."""
 
-    def __init__(self, bufs: tuple[np.ndarray, ...], walk: tuple, nbuf: int, shape: tuple[int, ...],
-                 order: tuple[int, ...]) -> None:
-        self.buf_key = (bufs[0] * nbuf + bufs[1]) * nbuf + bufs[2]   # each step's three buffers (of ``nbuf``) in one
-        self.walk, self.nbuf, self.reduction = walk, nbuf, shape[4]   # the walk's row (specs.walk_row)
+    def __init__(self, first: np.ndarray, count: np.ndarray, bufs: tuple[np.ndarray, ...], walk: tuple, nbuf: int,
+                 shape: tuple[int, ...], order: tuple[int, ...]) -> None:
+        self.first, self.count = first, count   # each cell's first step and steps (arrays over the grid's axes)
+        self.buf_key = (bufs[0] * nbuf + bufs[1]) * nbuf + bufs[2]   # each cell's three buffers (of ``nbuf``) in one
+        self.walk, self.nbuf = walk, nbuf   # the walk's row (specs.walk_row)
         self.inner, self.size = loops(shape, order)
         self.parts: list[PartSteps] = []
 
     def each(self, part: str, context: tuple, key: np.ndarray, active: np.ndarray | int | None,
              spec: Callable[[int], Any], fill: Callable[[_Piece, Any], None]) -> None:
-        """The ``active`` steps (None: all; an int r: each output tile's reduction step r, ``key`` then one per
-        output tile, a reduction's worth fewer steps to group) of a part, alike in ``key`` (:func:`_code`, in step
-        order: the same within ``context`` for any walk); ``spec`` gives what the walk makes of a class's first
-        step, and ``fill`` its words from that (only when a census asks for them)."""
-        radix, index, scale, offset = self.nbuf ** 3, None, 1, 0
-        if isinstance(active, int):
-            code, scale, offset = key * radix + self.buf_key[active::self.reduction], self.reduction, active
-        elif active is None:
-            code = key * radix + self.buf_key
-        else:
-            index = np.flatnonzero(active)
-            code = key[index] * radix + self.buf_key[index]
+        """The ``active`` cells (None: all; a mask over the grid; an int r: those of reduction step r, ``key`` then
+        along the output tile axes alone) of a part, alike in ``key`` (:func:`_code`: the same within ``context`` for
+        any walk); ``spec`` gives what the walk makes of a class's first step, and ``fill`` its words from that (only
+        when a census asks for them)."""
+        pick: Any = np.s_[..., active:active + 1] if isinstance(active, int) else np.s_[...]
+        code, first, count = key * self.nbuf ** 3 + self.buf_key[pick], self.first[pick], self.count[pick]
+        if isinstance(active, np.ndarray):
+            code, first, count = code[active], first[active], count[active]
         ctx = _CONTEXTS.setdefault(context, len(_CONTEXTS))
-        self.parts.append(PartSteps(part, (ctx, part), code, self.nbuf, scale, offset, index,
+        self.parts.append(PartSteps(part, (ctx, part), code.ravel(), count.ravel(), first.ravel(), self.nbuf,
                                     lambda n: _Piece(spec(n), fill), self.walk, self.inner, self.size))
 
 
@@ -450,15 +466,16 @@ def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer
     # the reduction's length (a depthwise conv's: each channel tile its own, of the same length)
     shape = (*(-(-n // tile) for n, tile in extents), -(-geo.kernel[0] // t.kh) * nkw * nc)
     order = tuple(s.ORDER.index(x) for x in s.loop_order)
-    steps = step_order(shape, order, s.nbuf, dw)
-    hcls, wcls, last, (first_r, taps, last_c) = _digits(walk, shape, nkw, nc)
-    stepwise = functools.partial(in_step_order, shape=shape, order=order)   # a key, whole, in step order
-    per_tile = functools.partial(in_step_order, shape=(*shape[:4], 1), order=order)   # one per output tile
+    inner = loops(shape, order)[0]
+    at, count = _grid(walk, shape, s.nbuf)
+    first = sum(x * n for x, n in zip(at, inner))   # each cell's first step: its tiles' firsts
+    new_in, new_w, bufs = step_loads(first, (*reloads(shape, order, dw), shape[4]), s.nbuf)
+    hcls, wcls, last, (first_r, taps, last_c) = _digits(walk, shape, nkw, nc, at)
 
     @functools.cache   # the parts' classes often start at one step (made only for a census's words)
     def tile(n: int) -> tuple:
-        *at, r = steps.tiles(np.array([n]))[0].tolist()
-        out = _Output(*(tile_ranges(*e)[x] for e, x in zip(extents, at)), 0)
+        *tiles, r = (n // k % size for k, size in zip(inner, shape))
+        out = _Output(*(tile_ranges(*e)[x] for e, x in zip(extents, tiles)), 0)
         return out, walk.step(out, r, walk.reduction(out.kbs if dw else range(1)))
 
     # a class's words at base 0 depend on the op, the hardware, per part the tiles it reads (the input all but
@@ -469,49 +486,67 @@ def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer
     inputs = (*geometry, t._replace(k=0), s.mvin_blocks)
     weights, bias = (*geometry, t._replace(b=0, oh=0, ow=0), s.mvin_blocks), (*geometry, outputs, s.mvin_blocks)
 
-    walked = _Classes(steps.bufs, walk_row(walk), s.nbuf, shape, order)
+    walked = _Classes(first, count, bufs, walk_row(walk), s.nbuf, shape, order)
     each = walked.each
     src, out_bytes, full = buffers[geo.source].addr, (4 if op.out_dtype == "int32" else 1), op.out_dtype == "int32"
     # a step's words depend on its channel tile only through whether it is the last (a ragged one), and
     # on the reduction's first step (it overwrites the accumulators); the other channel tiles are alike
     pixels = _code(last[0], hcls, wcls, taps, last_c)   # what the input and computes classes share
-    each("input", inputs, stepwise(_code((pixels, None), last[3]) if dw else pixels), steps.new_in,
+    each("input", inputs, _code((pixels, None), last[3]) if dw else pixels, new_in,
          lambda n: (walk, *tile(n)), lambda p, spec: _loads(p, spec[0]._input_loads(*spec[1:], 0), Funct.MVIN, src,
                                                               lambda x: x, _IN, plan.in_plane))
     if dw:
-        each("weights", weights, stepwise(_code(last[3], taps)), steps.new_w, lambda n: walk._diagonals(tile(n)[1], 0),
+        each("weights", weights, _code(last[3], taps), new_w, lambda n: walk._diagonals(tile(n)[1], 0),
              lambda p, diagonals: _diagonals(p, diagonals, buffers["weight"].addr))
     else:
-        each("weights", weights, stepwise(_code(last[3], taps, last_c)), steps.new_w, lambda n: (walk, *tile(n)),
+        each("weights", weights, _code(last[3], taps, last_c), new_w, lambda n: (walk, *tile(n)),
              lambda p, spec: _loads(p, spec[0]._weight_loads(spec[2], spec[1].kbs, 0), Funct.MVIN2,
                                     buffers["weight"].addr, lambda x: x, _W, plan.w_plane))
     if op.bias:
-        each("bias", bias, per_tile(_code(*last, (True, 2))), 0,
+        each("bias", bias, _code(*last, (True, 2)), 0,
              lambda n: walk._bias_loads(tile(n)[0]),
              lambda p, loads: _loads(p, loads, Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
-    each("computes", (*geometry, t, s.dataflow), stepwise(_code((pixels, None), first_r, last[3])), None,
+    each("computes", (*geometry, t, s.dataflow), _code((pixels, None), first_r, last[3]), None,
          lambda n: (walk, *tile(n)), lambda p, spec: _computes(p, *spec[0].computes(*spec[1:], 0, 0), s.dataflow))
-    each("stores", (*geometry, outputs), per_tile(_code(*last, (True, 2))), shape[4] - 1,
+    each("stores", (*geometry, outputs), _code(*last, (True, 2)), shape[4] - 1,
          lambda n: (walk, *tile(n)),
          lambda p, spec: _store(p, spec[0]._stores(spec[1]), buffers["output"].addr, out_bytes, full))
     return walked.parts
 
 
-def _digits(walk: _ConvWalk, shape: tuple[int, ...], nkw: int, nc: int) -> tuple:
-    """The digits of the walk's steps' keys (:func:`_code`), each an array along the tiles' axes (b, h, w, k, r)
-    it depends on (a key is put in step order only once whole: a copy, where gathering per step costs more):
-    the row and column tiles' classes (of their kernel tiles), whether each output tile axis's tile is its
-    last; per reduction step, whether it is the first, its tap tile and whether its channel tile is the last."""
-    op, geo, t = walk.op, walk.geo, walk.t
-    (sh, sw), (ph, pw) = geo.stride, geo.padding
-    h_axis = _axis_classes(op.out_h, t.oh, geo.kernel[0], t.kh, sh, ph, geo.in_h)
-    w_axis = _axis_classes(op.out_w, t.ow, geo.kernel[1], t.kw, sw, pw, geo.in_w)
+def _digits(walk: _ConvWalk, shape: tuple[int, ...], nkw: int, nc: int, at: list[np.ndarray]) -> tuple:
+    """The digits of the keys (:func:`_code`) of the walk's grid's cells (``at``: their first tiles along each axis,
+    :func:`_grid`), each an array along the axes (b, h, w, k, r) it depends on: the row and column tiles' classes
+    (of their kernel tiles), whether each output tile axis's tile is its last; per reduction step, whether it is
+    the first, its tap tile and whether its channel tile is the last."""
+    h_axis, w_axis = (_axis_classes(*args) for args in _axes(walk))
     reduction = np.arange(shape[4])
     tap, channels = div_mod(reduction, nc)
     kh, kw = div_mod(tap, nkw)
-    hcls, wcls = (h_axis[:, kh][:, None, None, :], h_axis.max() + 1), (w_axis[:, kw][:, None, :], w_axis.max() + 1)
-    last = [((np.arange(n) == n - 1).reshape(-1, *[1] * (4 - i)), 2) for i, n in enumerate(shape[:4])]
+    hcls = (h_axis[at[1].ravel()][:, kh][:, None, None, :], h_axis.max() + 1)
+    wcls = (w_axis[at[2].ravel()][:, kw][:, None, :], w_axis.max() + 1)
+    last = [(x == n - 1, 2) for x, n in zip(at, shape[:4])]
     return hcls, wcls, last, ((reduction == 0, 2), (tap, shape[4] // nc), (channels == nc - 1, 2))
+
+
+def _axes(walk: _ConvWalk) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """:func:`_axis_classes`'s arguments for the walk's rows and its columns."""
+    op, geo, t = walk.op, walk.geo, walk.t
+    (sh, sw), (ph, pw) = geo.stride, geo.padding
+    return ((op.out_h, t.oh, geo.kernel[0], t.kh, sh, ph, geo.in_h),
+            (op.out_w, t.ow, geo.kernel[1], t.kw, sw, pw, geo.in_w))
+
+
+def _grid(walk: _ConvWalk, shape: tuple[int, ...], nbuf: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """The walk's grid: its steps grouped into cells, the product of each axis's groups of alike tiles
+    (:func:`_tile_groups`; the reduction's steps each their own). Each axis's groups' first tiles (an array along
+    it), and each cell's steps."""
+    rows, cols = _axes(walk)
+    groups = [_tile_groups(shape[0], nbuf), _tile_groups(shape[1], nbuf, rows), _tile_groups(shape[2], nbuf, cols),
+              _tile_groups(shape[3], nbuf), (np.arange(shape[4]), np.ones(shape[4], np.int64))]
+    along = [(-1, *[1] * (4 - i)) for i in range(5)]
+    count = functools.reduce(np.multiply, (n.reshape(a) for (_, n), a in zip(groups, along)))
+    return [x.reshape(a) for (x, _), a in zip(groups, along)], count
 
 
 def _code(*digits: tuple[np.ndarray, int | None]) -> np.ndarray:

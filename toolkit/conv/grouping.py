@@ -1,7 +1,8 @@
-"""The conv census's classes of steps (census.py), grouped for many walks at once: each walk's parts give their
-steps' codes (a class's key and the buffers it uses), and one pass over a batch's every walk and part groups
-them, numbers the new classes and records what makes them (their steps' tiles, their pieces' makers). A walk's
-own grouping is a few thousand steps, which numpy's per-call cost dominates: the batch pays it once.
+"""The conv census's classes of steps (census.py), grouped for many walks at once: each walk's parts give the
+cells of its grid (steps alike on every tile axis: census._walk_classes) with their codes (a class's key and the
+buffers it uses), and one pass over a batch's every walk and part groups them, numbers the new classes and
+records what makes them (their first steps' tiles, their pieces' makers). A walk's own grouping is a few
+hundred cells, which numpy's per-call cost would dominate: the batch pays it once.
 """
 from __future__ import annotations
 
@@ -10,25 +11,22 @@ from typing import Any, Callable, Hashable, NamedTuple
 
 import numpy as np
 
-from ..census import classes
 from .class_table import ClassTable
 from .runs import div_mod
 
 
 class PartSteps(NamedTuple):
-    """One part of one walk, before grouping: its grouped steps' codes (a class's key times ``nbuf`` cubed
-    plus its input, weight and accumulator buffer in one), which steps those are (step i * scale + offset, or
-    ``index``'s where a mask picked them), where its classes are numbered (a context and part), what makes a
-    class's piece from its first step, the walk's row (specs.walk_row) and its steps' loops (``inner``: steps
-    per tile of each axis b, h, w, k, r; ``size``: tiles of each)."""
+    """One part of one walk, before grouping: its cells' codes (a class's key times ``nbuf`` cubed plus its
+    input, weight and accumulator buffer in one), steps and first steps; where its classes are numbered (a
+    context and part), what makes a class's piece from its first step, the walk's row (specs.walk_row) and its
+    steps' loops (``inner``: steps per tile of each axis b, h, w, k, r; ``size``: tiles of each)."""
 
     name: str
     where: Hashable
     code: np.ndarray
+    count: np.ndarray
+    first: np.ndarray
     nbuf: int
-    scale: int
-    offset: int
-    index: np.ndarray | None
     maker: Callable[[int], Any]
     walk: tuple
     inner: tuple[int, ...]
@@ -51,11 +49,9 @@ def loops(shape: tuple[int, ...], order: tuple[int, ...]) -> tuple[tuple[int, ..
 
 def group(parts: list[PartSteps], table: ClassTable) -> list[Group]:
     """Each part's classes (in the order of their codes), numbering the new ones in ``table``."""
-    lens = np.array([len(p.code) for p in parts], np.int64)
-    rec, pos, counts, local = _classes(parts, lens)
+    rec, counts, step, local = _classes(parts)
     radix = np.array([p.nbuf ** 3 for p in parts], np.int64)[rec]
     key, buf_key = div_mod(local, radix)
-    step = _steps(parts, rec, pos)
     ids, new = table.lookup_many([p.where for p in parts], rec, key)
     if len(new):
         _extend(parts, table, rec[new], step[new])
@@ -64,35 +60,29 @@ def group(parts: list[PartSteps], table: ClassTable) -> list[Group]:
     return [(p.name, ids[lo:hi], counts[lo:hi], bufs[lo:hi]) for p, lo, hi in zip(parts, cut, cut[1:])]
 
 
-def _classes(parts: list[PartSteps], lens: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Every part's classes, part by part in the order of their codes: each one's part, the position of its
-    first step among its part's grouped ones, its count and its code. The parts' codes are laid one after
-    another, each part's from the end of the one before, so that one count groups them all."""
+def _classes(parts: list[PartSteps]) -> tuple[np.ndarray, ...]:
+    """Every part's classes, part by part in the order of their codes: each one's part, steps, first step and
+    code. The parts' codes are laid one after another, each part's from the end of the one before, so that one
+    count groups them all (in a table of every code, where they are dense enough)."""
+    lens = np.array([len(p.code) for p in parts], np.int64)
     code = np.concatenate([p.code for p in parts])
-    start = np.cumsum(lens) - lens
     top = np.zeros(len(parts), np.int64)
     some = lens > 0
-    top[some] = np.maximum.reduceat(code, start[some]) + 1
+    top[some] = np.maximum.reduceat(code, (np.cumsum(lens) - lens)[some]) + 1
     base = np.cumsum(top) - top
     code += np.repeat(base, lens)
-    first, counts = classes([code])
-    rec = np.searchsorted(base + top, code[first], side="right")
-    return rec, first - start[rec], counts, code[first] - base[rec]
-
-
-def _steps(parts: list[PartSteps], rec: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """The step of each class's first (its part ``rec``, its position ``pos`` among the part's grouped steps)."""
-    scale, offset = (np.array([getattr(p, x) for p in parts], np.int64)[rec] for x in ("scale", "offset"))
-    step = pos * scale + offset
-    masked = [n for n, p in enumerate(parts) if p.index is not None]
-    if masked:
-        index = np.concatenate([parts[n].index for n in masked])
-        at = np.cumsum([0, *(len(parts[n].index) for n in masked[:-1])])
-        where = np.zeros(len(parts), np.int64)
-        where[masked] = at
-        picked = np.isin(rec, masked)
-        step[picked] = index[where[rec[picked]] + pos[picked]]
-    return step
+    n_codes = int(top.sum())
+    if n_codes > 4 * len(code) + 4096:
+        present, cls = np.unique(code, return_inverse=True)
+    else:
+        seen = np.zeros(n_codes, bool)
+        seen[code] = True
+        present, cls = np.flatnonzero(seen), (np.cumsum(seen) - 1)[code]
+    counts = np.bincount(cls, np.concatenate([p.count for p in parts]), len(present)).astype(np.int64)   # exact
+    first = np.full(len(present), np.iinfo(np.int64).max)
+    np.minimum.at(first, cls, np.concatenate([p.first for p in parts]))
+    rec = np.searchsorted(base + top, present, side="right")
+    return rec, counts, first, present - base[rec]
 
 
 def _extend(parts: list[PartSteps], table: ClassTable, rec: np.ndarray, step: np.ndarray) -> None:

@@ -138,6 +138,15 @@ def step_order(shape: tuple[int, int, int, int, int], order: tuple[int, ...], nb
     nested in ``order`` (outermost first) with ``nbuf`` buffers; a depthwise conv's input changes with its
     channel tile. Cached, read-only: the census's classes and the prior walk the same steps, and a search's
     neighbours that differ in placement, pipeline knobs or mvin width share them."""
+    every = (*reloads(shape, order, depthwise), shape[4])
+    new_in, new_w, bufs = step_loads(np.arange(math.prod(shape)), every, nbuf)
+    for a in (new_in, new_w, *bufs):
+        a.setflags(write=False)
+    return StepOrder(shape, order, new_in, new_w, bufs)
+
+
+def reloads(shape: tuple[int, ...], order: tuple[int, ...], depthwise: bool) -> tuple[int, int]:
+    """Steps from one load of the input, and of the weights, to the next (:func:`step_order`'s walk)."""
     loops = (*order, 4)   # outermost first: each loop's index a digit of the step's, the innermost the lowest
     sizes = [shape[loop] for loop in loops]
     # a loop's digit changes every (product of the loops inside it) steps, if it counts more than one tile; the
@@ -145,13 +154,15 @@ def step_order(shape: tuple[int, int, int, int, int], order: tuple[int, ...], nb
     inner = {loop: math.prod(sizes[n + 1:]) for n, loop in enumerate(loops)}
     every_in, every_w = (min([inner[x] for x in held if shape[x] > 1], default=math.prod(sizes))
                          for held in ((0, 1, 2, 4, *((3,) if depthwise else ())), (3, 4)))
-    step = np.arange(math.prod(sizes))
-    loads = [step // every for every in (every_in, every_w, shape[4])]   # each operand's loads so far, less one
-    new_in, new_w = loads[0] * every_in == step, loads[1] * every_w == step
-    bufs = tuple(div_mod(n, nbuf)[1] for n in loads)
-    for a in (new_in, new_w, *bufs):
-        a.setflags(write=False)
-    return StepOrder(shape, order, new_in, new_w, bufs)
+    return every_in, every_w
+
+
+def step_loads(step: np.ndarray, every: tuple[int, int, int], nbuf: int
+               ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Whether each of ``step`` loads its input and its weights, and which of ``nbuf`` buffers of the input,
+    weights and accumulators it uses (``every``: steps from one load of each to the next)."""
+    loads = [step // n for n in every]   # each operand's loads so far, less one
+    return loads[0] * every[0] == step, loads[1] * every[1] == step, tuple(div_mod(n, nbuf)[1] for n in loads)
 
 
 def in_step_order(x: np.ndarray, shape: tuple[int, ...], order: tuple[int, ...]) -> np.ndarray:
