@@ -31,13 +31,13 @@ from ..tally import Accesses, Tally, tally, word_sums
 from .class_table import ClassTable
 from .closed import computes_sums, input_loads, stores, weight_loads
 from .geometry import padded_width
-from .grouping import Group, PartSteps, group, loops
+from .grouping import Group, PartSteps, group
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
 from .runs import div_mod
 from .schedule import ConvPlan, ConvSchedule, DepthwiseSchedule
 from .specs import Specs, step_specs, walk_row
-from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, reloads, step_loads, step_order, tile_ranges
+from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, loops, reloads, step_loads, tile_ranges
 
 _SP, _IN, _W, _ACC = 0, 1, 2, 3   # what shifts a word's local address: nothing, the input, weight, acc base
 _MAX_PIECES = 65536   # classes kept (a batch's new ones may pass it: then all go before the next)
@@ -55,7 +55,6 @@ def forget_classes() -> None:
     _CONTEXTS.clear()
     _WALKS.clear()
     _TALLIES.clear()
-    step_order.cache_clear()
 
 
 @functools.lru_cache(maxsize=4096)

@@ -6,7 +6,6 @@ hundred cells, which numpy's per-call cost would dominate: the batch pays it onc
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, Hashable, NamedTuple
 
 import numpy as np
@@ -35,16 +34,6 @@ class PartSteps(NamedTuple):
 
 # a part's classes: its name, their rows of the class table, counts and input, weight and accumulator buffers
 Group = tuple[str, np.ndarray, np.ndarray, np.ndarray]
-
-
-def loops(shape: tuple[int, ...], order: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Steps per tile and tiles of each axis (b, h, w, k, r) of a walk of tiles ``shape`` nested in ``order``
-    (tiles.step_order: the reduction innermost)."""
-    nest = (*order, 4)
-    inner = [0] * 5
-    for n, axis in enumerate(nest):
-        inner[axis] = math.prod(shape[x] for x in nest[n + 1:])
-    return tuple(inner), tuple(shape)
 
 
 def group(parts: list[PartSteps], table: ClassTable) -> list[Group]:
