@@ -84,8 +84,10 @@ class ClassTable:
         step[1:] = (place[1:] != place[:-1]) | (code[1:] != code[:-1])
         ids[miss] = self.n + np.cumsum(step) - 1
         first = miss[step]
-        for at, code, row in zip(part[first].tolist(), codes[first].tolist(), ids[first].tolist()):
-            self.ids.setdefault(wheres[at], {})[code] = row
+        cut = [*np.flatnonzero(np.diff(place[step], prepend=-1)).tolist(), len(first)]   # a context's new classes
+        owner, new, rows = part[first].tolist(), codes[first].tolist(), ids[first].tolist()
+        for lo, hi in zip(cut, cut[1:]):
+            self.ids.setdefault(wheres[owner[lo]], {}).update(zip(new[lo:hi], rows[lo:hi]))
         self.n += len(first)
         return ids, first
 

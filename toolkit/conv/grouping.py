@@ -61,12 +61,14 @@ def _classes(parts: list[PartSteps]) -> tuple[np.ndarray, ...]:
     base = np.cumsum(top) - top
     code += np.repeat(base, lens)
     n_codes = int(top.sum())
-    if n_codes > 4 * len(code) + 4096:
+    if n_codes > 32 * len(code) + (1 << 20):   # too sparse for a table: sort them
         present, cls = np.unique(code, return_inverse=True)
-    else:
+    else:   # a table of every code, its rank written only where a code is (a batch's span a few times 2**20)
         seen = np.zeros(n_codes, bool)
         seen[code] = True
-        present, cls = np.flatnonzero(seen), (np.cumsum(seen) - 1)[code]
+        present, rank = np.flatnonzero(seen), np.empty(n_codes, np.int64)
+        rank[present] = np.arange(len(present))
+        cls = rank[code]
     counts = np.bincount(cls, np.concatenate([p.count for p in parts]), len(present)).astype(np.int64)   # exact
     first = np.full(len(present), np.iinfo(np.int64).max)
     np.minimum.at(first, cls, np.concatenate([p.first for p in parts]))
