@@ -1,6 +1,6 @@
-"""The conv instruction census (see toolkit/census.py): the tile walk's steps as arrays, grouped into
-classes of alike steps, and the words conv2d_ws.s.j2 or depthwise_ws.s.j2 (with conv_ws_steps.s.j2 and
-pad_copy.s.j2) emits for one step of each class.
+"""The conv instruction census (see toolkit/census.py): the tile walk's steps grouped into classes of alike
+steps (over a grid of alike tiles, a batch's walks at once: grouping.py), and the words conv2d_ws.s.j2 or
+depthwise_ws.s.j2 (with conv_ws_steps.s.j2 and pad_copy.s.j2) emits for one step of each class.
 
 Steps are alike when their tiles have the same extents, read the same input rows and columns (padding
 included: an axis tile's class is its length and which of its input slots are padding), and use the same
