@@ -1,6 +1,6 @@
-"""The conv instruction census (see toolkit/census.py): the tile walk's steps as arrays, grouped into
-classes of alike steps, and the words conv2d_ws.s.j2 or depthwise_ws.s.j2 (with conv_ws_steps.s.j2 and
-pad_copy.s.j2) emits for one step of each class.
+"""The conv instruction census (see toolkit/census.py): the tile walk's steps grouped into classes of alike
+steps (over a grid of alike tiles, a batch's walks at once: grouping.py), and the words conv2d_ws.s.j2 or
+depthwise_ws.s.j2 (with conv_ws_steps.s.j2 and pad_copy.s.j2) emits for one step of each class.
 
 Steps are alike when their tiles have the same extents, read the same input rows and columns (padding
 included: an axis tile's class is its length and which of its input slots are padding), and use the same
@@ -25,18 +25,19 @@ import numpy as np
 from isa import GARBAGE, Buffer, HardwareConfig
 from isa.opcodes import Funct
 
-from ..census import Census, Words, acc, classes, frame, join, operand
+from ..census import Census, Words, acc, frame, join, operand
 from ..lowering import op_buffers
 from ..tally import Accesses, Tally, tally, word_sums
 from .class_table import ClassTable
 from .closed import computes_sums, input_loads, stores, weight_loads
 from .geometry import padded_width
+from .grouping import Group, PartSteps, group
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
 from .runs import div_mod
 from .schedule import ConvPlan, ConvSchedule, DepthwiseSchedule
 from .specs import Specs, step_specs, walk_row
-from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, in_step_order, step_order, tile_ranges
+from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, loops, reloads, step_loads, tile_ranges
 
 _SP, _IN, _W, _ACC = 0, 1, 2, 3   # what shifts a word's local address: nothing, the input, weight, acc base
 _MAX_PIECES = 65536   # classes kept (a batch's new ones may pass it: then all go before the next)
@@ -54,7 +55,6 @@ def forget_classes() -> None:
     _CONTEXTS.clear()
     _WALKS.clear()
     _TALLIES.clear()
-    step_order.cache_clear()
 
 
 @functools.lru_cache(maxsize=4096)
@@ -70,6 +70,24 @@ def _axis_classes(extent: int, tile: int, kernel: int, ktile: int, stride: int, 
             key = (len(o), b, ((index >= 0) & (index < inside)).tobytes())
             out[a, b] = ids.setdefault(key, len(ids))
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _tile_groups(n: int, nbuf: int, axis: tuple = ()) -> tuple[np.ndarray, np.ndarray]:
+    """An axis's ``n`` tiles grouped by what a step's class, loads and buffers read of its tile there: whether it
+    is the first and whether the last, its index mod ``nbuf`` (a buffer is the parity of a count of loads, and
+    each axis adds its tile times a fixed step) and (``axis``: :func:`_axis_classes`'s arguments) its classes
+    under each kernel tile. Steps whose tiles are alike on every axis are of one class (and their first is the one
+    of each axis's first tiles): a walk's classes are found over a grid of these, not its every step. Each group's
+    first tile and how many it has."""
+    rows = _axis_classes(*axis).tolist() if axis else [[]] * n
+    groups: dict[tuple, list[int]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault((i == 0, i == n - 1, i % nbuf, *row), []).append(i)
+    firsts, sizes = (np.array([f(g) for g in groups.values()], np.int64) for f in (lambda g: g[0], len))
+    for a in (firsts, sizes):
+        a.setflags(write=False)
+    return firsts, sizes
 
 
 class _Piece:
@@ -169,31 +187,31 @@ def _cut_tallies(c: Census, shift: np.ndarray, ends: np.ndarray, hw: HardwareCon
 
 
 class _Classes:
-    """A census's parts, class by class: ``each`` groups the steps of a part into classes (with the buffers
-    each uses), numbers a class once (shared across candidates of one context), with its spec
-    (:class:`Specs`: the walk's ``specs`` of its first step) and what makes its piece, and keeps the part's
-    classes, counts and each class's buffers."""
+    """A walk's parts before grouping (grouping.PartSteps): ``each`` gives a part's cells of the walk's grid, their
+    codes, its classes' context and what makes a class's piece; grouping.group groups every walk's of a batch at
+    once."""
 
-    def __init__(self, bufs: tuple[np.ndarray, ...], walk: tuple, tiles: Callable[[np.ndarray], np.ndarray],
-                 nbuf: int) -> None:
-        self.bufs = np.stack(bufs, axis=1)   # each step's input, weight and accumulator buffer (of ``nbuf``)
-        self.walk, self.tiles = walk, tiles   # the walk's row (specs.walk_row), steps' five tiles (StepOrder.tiles)
-        self.nbuf, self.buf_key = nbuf, (bufs[0] * nbuf + bufs[1]) * nbuf + bufs[2]   # the three in one
-        self.groups: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []   # part, classes, counts, buffers
+    def __init__(self, first: np.ndarray, count: np.ndarray, bufs: tuple[np.ndarray, ...], walk: tuple, nbuf: int,
+                 shape: tuple[int, ...], order: tuple[int, ...]) -> None:
+        self.first, self.count = first, count   # each cell's first step and steps (arrays over the grid's axes)
+        self.buf_key = (bufs[0] * nbuf + bufs[1]) * nbuf + bufs[2]   # each cell's three buffers (of ``nbuf``) in one
+        self.walk, self.nbuf = walk, nbuf   # the walk's row (specs.walk_row)
+        self.inner, self.size = loops(shape, order)
+        self.parts: list[PartSteps] = []
 
-    def each(self, part: str, context: tuple, key: np.ndarray, active: np.ndarray | None,
+    def each(self, part: str, context: tuple, key: np.ndarray, active: np.ndarray | int | None,
              spec: Callable[[int], Any], fill: Callable[[_Piece, Any], None]) -> None:
-        """Classes of ``active`` steps (None: all) alike in ``key`` (:func:`_code`, in step order: the same within
-        ``context`` for any walk); ``spec`` gives what the walk makes of a class's first step, and ``fill`` its
-        words from that (only when a census asks for them)."""
-        radix = self.nbuf ** 3
-        firsts, counts = classes([key * radix + self.buf_key], active)   # in the order of their key codes
+        """The ``active`` cells (None: all; a mask over the grid; an int r: those of reduction step r, ``key`` then
+        along the output tile axes alone) of a part, alike in ``key`` (:func:`_code`: the same within ``context`` for
+        any walk); ``spec`` gives what the walk makes of a class's first step, and ``fill`` its words from that (only
+        when a census asks for them)."""
+        pick: Any = np.s_[..., active:active + 1] if isinstance(active, int) else np.s_[...]
+        code, first, count = key * self.nbuf ** 3 + self.buf_key[pick], self.first[pick], self.count[pick]
+        if isinstance(active, np.ndarray):
+            code, first, count = code[active], first[active], count[active]
         ctx = _CONTEXTS.setdefault(context, len(_CONTEXTS))
-        ids, new = _TABLE.lookup((ctx, part), key[firsts])
-        if len(new):
-            steps = firsts[new]
-            _TABLE.extend(lambda n: _Piece(spec(n), fill), steps, self.walk, self.tiles(steps))
-        self.groups.append((part, ids, counts, self.bufs[firsts]))
+        self.parts.append(PartSteps(part, (ctx, part), code.ravel(), count.ravel(), first.ravel(), self.nbuf,
+                                    lambda n: _Piece(spec(n), fill), self.walk, self.inner, self.size))
 
 
 def _loads(piece: _Piece, loads: list, funct: int, dram: int, local: Callable, shift: int, stride: int) -> None:
@@ -263,7 +281,7 @@ def conv_census(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedul
     """The census of ``lower_conv(op, s, hw)``'s stream, and its buffers."""
     if len(_TABLE) >= _MAX_PIECES:
         forget_classes()
-    groups, walk, buffers = _class_groups(op, s, hw)
+    (groups, walk, buffers), = _class_groups(op, [s], hw)
     pieces = [([_TABLE.piece(i) for i in ids.tolist()], counts, _bases(bufs, _regions(walk.plan)))
               for _, ids, counts, bufs in groups]
     return join([_fixed(op, hw, "padded" in buffers), *(_Piece.census(*p) for p in pieces)]), buffers
@@ -318,7 +336,7 @@ def _tally_key(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, s: ConvSchedule
 def _new_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | DepthwiseSchedule],
                  hw: HardwareConfig) -> list[tuple[Tally, dict[str, Buffer]]]:
     """:func:`conv_tallies` of ``schedules``, none of them kept."""
-    built = [_class_groups(op, s, hw) for s in schedules]
+    built = _class_groups(op, schedules, hw)
     passes: dict[tuple, tuple] = {}   # part, what its pass keeps apart -> a walk, its buffers, its classes
     for groups, walk, buffers in built:
         for part, ids, _, _ in groups:
@@ -402,21 +420,25 @@ def _fixed_tally(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, padded: bool)
     return tally(_fixed(op, hw, padded), hw, _buffers(op, padded))
 
 
-def _class_groups(op: Conv2d | DepthwiseConv2d, s: ConvSchedule | DepthwiseSchedule, hw: HardwareConfig
-                  ) -> tuple[list[tuple[str, np.ndarray, np.ndarray, np.ndarray]], _ConvWalk, dict[str, Buffer]]:
-    """The tile walk's classes of steps, per part (:func:`_walk_classes`), the schedule's walk (its memory plan)
-    and the buffers. The classes and their buffers depend on the tiles, geometry, mvin width, dataflow, loop order and
-    buffering, not on the placement or pipeline knobs: kept per walk, their bases are the schedule's own plan's
-    (:func:`_bases`)."""
-    walk = _ConvWalk(op, s, hw)   # its memory plan: ScheduleError where the schedule does not fit
-    buffers = _buffers(op, walk.geo.source == "padded")
-    key = (op, hw, walk.t, s.packs_taps, s.mvin_blocks, s.dataflow, s.loop_order, s.nbuf)
-    walked = _WALKS.get(key)
-    if walked is None:
-        if len(_WALKS) >= _MAX_WALKS:
+def _class_groups(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | DepthwiseSchedule], hw: HardwareConfig
+                  ) -> list[tuple[list[Group], _ConvWalk, dict[str, Buffer]]]:
+    """Each schedule's tile walk's classes of steps, per part (:func:`_walk_classes`, the new walks' grouped at
+    once: grouping.group), its walk (its memory plan) and the buffers. The classes and their buffers depend on
+    the tiles, geometry, mvin width, dataflow, loop order and buffering, not on the placement or pipeline knobs:
+    kept per walk, their bases are the schedule's own plan's (:func:`_bases`)."""
+    walks = [_ConvWalk(op, s, hw) for s in schedules]   # their memory plans: ScheduleError where one does not fit
+    buffers = [_buffers(op, walk.geo.source == "padded") for walk in walks]
+    keys = [(op, hw, walk.t, s.packs_taps, s.mvin_blocks, s.dataflow, s.loop_order, s.nbuf)
+            for walk, s in zip(walks, schedules)]
+    walked = {key: _WALKS.get(key) for key in keys}
+    new = {key: _walk_classes(walk, hw, bufs) for key, walk, bufs in zip(keys, walks, buffers) if walked[key] is None}
+    if new:
+        grouped = iter(group([part for parts in new.values() for part in parts], _TABLE))
+        walked.update((key, [next(grouped) for _ in parts]) for key, parts in new.items())
+        if len(_WALKS) + len(new) > _MAX_WALKS:
             _WALKS.clear()
-        walked = _WALKS[key] = _walk_classes(walk, hw, buffers)
-    return walked, walk, buffers
+        _WALKS.update((key, walked[key]) for key in new)
+    return [(walked[key], walk, bufs) for key, walk, bufs in zip(keys, walks, buffers)]
 
 
 def _regions(plan: ConvPlan) -> np.ndarray:
@@ -433,25 +455,26 @@ def _bases(bufs: np.ndarray, regions: np.ndarray) -> np.ndarray:
     return out
 
 
-def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer]
-                  ) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
-    """The walk's classes of steps, per part: (part, classes (rows of the class table), counts, each class's
-    input, weight and accumulator buffer). A depthwise conv's reduction is its taps alone (the channel tile is
-    the output's): its input changes with the channel tile."""
+def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer]) -> list[PartSteps]:
+    """The walk's steps, per part, to group into classes (grouping.group: its classes, their rows of the class
+    table, counts and input, weight and accumulator buffers). A depthwise conv's reduction is its taps alone (the
+    channel tile is the output's): its input changes with the channel tile."""
     op, s, dw, geo, plan, t, d = walk.op, walk.s, walk.dw, walk.geo, walk.plan, walk.t, walk.d
     extents = ((op.batch, t.b), (op.out_h, t.oh), (op.out_w, t.ow), (-(-walk.out_c // d), t.k))
     nkw, nc = -(-geo.kernel[1] // t.kw), 1 if dw else -(-(-(-walk.in_c // d)) // t.c)   # tiles.tile_ranges' counts
     # the reduction's length (a depthwise conv's: each channel tile its own, of the same length)
     shape = (*(-(-n // tile) for n, tile in extents), -(-geo.kernel[0] // t.kh) * nkw * nc)
     order = tuple(s.ORDER.index(x) for x in s.loop_order)
-    steps = step_order(shape, order, s.nbuf, dw)
-    hcls, wcls, last, (first_r, last_r, taps, last_c) = _digits(walk, shape, nkw, nc)
-    stepwise = functools.partial(in_step_order, shape=shape, order=order)   # a key, whole, in step order
+    inner = loops(shape, order)[0]
+    at, count = _grid(walk, shape, s.nbuf)
+    first = sum(x * n for x, n in zip(at, inner))   # each cell's first step: its tiles' firsts
+    new_in, new_w, bufs = step_loads(first, (*reloads(shape, order, dw), shape[4]), s.nbuf)
+    hcls, wcls, last, (first_r, taps, last_c) = _digits(walk, shape, nkw, nc, at)
 
     @functools.cache   # the parts' classes often start at one step (made only for a census's words)
     def tile(n: int) -> tuple:
-        *at, r = steps.tiles(np.array([n]))[0].tolist()
-        out = _Output(*(tile_ranges(*e)[x] for e, x in zip(extents, at)), 0)
+        *tiles, r = (n // k % size for k, size in zip(inner, shape))
+        out = _Output(*(tile_ranges(*e)[x] for e, x in zip(extents, tiles)), 0)
         return out, walk.step(out, r, walk.reduction(out.kbs if dw else range(1)))
 
     # a class's words at base 0 depend on the op, the hardware, per part the tiles it reads (the input all but
@@ -462,51 +485,67 @@ def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer
     inputs = (*geometry, t._replace(k=0), s.mvin_blocks)
     weights, bias = (*geometry, t._replace(b=0, oh=0, ow=0), s.mvin_blocks), (*geometry, outputs, s.mvin_blocks)
 
-    walked = _Classes(steps.bufs, walk_row(walk), steps.tiles, s.nbuf)
+    walked = _Classes(first, count, bufs, walk_row(walk), s.nbuf, shape, order)
     each = walked.each
     src, out_bytes, full = buffers[geo.source].addr, (4 if op.out_dtype == "int32" else 1), op.out_dtype == "int32"
     # a step's words depend on its channel tile only through whether it is the last (a ragged one), and
     # on the reduction's first step (it overwrites the accumulators); the other channel tiles are alike
     pixels = _code(last[0], hcls, wcls, taps, last_c)   # what the input and computes classes share
-    each("input", inputs, stepwise(_code((pixels, None), last[3]) if dw else pixels), steps.new_in,
+    each("input", inputs, _code((pixels, None), last[3]) if dw else pixels, new_in,
          lambda n: (walk, *tile(n)), lambda p, spec: _loads(p, spec[0]._input_loads(*spec[1:], 0), Funct.MVIN, src,
                                                               lambda x: x, _IN, plan.in_plane))
     if dw:
-        each("weights", weights, stepwise(_code(last[3], taps)), steps.new_w, lambda n: walk._diagonals(tile(n)[1], 0),
+        each("weights", weights, _code(last[3], taps), new_w, lambda n: walk._diagonals(tile(n)[1], 0),
              lambda p, diagonals: _diagonals(p, diagonals, buffers["weight"].addr))
     else:
-        each("weights", weights, stepwise(_code(last[3], taps, last_c)), steps.new_w, lambda n: (walk, *tile(n)),
+        each("weights", weights, _code(last[3], taps, last_c), new_w, lambda n: (walk, *tile(n)),
              lambda p, spec: _loads(p, spec[0]._weight_loads(spec[2], spec[1].kbs, 0), Funct.MVIN2,
                                     buffers["weight"].addr, lambda x: x, _W, plan.w_plane))
     if op.bias:
-        each("bias", bias, stepwise(_code(*last, first_r)), stepwise(first_r[0]),
+        each("bias", bias, _code(*last, (True, 2)), 0,
              lambda n: walk._bias_loads(tile(n)[0]),
              lambda p, loads: _loads(p, loads, Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
-    each("computes", (*geometry, t, s.dataflow), stepwise(_code((pixels, None), first_r, last[3])), None,
+    each("computes", (*geometry, t, s.dataflow), _code((pixels, None), first_r, last[3]), None,
          lambda n: (walk, *tile(n)), lambda p, spec: _computes(p, *spec[0].computes(*spec[1:], 0, 0), s.dataflow))
-    each("stores", (*geometry, outputs), stepwise(_code(*last, last_r)), stepwise(last_r[0]),
+    each("stores", (*geometry, outputs), _code(*last, (True, 2)), shape[4] - 1,
          lambda n: (walk, *tile(n)),
          lambda p, spec: _store(p, spec[0]._stores(spec[1]), buffers["output"].addr, out_bytes, full))
-    return walked.groups
+    return walked.parts
 
 
-def _digits(walk: _ConvWalk, shape: tuple[int, ...], nkw: int, nc: int) -> tuple:
-    """The digits of the walk's steps' keys (:func:`_code`), each an array along the tiles' axes (b, h, w, k, r)
-    it depends on (a key is put in step order only once whole: a copy, where gathering per step costs more):
-    the row and column tiles' classes (of their kernel tiles), whether each output tile axis's tile is its
-    last; per reduction step, whether it is the first, the last, its tap tile and whether its channel tile is
-    the last."""
-    op, geo, t = walk.op, walk.geo, walk.t
-    (sh, sw), (ph, pw) = geo.stride, geo.padding
-    h_axis = _axis_classes(op.out_h, t.oh, geo.kernel[0], t.kh, sh, ph, geo.in_h)
-    w_axis = _axis_classes(op.out_w, t.ow, geo.kernel[1], t.kw, sw, pw, geo.in_w)
+def _digits(walk: _ConvWalk, shape: tuple[int, ...], nkw: int, nc: int, at: list[np.ndarray]) -> tuple:
+    """The digits of the keys (:func:`_code`) of the walk's grid's cells (``at``: their first tiles along each axis,
+    :func:`_grid`), each an array along the axes (b, h, w, k, r) it depends on: the row and column tiles' classes
+    (of their kernel tiles), whether each output tile axis's tile is its last; per reduction step, whether it is
+    the first, its tap tile and whether its channel tile is the last."""
+    h_axis, w_axis = (_axis_classes(*args) for args in _axes(walk))
     reduction = np.arange(shape[4])
     tap, channels = div_mod(reduction, nc)
     kh, kw = div_mod(tap, nkw)
-    hcls, wcls = (h_axis[:, kh][:, None, None, :], h_axis.max() + 1), (w_axis[:, kw][:, None, :], w_axis.max() + 1)
-    last = [((np.arange(n) == n - 1).reshape(-1, *[1] * (4 - i)), 2) for i, n in enumerate(shape[:4])]
-    return hcls, wcls, last, ((reduction == 0, 2), (reduction == shape[4] - 1, 2), (tap, shape[4] // nc),
-                              (channels == nc - 1, 2))
+    hcls = (h_axis[at[1].ravel()][:, kh][:, None, None, :], h_axis.max() + 1)
+    wcls = (w_axis[at[2].ravel()][:, kw][:, None, :], w_axis.max() + 1)
+    last = [(x == n - 1, 2) for x, n in zip(at, shape[:4])]
+    return hcls, wcls, last, ((reduction == 0, 2), (tap, shape[4] // nc), (channels == nc - 1, 2))
+
+
+def _axes(walk: _ConvWalk) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """:func:`_axis_classes`'s arguments for the walk's rows and its columns."""
+    op, geo, t = walk.op, walk.geo, walk.t
+    (sh, sw), (ph, pw) = geo.stride, geo.padding
+    return ((op.out_h, t.oh, geo.kernel[0], t.kh, sh, ph, geo.in_h),
+            (op.out_w, t.ow, geo.kernel[1], t.kw, sw, pw, geo.in_w))
+
+
+def _grid(walk: _ConvWalk, shape: tuple[int, ...], nbuf: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """The walk's grid: its steps grouped into cells, the product of each axis's groups of alike tiles
+    (:func:`_tile_groups`; the reduction's steps each their own). Each axis's groups' first tiles (an array along
+    it), and each cell's steps."""
+    rows, cols = _axes(walk)
+    groups = [_tile_groups(shape[0], nbuf), _tile_groups(shape[1], nbuf, rows), _tile_groups(shape[2], nbuf, cols),
+              _tile_groups(shape[3], nbuf), (np.arange(shape[4]), np.ones(shape[4], np.int64))]
+    along = [(-1, *[1] * (4 - i)) for i in range(5)]
+    count = functools.reduce(np.multiply, (n.reshape(a) for (_, n), a in zip(groups, along)))
+    return [x.reshape(a) for (x, _), a in zip(groups, along)], count
 
 
 def _code(*digits: tuple[np.ndarray, int | None]) -> np.ndarray:

@@ -48,7 +48,7 @@ class ClassTable:
         self.n = 0
         self.make_specs = make_specs   # the specs of steps (specs.step_specs) of walks
         self.spec = np.zeros((rows, spec_columns), np.int64)
-        self.pending: list[tuple[tuple, np.ndarray]] = []   # (a walk's row, its new classes' steps' tiles)
+        self.pending: list[tuple[np.ndarray, np.ndarray]] = []   # new classes' walks' rows, their steps' tiles
         self.ready = 0   # classes with their spec made
         self.maker, self.step = np.zeros(rows, np.int64), np.zeros(rows, np.int64)   # each class's maker, first step
         self.makers: list[Callable[[int], Any]] = []   # a step's piece, one per part of a walk
@@ -63,40 +63,51 @@ class ClassTable:
     def __len__(self) -> int:
         return self.n
 
-    def lookup(self, where: Hashable, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The class of each key code of ``where`` (a context and part; ``codes`` in ascending order), numbering
-        the new ones after the last (a code twice, once); and where in ``codes`` each new class first is."""
-        known = self.ids.setdefault(where, {})
-        ids = np.array([known.get(c, -1) for c in codes.tolist()] if known else -np.ones(len(codes)), np.int64)
+    def lookup_many(self, wheres: list[Hashable], part: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The class of each key code, of context and part ``wheres[part]`` (``part`` ascending), numbering the
+        new ones after the last (a code twice in one context and part, once); and where in ``codes`` each new
+        class first is."""
+        ids = np.full(len(codes), -1, np.int64)
+        cut, listed = np.searchsorted(part, np.arange(len(wheres) + 1)).tolist(), codes.tolist()
+        for n, where in enumerate(wheres):
+            known = self.ids.get(where)
+            if known:
+                ids[cut[n]:cut[n + 1]] = [known.get(c, -1) for c in listed[cut[n]:cut[n + 1]]]
         miss = np.flatnonzero(ids < 0)
         if not len(miss):
             return ids, miss
+        names: dict[Hashable, int] = {}   # parts of one context and part share their new classes
+        place = np.array([names.setdefault(w, len(names)) for w in wheres], np.int64)
+        miss = miss[np.lexsort((codes[miss], place[part[miss]]))]   # stable: a class's first miss first
+        place, code = place[part[miss]], codes[miss]
         step = np.ones(len(miss), bool)
-        step[1:] = codes[miss[1:]] != codes[miss[:-1]]   # ascending: a new code starts a new class
-        which = np.cumsum(step) - 1
-        new, first = codes[miss[step]], np.flatnonzero(step)
-        ids[miss] = self.n + which
-        known.update(zip(new.tolist(), range(self.n, self.n + len(new))))
-        self.n += len(new)
-        return ids, miss[first]
+        step[1:] = (place[1:] != place[:-1]) | (code[1:] != code[:-1])
+        ids[miss] = self.n + np.cumsum(step) - 1
+        first = miss[step]
+        cut = [*np.flatnonzero(np.diff(place[step], prepend=-1)).tolist(), len(first)]   # a context's new classes
+        owner, new, rows = part[first].tolist(), codes[first].tolist(), ids[first].tolist()
+        for lo, hi in zip(cut, cut[1:]):
+            self.ids.setdefault(wheres[owner[lo]], {}).update(zip(new[lo:hi], rows[lo:hi]))
+        self.n += len(first)
+        return ids, first
 
-    def extend(self, maker: Callable[[int], Any], first: np.ndarray, walk: tuple, tiles: np.ndarray) -> None:
-        """The classes :meth:`lookup` just numbered: what makes their pieces (``maker`` of each one's first step,
-        ``first``), and what makes their specs (``walk``'s row and those steps' ``tiles``), with every pending
-        class's at once (:meth:`specs`)."""
+    def extend(self, makers: list[Callable[[int], Any]], maker: np.ndarray, first: np.ndarray, walks: np.ndarray,
+               tiles: np.ndarray) -> None:
+        """The classes :meth:`lookup_many` just numbered: what makes their pieces (``makers[maker]`` of each one's
+        first step, ``first``), and what makes their specs (their walks' rows and those steps' ``tiles``), with
+        every pending class's at once (:meth:`specs`)."""
         n = self.n
         self.maker, self.step = (_room(a, n) for a in (self.maker, self.step))
-        self.maker[n - len(first):n], self.step[n - len(first):n] = len(self.makers), first
-        self.makers.append(maker)
-        self.pending.append((walk, tiles))
+        self.maker[n - len(first):n], self.step[n - len(first):n] = len(self.makers) + maker, first
+        self.makers.extend(makers)
+        self.pending.append((walks, tiles))
 
     def specs(self, ids: np.ndarray) -> np.ndarray:
         """The spec rows of classes ``ids``: those of the classes numbered since the last call made first, all
         at once."""
         if self.pending:
             walks, tiles = zip(*self.pending)
-            rows = self.make_specs(np.repeat(np.array(walks, np.int64), [len(x) for x in tiles], axis=0),
-                                   np.concatenate(tiles))
+            rows = self.make_specs(np.concatenate(walks), np.concatenate(tiles))
             n = self.ready + len(rows)
             self.spec = _room(self.spec, n)
             self.spec[self.ready:n], self.ready, self.pending = rows, n, []

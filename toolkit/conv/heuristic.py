@@ -17,7 +17,7 @@ from ..schedule import ScheduleError, grow_tiles
 from .geometry import conv_geometry
 from .ops import Conv2d, DepthwiseConv2d
 from .schedule import ConvSchedule, DepthwiseSchedule
-from .tiles import in_step_order, step_order, tile_ranges
+from .tiles import first_loads, in_step_order, reloads, tile_ranges
 
 
 def _sized(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, knobs: dict[str, Any]
@@ -228,18 +228,20 @@ def pipelined_conv_cycles(op: Conv2d, s: ConvSchedule, hw: HardwareConfig, limit
     c, d = _tile_costs_of(op, s, hw), hw.dim
     out_beats = -(-d * (4 if op.out_dtype == "int32" else 1) // hw.dma_beat_bytes)
     order = tuple(s.ORDER.index(x) for x in s.loop_order)
-    new_in, new_w = step_order(c["shape"], order, s.nbuf, False)[2:4]   # an operand is loaded when its tile
-    walked = functools.partial(in_step_order, shape=c["shape"], order=order)   # differs from the previous step's
+    # an operand is loaded when its tile differs from the previous step's
+    new_in, new_w = (first_loads(c["shape"], order, every) for every in reloads(c["shape"], order, False))
+    walked = functools.partial(in_step_order, shape=c["shape"], order=order)   # each sum over the tiles, then walked
     r = np.arange(c["shape"][4])
     kblocks = c["kblocks"][:, None]
     blocks = c["npix"][..., None, None] * kblocks   # an output tile's rows (a walk of products: one walk)
     compute = walked(c["taps"][:, :, :, None, :] * kblocks)
     if compute.sum() + len(compute) * STEP_OVERHEAD * d > limit:
         return math.inf
-    load = new_in * walked(c["in_rows"][:, :, :, None, :]) + new_w * walked(c["w_rows"])
-    writes = new_in * walked(c["in_writes"][:, :, :, None, :]) + new_w * walked(c["w_writes"])
+    load = walked(c["in_rows"][:, :, :, None, :] * new_in + c["w_rows"] * new_w)
+    writes = c["in_writes"][:, :, :, None, :] * new_in + c["w_writes"] * new_w
     if op.bias:   # a bias row is read once and written to every pixel of the tile
-        writes = writes + walked((r == 0) * blocks)
+        writes = writes + (r == 0) * blocks
+    writes = walked(writes)
     store = walked((r == c["shape"][4] - 1) * blocks * out_beats)
     return pipeline_columns(*(np.asarray(x, dtype=float) for x in (compute, load, store, writes)), d,
                             load_ahead=bool(s.load_ahead), store_delay=bool(s.store_delay))

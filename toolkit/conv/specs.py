@@ -55,7 +55,7 @@ def walk_row(walk: _ConvWalk) -> tuple[int, ...]:
 
 def step_specs(walks: np.ndarray, steps: np.ndarray) -> np.ndarray:
     """The rows (columns :class:`Specs`) of steps of walks, each step's walk a row of ``walks`` (:func:`walk_row`)
-    and its batch, row, column, output channel and reduction tile a row of ``steps`` (tiles.step_order): each
+    and its batch, row, column, output channel and reduction tile a row of ``steps`` (tiles.loops): each
     axis tile i of ``tile`` over ``extent`` starts at i * tile and holds min(tile, extent - start)
     (tiles.tile_ranges); reduction tile r is a kernel row tile, kernel column tile, then channel tile (a
     depthwise conv's channel tile is its output's)."""

@@ -110,52 +110,48 @@ def tile_ranges(extent: int, tile: int) -> list[range]:
     return [range(s, min(extent, s + tile)) for s in range(0, extent, tile)]
 
 
-class StepOrder(NamedTuple):
-    """The walk's steps in loop order (the reduction innermost): the tiles' counts (batch, row, column, output
-    channel and reduction tiles) and the output tile loops' nesting (outermost first); per step, whether it
-    loads its input and its weights (they differ from the previous step's) and which buffer of the input,
-    weight and accumulator double buffers it uses."""
-
-    shape: tuple[int, int, int, int, int]
-    order: tuple[int, ...]
-    new_in: np.ndarray
-    new_w: np.ndarray
-    bufs: tuple[np.ndarray, np.ndarray, np.ndarray]
-
-    def tiles(self, steps: np.ndarray) -> np.ndarray:
-        """The batch, row, column, output channel and reduction tile of each of ``steps`` (a row each): its
-        loops' digits (a value per step over the tiles' axes: :func:`in_step_order`)."""
-        loops = (*self.order, 4)
-        out = np.empty((5, len(steps)), np.int64)   # a row a tile axis: its digits set in one assignment
-        out[list(loops)] = np.unravel_index(steps, [self.shape[loop] for loop in loops])
-        return out.T
+def loops(shape: tuple[int, ...], order: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Steps per tile and tiles of each axis (b, h, w, k, r) of the walk of tiles ``shape`` (batch, row, column,
+    channel and reduction tiles), the output tile loops nested in ``order`` (outermost first), the reduction
+    innermost: a step's tile of each axis is a digit of the step's number."""
+    nest = (*order, 4)
+    inner = [0] * 5
+    for n, axis in enumerate(nest):
+        inner[axis] = math.prod(shape[x] for x in nest[n + 1:])
+    return tuple(inner), tuple(shape)
 
 
-@functools.lru_cache(maxsize=256)
-def step_order(shape: tuple[int, int, int, int, int], order: tuple[int, ...], nbuf: int, depthwise: bool
-               ) -> StepOrder:
-    """The steps of tiles ``shape`` (batch, row, column, channel and reduction tiles), the output tile loops
-    nested in ``order`` (outermost first) with ``nbuf`` buffers; a depthwise conv's input changes with its
-    channel tile. Cached, read-only: the census's classes and the prior walk the same steps, and a search's
-    neighbours that differ in placement, pipeline knobs or mvin width share them."""
-    loops = (*order, 4)   # outermost first: each loop's index a digit of the step's, the innermost the lowest
-    sizes = [shape[loop] for loop in loops]
-    # a loop's digit changes every (product of the loops inside it) steps, if it counts more than one tile; the
-    # first of several such loops to change is the innermost: an operand reloads every that many steps
-    inner = {loop: math.prod(sizes[n + 1:]) for n, loop in enumerate(loops)}
-    every_in, every_w = (min([inner[x] for x in held if shape[x] > 1], default=math.prod(sizes))
+def reloads(shape: tuple[int, ...], order: tuple[int, ...], depthwise: bool) -> tuple[int, int]:
+    """Steps from one load of the input, and of the weights, to the next, in the walk of :func:`loops`: a loop's
+    digit changes every (its steps per tile) steps, if it counts more than one tile, and the first of several such
+    loops to change is the innermost. A depthwise conv's input changes with its channel tile."""
+    inner = loops(shape, order)[0]
+    every_in, every_w = (min([inner[x] for x in held if shape[x] > 1], default=math.prod(shape))
                          for held in ((0, 1, 2, 4, *((3,) if depthwise else ())), (3, 4)))
-    step = np.arange(math.prod(sizes))
-    loads = [step // every for every in (every_in, every_w, shape[4])]   # each operand's loads so far, less one
-    new_in, new_w = loads[0] * every_in == step, loads[1] * every_w == step
-    bufs = tuple(div_mod(n, nbuf)[1] for n in loads)
-    for a in (new_in, new_w, *bufs):
-        a.setflags(write=False)
-    return StepOrder(shape, order, new_in, new_w, bufs)
+    return every_in, every_w
+
+
+def step_loads(step: np.ndarray, every: tuple[int, int, int], nbuf: int
+               ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Whether each of ``step`` loads its input and its weights, and which of ``nbuf`` buffers of the input,
+    weights and accumulators it uses (``every``: steps from one load of each to the next)."""
+    loads = [step // n for n in every]   # each operand's loads so far, less one
+    return loads[0] * every[0] == step, loads[1] * every[1] == step, tuple(div_mod(n, nbuf)[1] for n in loads)
+
+
+def first_loads(shape: tuple[int, ...], order: tuple[int, ...], every: int) -> np.ndarray:
+    """Over the tile axes (b, h, w, k, r), broadcast: whether a step loads an operand reloaded every ``every``
+    steps (:func:`reloads`), :func:`step_loads`'s before the steps are put in order: where the tiles of the loops
+    that change faster (fewer steps per tile) are their first."""
+    inner, out = loops(shape, order)[0], np.ones((1,) * 5, bool)
+    for axis, n in enumerate(shape):
+        if inner[axis] < every:
+            out = out & (np.arange(n) == 0).reshape((-1,) + (1,) * (4 - axis))
+    return out
 
 
 def in_step_order(x: np.ndarray, shape: tuple[int, ...], order: tuple[int, ...]) -> np.ndarray:
-    """Each step's (:func:`step_order`) value of ``x``, an array over (batch, row, column, channel, reduction
+    """Each step's (:func:`loops`) value of ``x``, an array over (batch, row, column, channel, reduction
     tiles) broadcast to ``shape``: the steps are those axes nested in ``order`` (the reduction innermost), so
     ``x`` in that order, flat (a strided copy into the steps' array: no index arrays to gather with, and no
     broadcast view, whose making costs more than the copy on a walk's few thousand steps)."""
