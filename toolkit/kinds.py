@@ -28,7 +28,8 @@ from .conv.schedule import ConvSchedule, DepthwiseSchedule
 from .library.matmul import ROW_ACTIVATIONS
 from .library import (LIBRARY_CONV_FIT, LIBRARY_DEPTHWISE_FIT, LIBRARY_MATMUL_FIT, LIBRARY_RESADD_FIT, LibraryConv,
                       LibraryDepthwise, LibraryMatmul, LibraryResAdd, LibrarySchedule, conv_loop_words,
-                      library_class, library_conv_domains, library_depthwise_domains, library_matmul_domains, library_resadd_domains,
+                      library_class, library_conv_domains, library_depthwise_domains, library_matmul_domains,
+                      library_resadd_domains,
                       lower_library, tiled_conv_auto, tiled_conv_dw_auto, tiled_matmul_auto, tiled_norm_auto,
                       tiled_resadd_auto)
 from .gemm import Matmul, MatmulSchedule, default_matmul_schedule, gemmini_matmul_schedule, lower_matmul
@@ -136,7 +137,8 @@ KINDS: dict[str, Kind] = {
     "conv2d": Kind(Conv2d, ConvSchedule, default_conv2d, lower_conv, library=tiled_conv_auto,
                    flat=gemmini_conv_schedule, domains=conv_domains, fit_knobs=CONV_FIT, ideal=conv_ideal_cycles,
                    census=conv_census, tallies=conv_tallies, estimate=kept_conv_cycles, os_chains=_conv_os_chains,
-                   loops_by_default=True, loops=LoopFamily(LibraryConv, library_conv_domains, LIBRARY_CONV_FIT, conv_loop_words)),
+                   loops_by_default=True,
+                   loops=LoopFamily(LibraryConv, library_conv_domains, LIBRARY_CONV_FIT, conv_loop_words)),
     "depthwise": Kind(DepthwiseConv2d, DepthwiseSchedule, default_conv_schedule, lower_conv,
                       library=tiled_conv_dw_auto, flat=gemmini_conv_schedule, domains=conv_domains,
                       fit_knobs=CONV_FIT, census=conv_census, tallies=conv_tallies,

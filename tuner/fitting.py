@@ -27,7 +27,8 @@ def _grid(lens: Sequence[int], at: np.ndarray) -> np.ndarray:
                                                                                                    np.int32)
 
 
-def _values(domains: Mapping[str, list], names: Sequence[str], grid: np.ndarray) -> dict[str, np.ndarray]:
+def knob_values(domains: Mapping[str, list], names: Sequence[str], grid: np.ndarray) -> dict[str, np.ndarray]:
+    """Each of ``names``' values at the value indices of ``grid`` (a column a knob)."""
     return {n: np.asarray(domains[n])[grid[:, i]] for i, n in enumerate(names)}
 
 
@@ -46,7 +47,7 @@ def _fitting_sizes(cls: type[Schedule], op: Op, hw: HardwareConfig, domains: Map
     found, shapes = [], []
     for lo in range(0, total, CHUNK):
         at = np.arange(lo, min(total, lo + CHUNK))
-        size_knobs = _values(domains, sizes, _grid(lens, at))
+        size_knobs = knob_values(domains, sizes, _grid(lens, at))
         fits, plan = _fit(cls, op, hw, {**knobs, **size_knobs})
         keep = np.flatnonzero(fits)
         nbuf = np.where({**knobs, **size_knobs}["double_buffer"], 2, 1)
@@ -71,8 +72,8 @@ def fit_codes(cls: type[Schedule], op: Op, hw: HardwareConfig, domains: Mapping[
         return np.zeros(0, np.int64)
     _, reps, which = np.unique(_combined(shapes), return_index=True, return_inverse=True)
     # each distinct shape against every placement: a representative size of it, the placements broadcast
-    rep = {n: v[:, None] for n, v in _values(domains, sizes, _grid(size_lens, fitting[reps])).items()}
-    placed = {n: v[None, :] for n, v in _values(domains, placement, place_grid).items()}
+    rep = {n: v[:, None] for n, v in knob_values(domains, sizes, _grid(size_lens, fitting[reps])).items()}
+    placed = {n: v[None, :] for n, v in knob_values(domains, placement, place_grid).items()}
     ok = _fit(cls, op, hw, {**base, **rep, **placed})[0]
     first = _grid(size_lens, fitting[:1])[0]
     knobs = {**base, **{n: domains[n][int(v)] for n, v in zip(sizes, first)}}
@@ -90,7 +91,7 @@ def sized_rows(cls: type[Schedule], op: Op, hw: HardwareConfig, domains: Mapping
     rows = [np.zeros((0, len(fit)), np.int32)]
     for lo in range(0, total, CHUNK):
         grid = _grid(lens, np.arange(lo, min(total, lo + CHUNK)))
-        rows.append(grid[cls.fit_arrays(hw, op, _values(domains, fit, grid))])   # type: ignore[attr-defined]
+        rows.append(grid[cls.fit_arrays(hw, op, knob_values(domains, fit, grid))])   # type: ignore[attr-defined]
     return np.concatenate(rows)
 
 

@@ -25,7 +25,7 @@ from toolkit.knobs import Domains
 from toolkit.ops import Op
 from toolkit.schedule import Schedule, ScheduleError
 
-from .fitting import FitRows, fit_codes, sized_rows
+from .fitting import FitRows, fit_codes, knob_values, sized_rows
 
 
 # fit knobs that place regions, not size them: at their first values (bank 0, packed) they take the least room.
@@ -167,8 +167,8 @@ class Space:
         if loops is None or loops.host_words is None or not self.hw.host_cmd_cycles \
                 or not isinstance(self.default, self.cls):
             return rows, 0
-        codes = rows.rows()
-        words = loops.host_words(self.op, {n: np.asarray(self.domains[n])[codes[:, k]] for k, n in enumerate(self.fit)})
+        indices = rows.rows()
+        words = loops.host_words(self.op, knob_values(self.domains, self.fit, indices))
         mine = loops.host_words(self.op, {n: np.array([getattr(self.default, n)]) for n in self.fit})
         bound = max(HOST_BOUND_MARGIN * program_loop_cycles(self.op, lower(self.op, self.default, self.hw)),
                     float(mine[0] * self.hw.host_cmd_cycles))   # the default is always a point
@@ -176,7 +176,7 @@ class Space:
         if keep.all():
             return rows, 0
         radix = [len(self.domains[n]) for n in self.fit]
-        return FitRows.of_rows(codes[keep], radix, rows.order), int((~keep).sum()) * self._free_size
+        return FitRows.of_rows(indices[keep], radix, rows.order), int((~keep).sum()) * self._free_size
 
     @property
     def valid_fit(self) -> np.ndarray:

@@ -51,9 +51,9 @@ def lower_library(op: Op, s: LibrarySchedule, hw: HardwareConfig) -> Program:
                          layout(specs))
 
 
-__all__ = ["CALLS", "check_library", "conv_loop_words", "LIBRARY_CONV_FIT", "LIBRARY_DEPTHWISE_FIT", "LIBRARY_MATMUL_FIT",
-           "LIBRARY_RESADD_FIT", "library_conv_domains", "library_depthwise_domains", "library_matmul_domains",
-           "library_resadd_domains", "LibraryConv",
+__all__ = ["CALLS", "check_library", "conv_loop_words", "LIBRARY_CONV_FIT", "LIBRARY_DEPTHWISE_FIT",
+           "LIBRARY_MATMUL_FIT", "LIBRARY_RESADD_FIT", "library_conv_domains", "library_depthwise_domains",
+           "library_matmul_domains", "library_resadd_domains", "LibraryConv",
            "LibraryDepthwise", "LibraryMatmul", "LibraryNorm", "LibraryResAdd", "LibrarySchedule",
            "library_class", "lower_library", "tiled_conv_auto", "tiled_conv_dw_auto", "tiled_matmul_auto",
            "tiled_norm_auto", "tiled_resadd_auto"]

@@ -116,7 +116,7 @@ def conv_loop_words(op: Conv2d, tiles: Mapping[str, np.ndarray]) -> np.ndarray:
     """The words gemmini_loop_conv_ws issues over :func:`conv_walk`'s tiles, at each point's tile arguments
     (``tiles``: an array of each, one value a point): seven a tile (isa.loop_words.LOOP_CONV_WORDS)."""
     maxes = conv_maxes(op)
-    loops = np.prod([-(-maxes[n] // np.asarray(tiles[n], dtype=np.int64)) for n in ARGS], axis=0)
+    loops = np.prod([ceil_div(maxes[n], np.asarray(tiles[n], dtype=np.int64)) for n in ARGS], axis=0)
     return loops * len(LOOP_CONV_WORDS)
 
 

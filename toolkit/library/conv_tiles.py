@@ -164,11 +164,10 @@ def padding_windows(tiles: Mapping[str, Ints], op: "Conv2d", maxes: dict[str, in
                 yield out_arg, po, k_arg, k, w.lo + w.hi > count * op.stride + tile_k - 1
 
 
-def conv_tiles_fit(tiles: Mapping[str, np.ndarray], op: "ConvOp", hw: HardwareConfig,
-                   maxes: dict[str, int] | None = None) -> np.ndarray:
+def conv_tiles_fit(tiles: Mapping[str, np.ndarray], op: "Conv2d", hw: HardwareConfig) -> np.ndarray:
     """Whether :func:`conv_tile_rows` takes each point of ``tiles`` (an array of each argument, a value a
     point), all at once: a tile within the conv that reads more than padding, and fits half of each memory."""
-    maxes = conv_maxes(op) if maxes is None else maxes
+    maxes = conv_maxes(op)
     ok = np.logical_and.reduce([np.asarray(tiles[n]) <= maxes[n] for n in ARGS])
     for *_, padding_only in padding_windows(tiles, op, maxes):
         ok &= ~padding_only
