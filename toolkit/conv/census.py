@@ -360,12 +360,10 @@ def _new_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | De
 
 
 def _pass_key(part: str, walk: _ConvWalk) -> tuple:
-    """What one closed-form pass over new classes of ``part`` keeps apart: the geometry (the buffers); the
-    computes' dataflow; and where a pass pads each class's pixels to its largest's (the computes, input and
-    stores), the size of the pixel tile (tiles within twice as many pixels)."""
-    s, t = walk.s, walk.t
-    pixels = (t.b * t.oh * t.ow).bit_length() if part in ("computes", "input", "stores") else 0
-    return s.packs_taps, s.dataflow if part == "computes" else None, pixels
+    """What one closed-form pass over new classes of ``part`` keeps apart: the geometry (the buffers) and the
+    computes' dataflow. A pass lays its classes' pixels flat, each class its own (closed.py), so it takes
+    classes of any tile size at once."""
+    return walk.s.packs_taps, walk.s.dataflow if part == "computes" else None
 
 
 def _new_words(part: str, walk: _ConvWalk, buffers: dict[str, Buffer], new: np.ndarray) -> _NewWords:

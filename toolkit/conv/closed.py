@@ -2,13 +2,13 @@
 
 A computes class's words (census._computes of tiles._ConvWalk.computes) are, per weight block, a preload
 and a compute per run of its tap's valid pixels; the sums need only how many runs each tap has, their
-rows and where each starts. So the classes' taps become the rows of one grid of pixels (a short tile's
-row padded with invalid pixels, which end every run), and one pass of tap_runs finds every run of every
-class; the blocks multiply them. tests/test_census.py holds the result equal to the classes' words' sums.
+rows and where each starts. So the classes' taps' pixels are laid flat one after another (runs.flat_rows: no
+padding, so a pass takes tiles of every size), and one pass of tap_runs finds every run of every class; the
+blocks multiply them. tests/test_census.py holds the result equal to the classes' words' sums.
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from isa.opcodes import Funct
 from ..census import Census, acc, operand
 from ..tally import COL, SUMS, Accesses
 from .geometry import ConvGeometry
-from .runs import TapRuns, _split_runs, div_mod, ranks, tap_runs
+from .runs import TapRuns, div_mod, flat_rows, flat_tap_runs, ranks, row_runs
 from .specs import Specs, groups, layouts
 
 
@@ -47,18 +47,16 @@ def _grid(s: Specs, geo: ConvGeometry) -> dict[str, np.ndarray]:
             "row0": rows.index_at[cls], "col0": cols.index_at[cls]}
 
 
-def _valid(g: dict[str, np.ndarray], in_h: int, in_w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Over the grid (tap rows x pixels): which pixels exist, which read inside the input, and each one's
-    input row (tiles._ConvWalk.computes's ok and a_idx)."""
-    p = np.arange(int(g["npix"].max()))[None, :]
-    nh, nw = g["nh"][:, None], g["nw"][:, None]
-    exists = p < g["npix"][:, None]
-    q, pw = div_mod(p, nw)
-    pb, ph = div_mod(q, nh)
-    rs, cs = ph + g["roff"][:, None], pw + g["coff"][:, None]   # within the class's slots, even past npix
-    ih, iw = g["row_index"][g["row0"][:, None] + rs], g["col_index"][g["col0"][:, None] + cs]
-    ok = exists & (ih >= 0) & (ih < in_h) & (iw >= 0) & (iw < in_w)
-    return exists, ok, (pb * g["R"][:, None] + rs) * g["C"][:, None] + cs
+def _valid(g: dict[str, np.ndarray], in_h: int, in_w: int) -> tuple[np.ndarray, ...]:
+    """The grid's rows' pixels laid flat (runs.flat_rows): each one's row, where each row starts, which read inside
+    the input, and each one's input row (tiles._ConvWalk.computes's ok and a_idx)."""
+    row, p, start = flat_rows(g["npix"])
+    q, pw = div_mod(p, g["nw"][row])
+    pb, ph = div_mod(q, g["nh"][row])
+    rs, cs = ph + g["roff"][row], pw + g["coff"][row]   # within the class's slots
+    ih, iw = g["row_index"][g["row0"][row] + rs], g["col_index"][g["col0"][row] + cs]
+    ok = (ih >= 0) & (ih < in_h) & (iw >= 0) & (iw < in_w)
+    return row, start, ok, (pb * g["R"][row] + rs) * g["C"][row] + cs
 
 
 def _per(cls: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
@@ -99,29 +97,39 @@ def _inside(g: dict[str, np.ndarray], axis: str, extent: int) -> np.ndarray:
 
 
 def _grid_runs(g: dict[str, np.ndarray], in_h: int, in_w: int, d: int
-               ) -> tuple[TapRuns, np.ndarray, np.ndarray, np.ndarray]:
+               ) -> tuple[TapRuns, np.ndarray, Callable[[np.ndarray], tuple]]:
     """Every grid row's runs (tap_runs: grouped by grid row, ``tap`` the row) and the input row each starts
-    at, found once per kind of row (:func:`_alike`); and per kind, which pixels exist but read padding, with
-    each grid row's kind."""
+    at, found once per kind of row (:func:`_alike`); and which pixels of grid rows read padding (:func:`_padding`)."""
     first, kind = _alike(g, in_h, in_w)
-    exists, ok, a_idx = _valid({k: v if k.endswith("_index") else v[first] for k, v in g.items()}, in_h, in_w)
-    runs = tap_runs(ok, a_idx, d)
+    row, start, ok, a_idx = _valid({k: v if k.endswith("_index") else v[first] for k, v in g.items()}, in_h, in_w)
+    runs = flat_tap_runs(ok, a_idx, row, start, d)
     per = np.bincount(runs.tap, minlength=len(first))
     count = per[kind]
     at = np.repeat((np.cumsum(per) - per)[kind], count) + ranks(count)
     spread = TapRuns(np.repeat(np.arange(len(kind)), count), runs.start[at], runs.rows[at])
-    return spread, a_idx[runs.tap[at], runs.start[at]], exists & ~ok, kind
+    return spread, a_idx[start[runs.tap[at]] + runs.start[at]], _padding(start, ~ok, kind)
 
 
-def _fills(g: dict[str, np.ndarray], padding: np.ndarray, kind: np.ndarray, overwrite: np.ndarray, nkb: np.ndarray,
+def _padding(start: np.ndarray, padding: np.ndarray, kind: np.ndarray) -> Callable[[np.ndarray], tuple]:
+    """Given grid rows, their pixels laid flat: whether each reads padding, and each one's position among the
+    rows (``padding``: each pixel of each kind, the kinds laid flat from ``start``; ``kind``: each grid row's)."""
+    npix = np.diff(np.append(start, len(padding)))
+
+    def of(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        k = kind[rows]
+        row, p, _ = flat_rows(npix[k])
+        return padding[start[k][row] + p], row
+    return of
+
+
+def _fills(g: dict[str, np.ndarray], padding: Callable[[np.ndarray], tuple], overwrite: np.ndarray, nkb: np.ndarray,
            d: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Per class, the fills (and their rows) a class that overwrites its accumulators first zeroes: runs of
-    its first tap's pixels that read padding (``padding`` of each grid row's ``kind``), per output channel
-    block."""
+    its first tap's pixels that read padding (:func:`_padding`), per output channel block."""
     rows = np.flatnonzero((g["tap"] == 0) & overwrite[g["cls"]])
-    valid = padding[kind[rows]]
-    flat, length = _split_runs(valid, valid[:, :-1] & valid[:, 1:], d)
-    cls = g["cls"][rows][flat // valid.shape[1]]
+    valid, row = padding(rows)
+    flat, length = row_runs(valid, valid[:-1] & valid[1:], row, d)
+    cls = g["cls"][rows][row[flat]]
     return _per(cls, np.ones(len(cls)), k) * nkb, _per(cls, length, k) * nkb
 
 
@@ -130,7 +138,7 @@ def computes_sums(s: Specs, walk: Any, os_: bool) -> ClassReads:
     one's first step at base 0; ``walk``: any walk of their op, hardware and geometry)."""
     d, dw, k = walk.d, walk.dw, len(s.nb)
     g = _grid(s, walk.geo)
-    runs, a_start, padding, kind = _grid_runs(g, walk.geo.in_h, walk.geo.in_w, d)
+    runs, a_start, padding = _grid_runs(g, walk.geo.in_h, walk.geo.in_w, d)
     ncb, nkb = s.nc, s.nk
     blocks = ncb if dw else ncb * nkb   # weight blocks per tap (depthwise: a tap's channel block is the output's)
     overwrite = s.first.astype(bool) & (not walk.op.bias)
@@ -140,7 +148,7 @@ def computes_sums(s: Specs, walk: Any, os_: bool) -> ClassReads:
     firsts = np.zeros(k, np.int64) if os_ else _per(g["cls"], per_row > 0, k) * blocks
     # the first tap of an overwriting class does not accumulate (but for its other input channel blocks)
     plain = overwrite * _per(g["cls"], per_row * (g["tap"] == 0), k) * (blocks if dw else nkb)
-    nf, f_rows = _fills(g, padding, kind, overwrite, nkb, d, k)
+    nf, f_rows = _fills(g, padding, overwrite, nkb, d, k)
     sums = np.zeros((k, len(SUMS)), np.int64)
     for name, v in (("preload", nf + n), ("compute_preloaded", nf + (n if os_ else firsts)),
                     ("compute_accumulated", 0 if os_ else n - firsts), ("words", 2 * (nf + n)),
@@ -188,27 +196,26 @@ def _cut(sums: np.ndarray, cls: np.ndarray, addr: np.ndarray, amount: np.ndarray
 def input_loads(s: Specs, walk: Any, src: int) -> tuple[Census, np.ndarray]:
     """The mvin words (count 1) of input classes ``s``, one class after another (tiles._ConvWalk._input_loads
     of each one's first step, from buffer address ``src``; ``walk``: any of their op, hardware and geometry):
-    each class's input slots a row of one grid (a small tile's padded with slots that are not loaded), its
-    runs found in one pass; and each word's class."""
+    every class's input slots laid flat one after another (runs.flat_rows), their runs found in one pass; and
+    each word's class."""
     geo, d = walk.geo, walk.d
     rows = layouts(s.h0, s.nh, s.kh0, s.nkh, geo.stride[0], geo.padding[0])
     cols = layouts(s.w0, s.nw, s.kw0, s.nkw, geo.stride[1], geo.padding[1])
-    R, C = rows.size[:, None], cols.size[:, None]
-    n_slots = s.nb[:, None] * R * C
-    p = np.arange(int(n_slots.max()))[None, :]
-    q, lc = div_mod(p, C)
-    lb, lr = div_mod(q, R)
-    ih, iw = rows.index[rows.index_at[:, None] + lr], cols.index[cols.index_at[:, None] + lc]
-    dram = (s.b0[:, None] + lb) * geo.steps[0] + ih * geo.steps[1] + iw * geo.steps[2]
-    valid = (p < n_slots) & (ih >= 0) & (ih < geo.in_h) & (iw >= 0) & (iw < geo.in_w)
-    flat, length = _split_runs(valid, valid[:, :-1] & valid[:, 1:] & (np.diff(dram, axis=1) == geo.mvin_stride), d)
-    cls, start = div_mod(flat, p.shape[1])
+    of, p, at = flat_rows(s.nb * rows.size * cols.size)   # each class's slots laid flat
+    q, lc = div_mod(p, cols.size[of])
+    lb, lr = div_mod(q, rows.size[of])
+    ih, iw = rows.index[rows.index_at[of] + lr], cols.index[cols.index_at[of] + lc]
+    dram = (s.b0[of] + lb) * geo.steps[0] + ih * geo.steps[1] + iw * geo.steps[2]
+    valid = (ih >= 0) & (ih < geo.in_h) & (iw >= 0) & (iw < geo.in_w)
+    flat, length = row_runs(valid, valid[:-1] & valid[1:] & (np.diff(dram) == geo.mvin_stride), of, d)
+    cls = of[flat]
+    start = flat - at[cls]
     g, rel, cols_of, ng = groups(s.c0, s.nc, s.mb, walk.in_c, d)
     rep = np.repeat(np.arange(len(cls)), ng[cls])
     grp = (np.cumsum(ng) - ng)[cls[rep]] + ranks(ng[cls])
     local = rel[grp] * s.in_plane[cls[rep]] + start[rep]
     words = np.stack([np.full(len(rep), int(Funct.MVIN), np.uint64),
-                      (src + dram[cls, start][rep] + g[grp] * d).astype(np.uint64),
+                      (src + dram[flat][rep] + g[grp] * d).astype(np.uint64),
                       operand(local, length[rep], cols_of[grp])], axis=1)
     zeros = np.zeros(len(rep), np.int64)
     return Census(words, zeros + 1, s.in_plane[cls[rep]], zeros), cls[rep]
@@ -239,22 +246,21 @@ def weight_loads(s: Specs, walk: Any, dram: int) -> tuple[Census, np.ndarray]:
 
 def stores(s: Specs, walk: Any, dram: int, out_bytes: int, full: bool) -> tuple[Census, np.ndarray]:
     """The mvout words (count 1) of store classes ``s`` (tiles._ConvWalk._stores of each one's output tile, to
-    buffer address ``dram``), one class after another, and each word's class: each class's pixels a row of
-    one grid, its runs of consecutive output pixels found in one pass."""
+    buffer address ``dram``), one class after another, and each word's class: every class's pixels laid
+    flat one after another, their runs of consecutive output pixels found in one pass."""
     op, d = walk.op, walk.d
-    nb, nh, nw, b0, h0, w0 = (x[:, None] for x in (s.nb, s.nh, s.nw, s.b0, s.h0, s.w0))
-    p = np.arange(int((nb * nh * nw).max()))[None, :]
-    q, pw = div_mod(p, nw)
-    pb, ph = div_mod(q, nh)
-    pix = ((b0 + pb) * op.out_h + h0 + ph) * op.out_w + w0 + pw
-    valid = np.broadcast_to(p < nb * nh * nw, pix.shape)
-    flat, length = _split_runs(valid, valid[:, :-1] & valid[:, 1:] & (np.diff(pix, axis=1) == 1), d)
-    cls, start = div_mod(flat, p.shape[1])
+    of, p, at = flat_rows(s.npix)   # each class's pixels laid flat
+    q, pw = div_mod(p, s.nw[of])
+    pb, ph = div_mod(q, s.nh[of])
+    pix = ((s.b0[of] + pb) * op.out_h + s.h0[of] + ph) * op.out_w + s.w0[of] + pw
+    flat, length = row_runs(np.ones(len(pix), bool), np.diff(pix) == 1, of, d)
+    cls = of[flat]
+    start = flat - at[cls]
     rep = np.repeat(np.arange(len(cls)), s.nk[cls])
     kb_rel = ranks(s.nk[cls])
     kb, cls = s.k0[cls[rep]] + kb_rel, cls[rep]
     words = np.stack([np.full(len(cls), int(Funct.MVOUT), np.uint64),
-                      (dram + (pix[cls, start[rep]] * walk.out_c + kb * d) * out_bytes).astype(np.uint64),
+                      (dram + (pix[flat[rep]] * walk.out_c + kb * d) * out_bytes).astype(np.uint64),
                       operand(acc(kb_rel * s.acc_plane[cls] + start[rep], full=full), length[rep],
                               np.minimum(d, walk.out_c - kb * d))], axis=1)
     zeros = np.zeros(len(cls), np.int64)

@@ -49,13 +49,33 @@ class TapRuns(NamedTuple):
     rows: np.ndarray
 
 
+def flat_rows(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows of ``lengths`` elements laid one after another, none padded: each element's row and index within
+    it, and where each row starts."""
+    start = np.cumsum(lengths) - lengths
+    row = np.repeat(np.arange(len(lengths)), lengths)
+    return row, np.arange(len(row)) - start[row], start
+
+
+def row_runs(valid: np.ndarray, cont: np.ndarray, row: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_split_runs` of rows laid flat (:func:`flat_rows`, ``row`` each element's): no run goes on from one
+    row into the next. Their flat starts and lengths, in order."""
+    return _split_runs(valid[None], (cont & (row[:-1] == row[1:]))[None], limit)
+
+
 def tap_runs(valid: np.ndarray, a_idx: np.ndarray, limit: int) -> TapRuns:
     """:func:`runs` of every tap at once (a row of ``valid`` and of ``a_idx``, the input row of each
     pixel): its valid pixels whose input rows advance by one, at most ``limit`` long, short runs first
     (a stable sort: the next weight block loads while the tap's last compute streams, so a tap that
     ends on a full run hides that load)."""
-    npix = valid.shape[1]
-    cont = valid[:, :-1] & valid[:, 1:] & (np.diff(a_idx, axis=1) == 1)
-    flat, rows = _split_runs(valid, cont, limit)
-    order = np.lexsort((rows, flat // npix))
-    return TapRuns(*div_mod(flat[order], npix), rows[order])
+    taps, npix = valid.shape
+    return flat_tap_runs(valid.ravel(), a_idx.ravel(), np.repeat(np.arange(taps), npix), np.arange(taps) * npix,
+                         limit)
+
+
+def flat_tap_runs(valid: np.ndarray, a_idx: np.ndarray, row: np.ndarray, start: np.ndarray, limit: int) -> TapRuns:
+    """:func:`tap_runs` of taps laid flat (:func:`flat_rows`: each pixel's tap ``row``, where each tap starts)."""
+    flat, rows = row_runs(valid, valid[:-1] & valid[1:] & (np.diff(a_idx) == 1), row, limit)
+    tap = row[flat]
+    order = np.lexsort((rows, tap))
+    return TapRuns(tap[order], flat[order] - start[tap[order]], rows[order])
