@@ -28,23 +28,23 @@ from isa.opcodes import Funct
 from ..census import Census, Words, acc, frame, join, operand
 from ..lowering import op_buffers
 from ..tally import Accesses, Tally, tally, word_sums
+from .cells import Cells, WalkGrid, cells, walk_grid
 from .class_table import ClassTable
 from .closed import computes_sums, input_loads, stores, weight_loads
 from .geometry import padded_width
 from .grouping import Group, PartSteps, group
 from .ops import Conv2d, DepthwiseConv2d
 from .packed import pad_copy
-from .runs import div_mod
 from .schedule import ConvPlan, ConvSchedule, DepthwiseSchedule
 from .specs import Specs, step_specs, walk_row
-from .tiles import StepComputes, _ConvWalk, _Output, axis_layout, loops, reloads, step_loads, tile_ranges
+from .tiles import StepComputes, _ConvWalk, _Output, tile_ranges
 
 _SP, _IN, _W, _ACC = 0, 1, 2, 3   # what shifts a word's local address: nothing, the input, weight, acc base
 _MAX_PIECES = 65536   # classes kept (a batch's new ones may pass it: then all go before the next)
 _TABLE = ClassTable(step_specs, len(Specs._fields), _MAX_PIECES)   # (context, part, class) -> its spec, words and sums
 _CONTEXTS: dict[tuple, int] = {}      # context -> a small id (hashing a context's dataclasses costs)
 _MAX_WALKS = 1024
-_WALKS: dict[tuple, list] = {}        # a walk's knobs -> its classes (_walk_classes), across candidates
+_WALKS: dict[tuple, list] = {}        # a walk's knobs -> its classes (_walks_parts), across candidates
 _TALLIES: dict[tuple, tuple] = {}     # a schedule's knobs but its order's -> its sums and buffers (conv_tallies)
 
 
@@ -55,39 +55,6 @@ def forget_classes() -> None:
     _CONTEXTS.clear()
     _WALKS.clear()
     _TALLIES.clear()
-
-
-@functools.lru_cache(maxsize=4096)
-def _axis_classes(extent: int, tile: int, kernel: int, ktile: int, stride: int, pad: int, inside: int
-                  ) -> np.ndarray:
-    """[axis tile, kernel tile] -> class: alike when the tile's length, the kernel tile and which of the
-    input slots it reads are inside the input (not padding) are."""
-    ids: dict[tuple, int] = {}
-    out = np.zeros((len(tile_ranges(extent, tile)), len(tile_ranges(kernel, ktile))), dtype=np.int64)
-    for a, o in enumerate(tile_ranges(extent, tile)):
-        for b, k in enumerate(tile_ranges(kernel, ktile)):
-            index = axis_layout(o.start, len(o), k.start, len(k), stride, pad)[1]
-            key = (len(o), b, ((index >= 0) & (index < inside)).tobytes())
-            out[a, b] = ids.setdefault(key, len(ids))
-    return out
-
-
-@functools.lru_cache(maxsize=4096)
-def _tile_groups(n: int, nbuf: int, axis: tuple = ()) -> tuple[np.ndarray, np.ndarray]:
-    """An axis's ``n`` tiles grouped by what a step's class, loads and buffers read of its tile there: whether it
-    is the first and whether the last, its index mod ``nbuf`` (a buffer is the parity of a count of loads, and
-    each axis adds its tile times a fixed step) and (``axis``: :func:`_axis_classes`'s arguments) its classes
-    under each kernel tile. Steps whose tiles are alike on every axis are of one class (and their first is the one
-    of each axis's first tiles): a walk's classes are found over a grid of these, not its every step. Each group's
-    first tile and how many it has."""
-    rows = _axis_classes(*axis).tolist() if axis else [[]] * n
-    groups: dict[tuple, list[int]] = {}
-    for i, row in enumerate(rows):
-        groups.setdefault((i == 0, i == n - 1, i % nbuf, *row), []).append(i)
-    firsts, sizes = (np.array([f(g) for g in groups.values()], np.int64) for f in (lambda g: g[0], len))
-    for a in (firsts, sizes):
-        a.setflags(write=False)
-    return firsts, sizes
 
 
 class _Piece:
@@ -184,34 +151,6 @@ def _cut_tallies(c: Census, shift: np.ndarray, ends: np.ndarray, hw: HardwareCon
     order = np.argsort(owner, kind="stable")   # each class's writes, then its reads
     return (sums, tuple(np.concatenate(row)[order] for row in access),
             np.searchsorted(owner[order], np.arange(len(ends) + 1)))
-
-
-class _Classes:
-    """A walk's parts before grouping (grouping.PartSteps): ``each`` gives a part's cells of the walk's grid, their
-    codes, its classes' context and what makes a class's piece; grouping.group groups every walk's of a batch at
-    once."""
-
-    def __init__(self, first: np.ndarray, count: np.ndarray, bufs: tuple[np.ndarray, ...], walk: tuple, nbuf: int,
-                 shape: tuple[int, ...], order: tuple[int, ...]) -> None:
-        self.first, self.count = first, count   # each cell's first step and steps (arrays over the grid's axes)
-        self.buf_key = (bufs[0] * nbuf + bufs[1]) * nbuf + bufs[2]   # each cell's three buffers (of ``nbuf``) in one
-        self.walk, self.nbuf = walk, nbuf   # the walk's row (specs.walk_row)
-        self.inner, self.size = loops(shape, order)
-        self.parts: list[PartSteps] = []
-
-    def each(self, part: str, context: tuple, key: np.ndarray, active: np.ndarray | int | None,
-             spec: Callable[[int], Any], fill: Callable[[_Piece, Any], None]) -> None:
-        """The ``active`` cells (None: all; a mask over the grid; an int r: those of reduction step r, ``key`` then
-        along the output tile axes alone) of a part, alike in ``key`` (:func:`_code`: the same within ``context`` for
-        any walk); ``spec`` gives what the walk makes of a class's first step, and ``fill`` its words from that (only
-        when a census asks for them)."""
-        pick: Any = np.s_[..., active:active + 1] if isinstance(active, int) else np.s_[...]
-        code, first, count = key * self.nbuf ** 3 + self.buf_key[pick], self.first[pick], self.count[pick]
-        if isinstance(active, np.ndarray):
-            code, first, count = code[active], first[active], count[active]
-        ctx = _CONTEXTS.setdefault(context, len(_CONTEXTS))
-        self.parts.append(PartSteps(part, (ctx, part), code.ravel(), count.ravel(), first.ravel(), self.nbuf,
-                                    lambda n: _Piece(spec(n), fill), self.walk, self.inner, self.size))
 
 
 def _loads(piece: _Piece, loads: list, funct: int, dram: int, local: Callable, shift: int, stride: int) -> None:
@@ -420,7 +359,7 @@ def _fixed_tally(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, padded: bool)
 
 def _class_groups(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | DepthwiseSchedule], hw: HardwareConfig
                   ) -> list[tuple[list[Group], _ConvWalk, dict[str, Buffer]]]:
-    """Each schedule's tile walk's classes of steps, per part (:func:`_walk_classes`, the new walks' grouped at
+    """Each schedule's tile walk's classes of steps, per part (:func:`_walks_parts`, the new walks' grouped at
     once: grouping.group), its walk (its memory plan) and the buffers. The classes and their buffers depend on
     the tiles, geometry, mvin width, dataflow, loop order and buffering, not on the placement or pipeline knobs:
     kept per walk, their bases are the schedule's own plan's (:func:`_bases`)."""
@@ -429,8 +368,10 @@ def _class_groups(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | D
     keys = [(op, hw, walk.t, s.packs_taps, s.mvin_blocks, s.dataflow, s.loop_order, s.nbuf)
             for walk, s in zip(walks, schedules)]
     walked = {key: _WALKS.get(key) for key in keys}
-    new = {key: _walk_classes(walk, hw, bufs) for key, walk, bufs in zip(keys, walks, buffers) if walked[key] is None}
-    if new:
+    todo = {key: (walk, bufs) for key, walk, bufs in zip(keys, walks, buffers) if walked[key] is None}
+    if todo:
+        new_walks, new_buffers = (list(x) for x in zip(*todo.values()))
+        new = dict(zip(todo, _walks_parts(new_walks, hw, new_buffers)))
         grouped = iter(group([part for parts in new.values() for part in parts], _TABLE))
         walked.update((key, [next(grouped) for _ in parts]) for key, parts in new.items())
         if len(_WALKS) + len(new) > _MAX_WALKS:
@@ -453,26 +394,52 @@ def _bases(bufs: np.ndarray, regions: np.ndarray) -> np.ndarray:
     return out
 
 
-def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer]) -> list[PartSteps]:
-    """The walk's steps, per part, to group into classes (grouping.group: its classes, their rows of the class
-    table, counts and input, weight and accumulator buffers). A depthwise conv's reduction is its taps alone (the
-    channel tile is the output's): its input changes with the channel tile."""
-    op, s, dw, geo, plan, t, d = walk.op, walk.s, walk.dw, walk.geo, walk.plan, walk.t, walk.d
-    extents = ((op.batch, t.b), (op.out_h, t.oh), (op.out_w, t.ow), (-(-walk.out_c // d), t.k))
-    nkw, nc = -(-geo.kernel[1] // t.kw), 1 if dw else -(-(-(-walk.in_c // d)) // t.c)   # tiles.tile_ranges' counts
-    # the reduction's length (a depthwise conv's: each channel tile its own, of the same length)
-    shape = (*(-(-n // tile) for n, tile in extents), -(-geo.kernel[0] // t.kh) * nkw * nc)
-    order = tuple(s.ORDER.index(x) for x in s.loop_order)
-    inner = loops(shape, order)[0]
-    at, count = _grid(walk, shape, s.nbuf)
-    first = sum(x * n for x, n in zip(at, inner))   # each cell's first step: its tiles' firsts
-    new_in, new_w, bufs = step_loads(first, (*reloads(shape, order, dw), shape[4]), s.nbuf)
-    hcls, wcls, last, (first_r, taps, last_c) = _digits(walk, shape, nkw, nc, at)
+def _walks_parts(walks: list[_ConvWalk], hw: HardwareConfig, buffers: list[dict[str, Buffer]]
+                 ) -> list[list[PartSteps]]:
+    """Each of one op's walks' steps, per part, to group into classes (grouping.group: its classes, their rows of
+    the class table, counts and input, weight and accumulator buffers): every walk's cells at once (cells.py),
+    each part's keyed and cut per walk."""
+    grids = [walk_grid(walk) for walk in walks]
+    c = cells(grids)
+    dw = walks[0].dw
+    # a step's words depend on its channel tile only through whether it is the last (a ragged one), and
+    # on the reduction's first step (it overwrites the accumulators); the other channel tiles are alike
+    pixels = _code(c.last[0], c.hcls, c.wcls, c.taps, c.last_c)   # what the input and computes classes share
+    outputs = _code(*c.last, (True, 2))   # the bias's and the stores' (of the reduction's first and last steps)
+    keys = {"input": (_code((pixels, None), c.last[3]) if dw else pixels, c.new_in),
+            "weights": (_code(c.last[3], c.taps) if dw else _code(c.last[3], c.taps, c.last_c), c.new_w),
+            "bias": (outputs, c.r == 0),
+            "computes": (_code((pixels, None), c.first_r, c.last[3]), None),
+            "stores": (outputs, c.r == np.array([g.shape[4] - 1 for g in grids])[c.walk])}
+    if not walks[0].op.bias:
+        del keys["bias"]
+    steps = {part: _walk_steps(c, key, active, len(walks)) for part, (key, active) in keys.items()}
+    return [[PartSteps(part, (_CONTEXTS.setdefault(context, len(_CONTEXTS)), part), *(x[n] for x in steps[part]),
+                       grid.nbuf, maker, walk_row(walk), grid.inner, grid.shape)
+             for part, context, maker in _makers(walk, grid, hw, bufs)]
+            for n, (walk, grid, bufs) in enumerate(zip(walks, grids, buffers))]
+
+
+def _walk_steps(c: Cells, key: np.ndarray, active: np.ndarray | None, walks: int) -> tuple[list[np.ndarray], ...]:
+    """The ``active`` cells (None: all) of a part, alike in ``key`` (:func:`_code`: the same within a context for
+    any walk): their codes (with their buffers), steps and first steps, cut per walk."""
+    at: Any = np.flatnonzero(active) if active is not None else np.s_[:]
+    code = key[at] * c.nbuf[at] ** 3 + c.buf_key[at]
+    cut = np.searchsorted(c.walk[at], np.arange(walks + 1)).tolist()
+    return tuple([x[lo:hi] for lo, hi in zip(cut, cut[1:])] for x in (code, c.count[at], c.first[at]))
+
+
+def _makers(walk: _ConvWalk, grid: WalkGrid, hw: HardwareConfig, buffers: dict[str, Buffer]
+            ) -> list[tuple[str, tuple, Callable[[int], _Piece]]]:
+    """Per part of the walk: the context its classes are numbered in, and what makes a class's piece from its
+    first step (``spec``: what the walk makes of the step; ``fill``: its words from that, only when a census asks
+    for them)."""
+    op, s, dw, geo, plan, t = walk.op, walk.s, walk.dw, walk.geo, walk.plan, walk.t
 
     @functools.cache   # the parts' classes often start at one step (made only for a census's words)
     def tile(n: int) -> tuple:
-        *tiles, r = (n // k % size for k, size in zip(inner, shape))
-        out = _Output(*(tile_ranges(*e)[x] for e, x in zip(extents, tiles)), 0)
+        *tiles, r = (n // k % size for k, size in zip(grid.inner, grid.shape))
+        out = _Output(*(tile_ranges(*e)[x] for e, x in zip(grid.extents, tiles)), 0)
         return out, walk.step(out, r, walk.reduction(out.kbs if dw else range(1)))
 
     # a class's words at base 0 depend on the op, the hardware, per part the tiles it reads (the input all but
@@ -482,68 +449,27 @@ def _walk_classes(walk: _ConvWalk, hw: HardwareConfig, buffers: dict[str, Buffer
     outputs, geometry = t._replace(kh=0, kw=0, c=0), (op, hw, s.packs_taps)
     inputs = (*geometry, t._replace(k=0), s.mvin_blocks)
     weights, bias = (*geometry, t._replace(b=0, oh=0, ow=0), s.mvin_blocks), (*geometry, outputs, s.mvin_blocks)
-
-    walked = _Classes(first, count, bufs, walk_row(walk), s.nbuf, shape, order)
-    each = walked.each
     src, out_bytes, full = buffers[geo.source].addr, (4 if op.out_dtype == "int32" else 1), op.out_dtype == "int32"
-    # a step's words depend on its channel tile only through whether it is the last (a ragged one), and
-    # on the reduction's first step (it overwrites the accumulators); the other channel tiles are alike
-    pixels = _code(last[0], hcls, wcls, taps, last_c)   # what the input and computes classes share
-    each("input", inputs, _code((pixels, None), last[3]) if dw else pixels, new_in,
-         lambda n: (walk, *tile(n)), lambda p, spec: _loads(p, spec[0]._input_loads(*spec[1:], 0), Funct.MVIN, src,
-                                                              lambda x: x, _IN, plan.in_plane))
+    parts: list[tuple[str, tuple, Callable[[int], Any], Callable[[_Piece, Any], None]]] = [
+        ("input", inputs, lambda n: (walk, *tile(n)),
+         lambda p, spec: _loads(p, spec[0]._input_loads(*spec[1:], 0), Funct.MVIN, src, lambda x: x, _IN,
+                                plan.in_plane))]
     if dw:
-        each("weights", weights, _code(last[3], taps), new_w, lambda n: walk._diagonals(tile(n)[1], 0),
-             lambda p, diagonals: _diagonals(p, diagonals, buffers["weight"].addr))
+        parts.append(("weights", weights, lambda n: walk._diagonals(tile(n)[1], 0),
+                      lambda p, diagonals: _diagonals(p, diagonals, buffers["weight"].addr)))
     else:
-        each("weights", weights, _code(last[3], taps, last_c), new_w, lambda n: (walk, *tile(n)),
-             lambda p, spec: _loads(p, spec[0]._weight_loads(spec[2], spec[1].kbs, 0), Funct.MVIN2,
-                                    buffers["weight"].addr, lambda x: x, _W, plan.w_plane))
+        parts.append(("weights", weights, lambda n: (walk, *tile(n)),
+                      lambda p, spec: _loads(p, spec[0]._weight_loads(spec[2], spec[1].kbs, 0), Funct.MVIN2,
+                                             buffers["weight"].addr, lambda x: x, _W, plan.w_plane)))
     if op.bias:
-        each("bias", bias, _code(*last, (True, 2)), 0,
-             lambda n: walk._bias_loads(tile(n)[0]),
-             lambda p, loads: _loads(p, loads, Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane))
-    each("computes", (*geometry, t, s.dataflow), _code((pixels, None), first_r, last[3]), None,
-         lambda n: (walk, *tile(n)), lambda p, spec: _computes(p, *spec[0].computes(*spec[1:], 0, 0), s.dataflow))
-    each("stores", (*geometry, outputs), _code(*last, (True, 2)), shape[4] - 1,
-         lambda n: (walk, *tile(n)),
-         lambda p, spec: _store(p, spec[0]._stores(spec[1]), buffers["output"].addr, out_bytes, full))
-    return walked.parts
-
-
-def _digits(walk: _ConvWalk, shape: tuple[int, ...], nkw: int, nc: int, at: list[np.ndarray]) -> tuple:
-    """The digits of the keys (:func:`_code`) of the walk's grid's cells (``at``: their first tiles along each axis,
-    :func:`_grid`), each an array along the axes (b, h, w, k, r) it depends on: the row and column tiles' classes
-    (of their kernel tiles), whether each output tile axis's tile is its last; per reduction step, whether it is
-    the first, its tap tile and whether its channel tile is the last."""
-    h_axis, w_axis = (_axis_classes(*args) for args in _axes(walk))
-    reduction = np.arange(shape[4])
-    tap, channels = div_mod(reduction, nc)
-    kh, kw = div_mod(tap, nkw)
-    hcls = (h_axis[at[1].ravel()][:, kh][:, None, None, :], h_axis.max() + 1)
-    wcls = (w_axis[at[2].ravel()][:, kw][:, None, :], w_axis.max() + 1)
-    last = [(x == n - 1, 2) for x, n in zip(at, shape[:4])]
-    return hcls, wcls, last, ((reduction == 0, 2), (tap, shape[4] // nc), (channels == nc - 1, 2))
-
-
-def _axes(walk: _ConvWalk) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """:func:`_axis_classes`'s arguments for the walk's rows and its columns."""
-    op, geo, t = walk.op, walk.geo, walk.t
-    (sh, sw), (ph, pw) = geo.stride, geo.padding
-    return ((op.out_h, t.oh, geo.kernel[0], t.kh, sh, ph, geo.in_h),
-            (op.out_w, t.ow, geo.kernel[1], t.kw, sw, pw, geo.in_w))
-
-
-def _grid(walk: _ConvWalk, shape: tuple[int, ...], nbuf: int) -> tuple[list[np.ndarray], np.ndarray]:
-    """The walk's grid: its steps grouped into cells, the product of each axis's groups of alike tiles
-    (:func:`_tile_groups`; the reduction's steps each their own). Each axis's groups' first tiles (an array along
-    it), and each cell's steps."""
-    rows, cols = _axes(walk)
-    groups = [_tile_groups(shape[0], nbuf), _tile_groups(shape[1], nbuf, rows), _tile_groups(shape[2], nbuf, cols),
-              _tile_groups(shape[3], nbuf), (np.arange(shape[4]), np.ones(shape[4], np.int64))]
-    along = [(-1, *[1] * (4 - i)) for i in range(5)]
-    count = functools.reduce(np.multiply, (n.reshape(a) for (_, n), a in zip(groups, along)))
-    return [x.reshape(a) for (x, _), a in zip(groups, along)], count
+        parts.append(("bias", bias, lambda n: walk._bias_loads(tile(n)[0]),
+                      lambda p, loads: _loads(p, loads, Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane)))
+    parts.append(("computes", (*geometry, t, s.dataflow), lambda n: (walk, *tile(n)),
+                  lambda p, spec: _computes(p, *spec[0].computes(*spec[1:], 0, 0), s.dataflow)))
+    parts.append(("stores", (*geometry, outputs), lambda n: (walk, *tile(n)),
+                  lambda p, spec: _store(p, spec[0]._stores(spec[1]), buffers["output"].addr, out_bytes, full)))
+    return [(name, context, lambda n, spec=spec, fill=fill: _Piece(spec(n), fill))
+            for name, context, spec, fill in parts]
 
 
 def _code(*digits: tuple[np.ndarray, int | None]) -> np.ndarray:

@@ -1,5 +1,5 @@
 """The conv census's classes of steps (census.py), grouped for many walks at once: each walk's parts give the
-cells of its grid (steps alike on every tile axis: census._walk_classes) with their codes (a class's key and the
+cells of its grid (steps alike on every tile axis: cells.py) with their codes (a class's key and the
 buffers it uses), and one pass over a batch's every walk and part groups them, numbers the new classes and
 records what makes them (their first steps' tiles, their pieces' makers). A walk's own grouping is a few
 hundred cells, which numpy's per-call cost would dominate: the batch pays it once.
