@@ -415,9 +415,9 @@ def _walks_parts(walks: list[_ConvWalk], hw: HardwareConfig, buffers: list[dict[
         del keys["bias"]
     steps = {part: _walk_steps(c, key, active, len(walks)) for part, (key, active) in keys.items()}
     return [[PartSteps(part, (_CONTEXTS.setdefault(context, len(_CONTEXTS)), part), *(x[n] for x in steps[part]),
-                       grid.nbuf, maker, walk_row(walk), grid.inner, grid.shape)
+                       grid.nbuf, maker, row, grid.inner, grid.shape)
              for part, context, maker in _makers(walk, grid, hw, bufs)]
-            for n, (walk, grid, bufs) in enumerate(zip(walks, grids, buffers))]
+            for n, (walk, grid, bufs, row) in enumerate(zip(walks, grids, buffers, map(walk_row, walks)))]
 
 
 def _walk_steps(c: Cells, key: np.ndarray, active: np.ndarray | None, walks: int) -> tuple[list[np.ndarray], ...]:
