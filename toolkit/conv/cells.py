@@ -1,5 +1,6 @@
 """The cells of many conv tile walks at once (census.py): a walk's steps grouped into cells, the product of each
-axis's groups of alike tiles (:func:`tile_groups`; the reduction's steps each their own), every walk's cells laid
+axis's groups of alike tiles (:func:`tile_groups`; the reduction's, its channel tiles' within each tap tile:
+:func:`reduction_groups`), every walk's cells laid
 flat one walk after another, with the digits a class's key reads of each cell. A walk's own grid is a few hundred
 cells, and its arithmetic a few dozen numpy calls whose fixed cost dominates (a quarter of a millisecond a walk,
 whatever its size, measured on ResNet-50's 3x3 conv): a batch's walks pay it once.
@@ -50,11 +51,24 @@ def tile_groups(n: int, nbuf: int, axis: tuple = ()) -> tuple[np.ndarray, np.nda
     return firsts, sizes
 
 
+@functools.lru_cache(maxsize=4096)
+def reduction_groups(taps: int, nc: int, nbuf: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`tile_groups` of the reduction's steps (each tap tile's ``nc`` channel tiles): a step's class reads of
+    its channel tile only whether it is the first and the last, and its buffers the step's parity (with more than
+    one step the input and weights load every step, tiles.reloads, and the reduction is innermost), so a tap's
+    channel tiles group as an axis's tiles do. Each group's first step and how many it has."""
+    firsts, sizes = tile_groups(nc, nbuf)
+    out = (np.arange(taps)[:, None] * nc + firsts).ravel(), np.tile(sizes, taps)
+    for a in out:
+        a.setflags(write=False)
+    return out
+
+
 class WalkGrid(NamedTuple):
     """What a walk's cells read of it: its tiles per axis (b, h, w, k, r) and the extents they tile, its loop
     order and steps per tile of each axis (tiles.loops), kernel column and channel tiles, buffers, steps from
-    one load of the input, weights and accumulators to the next, its axes' groups (:func:`tile_groups`, b to k)
-    and its row and column tiles' classes (:func:`axis_classes`)."""
+    one load of the input, weights and accumulators to the next, its axes' groups (:func:`tile_groups`, b to k;
+    :func:`reduction_groups`) and its row and column tiles' classes (:func:`axis_classes`)."""
 
     shape: tuple[int, ...]
     extents: tuple[tuple[int, int], ...]
@@ -80,7 +94,8 @@ def walk_grid(walk: _ConvWalk) -> WalkGrid:
     order = tuple(s.ORDER.index(x) for x in s.loop_order)
     rows, cols = axes(walk)
     groups = (tile_groups(shape[0], s.nbuf), tile_groups(shape[1], s.nbuf, rows),
-              tile_groups(shape[2], s.nbuf, cols), tile_groups(shape[3], s.nbuf))
+              tile_groups(shape[2], s.nbuf, cols), tile_groups(shape[3], s.nbuf),
+              reduction_groups(shape[4] // nc, nc, s.nbuf))
     return WalkGrid(shape, extents, order, loops(shape, order)[0], nkw, nc, s.nbuf,
                     (*reloads(shape, order, dw), shape[4]), groups, axis_classes(*rows), axis_classes(*cols))
 
@@ -119,28 +134,28 @@ class Cells(NamedTuple):
 
 def cells(grids: list[WalkGrid]) -> Cells:
     """The cells of the walks of ``grids``."""
-    n = np.array([(*(len(x[0]) for x in g.groups), g.shape[4]) for g in grids], np.int64)   # groups per axis
+    n = np.array([[len(x[0]) for x in g.groups] for g in grids], np.int64)   # groups per axis
     walk = np.repeat(np.arange(len(grids)), n.prod(axis=1))
     index = [ranks(n.prod(axis=1))]   # each cell's group along each axis, split off from the reduction's out
     for axis in (4, 3, 2, 1):
         index[0:1] = div_mod(index[0], n[walk, axis])
     at, size = [], []
-    for axis in range(4):
+    for axis in range(5):
         off = (np.cumsum(n[:, axis]) - n[:, axis])[walk] + index[axis]
         at.append(np.concatenate([g.groups[axis][0] for g in grids])[off])
         size.append(np.concatenate([g.groups[axis][1] for g in grids])[off])
-    r = index[4]
+    r = at[4]
     # each cell's walk's steps per tile and tiles of each axis, buffers, steps between loads (3), channel and
     # kernel column tiles
     ints = np.array([(*g.inner, *g.shape, g.nbuf, *g.every, g.nc, g.nkw) for g in grids], np.int64)[walk]
     inner, shape, nbuf, nc, nkw = ints[:, :5], ints[:, 5:10], ints[:, 10], ints[:, 14], ints[:, 15]
-    first = sum(x * inner[:, i] for i, x in enumerate((*at, r)))   # each cell's first step: its tiles' firsts
+    first = sum(x * inner[:, i] for i, x in enumerate(at))   # each cell's first step: its tiles' firsts
     new_in, new_w, bufs = step_loads(first, (ints[:, 11], ints[:, 12], ints[:, 13]), nbuf)
     tap, channel = div_mod(r, nc)
     kh, kw = div_mod(tap, nkw)
     buf_key = (bufs[0] * nbuf + bufs[1]) * nbuf + bufs[2]
-    return Cells(walk, first, size[0] * size[1] * size[2] * size[3], nbuf, buf_key, new_in, new_w, r,
-                 tuple((x == shape[:, i] - 1, 2) for i, x in enumerate(at)),
+    return Cells(walk, first, size[0] * size[1] * size[2] * size[3] * size[4], nbuf, buf_key, new_in, new_w, r,
+                 tuple((x == shape[:, i] - 1, 2) for i, x in enumerate(at[:4])),
                  _classes(grids, "rows", walk, at[1], kh), _classes(grids, "cols", walk, at[2], kw), (r == 0, 2),
                  (tap, shape[:, 4] // nc), (channel == nc - 1, 2))
 
