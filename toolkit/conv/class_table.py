@@ -163,18 +163,20 @@ class ClassTable:
         bases and candidates ``which``), one row per candidate (whole numbers: exact in any order). A class
         whose every slot's rows lie in one bank under its bases (most: a buffer rarely straddles two banks)
         adds each slot's rows there; the others, access by access (:meth:`_access_rows`)."""
-        n, span = int(which.max()) + 1, self.span[ids]
-        base = bases[:, np.arange(SLOTS) // 2]
-        lo, hi, addr_lo, addr_hi, amount, accesses = np.moveaxis(span, 2, 0)
+        n = int(which.max()) + 1
+        cls, slot = np.nonzero(self.span[ids, :, -1] > 0)   # each class's slots with accesses (a few of SLOTS)
+        lo, hi, addr_lo, addr_hi, amount = self.span[ids[cls], slot, :-1].T
+        base = bases[cls, slot // 2]
         bank = (base + lo) // hw.sp_bank_rows
-        one = (accesses == 0) | ((base + addr_lo >= 0) & (base + addr_hi <= ROW_MASK)
-                                 & ((base + hi) // hw.sp_bank_rows == bank))
-        whole = one.all(axis=1)
-        cls, slot = np.nonzero(whole[:, None] & (accesses > 0))
-        if len(cls) and bank[cls, slot].max() >= hw.sp_banks:
+        one = (base + addr_lo >= 0) & (base + addr_hi <= ROW_MASK) & ((base + hi) // hw.sp_bank_rows == bank)
+        whole = np.ones(len(ids), bool)
+        whole[cls[~one]] = False
+        keep = whole[cls]
+        cls, slot, bank, amount = cls[keep], slot[keep], bank[keep], amount[keep]
+        if len(cls) and bank.max() >= hw.sp_banks:
             raise ValueError("conv_tallies: a scratchpad row past the last bank")
-        at = ((which[cls] * 2 + slot % 2) * hw.sp_banks + bank[cls, slot])
-        rows = np.bincount(at, weights=counts[cls] * amount[cls, slot], minlength=n * 2 * hw.sp_banks)
+        at = (which[cls] * 2 + slot % 2) * hw.sp_banks + bank
+        rows = np.bincount(at, weights=counts[cls] * amount, minlength=n * 2 * hw.sp_banks)
         if not whole.all():
             rest = ~whole
             rows += self._access_rows(ids[rest], counts[rest], bases[rest], which[rest], n, hw)
