@@ -207,11 +207,15 @@ class ClassTable:
 
 
 def _spans(access: tuple[np.ndarray, ...], at: np.ndarray) -> np.ndarray:
-    """Per class (its ``access`` columns from at[i] to at[i + 1]) and slot, :data:`SPAN`."""
+    """Per class (its ``access`` columns from at[i] to at[i + 1]) and slot, :data:`SPAN`. A class's accesses of one
+    slot mostly lie together (a part's words in order): each stretch of them is reduced at once, then the stretches
+    into their slots."""
     addr, off, amount, shift, read = access
-    slot = np.repeat(np.arange(len(at) - 1), np.diff(at)) * SLOTS + shift * 2 + read
+    key = np.repeat(np.arange(len(at) - 1), np.diff(at)) * SLOTS + shift * 2 + read
+    start = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]])) if len(key) else np.zeros(0, np.int64)
     out = np.tile(_NONE, ((len(at) - 1) * SLOTS, 1))
     for col, (how, x) in enumerate(((np.minimum, addr + off), (np.maximum, addr + off), (np.minimum, addr),
-                                    (np.maximum, addr), (np.add, amount), (np.add, 1))):
-        how.at(out[:, col], slot, x)
+                                    (np.maximum, addr), (np.add, amount))):
+        how.at(out[:, col], key[start], how.reduceat(x, start) if len(x) else x)
+    np.add.at(out[:, -1], key[start], np.diff(np.append(start, len(key))))
     return out.reshape(len(at) - 1, SLOTS, len(SPAN))
