@@ -12,6 +12,7 @@ import toolkit as tk
 from toolkit.census import computes
 from toolkit.estimate import os_cycles
 from toolkit.conv.census import forget_classes
+from toolkit.conv.runs import flat_rows, row_runs, runs
 from toolkit.kinds import KINDS, census, flat_schedule, estimate_cycles, gemmini_schedule, lower, tallies, tally
 from toolkit.tally import tally as tally_of
 from tuner.features import (FEATURE_NAMES, STREAM_NAMES, candidate_features, census_features, features,
@@ -196,3 +197,17 @@ def test_batched_tallies_equal_one_at_a_times_and_the_censuss(hw: tk.HardwareCon
             assert np.array_equal(t.sums, expected.sums), s
             assert np.array_equal(t.written, expected.written) and np.array_equal(t.read, expected.read), s
         assert np.array_equal(row, candidate_features(op, hw, s, space.domains)), s
+
+
+def test_runs_of_rows_laid_flat_are_each_rows_own() -> None:
+    """The closed forms lay every class's pixels flat (runs.flat_rows): their runs, found in one pass, are the
+    ones each row gives alone (a run ends with its row, even where the next row's first pixel is valid)."""
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(0, 40, 60)
+    row, _, start = flat_rows(lengths)
+    valid = rng.random(len(row)) < 0.8
+    flat, length = row_runs(valid, valid[:-1] & valid[1:], row, 5)
+    alone = [(int(start[r] + s), n) for r in range(len(lengths)) if lengths[r]
+             for s, n in runs(valid[start[r]:start[r] + lengths[r]], [], 5)]
+    assert list(zip(flat.tolist(), length.tolist())) == alone
+    assert any(valid[s - 1] and row[s - 1] != row[s] for s, _ in alone if s)   # rows whose runs would have joined
