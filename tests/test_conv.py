@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -11,7 +12,8 @@ from hypothesis import strategies as st
 import toolkit as tk
 from helpers import assert_exact
 from isa import ConfigLd, Fence, Mvin, Mvout
-from toolkit.conv.heuristic import default_conv_schedule, gemmini_conv_schedule
+from toolkit.conv.heuristic import (default_conv_schedule, forget_tile_costs, gemmini_conv_schedule,
+                                    kept_conv_cycles, pipelined_conv_cycles)
 from toolkit.conv.schedule import ConvSchedule, DepthwiseSchedule
 from toolkit.conv.tiles import axis_layout
 from toolkit.kinds import from_dict
@@ -337,3 +339,55 @@ def test_ops_round_trip_through_dicts(tiny, op) -> None:
     assert from_dict(op.to_dict()) == op
     assert from_dict(json.loads(json.dumps(op.to_dict()))) == op
     assert tk.compile(op, tiny).meta["op"] == op.to_dict()
+
+# (hardware preset, conv2d arguments, tiles (b, oh, ow, k, kh, kw, c), loop order, load_ahead, store_delay,
+# mvin_blocks, pack_taps, the estimate's float as the per-tile-broadcast walk of 28ce682 gave it)
+PRIOR_CASES = [
+    ("gemmini", dict(batch=1, in_h=56, in_w=56, in_c=64, out_c=64),
+     (1, 14, 5, 4, 3, 1, 1), "bwhk", 0, 1, 1, False, "0x1.7a81a00000000p+19"),
+    ("gemmini", dict(batch=1, in_h=56, in_w=56, in_c=64, out_c=64),
+     (1, 8, 56, 2, 1, 3, 2), "hkwb", 1, 1, 2, False, "0x1.b31b400000000p+18"),
+    ("gemmini", dict(batch=1, in_h=56, in_w=56, in_c=64, out_c=64),
+     (1, 3, 7, 3, 2, 2, 3), "kbhw", 1, 0, 1, False, "0x1.3596235555555p+20"),
+    ("gemmini", dict(batch=1, in_h=56, in_w=56, in_c=64, out_c=64),
+     (1, 7, 8, 1, 3, 3, 4), "wkhb", 1, 1, 4, False, "0x1.f6d7000000000p+18"),
+    ("gemmini", dict(batch=1, in_h=56, in_w=56, in_c=64, out_c=64),
+     (1, 4, 14, 2, 3, 3, 4), "bhwk", 0, 0, 1, False, "0x1.7e1ee00000000p+19"),
+    ("gemmini", dict(batch=1, in_h=224, in_w=224, in_c=3, out_c=64, kernel=7, stride=2, padding=3),
+     (1, 4, 16, 4, 7, 1, 2), "bhwk", 1, 1, 1, True, "0x1.587e180000000p+19"),
+    ("gemmini", dict(batch=1, in_h=224, in_w=224, in_c=3, out_c=64, kernel=7, stride=2, padding=3),
+     (1, 9, 28, 2, 3, 2, 1), "hwbk", 1, 0, 1, False, "0x1.523e100000000p+21"),
+    ("gemmini", dict(batch=2, in_h=14, in_w=14, in_c=64, out_c=96, bias="channel", out_dtype="int32"),
+     (1, 5, 14, 6, 3, 3, 4), "kwhb", 1, 1, 4, False, "0x1.4eb8000000000p+16"),
+    ("gemmini", dict(batch=2, in_h=14, in_w=14, in_c=64, out_c=96, bias="channel", out_dtype="int32"),
+     (2, 3, 4, 5, 1, 2, 3), "bkhw", 0, 1, 2, False, "0x1.ff9c800000000p+17"),
+    ("gemmini", dict(batch=1, in_h=56, in_w=56, in_c=128, out_c=128, stride=2),
+     (1, 6, 28, 8, 2, 3, 5), "whbk", 1, 1, 4, False, "0x1.b77da00000000p+18"),
+    ("gemmini", dict(batch=1, in_h=14, in_w=14, in_c=1024, out_c=256, kernel=1, padding=0),
+     (1, 14, 14, 4, 1, 1, 16), "bhwk", 1, 1, 4, False, "0x1.92b8000000000p+17"),
+    ("gemmini", dict(batch=1, in_h=56, in_w=56, in_c=64, out_c=64),
+     (1, 1, 2, 1, 1, 1, 1), "hwkb", 1, 1, 1, False, "0x1.dc06880000000p+23"),
+    ("gemmini", dict(batch=1, in_h=28, in_w=28, in_c=40, out_c=24),
+     (1, 2, 1, 2, 3, 1, 1), "bhwk", 1, 1, 2, False, "0x1.df920aaaaaaaap+18"),
+    ("gemmini", dict(batch=1, in_h=28, in_w=28, in_c=40, out_c=24),
+     (1, 1, 3, 1, 2, 3, 2), "kwhb", 0, 1, 1, False, "0x1.7d31700000000p+19"),
+    ("tiny", dict(batch=3, in_h=9, in_w=7, in_c=10, out_c=6, kernel=(3, 2), stride=2, padding=1, bias="channel"),
+     (2, 2, 3, 1, 2, 1, 2), "hbkw", 1, 1, 1, False, "0x1.5910000000000p+12"),
+]
+
+
+@pytest.mark.parametrize("preset, conv, tiles, order, load_ahead, store_delay, mvin_blocks, pack_taps, cycles",
+                         PRIOR_CASES)
+def test_pipelined_conv_cycles_keep_their_floats(preset, conv, tiles, order, load_ahead, store_delay, mvin_blocks,
+                                                 pack_taps, cycles) -> None:
+    """The closed-form prior walks per-axis caches and writes its walks in step order; every float stays what
+    the walk of each tile's costs gave (ragged, strided, packed, biased, int32, single-reduction-tile tilings,
+    each loop order and pipeline), and a limit under its computes still gives infinity."""
+    hw, op = tk.HardwareConfig.preset(preset), tk.conv2d(**conv)
+    b, oh, ow, k, kh, kw, c = tiles
+    s = ConvSchedule(tile_b=b, tile_oh=oh, tile_ow=ow, tile_k=k, tile_kh=kh, tile_kw=kw, tile_c=c, loop_order=order,
+                     load_ahead=load_ahead, store_delay=store_delay, mvin_blocks=mvin_blocks, pack_taps=pack_taps)
+    forget_tile_costs()
+    assert pipelined_conv_cycles(op, s, hw) == float.fromhex(cycles)
+    assert kept_conv_cycles(op, s, hw) == float.fromhex(cycles)   # from the kept tile costs
+    assert pipelined_conv_cycles(op, s, hw, limit=1.0) == math.inf

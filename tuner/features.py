@@ -16,11 +16,12 @@ either dataflow) give the same one from their tile walk without rendering, which
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import time
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -109,16 +110,14 @@ def words_census(w: np.ndarray, count: np.ndarray | None = None) -> Census:
 
 @dataclass(frozen=True)
 class Part:
-    """One group of stream features: their names, and the values a census's sums give them (in order)."""
+    """One group of stream features: their names, and the amounts a census's sums give them (in order); a name
+    that starts with ``log_`` goes in as log2(1 + its amount) (:func:`tally_features` takes the logs at once)."""
     names: tuple[str, ...]
     values: Callable[[Tally, HardwareConfig, Mapping[str, Any]], Iterable[float]]
 
-    def __call__(self, t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> dict[str, float]:
-        return dict(zip(self.names, self.values(t, hw, buffers), strict=True))
-
 
 def _part(*names: str) -> Callable[[Callable[..., Iterable[float]]], Part]:
-    """Decorator: the function gives the values of these names."""
+    """Decorator: the function gives the amounts of these names."""
     return lambda values: Part(names, values)
 
 
@@ -128,7 +127,7 @@ def _dma_cycles(t: Tally) -> float:
 
 @_part(*(f"log_n_{op}" for op in OPCODES))
 def _opcode_counts(t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> Iterable[float]:
-    return _log(t.sums[:len(OPCODES)])
+    return t.sums[:len(OPCODES)]
 
 
 @_part("log_instructions", "log_dma_bytes_in", "log_dma_bytes_out", "log_mean_mvin_bytes", "log_mean_mvout_bytes",
@@ -136,9 +135,8 @@ def _opcode_counts(t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> 
 def _dma_traffic(t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> Iterable[float]:
     bytes_in, bytes_out, rows_in, dma = float(t.sum("mvin_bytes")), float(t.sum("mvout_bytes")), \
         float(t.sum("mvin_rows")), _dma_cycles(t)
-    return (_log(t.sum("words")), _log(bytes_in), _log(bytes_out), _log(bytes_in / max(1, t.sum("mvin"))),
-            _log(bytes_out / max(1, t.sum("mvout"))), _log(bytes_in / max(1.0, rows_in)),
-            _log(rows_in + float(t.sum("mvout_rows"))), _log(dma),
+    return (t.sum("words"), bytes_in, bytes_out, bytes_in / max(1, t.sum("mvin")), bytes_out / max(1, t.sum("mvout")),
+            bytes_in / max(1.0, rows_in), rows_in + float(t.sum("mvout_rows")), dma,
             (bytes_in + bytes_out) / max(1.0, dma * hw.dma_beat_bytes))
 
 
@@ -148,7 +146,7 @@ def _execute(t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> Iterab
     onto an accumulating address), per compute."""
     weight_loads, rmw = t.sum("weight_loads"), t.sum("preload_rmw") + t.sum("mvin_rmw")
     n_comp = max(1, t.sum("computes"))
-    return (_log(weight_loads), weight_loads / n_comp, _log(rmw), rmw / n_comp,
+    return (weight_loads, weight_loads / n_comp, rmw, rmw / n_comp,
             float(t.sum("mvin_acc_bytes")) / max(1.0, float(t.sum("mvin_bytes"))))
 
 
@@ -156,12 +154,9 @@ def _execute(t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> Iterab
 def _reuse(t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> Iterable[float]:
     """Bytes loaded from each input buffer over its size (how often it is re-read); stored over the outputs'."""
     inputs = [b for b in buffers.values() if b.role == "input"][:MAX_INPUTS]
-    reload = np.zeros(MAX_INPUTS)
-    if inputs and t.sum("mvin"):
-        for i, b in enumerate(inputs):
-            reload[i] = float(t.sum(f"mvin_bytes_input{i}")) / b.nbytes
+    reload = [float(t.sum(f"mvin_bytes_input{i}")) / b.nbytes for i, b in enumerate(inputs)] if t.sum("mvin") else []
     outputs = sum(b.nbytes for b in buffers.values() if b.role == "output")
-    return (*reload, float(t.sum("mvout_bytes")) / max(1, outputs))
+    return (*reload, *[0.0] * (MAX_INPUTS - len(reload)), float(t.sum("mvout_bytes")) / max(1, outputs))
 
 
 def _shares(amounts: np.ndarray, banks: int) -> np.ndarray:
@@ -180,8 +175,8 @@ def _shares(amounts: np.ndarray, banks: int) -> np.ndarray:
 @_part(*(f"sp_write_bank_share{i}" for i in range(MAX_BANKS)), *(f"sp_read_bank_share{i}" for i in range(MAX_BANKS)),
        "banks_written", "banks_read")
 def _banks(t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> Iterable[float]:
-    return (*_shares(t.written, hw.sp_banks), *_shares(t.read, hw.sp_banks),
-            float((t.written > 0).sum()), float((t.read > 0).sum()))
+    return (*_shares(t.written, hw.sp_banks), *_shares(t.read, hw.sp_banks), np.count_nonzero(t.written),
+            np.count_nonzero(t.read))
 
 
 @_part("log_ideal_cycles", "row_fill", "log_dma_cycles", "log_roofline_cycles", "dma_over_compute",
@@ -191,8 +186,8 @@ def _bounds(t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> Iterabl
     DMA's cycles (a beat each)."""
     n_comp = t.sum("computes")
     ideal, dma = n_comp * hw.dim, _dma_cycles(t)
-    return (_log(ideal), float(t.sum("compute_rows")) / max(1, ideal), _log(dma), _log(max(ideal, dma)),
-            dma / max(1, ideal), _log(n_comp / max(1, t.sum("mvin"))))
+    return (ideal, float(t.sum("compute_rows")) / max(1, ideal), dma, max(ideal, dma), dma / max(1, ideal),
+            n_comp / max(1, t.sum("mvin")))
 
 
 # The vector's stream slots: these parts' names, in this order (saved models depend on it). Every part
@@ -200,6 +195,7 @@ def _bounds(t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> Iterabl
 # parts that read the order: bank of the next / previous load, load-to-first-use distances, DMA runs).
 STREAM_PARTS: tuple[Part, ...] = (_opcode_counts, _dma_traffic, _execute, _reuse, _banks, _bounds)
 STREAM_NAMES = [name for part in STREAM_PARTS for name in part.names]
+LOGGED = np.array([name.startswith("log_") for name in STREAM_NAMES])   # the slots that go in as log2(1 + x)
 # the hardware fields that shape a schedule's cost (queue depths and DMA slots are left to the stream)
 HW_FIELDS = ("dim", "sp_kib", "sp_banks", "acc_kib", "acc_banks", "dma_beat_bytes", "max_block_len", "dram_latency")
 HW_NAMES = [f"log_hw_{f}" for f in HW_FIELDS]
@@ -210,11 +206,23 @@ IDEAL = FEATURE_NAMES.index("log_ideal_cycles")
 DMA_CYCLES = FEATURE_NAMES.index("log_dma_cycles")
 MACS = FEATURE_NAMES.index("log_macs")  # a workload constant: the cost model's normalizer
 PRIOR = FEATURE_NAMES.index("log_prior_cycles")
+SHAPE = FEATURE_NAMES.index(SHAPE_NAMES[0])   # the shape's and hardware's slots follow the knobs'
+
+
+def _amounts(t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> Iterator[float]:
+    """The stream parts' amounts of a census's sums, slot by slot."""
+    return itertools.chain.from_iterable(part.values(t, hw, buffers) for part in STREAM_PARTS)
+
+
+def _stream_slots(amounts: np.ndarray) -> np.ndarray:
+    """The stream slots of amounts (the last axis's), the ``log_`` ones logged in one call (log2 is element-wise:
+    the floats of one at a time)."""
+    return np.where(LOGGED, _log(amounts), amounts)
 
 
 def tally_features(t: Tally, hw: HardwareConfig, buffers: Mapping[str, Any]) -> np.ndarray:
     """The instruction-stream part of the vector (``len(STREAM_NAMES)`` values) of a census's sums."""
-    return np.asarray([v for part in STREAM_PARTS for v in part(t, hw, buffers).values()], dtype=np.float64)
+    return _stream_slots(np.fromiter(_amounts(t, hw, buffers), dtype=np.float64))
 
 
 def census_features(census: Census, hw: HardwareConfig, buffers: Mapping[str, Any]) -> np.ndarray:
@@ -227,10 +235,10 @@ def stream_features(prog: Program) -> np.ndarray:
     return census_features(program_census(prog), prog.hw, prog.buffers)
 
 
-def knob_features(schedule: Schedule | dict[str, Any], domains: dict[str, list]) -> np.ndarray:
-    """One slot per knob in field order: log2 of ints, 0/1 of bools, the domain index of strings."""
+def _knob_values(schedule: Schedule | dict[str, Any], domains: dict[str, list]) -> list[float]:
+    """:func:`knob_features`'s slots, as a list."""
     knobs = schedule.to_dict() if isinstance(schedule, Schedule) else schedule
-    out = np.zeros(MAX_KNOBS)
+    out = [0.0] * MAX_KNOBS
     for i, (name, v) in enumerate(list(knobs.items())[:MAX_KNOBS]):
         if isinstance(v, bool):
             out[i] = float(v)
@@ -240,6 +248,11 @@ def knob_features(schedule: Schedule | dict[str, Any], domains: dict[str, list])
             dom = domains.get(name, [])
             out[i] = float(dom.index(v)) if v in dom else 0.0
     return out
+
+
+def knob_features(schedule: Schedule | dict[str, Any], domains: dict[str, list]) -> np.ndarray:
+    """One slot per knob in field order: log2 of ints, 0/1 of bools, the domain index of strings."""
+    return np.array(_knob_values(schedule, domains))
 
 
 @functools.lru_cache(maxsize=256)
@@ -269,9 +282,13 @@ def shape_features(op: Op) -> np.ndarray:
     return out
 
 
+@functools.lru_cache(maxsize=256)
 def hardware_features(hw: HardwareConfig) -> np.ndarray:
-    """log2(1 + x) of each of :data:`HW_FIELDS`: which hardware point a record was measured on."""
-    return _log([getattr(hw, f) for f in HW_FIELDS])
+    """log2(1 + x) of each of :data:`HW_FIELDS`: which hardware point a record was measured on. Kept per
+    hardware (read-only), as :func:`shape_features` per op."""
+    out = _log([getattr(hw, f) for f in HW_FIELDS])
+    out.setflags(write=False)
+    return out
 
 
 def prior_feature(op: Op, schedule: Schedule, hw: HardwareConfig, prog: Program | None = None,
@@ -288,10 +305,21 @@ def prior_feature(op: Op, schedule: Schedule, hw: HardwareConfig, prog: Program 
     return NOT_ESTIMATED if cycles is None else float(_log(flat_cycles(words, cycles, hw)))
 
 
+def _rows(streams: np.ndarray, priors: Sequence[float], op: Op, schedules: Sequence[Schedule], hw: HardwareConfig,
+          domains: dict[str, list]) -> np.ndarray:
+    """The vectors (float32, a row each) of candidates of one op and hardware, given their stream slots (a row
+    each) and priors: stream + prior + knobs + shape + hardware, each part set for all of them at once."""
+    out = np.empty((len(schedules), N_FEATURES), dtype=np.float32)
+    out[:, :PRIOR] = streams
+    out[:, PRIOR] = priors
+    out[:, PRIOR + 1:SHAPE] = [_knob_values(s, domains) for s in schedules]
+    out[:, SHAPE:] = np.concatenate([shape_features(op), hardware_features(hw)])
+    return out
+
+
 def _vector(stream: np.ndarray, prior: float, op: Op, schedule: Schedule, hw: HardwareConfig,
             domains: dict[str, list]) -> np.ndarray:
-    return np.concatenate([stream, [prior], knob_features(schedule, domains), shape_features(op),
-                           hardware_features(hw)]).astype(np.float32)
+    return _rows(stream[None], [prior], op, [schedule], hw, domains)[0]
 
 
 def features(prog: Program, op: Op, schedule: Schedule, domains: dict[str, list] | None = None) -> np.ndarray:
@@ -327,22 +355,41 @@ def _counted_features(op: Op, hw: HardwareConfig, schedule: Schedule, counted: t
     """:func:`candidate_features` given the candidate's tally (None: render it)."""
     if counted is None:
         return features(lower(op, schedule, hw), op, schedule, domains)
-    sums, buffers = counted
+    return _counted_rows(op, hw, [schedule], [counted], domains)[0]
+
+
+def _counted_prior(op: Op, hw: HardwareConfig, schedule: Schedule, sums: Tally) -> float:
+    """:func:`prior_feature` of a candidate given its census's sums."""
     # a kind with a census but no closed-form prior (depthwise) renders only a stream the stand-in would run
     short = KINDS[op.KIND].estimate is None and sums.sum("words") <= STAND_IN_MAX_INSTRUCTIONS
     prog = lower(op, schedule, hw) if short else None
-    return _vector(tally_features(sums, hw, buffers), prior_feature(op, schedule, hw, prog, sums.sum("computes"),
-                                                                 sums.sum("words")),
-                   op, schedule, hw, domains)
+    return prior_feature(op, schedule, hw, prog, sums.sum("computes"), sums.sum("words"))
+
+
+def _counted_rows(op: Op, hw: HardwareConfig, schedules: Sequence[Schedule], counted: Sequence[tuple[Tally, dict]],
+                  domains: dict[str, list]) -> np.ndarray:
+    """The rows of candidates given their tallies: each one's amounts and prior, then the vector's parts of all
+    of them at once (numpy's calls a batch, not a candidate)."""
+    amounts = np.fromiter(itertools.chain.from_iterable(_amounts(t, hw, buffers) for t, buffers in counted),
+                          dtype=np.float64)
+    priors = [_counted_prior(op, hw, s, t) for s, (t, _) in zip(schedules, counted)]
+    return _rows(_stream_slots(amounts.reshape(len(counted), len(STREAM_NAMES))), priors, op, schedules, hw, domains)
 
 
 def featurize(op: Op, hw: HardwareConfig, schedules: Sequence[Schedule],
               domains: dict[str, list] | None = None) -> np.ndarray:
     """The feature rows of candidates (:func:`candidate_features`, bit-identical), shape (len(schedules),
-    N_FEATURES): their tallies taken together (toolkit.kinds.tallies). ScheduleError if one does not fit."""
+    N_FEATURES): their tallies taken together (toolkit.kinds.tallies), and so their rows (those a census does not
+    cover rendered, one by one). ScheduleError if one does not fit."""
     domains = domains if domains is not None else knob_domains(op, hw)
-    rows = [_counted_features(op, hw, s, counted, domains) for s, counted in zip(schedules, tallies(op, schedules, hw))]
-    return np.stack(rows) if rows else np.zeros((0, N_FEATURES), dtype=np.float32)
+    counted = tallies(op, schedules, hw)
+    tallied = [n for n, c in enumerate(counted) if c is not None]
+    rows = np.empty((len(schedules), N_FEATURES), dtype=np.float32)
+    if tallied:
+        rows[tallied] = _counted_rows(op, hw, [schedules[n] for n in tallied], [counted[n] for n in tallied], domains)
+    for n in (n for n, c in enumerate(counted) if c is None):
+        rows[n] = features(lower(op, schedules[n], hw), op, schedules[n], domains)
+    return rows
 
 
 def _featurize_knobs(op: dict[str, Any], hw: dict[str, Any], knobs: list[dict[str, Any]],

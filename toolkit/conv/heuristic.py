@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -17,7 +18,7 @@ from ..schedule import ScheduleError, grow_tiles
 from .geometry import conv_geometry
 from .ops import Conv2d, DepthwiseConv2d
 from .schedule import ConvSchedule, DepthwiseSchedule
-from .tiles import first_loads, in_step_order, reloads, tile_ranges
+from .tiles import first_loads, reloads, tile_ranges
 
 
 def _sized(op: Conv2d | DepthwiseConv2d, hw: HardwareConfig, knobs: dict[str, Any]
@@ -90,103 +91,148 @@ def _axis(o0: int, n: int, k0: int, nk: int, stride: int, pad: int, extent: int)
     return per, sum(0 <= i < extent for i in read)
 
 
+_CONTIGUOUS = np.array([False, True])[:, None, None]   # _tap_table's last axis, over (tap rows, tap columns)
+
+
 def _tap_table(images: np.ndarray, vr: np.ndarray, vc: np.ndarray, dim: int) -> np.ndarray:
     """[images, valid rows per tap, valid columns per tap, contiguous]: array cycles of the taps of one
-    reduction tile for one (input, output) block pair (``vr``, ``vc``: _axis_tiles's valid rows and columns per
-    tap of each kind of tile): each tap streams its valid pixels, in runs of a row
+    reduction tile for one (input, output) block pair (``vr``, ``vc``: :class:`_Axis`'s valid rows and columns per
+    tap of each class of tile): each tap streams its valid pixels, in runs of a row
     of the tile (or the whole tile when contiguous). Summed tap by tap (a running sum: the float that adding
     them one at a time gives); a kernel tile's missing taps (a ragged last one's) add nothing."""
-    rows = images[:, None, None, None, None] * vr[None, :, None, :, None] * vc[None, None, :, None, :]
-    last = np.broadcast_to(vc[None, None, :, None, :], rows.shape)
-    cycles = np.stack([np.where(rows > 0, tap_cycles(rows, x, dim), 0.0) for x in (last, rows)], axis=3)
+    rows = (images[:, None, None, None, None] * vr[None, :, None, :, None] * vc[None, None, :, None, :])[:, :, :, None]
+    last = np.where(_CONTIGUOUS, rows, vc[None, None, :, None, None, :])   # a tap's last run: a row, or all of it
+    cycles = np.where(rows > 0, tap_cycles(rows, last, dim), 0.0)
     return np.cumsum(cycles.reshape(*cycles.shape[:4], -1), axis=4)[..., -1]
 
 
+@dataclass(frozen=True, eq=False)   # a cache key by identity: its cache makes one per axis
+class _Axis:
+    """One spatial axis of a conv's tiles (output rows or columns): each output tile's and kernel tile's size,
+    and per (output tile, kernel tile) the index in ``per`` of its valid outputs under each tap (few distinct:
+    the tiles inside the input share one; a ragged kernel tile's padded with 0) and the valid inputs it reads.
+    Read-only, cached: the tilings that share an axis's tiles share it."""
+
+    sizes: np.ndarray
+    ksizes: np.ndarray
+    cls: np.ndarray
+    read: np.ndarray
+    per: np.ndarray
+
+
+def _read_only(*arrays: np.ndarray) -> None:
+    for a in arrays:
+        a.setflags(write=False)
+
+
 @functools.lru_cache(maxsize=4096)
-def _axis_tiles(n_out: int, tile: int, kernel: int, ktile: int, stride: int, pad: int, extent: int
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Along one axis, per (output tile, kernel tile): the index of its valid outputs under each tap in the
-    returned rows of those (few: the tiles inside the input share one; a ragged kernel tile's padded with 0),
-    and the valid inputs it reads. Cached, read-only: tilings that share an axis's tiles share it."""
+def _spatial_axis(n_out: int, tile: int, kernel: int, ktile: int, stride: int, pad: int, extent: int) -> _Axis:
+    """The :class:`_Axis` of output rows (columns) ``n_out`` in tiles of ``tile`` under a kernel of ``kernel``
+    taps in tiles of ``ktile``."""
     per_tap: dict[tuple[int, ...], int] = {}
     cls, read = [], []
-    ktiles = tile_ranges(kernel, ktile)
-    for o in tile_ranges(n_out, tile):
+    outs, ktiles = tile_ranges(n_out, tile), tile_ranges(kernel, ktile)
+    for o in outs:
         axis = [_axis(o.start, len(o), k.start, len(k), stride, pad, extent) for k in ktiles]
         cls.append([per_tap.setdefault(per, len(per_tap)) for per, _ in axis])
         read.append([n for _, n in axis])
     width = max(map(len, per_tap))
-    out = np.array(cls), np.array(read), np.array([[*p, *[0] * (width - len(p))] for p in per_tap])
-    for a in out:
-        a.setflags(write=False)
+    out = _Axis(np.array([len(o) for o in outs]), np.array([len(k) for k in ktiles]), np.array(cls), np.array(read),
+                np.array([[*p, *[0] * (width - len(p))] for p in per_tap]))
+    _read_only(out.sizes, out.ksizes, out.cls, out.read, out.per)
     return out
 
 
-# Over 40 lines: one pass that fills the arrays pipelined_conv_cycles reads, from shared ranges.
-def _tile_costs(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, Any]:
-    """Per tile of each axis, what :func:`pipelined_conv_cycles` walks: arrays over (b, h, w, r) of
-    a pixel tile's tap cycles, input DMA cycles and input block writes, over (k, r) of a weight
-    tile's DMA cycles and block writes (r the reduction tiles: kernel rows, columns, channels).
-    A pixel tile's costs are products of per-axis terms, so they are built per axis and broadcast;
-    its tap cycles once per distinct (images, valid rows per tap, valid columns per tap)."""
-    g = s.geometry(op)
-    t, d, mb = s.tiles(), hw.dim, s.mvin_blocks
-    C, K = g.channels, op.out_c
+@dataclass(frozen=True, eq=False)
+class _Channels:
+    """One channel axis of a conv's tiles (input or output channels, tiled in dim blocks): each tile's blocks,
+    channels, and port cycles of one DRAM row of it (a row per mvin_blocks-wide group of its blocks)."""
+
+    blocks: np.ndarray
+    channels: np.ndarray
+    row_cycles: np.ndarray
+
+
+@functools.lru_cache(maxsize=4096)
+def _channel_axis(channels: int, tile: int, mvin_blocks: int, hw: HardwareConfig) -> _Channels:
+    """The :class:`_Channels` of ``channels`` in tiles of ``tile`` dim blocks."""
+    d = hw.dim
+    tiles = tile_ranges(-(-channels // d), tile)
+    cycles = [sum(dma_row_cycles(min(channels, min(bs.stop, g0 + mvin_blocks) * d) - g0 * d, hw)
+                  for g0 in range(bs.start, bs.stop, mvin_blocks)) for bs in tiles]
+    out = _Channels(np.array([len(bs) for bs in tiles]),
+                    np.array([min(channels, bs.stop * d) - bs.start * d for bs in tiles]), np.array(cycles))
+    _read_only(out.blocks, out.channels, out.row_cycles)
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _pixel_tiles(batch: int, tile_b: int, rows: _Axis, cols: _Axis, dim: int) -> tuple[np.ndarray, ...]:
+    """Over (b, h, w, kernel row tiles, kernel column tiles): a pixel tile's tap cycles (:func:`_tap_table`, of
+    one input-channel block) and the input pixels it reads; over (b, h, w): its pixels. Cached, read-only: a
+    search's neighbours share their pixel tiles (the last 1,024: a stem's small tiles take ~70 KB each)."""
+    images = [len(bs) for bs in tile_ranges(batch, tile_b)]
+    distinct = sorted(set(images))   # a tile size or two
+    table = _tap_table(np.array(distinct), rows.per, cols.per, dim)
+    b_cls = np.array([distinct.index(i) for i in images])[:, None, None, None, None]
+    taps = table[b_cls, rows.cls[None, :, None, :, None], cols.cls[None, None, :, None, :],
+                 (cols.ksizes == 1).astype(int)]   # a tap one column wide reads its input in one run
+    sizes = np.array(images)
+    valid_in = sizes[:, None, None, None, None] * rows.read[None, :, None, :, None] * cols.read[None, None, :, None, :]
+    npix = sizes[:, None, None] * rows.sizes[:, None] * cols.sizes
+    _read_only(taps, valid_in, npix)
+    return taps, valid_in, npix
+
+
+@dataclass(frozen=True, eq=False)
+class _TileCosts:
+    """What :func:`pipelined_conv_cycles` walks, per tile of each axis (r the reduction tiles: kernel rows,
+    columns, input-channel blocks): over (b, h, w, r) a pixel tile's tap cycles, input DMA cycles and input
+    block writes; over (k, r) a weight tile's DMA cycles and block writes; the output-channel blocks of each
+    k, the pixels of each (b, h, w); and the tiles of each axis (b, h, w, k, r)."""
+
+    taps: np.ndarray
+    in_rows: np.ndarray
+    in_writes: np.ndarray
+    w_rows: np.ndarray
+    w_writes: np.ndarray
+    kblocks: np.ndarray
+    npix: np.ndarray
+    shape: tuple[int, int, int, int, int]
+
+
+def _tile_costs(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> _TileCosts:
+    """The :class:`_TileCosts` of a tiling. A pixel tile's costs are products of per-axis terms (each axis's
+    cached), so they are built per axis and broadcast, over r's three axes, then r flattened (kernel rows
+    outermost)."""
+    g, t = s.geometry(op), s.tiles()
     (sh, sw), (ph, pw) = g.stride, g.padding
-    rb, rk, rc = tile_ranges(op.batch, t.b), tile_ranges(-(-K // d), t.k), tile_ranges(-(-C // d), t.c)
-    rkh, rkw = tile_ranges(g.kernel[0], t.kh), tile_ranges(g.kernel[1], t.kw)
-    reduction = list(itertools.product(rkh, rkw, rc))
-    r_kh, r_kw, r_c = (a.ravel() for a in np.indices((len(rkh), len(rkw), len(rc))))   # each r's tiles
-
-    @functools.cache
-    def row_cycles(blocks: range, total: int) -> float:
-        """Port cycles of one row of each mvin_blocks-wide channel group of ``blocks``."""
-        return sum(dma_row_cycles(min(total, min(blocks.stop, g0 + mb) * d) - g0 * d, hw)
-                   for g0 in range(blocks.start, blocks.stop, mb))
-
-    h_cls, h_read, h_per = _axis_tiles(op.out_h, t.oh, g.kernel[0], t.kh, sh, ph, g.in_h)
-    w_cls, w_read, w_per = _axis_tiles(op.out_w, t.ow, g.kernel[1], t.kw, sw, pw, g.in_w)
-    images, heights, widths = (np.array([len(x) for x in tile_ranges(n, tl)])
-                               for n, tl in ((op.batch, t.b), (op.out_h, t.oh), (op.out_w, t.ow)))
-    distinct = np.array(sorted(set(images.tolist())))   # np.unique's, without its sort (a tile size or two)
-    b_cls = np.searchsorted(distinct, images)
-    tap_table = _tap_table(distinct, h_per, w_per, d)
-    contiguous = np.array([len(kws) == 1 for kws in rkw], dtype=int)[r_kw]
-    cblocks = np.array([len(cbs) for cbs in rc])[r_c]
-
-    def over_b(a: np.ndarray) -> np.ndarray:   # per batch tile -> (b, h, w, r)
-        return a[:, None, None, None]
-
-    def over_h(a: np.ndarray) -> np.ndarray:   # per (row tile, kernel row tile) -> (b, h, w, r)
-        return a[:, r_kh][None, :, None, :]
-
-    def over_w(a: np.ndarray) -> np.ndarray:   # per (column tile, kernel column tile) -> (b, h, w, r)
-        return a[:, r_kw][None, None, :, :]
-
-    valid_in = over_b(images) * over_h(h_read) * over_w(w_read)   # input pixels a tile reads under r's taps
-    # each r's weight rows: its kernel rows times kernel columns times input channels
-    weight_rows = (np.array([len(x) for x in rkh])[r_kh] * np.array([len(x) for x in rkw])[r_kw]
-                   * np.array([min(C, cbs.stop * d) - cbs.start * d for cbs in rc])[r_c])
-    return dict(
-        taps=cblocks * tap_table[over_b(b_cls), over_h(h_cls), over_w(w_cls), contiguous],
-        in_rows=valid_in * np.array([row_cycles(cbs, C) for cbs in rc])[r_c],
-        in_writes=valid_in * cblocks,
-        w_rows=np.array([row_cycles(kbs, K) for kbs in rk])[:, None] * weight_rows,
-        w_writes=np.array([len(kbs) for kbs in rk])[:, None] * weight_rows,
-        kblocks=np.array([len(kbs) for kbs in rk]),
-        npix=images[:, None, None] * heights[:, None] * widths,
-        shape=(len(rb), len(heights), len(widths), len(rk), len(reduction)))
+    rows = _spatial_axis(op.out_h, t.oh, g.kernel[0], t.kh, sh, ph, g.in_h)
+    cols = _spatial_axis(op.out_w, t.ow, g.kernel[1], t.kw, sw, pw, g.in_w)
+    chans, outs = _channel_axis(g.channels, t.c, s.mvin_blocks, hw), _channel_axis(op.out_c, t.k, s.mvin_blocks, hw)
+    taps, valid_in, npix = _pixel_tiles(op.batch, t.b, rows, cols, hw.dim)
+    b, h, w = npix.shape
+    pixel_shape = (b, h, w, -1)
+    weight_rows = (rows.ksizes[:, None] * cols.ksizes)[:, :, None] * chans.channels   # kernel rows x columns x channels
+    return _TileCosts(
+        taps=(taps[..., None] * chans.blocks).reshape(pixel_shape),
+        in_rows=(valid_in[..., None] * chans.row_cycles).reshape(pixel_shape),
+        in_writes=(valid_in[..., None] * chans.blocks).reshape(pixel_shape),
+        w_rows=outs.row_cycles[:, None] * weight_rows.ravel(),
+        w_writes=outs.blocks[:, None] * weight_rows.ravel(),
+        kblocks=outs.blocks, npix=npix, shape=(b, h, w, len(outs.blocks), weight_rows.size))
 
 
-_TILE_COSTS: dict[tuple, dict[str, Any]] = {}
+_TILE_COSTS: dict[tuple, _TileCosts] = {}
 _CYCLES: dict[tuple, float] = {}
 
 
 def forget_tile_costs() -> None:
-    """Drop the kept tile costs and estimates (a benchmark's cold start)."""
+    """Drop the kept tile costs and estimates, and the axes' and pixel tiles' caches (a benchmark's cold start)."""
     _TILE_COSTS.clear()
     _CYCLES.clear()
-    _axis_tiles.cache_clear()
+    for cache in (_spatial_axis, _channel_axis, _pixel_tiles):
+        cache.cache_clear()
 
 
 def _kept(kept: dict[tuple, Any], key: tuple, make: Callable[[], Any]) -> Any:
@@ -198,7 +244,7 @@ def _kept(kept: dict[tuple, Any], key: tuple, make: Callable[[], Any]) -> Any:
     return kept[key]
 
 
-def _tile_costs_of(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> dict[str, Any]:
+def _tile_costs_of(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> _TileCosts:
     """:func:`_tile_costs`, kept per tiling: it reads only the tiles, the mvin width and the geometry, so
     schedules that differ in placement, loop order or pipeline knobs (a search's neighbours) share it."""
     return _kept(_TILE_COSTS, (op, hw, s.tiles(), s.mvin_blocks, s.packs_taps), lambda: _tile_costs(op, s, hw))
@@ -211,6 +257,16 @@ def kept_conv_cycles(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> float:
     key = (op, hw, type(s), s.tiles(), s.mvin_blocks, s.packs_taps, s.loop_order, s.nbuf, s.load_ahead,
            s.store_delay)
     return _kept(_CYCLES, key, lambda: pipelined_conv_cycles(op, s, hw))
+
+
+def _in_steps(shape: tuple[int, ...], order: tuple[int, ...], arrays: int) -> tuple[np.ndarray, np.ndarray]:
+    """``arrays`` zeroed arrays over the walk's steps (:func:`~.tiles.loops`: the tile axes (b, h, w, k, r) nested
+    in ``order``, the reduction innermost), flat (a row each), and a view of them over the tile axes: a ufunc's
+    ``out`` there writes its result in step order (:func:`~.tiles.in_step_order` without the product's own
+    array and copy). One allocation for all."""
+    loops = (*order, 4)
+    steps = np.zeros((arrays, *[shape[axis] for axis in loops]))
+    return steps.reshape(arrays, -1), steps.transpose(0, *[1 + loops.index(axis) for axis in range(5)])
 
 
 def pipelined_conv_cycles(op: Conv2d, s: ConvSchedule, hw: HardwareConfig, limit: float = math.inf) -> float:
@@ -228,22 +284,25 @@ def pipelined_conv_cycles(op: Conv2d, s: ConvSchedule, hw: HardwareConfig, limit
     c, d = _tile_costs_of(op, s, hw), hw.dim
     out_beats = -(-d * (4 if op.out_dtype == "int32" else 1) // hw.dma_beat_bytes)
     order = tuple(s.ORDER.index(x) for x in s.loop_order)
-    # an operand is loaded when its tile differs from the previous step's
-    new_in, new_w = (first_loads(c["shape"], order, every) for every in reloads(c["shape"], order, False))
-    walked = functools.partial(in_step_order, shape=c["shape"], order=order)   # each sum over the tiles, then walked
-    r = np.arange(c["shape"][4])
-    kblocks = c["kblocks"][:, None]
-    blocks = c["npix"][..., None, None] * kblocks   # an output tile's rows (a walk of products: one walk)
-    compute = walked(c["taps"][:, :, :, None, :] * kblocks)
-    if compute.sum() + len(compute) * STEP_OVERHEAD * d > limit:
+    (compute, load, store, writes), at = _in_steps(c.shape, order, 4)
+    np.multiply(c.taps[:, :, :, None, :], c.kblocks[:, None], out=at[0])
+    if limit < math.inf and compute.sum() + len(compute) * STEP_OVERHEAD * d > limit:
         return math.inf
-    load = walked(c["in_rows"][:, :, :, None, :] * new_in + c["w_rows"] * new_w)
-    writes = c["in_writes"][:, :, :, None, :] * new_in + c["w_writes"] * new_w
-    if op.bias:   # a bias row is read once and written to every pixel of the tile
-        writes = writes + (r == 0) * blocks
-    writes = walked(writes)
-    store = walked((r == c["shape"][4] - 1) * blocks * out_beats)
-    return pipeline_columns(*(np.asarray(x, dtype=float) for x in (compute, load, store, writes)), d,
+    # an operand is loaded where its tile differs from the step before's: every step, where the reduction (the
+    # innermost loop) has several tiles
+    every = (1, 1) if c.shape[4] > 1 else reloads(c.shape, order, False)
+
+    def loaded(x: np.ndarray, operand: int) -> np.ndarray:   # x on the steps that load the operand (0: input)
+        return x if every[operand] == 1 else x * first_loads(c.shape, order, every[operand])
+
+    np.add(loaded(c.in_rows[:, :, :, None, :], 0), loaded(c.w_rows, 1), out=at[1])
+    blocks = c.npix[..., None] * c.kblocks   # an output tile's rows: stored after its last step
+    at[2, ..., -1] = blocks * out_beats
+    if s.load_ahead:   # the load unit's writes, which only a step that loads ahead waits on
+        np.add(loaded(c.in_writes[:, :, :, None, :], 0), loaded(c.w_writes, 1), out=at[3])
+        if op.bias:   # a bias row, read once, written to each pixel of the tile before its first step
+            at[3, ..., 0] += blocks
+    return pipeline_columns(compute, load, store, writes if s.load_ahead else None, d,
                             load_ahead=bool(s.load_ahead), store_delay=bool(s.store_delay))
 
 
