@@ -49,9 +49,8 @@ _TALLIES: dict[tuple, tuple] = {}     # a schedule's knobs but its order's -> it
 
 
 def forget_classes() -> None:
-    """Drop every cached class (a benchmark's cold start)."""
-    global _TABLE
-    _TABLE = ClassTable(step_specs, len(Specs._fields), _MAX_PIECES)
+    """Drop every cached class (a benchmark's cold start, or a full table)."""
+    _TABLE.clear()
     _CONTEXTS.clear()
     _WALKS.clear()
     _TALLIES.clear()

@@ -44,21 +44,28 @@ class ClassTable:
         """``rows``: the classes to make room for at once (zeros, so untouched pages cost nothing): growing the
         arrays as classes come copies them into fresh memory, each page faulted in anew (164 MB in 48 grows
         over 800 neighbours of ResNet-50's 3x3 conv)."""
-        self.ids: dict[Hashable, dict[int, int]] = {}   # per context and part, a class's key code -> its row
-        self.n = 0
         self.make_specs = make_specs   # the specs of steps (specs.step_specs) of walks
         self.spec = np.zeros((rows, spec_columns), np.int64)
-        self.pending: list[tuple[np.ndarray, np.ndarray]] = []   # new classes' walks' rows, their steps' tiles
-        self.ready = 0   # classes with their spec made
         self.maker, self.step = np.zeros(rows, np.int64), np.zeros(rows, np.int64)   # each class's maker, first step
-        self.makers: list[Callable[[int], Any]] = []   # a step's piece, one per part of a walk
-        self.made: dict[int, Any] = {}
         self.sums = np.zeros((rows, len(SUMS)), np.int64)
         self.chunk, self.start, self.length = (np.zeros(rows, np.int64) for _ in range(3))
         self.known = np.zeros(rows, bool)
         self.span = np.zeros((rows, SLOTS, len(SPAN)), np.int64)   # each class's slots (SPAN)
-        self.chunks: list[tuple[np.ndarray, ...]] = []   # a pass's accesses: the ACCESS rows, an array each
         self.local = threading.local()   # .scratch: a batch's accesses (_accesses), one per thread
+        self.n = 0
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget every class, keeping the arrays: the classes that come next are written over the old ones' rows,
+        whose pages are in memory (fresh zeroed pages fault in one by one as rows are first written)."""
+        self.known[:self.n] = False
+        self.ids: dict[Hashable, dict[int, int]] = {}   # per context and part, a class's key code -> its row
+        self.n = 0
+        self.pending: list[tuple[np.ndarray, np.ndarray]] = []   # new classes' walks' rows, their steps' tiles
+        self.ready = 0   # classes with their spec made
+        self.makers: list[Callable[[int], Any]] = []   # a step's piece, one per part of a walk
+        self.made: dict[int, Any] = {}
+        self.chunks: list[tuple[np.ndarray, ...]] = []   # a pass's accesses: the ACCESS rows, an array each
 
     def __len__(self) -> int:
         return self.n
