@@ -9,6 +9,7 @@ the closed-form prior against the RTL on real layers.
          random points of a few real layers: Spearman, and the RTL cycles of each one's pick over the
          best measured.
 
+(rate, --repeat N) each rate the median of N passes, each from cold caches.
 (rate, --baseline REV) the same random points featurized by revision REV's code too (its packages from
          git archive, in a subprocess), side by side, and whether every row is bit-identical to it.
 (rate, --batch N) the same points featurized N at a time too (tuner.features.featurize, as the tuner's
@@ -17,6 +18,7 @@ the closed-form prior against the RTL on real layers.
          --baseline, revision REV's code batched too, as ours (where it has featurize).
 
     .venv/bin/python benchmarks/bench_features.py [--part rate|layers] [--points 200] [--baseline REV] [--batch N]
+        [--repeat N]
 """
 from __future__ import annotations
 
@@ -53,11 +55,12 @@ LAYERS = {   # real layers small enough to simulate a few points each on 2 cores
 
 
 # run by --baseline in the other revision's tree: argv[1] a JSON file of the op, hardware, domains, lists of
-# knobs and batch, argv[2] where to save each list's rows; prints each list's candidates a CPU second one at a
-# time, then (a batch given and featurize there; nan where not) batched, the lists one after another from cold
-# caches as part_rate runs ours: each list after the one before, caches dropped only before the first
+# knobs, batch and repeat, argv[2] where to save each list's rows; prints each list's candidates a CPU second one
+# at a time, then (a batch given and featurize there; nan where not) batched, the lists one after another from
+# cold caches as part_rate runs ours: each list after the one before, caches dropped only before the first (the
+# median of ``repeat`` such passes, caches dropped before each where the revision can)
 _BASELINE_RUN = """
-import json, sys, time
+import json, statistics, sys, time
 import numpy as np
 from isa import HardwareConfig
 from toolkit.kinds import KINDS, from_dict
@@ -67,36 +70,44 @@ op, hw, b = from_dict(case["op"]), HardwareConfig.from_dict(case["hw"]), case["b
 try:
     from toolkit.conv.census import forget_classes
     from toolkit.conv.heuristic import forget_tile_costs
+    def forget():
+        forget_classes()
+        forget_tile_costs()
 except ImportError:
-    b = 0
+    b, forget = 0, lambda: None
 lists = [[KINDS[op.KIND].schedule(**k) for k in knobs] for knobs in case["knobs"]]
-rates, batched = [], [float("nan")] * len(lists)
-for n, schedules in enumerate(lists):
-    start = time.process_time()
-    rows = [features.candidate_features(op, hw, s, case["domains"]) for s in schedules]
-    rates.append(len(rows) / (time.process_time() - start))
-    np.save(f"{sys.argv[2]}{n}.npy", np.stack(rows))
-if b and hasattr(features, "featurize"):
-    forget_classes()
-    forget_tile_costs()
+rates, batched = [[] for _ in lists], [[float("nan")] for _ in lists]
+for _ in range(case["repeat"]):
+    forget()
     for n, schedules in enumerate(lists):
         start = time.process_time()
-        for i in range(0, len(schedules), b):
-            features.featurize(op, hw, schedules[i:i + b], case["domains"])
-        batched[n] = len(schedules) / (time.process_time() - start)
+        rows = [features.candidate_features(op, hw, s, case["domains"]) for s in schedules]
+        rates[n].append(len(rows) / (time.process_time() - start))
+        np.save(f"{sys.argv[2]}{n}.npy", np.stack(rows))
+if b and hasattr(features, "featurize"):
+    batched = [[] for _ in lists]
+    for _ in range(case["repeat"]):
+        forget()
+        for n, schedules in enumerate(lists):
+            start = time.process_time()
+            for i in range(0, len(schedules), b):
+                features.featurize(op, hw, schedules[i:i + b], case["domains"])
+            batched[n].append(len(schedules) / (time.process_time() - start))
 for rate, fast in zip(rates, batched):
-    print(rate, fast)
+    print(statistics.median(rate), statistics.median(fast))
 """
 
 
-def baseline_rows(rev: str, space: Space, *points: list[int], batch: int = 0
+def baseline_rows(rev: str, space: Space, *points: list[int], batch: int = 0, repeat: int = 1
                   ) -> list[tuple[float, np.ndarray, float]]:
     """The candidates a CPU second (one at a time) and the rows of each list of ``points`` under revision
-    ``rev``'s code, and its candidates a CPU second ``batch`` at a time as part_rate runs ours (nan: not run)."""
+    ``rev``'s code, and its candidates a CPU second ``batch`` at a time as part_rate runs ours (nan: not run); each
+    rate the median of ``repeat`` passes."""
     with python_tree(rev) as tree:
         case = tree / "case.json"
         case.write_text(json.dumps({"op": space.op.to_dict(), "hw": space.hw.as_dict(), "domains": space.domains,
-                                    "knobs": [[space.knobs(p) for p in pts] for pts in points], "batch": batch}))
+                                    "knobs": [[space.knobs(p) for p in pts] for pts in points], "batch": batch,
+                                    "repeat": repeat}))
         lines = run_in(tree, _BASELINE_RUN, str(case), f"{tree}/rows").splitlines()[-len(points):]
         rates = [[float(x) for x in line.split()] for line in lines]
         return [(rate, np.load(f"{tree}/rows{n}.npy"), batched) for n, (rate, batched) in enumerate(rates)]
@@ -125,17 +136,27 @@ def _same(a: list[np.ndarray], b: list[np.ndarray]) -> str:
     return f"{sum(np.array_equal(x, y) for x, y in zip(a, b))} of {len(b)} rows bit-identical"
 
 
-def part_rate(points: int, rendered: int, budget_s: float, baseline: str | None = None, batch: int = 0) -> None:
+def _passes(space: Space, lists: list[list[int]], batch: int, repeat: int) -> list[tuple[float, list[np.ndarray]]]:
+    """:func:`_rate` of each list, one after another from cold caches (random points first, then their
+    neighbours): the median of ``repeat`` such passes, and the rows."""
+    runs = []
+    for _ in range(repeat):
+        _forget()
+        runs.append([_rate(space, points, batch) for points in lists])
+    return [(float(np.median([run[n][0] for run in runs])), runs[-1][n][1]) for n in range(len(lists))]
+
+
+def part_rate(points: int, rendered: int, budget_s: float, baseline: str | None = None, batch: int = 0,
+              repeat: int = 1) -> None:
     space = Space(RESNET_3X3, GEMMINI)
     rng = np.random.default_rng(0)
     pts = space.sample(rng, points)
     near = [space.neighbor(p, rng) for p in pts for _ in range(4)]
-    before = baseline_rows(baseline, space, pts, near, batch=batch) if baseline else None
-    _forget()   # each run from cold caches: random points first, then their neighbours
-    ours = [_rate(space, pts), _rate(space, near)]
-    _forget()
-    batched = [_rate(space, pts, batch), _rate(space, near, batch)] if batch else None
-    print(f"featurizing {RESNET_3X3.key} on gemmini ({len(space):,} points), candidates a CPU second:")
+    before = baseline_rows(baseline, space, pts, near, batch=batch, repeat=repeat) if baseline else None
+    ours = _passes(space, [pts, near], 0, repeat)
+    batched = _passes(space, [pts, near], batch, repeat) if batch else None
+    passes = f" (each the median of {repeat} passes)" if repeat > 1 else ""
+    print(f"featurizing {RESNET_3X3.key} on gemmini ({len(space):,} points), candidates a CPU second{passes}:")
     for n, what in enumerate((f"{len(pts)} random points", f"{len(near)} neighbours of them")):
         line = f"  census, {what:<24} {ours[n][0]:10.1f}/s"
         if batched is not None:
@@ -199,10 +220,15 @@ def main() -> int:
     p.add_argument("--render-budget", type=float, default=120.0, help="(rate) seconds of rendering at most")
     p.add_argument("--baseline", metavar="REV", help="(rate) also featurize the random points with this git revision")
     p.add_argument("--batch", type=int, default=0, metavar="N", help="(rate) also featurize the points N at a time")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="(rate) each rate the median of N passes, each from cold caches (a process's first pass also "
+                        "pays its allocator's and tables' first touch of memory)")
     args = p.parse_args()
     parts = args.part or ["rate", "layers"]
     if "rate" in parts:
-        part_rate(args.points, args.rendered, args.render_budget, args.baseline, args.batch)
+        if args.repeat < 1:
+            p.error(f"--repeat must be at least 1 (got {args.repeat})")
+        part_rate(args.points, args.rendered, args.render_budget, args.baseline, args.batch, args.repeat)
     if "layers" in parts:
         part_layers(max(4, args.points // 10))
     return 0

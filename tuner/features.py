@@ -29,6 +29,7 @@ from isa import HardwareConfig, Program, encode_all
 from isa.opcodes import MVIN_FUNCTS, ConfigKind, Funct
 from simulators.stand_in import estimate
 from toolkit.census import Census
+from toolkit.collector import collector_paused
 from toolkit.family import flat_cycles, loop_cycles, program_groups
 from toolkit.kinds import KINDS, estimate_cycles, family_class, knob_domains, lower, tallies, tally
 from toolkit.library import LibrarySchedule
@@ -382,11 +383,13 @@ def featurize(op: Op, hw: HardwareConfig, schedules: Sequence[Schedule],
     N_FEATURES): their tallies taken together (toolkit.kinds.tallies), and so their rows (those a census does not
     cover rendered, one by one). ScheduleError if one does not fit."""
     domains = domains if domains is not None else knob_domains(op, hw)
-    counted = tallies(op, schedules, hw)
-    tallied = [n for n, c in enumerate(counted) if c is not None]
-    rows = np.empty((len(schedules), N_FEATURES), dtype=np.float32)
-    if tallied:
-        rows[tallied] = _counted_rows(op, hw, [schedules[n] for n in tallied], [counted[n] for n in tallied], domains)
+    with collector_paused():   # the census's classes and the prior's tile costs stay in caches
+        counted = tallies(op, schedules, hw)
+        tallied = [n for n, c in enumerate(counted) if c is not None]
+        rows = np.empty((len(schedules), N_FEATURES), dtype=np.float32)
+        if tallied:
+            rows[tallied] = _counted_rows(op, hw, [schedules[n] for n in tallied], [counted[n] for n in tallied],
+                                          domains)
     for n in (n for n, c in enumerate(counted) if c is None):
         rows[n] = features(lower(op, schedules[n], hw), op, schedules[n], domains)
     return rows

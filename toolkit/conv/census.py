@@ -15,16 +15,15 @@ sums in closed form: closed.py), and a candidate's are its classes' times their 
 """
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import numpy as np
 
 from isa import GARBAGE, Buffer, HardwareConfig
 from isa.opcodes import Funct
 
+from ..collector import collector_paused
 from ..census import Census, Words, acc, frame, join, operand
 from ..lowering import op_buffers
 from ..tally import Accesses, Tally, tally, word_sums
@@ -41,7 +40,9 @@ from .tiles import StepComputes, _ConvWalk, _Output, tile_ranges
 
 _SP, _IN, _W, _ACC = 0, 1, 2, 3   # what shifts a word's local address: nothing, the input, weight, acc base
 _MAX_PIECES = 65536   # classes kept (a batch's new ones may pass it: then all go before the next)
-_TABLE = ClassTable(step_specs, len(Specs._fields), _MAX_PIECES)   # (context, part, class) -> its spec, words and sums
+# (context, part, class) -> its spec, words and sums; room for a batch's new classes past _MAX_PIECES too (pages
+# untouched cost nothing; growing copies every array, 80 ms at ResNet-50's 3x3 conv)
+_TABLE = ClassTable(step_specs, len(Specs._fields), 2 * _MAX_PIECES)
 _CONTEXTS: dict[tuple, int] = {}      # context -> a small id (hashing a context's dataclasses costs)
 _MAX_WALKS = 1024
 _WALKS: dict[tuple, list] = {}        # a walk's knobs -> its classes (_walks_parts), across candidates
@@ -239,26 +240,12 @@ def conv_tallies(op: Conv2d | DepthwiseConv2d, schedules: list[ConvSchedule | De
     if new:
         if len(_TABLE) >= _MAX_PIECES:
             forget_classes()
-        with _collector_paused():
+        with collector_paused():
             known.update(zip(new, _new_tallies(op, list(new.values()), hw)))
         if len(_TALLIES) + len(new) > _MAX_WALKS:
             _TALLIES.clear()
         _TALLIES.update((key, known[key]) for key in new)
     return [known[key] for key in keys]
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector: a batch's new classes are tens of thousands of small objects
-    that live on in the caches, which its passes over the heap (a fifth of a batch's time, measured on
-    ResNet-50's 3x3 conv) would not free; reference counting frees the rest."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 # where a step's loads and stores go among its computes: the order of the words, which the sums do not read
@@ -414,9 +401,10 @@ def _walks_parts(walks: list[_ConvWalk], hw: HardwareConfig, buffers: list[dict[
         del keys["bias"]
     steps = {part: _walk_steps(c, key, active, len(walks)) for part, (key, active) in keys.items()}
     return [[PartSteps(part, (_CONTEXTS.setdefault(context, len(_CONTEXTS)), part), *(x[n] for x in steps[part]),
-                       grid.nbuf, maker, row, grid.inner, grid.shape)
-             for part, context, maker in _makers(walk, grid, hw, bufs)]
-            for n, (walk, grid, bufs, row) in enumerate(zip(walks, grids, buffers, map(walk_row, walks)))]
+                       grid.nbuf, functools.partial(pieces.piece, part), row, grid.inner, grid.shape)
+             for part, context in _contexts(walk, hw).items()]
+            for n, (walk, grid, row, pieces) in enumerate(zip(walks, grids, map(walk_row, walks),
+                                                              map(_WalkPieces, walks, grids, buffers)))]
 
 
 def _walk_steps(c: Cells, key: np.ndarray, active: np.ndarray | None, walks: int) -> tuple[list[np.ndarray], ...]:
@@ -428,47 +416,69 @@ def _walk_steps(c: Cells, key: np.ndarray, active: np.ndarray | None, walks: int
     return tuple([x[lo:hi] for lo, hi in zip(cut, cut[1:])] for x in (code, c.count[at], c.first[at]))
 
 
-def _makers(walk: _ConvWalk, grid: WalkGrid, hw: HardwareConfig, buffers: dict[str, Buffer]
-            ) -> list[tuple[str, tuple, Callable[[int], _Piece]]]:
-    """Per part of the walk: the context its classes are numbered in, and what makes a class's piece from its
-    first step (``spec``: what the walk makes of the step; ``fill``: its words from that, only when a census asks
-    for them)."""
-    op, s, dw, geo, plan, t = walk.op, walk.s, walk.dw, walk.geo, walk.plan, walk.t
-
-    @functools.cache   # the parts' classes often start at one step (made only for a census's words)
-    def tile(n: int) -> tuple:
-        *tiles, r = (n // k % size for k, size in zip(grid.inner, grid.shape))
-        out = _Output(*(tile_ranges(*e)[x] for e, x in zip(grid.extents, tiles)), 0)
-        return out, walk.step(out, r, walk.reduction(out.kbs if dw else range(1)))
-
-    # a class's words at base 0 depend on the op, the hardware, per part the tiles it reads (the input all but
-    # the output channels', the weights all but the pixels', the bias and stores the output tile's), the mvin
-    # width (the loads) and the dataflow (the computes); not on the placement, loop order or pipeline knobs:
-    # candidates that differ only there share them
+def _contexts(walk: _ConvWalk, hw: HardwareConfig) -> dict[str, tuple]:
+    """The context each part of the walk numbers its classes in. A class's words at base 0 depend on the op, the
+    hardware, per part the tiles it reads (the input all but the output channels', the weights all but the
+    pixels', the bias and stores the output tile's), the mvin width (the loads) and the dataflow (the computes);
+    not on the placement, loop order or pipeline knobs: candidates that differ only there share them."""
+    op, s, t = walk.op, walk.s, walk.t
     outputs, geometry = t._replace(kh=0, kw=0, c=0), (op, hw, s.packs_taps)
-    inputs = (*geometry, t._replace(k=0), s.mvin_blocks)
-    weights, bias = (*geometry, t._replace(b=0, oh=0, ow=0), s.mvin_blocks), (*geometry, outputs, s.mvin_blocks)
-    src, out_bytes, full = buffers[geo.source].addr, (4 if op.out_dtype == "int32" else 1), op.out_dtype == "int32"
-    parts: list[tuple[str, tuple, Callable[[int], Any], Callable[[_Piece, Any], None]]] = [
-        ("input", inputs, lambda n: (walk, *tile(n)),
-         lambda p, spec: _loads(p, spec[0]._input_loads(*spec[1:], 0), Funct.MVIN, src, lambda x: x, _IN,
-                                plan.in_plane))]
-    if dw:
-        parts.append(("weights", weights, lambda n: walk._diagonals(tile(n)[1], 0),
-                      lambda p, diagonals: _diagonals(p, diagonals, buffers["weight"].addr)))
-    else:
-        parts.append(("weights", weights, lambda n: (walk, *tile(n)),
-                      lambda p, spec: _loads(p, spec[0]._weight_loads(spec[2], spec[1].kbs, 0), Funct.MVIN2,
-                                             buffers["weight"].addr, lambda x: x, _W, plan.w_plane)))
-    if op.bias:
-        parts.append(("bias", bias, lambda n: walk._bias_loads(tile(n)[0]),
-                      lambda p, loads: _loads(p, loads, Funct.MVIN3, buffers["bias"].addr, acc, _ACC, plan.acc_plane)))
-    parts.append(("computes", (*geometry, t, s.dataflow), lambda n: (walk, *tile(n)),
-                  lambda p, spec: _computes(p, *spec[0].computes(*spec[1:], 0, 0), s.dataflow)))
-    parts.append(("stores", (*geometry, outputs), lambda n: (walk, *tile(n)),
-                  lambda p, spec: _store(p, spec[0]._stores(spec[1]), buffers["output"].addr, out_bytes, full)))
-    return [(name, context, lambda n, spec=spec, fill=fill: _Piece(spec(n), fill))
-            for name, context, spec, fill in parts]
+    out = {"input": (*geometry, t._replace(k=0), s.mvin_blocks),
+           "weights": (*geometry, t._replace(b=0, oh=0, ow=0), s.mvin_blocks),
+           "bias": (*geometry, outputs, s.mvin_blocks),
+           "computes": (*geometry, t, s.dataflow), "stores": (*geometry, outputs)}
+    if not op.bias:
+        del out["bias"]
+    return out
+
+
+class _WalkPieces:
+    """What makes the pieces of a walk's classes (their words at base 0, built only when a census asks for them)
+    from each one's first step, part by part. One object a walk rather than closures: a batch's walks live on in
+    the class table, and every object the garbage collector tracks lengthens its full passes."""
+
+    def __init__(self, walk: _ConvWalk, grid: WalkGrid, buffers: dict[str, Buffer]) -> None:
+        self.walk, self.grid, self.buffers = walk, grid, buffers
+        self.tiles: dict[int, tuple] = {}   # the parts' classes often start at one step
+
+    def tile(self, n: int) -> tuple:
+        """Step ``n``'s output tile and the walk's step there."""
+        if n not in self.tiles:
+            walk, grid = self.walk, self.grid
+            *tiles, r = (n // k % size for k, size in zip(grid.inner, grid.shape))
+            out = _Output(*(tile_ranges(*e)[x] for e, x in zip(grid.extents, tiles)), 0)
+            self.tiles[n] = out, walk.step(out, r, walk.reduction(out.kbs if walk.dw else range(1)))
+        return self.tiles[n]
+
+    def piece(self, part: str, n: int) -> _Piece:
+        """The piece of ``part``'s class whose first step is ``n``."""
+        if part == "weights" and self.walk.dw:
+            return _Piece(self.walk._diagonals(self.tile(n)[1], 0), self._diagonals)
+        if part == "bias":
+            return _Piece(self.walk._bias_loads(self.tile(n)[0]), self._bias)
+        return _Piece((self.walk, *self.tile(n)), getattr(self, f"_{part}"))
+
+    def _input(self, p: _Piece, spec: tuple) -> None:
+        walk = self.walk
+        _loads(p, walk._input_loads(*spec[1:], 0), Funct.MVIN, self.buffers[walk.geo.source].addr, lambda x: x, _IN,
+               walk.plan.in_plane)
+
+    def _weights(self, p: _Piece, spec: tuple) -> None:
+        _loads(p, self.walk._weight_loads(spec[2], spec[1].kbs, 0), Funct.MVIN2, self.buffers["weight"].addr,
+               lambda x: x, _W, self.walk.plan.w_plane)
+
+    def _diagonals(self, p: _Piece, diagonals: list) -> None:
+        _diagonals(p, diagonals, self.buffers["weight"].addr)
+
+    def _bias(self, p: _Piece, loads: list) -> None:
+        _loads(p, loads, Funct.MVIN3, self.buffers["bias"].addr, acc, _ACC, self.walk.plan.acc_plane)
+
+    def _computes(self, p: _Piece, spec: tuple) -> None:
+        _computes(p, *self.walk.computes(*spec[1:], 0, 0), self.walk.s.dataflow)
+
+    def _stores(self, p: _Piece, spec: tuple) -> None:
+        full = self.walk.op.out_dtype == "int32"
+        _store(p, self.walk._stores(spec[1]), self.buffers["output"].addr, 4 if full else 1, full)
 
 
 def _code(*digits: tuple[np.ndarray, int | None]) -> np.ndarray:

@@ -6,6 +6,7 @@ hundred cells, which numpy's per-call cost would dominate: the batch pays it onc
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Hashable, NamedTuple
 
 import numpy as np
@@ -31,6 +32,8 @@ class PartSteps(NamedTuple):
     inner: tuple[int, ...]
     size: tuple[int, ...]
 
+
+_TABLE_MEMORY = threading.local()   # .seen, .rank: _code_table's, one per thread
 
 # a part's classes: its name, their rows of the class table, counts and input, weight and accumulator buffers
 Group = tuple[str, np.ndarray, np.ndarray, np.ndarray]
@@ -64,16 +67,27 @@ def _classes(parts: list[PartSteps]) -> tuple[np.ndarray, ...]:
     if n_codes > 32 * len(code) + (1 << 20):   # too sparse for a table: sort them
         present, cls = np.unique(code, return_inverse=True)
     else:   # a table of every code, its rank written only where a code is (a batch's span a few times 2**20)
-        seen = np.zeros(n_codes, bool)
+        seen, rank = _code_table(n_codes)
         seen[code] = True
-        present, rank = np.flatnonzero(seen), np.empty(n_codes, np.int64)
+        present = np.flatnonzero(seen)
         rank[present] = np.arange(len(present))
         cls = rank[code]
+        seen[present] = False   # clean for the next batch
     counts = np.bincount(cls, np.concatenate([p.count for p in parts]), len(present)).astype(np.int64)   # exact
     first = np.full(len(present), np.iinfo(np.int64).max)
     np.minimum.at(first, cls, np.concatenate([p.first for p in parts]))
     rec = np.searchsorted(base + top, present, side="right")
     return rec, counts, first, present - base[rec]
+
+
+def _code_table(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Whether each of ``n`` codes is present (all False) and their ranks, kept per thread between batches: the
+    table spans megabytes, and fresh memory faults in page by page as a batch's codes are written (a third of the
+    grouping's time, measured on ResNet-50's 3x3 conv)."""
+    seen = getattr(_TABLE_MEMORY, "seen", None)
+    if seen is None or len(seen) < n:
+        _TABLE_MEMORY.seen, _TABLE_MEMORY.rank = np.zeros(2 * n, bool), np.empty(2 * n, np.int32)
+    return _TABLE_MEMORY.seen[:n], _TABLE_MEMORY.rank[:n]
 
 
 def _extend(parts: list[PartSteps], table: ClassTable, rec: np.ndarray, step: np.ndarray) -> None:
