@@ -340,6 +340,7 @@ def test_ops_round_trip_through_dicts(tiny, op) -> None:
     assert from_dict(json.loads(json.dumps(op.to_dict()))) == op
     assert tk.compile(op, tiny).meta["op"] == op.to_dict()
 
+
 # (hardware preset, conv2d arguments, tiles (b, oh, ow, k, kh, kw, c), loop order, load_ahead, store_delay,
 # mvin_blocks, pack_taps, the estimate's float as the per-tile-broadcast walk of 28ce682 gave it)
 PRIOR_CASES = [
