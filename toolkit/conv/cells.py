@@ -65,14 +65,13 @@ def reduction_groups(taps: int, nc: int, nbuf: int) -> tuple[np.ndarray, np.ndar
 
 
 class WalkGrid(NamedTuple):
-    """What a walk's cells read of it: its tiles per axis (b, h, w, k, r) and the extents they tile, its loop
-    order and steps per tile of each axis (tiles.loops), kernel column and channel tiles, buffers, steps from
+    """What a walk's cells read of it: its tiles per axis (b, h, w, k, r) and the extents they tile, its steps
+    per tile of each axis (tiles.loops), kernel column and channel tiles, buffers, steps from
     one load of the input, weights and accumulators to the next, its axes' groups (:func:`tile_groups`, b to k;
     :func:`reduction_groups`) and its row and column tiles' classes (:func:`axis_classes`)."""
 
     shape: tuple[int, ...]
     extents: tuple[tuple[int, int], ...]
-    order: tuple[int, ...]
     inner: tuple[int, ...]
     nkw: int
     nc: int
@@ -96,7 +95,7 @@ def walk_grid(walk: _ConvWalk) -> WalkGrid:
     groups = (tile_groups(shape[0], s.nbuf), tile_groups(shape[1], s.nbuf, rows),
               tile_groups(shape[2], s.nbuf, cols), tile_groups(shape[3], s.nbuf),
               reduction_groups(shape[4] // nc, nc, s.nbuf))
-    return WalkGrid(shape, extents, order, loops(shape, order)[0], nkw, nc, s.nbuf,
+    return WalkGrid(shape, extents, loops(shape, order), nkw, nc, s.nbuf,
                     (*reloads(shape, order, dw), shape[4]), groups, axis_classes(*rows), axis_classes(*cols))
 
 

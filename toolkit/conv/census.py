@@ -397,9 +397,7 @@ def _walks_parts(walks: list[_ConvWalk], hw: HardwareConfig, buffers: list[dict[
             "bias": (outputs, c.r == 0),
             "computes": (_code((pixels, None), c.first_r, c.last[3]), None),
             "stores": (outputs, c.r == np.array([g.shape[4] - 1 for g in grids])[c.walk])}
-    if not walks[0].op.bias:
-        del keys["bias"]
-    steps = {part: _walk_steps(c, key, active, len(walks)) for part, (key, active) in keys.items()}
+    steps = {part: _walk_steps(c, *keys[part], len(walks)) for part in _contexts(walks[0], hw)}   # the op's parts
     return [[PartSteps(part, (_CONTEXTS.setdefault(context, len(_CONTEXTS)), part), *(x[n] for x in steps[part]),
                        grid.nbuf, functools.partial(pieces.piece, part), row, grid.inner, grid.shape)
              for part, context in _contexts(walk, hw).items()]

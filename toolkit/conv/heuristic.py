@@ -262,8 +262,7 @@ def kept_conv_cycles(op: Conv2d, s: ConvSchedule, hw: HardwareConfig) -> float:
 def _in_steps(shape: tuple[int, ...], order: tuple[int, ...], arrays: int) -> tuple[np.ndarray, np.ndarray]:
     """``arrays`` zeroed arrays over the walk's steps (:func:`~.tiles.loops`: the tile axes (b, h, w, k, r) nested
     in ``order``, the reduction innermost), flat (a row each), and a view of them over the tile axes: a ufunc's
-    ``out`` there writes its result in step order (:func:`~.tiles.in_step_order` without the product's own
-    array and copy). One allocation for all."""
+    ``out`` there writes its result in step order, with no array of its own to copy. One allocation for all."""
     loops = (*order, 4)
     steps = np.zeros((arrays, *[shape[axis] for axis in loops]))
     return steps.reshape(arrays, -1), steps.transpose(0, *[1 + loops.index(axis) for axis in range(5)])

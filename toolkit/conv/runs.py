@@ -52,9 +52,7 @@ class TapRuns(NamedTuple):
 def flat_rows(lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows of ``lengths`` elements laid one after another, none padded: each element's row and index within
     it, and where each row starts."""
-    start = np.cumsum(lengths) - lengths
-    row = np.repeat(np.arange(len(lengths)), lengths)
-    return row, np.arange(len(row)) - start[row], start
+    return np.repeat(np.arange(len(lengths)), lengths), ranks(lengths), np.cumsum(lengths) - lengths
 
 
 def row_runs(valid: np.ndarray, cont: np.ndarray, row: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:

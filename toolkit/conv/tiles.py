@@ -110,22 +110,22 @@ def tile_ranges(extent: int, tile: int) -> list[range]:
     return [range(s, min(extent, s + tile)) for s in range(0, extent, tile)]
 
 
-def loops(shape: tuple[int, ...], order: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Steps per tile and tiles of each axis (b, h, w, k, r) of the walk of tiles ``shape`` (batch, row, column,
-    channel and reduction tiles), the output tile loops nested in ``order`` (outermost first), the reduction
-    innermost: a step's tile of each axis is a digit of the step's number."""
+def loops(shape: tuple[int, ...], order: tuple[int, ...]) -> tuple[int, ...]:
+    """Steps per tile of each axis (b, h, w, k, r) of the walk of tiles ``shape`` (batch, row, column, channel and
+    reduction tiles), the output tile loops nested in ``order`` (outermost first), the reduction innermost: a
+    step's tile of each axis is a digit of the step's number."""
     nest = (*order, 4)
     inner = [0] * 5
     for n, axis in enumerate(nest):
         inner[axis] = math.prod(shape[x] for x in nest[n + 1:])
-    return tuple(inner), tuple(shape)
+    return tuple(inner)
 
 
 def reloads(shape: tuple[int, ...], order: tuple[int, ...], depthwise: bool) -> tuple[int, int]:
     """Steps from one load of the input, and of the weights, to the next, in the walk of :func:`loops`: a loop's
     digit changes every (its steps per tile) steps, if it counts more than one tile, and the first of several such
     loops to change is the innermost. A depthwise conv's input changes with its channel tile."""
-    inner = loops(shape, order)[0]
+    inner = loops(shape, order)
     every_in, every_w = (min([inner[x] for x in held if shape[x] > 1], default=math.prod(shape))
                          for held in ((0, 1, 2, 4, *((3,) if depthwise else ())), (3, 4)))
     return every_in, every_w
@@ -143,22 +143,11 @@ def first_loads(shape: tuple[int, ...], order: tuple[int, ...], every: int) -> n
     """Over the tile axes (b, h, w, k, r), broadcast: whether a step loads an operand reloaded every ``every``
     steps (:func:`reloads`), :func:`step_loads`'s before the steps are put in order: where the tiles of the loops
     that change faster (fewer steps per tile) are their first."""
-    inner, out = loops(shape, order)[0], np.ones((1,) * 5, bool)
+    inner, out = loops(shape, order), np.ones((1,) * 5, bool)
     for axis, n in enumerate(shape):
         if inner[axis] < every:
             out = out & (np.arange(n) == 0).reshape((-1,) + (1,) * (4 - axis))
     return out
-
-
-def in_step_order(x: np.ndarray, shape: tuple[int, ...], order: tuple[int, ...]) -> np.ndarray:
-    """Each step's (:func:`loops`) value of ``x``, an array over (batch, row, column, channel, reduction
-    tiles) broadcast to ``shape``: the steps are those axes nested in ``order`` (the reduction innermost), so
-    ``x`` in that order, flat (a strided copy into the steps' array: no index arrays to gather with, and no
-    broadcast view, whose making costs more than the copy on a walk's few thousand steps)."""
-    x, loops = np.asarray(x), (*order, 4)
-    out = np.empty([shape[loop] for loop in loops], x.dtype)
-    out[...] = x.reshape((1,) * (5 - x.ndim) + x.shape).transpose(loops)
-    return out.ravel()
 
 
 def pixel_grid(*extents: int) -> list[np.ndarray]:
