@@ -12,9 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Sequence
 
-import ml_dtypes
 import numpy as np
-from scipy.special import erf
 
 from toolkit.window import taps
 
@@ -24,15 +22,28 @@ Arrays = Sequence[np.ndarray]
 HostFn = Callable[[Arrays, dict[str, Any]], list[np.ndarray]]
 
 
+def narrow_types() -> Any:
+    """ml_dtypes, imported on first use: importing it takes 0.6 s, more than the rest of ``import toolkit``, and
+    only an ONNX model's 4-bit and float8 tensors need it (the import gives numpy the int4, uint4 and
+    float8_e4m3fn types)."""
+    import ml_dtypes
+    return ml_dtypes
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    from scipy.special import erf   # on first use, as ml_dtypes: importing scipy.special takes 0.15 s
+    return erf(x)
+
+
 def quantize(x: np.ndarray, scale: float, zero_point: int = 0, dtype: str = "int8") -> np.ndarray:
     """ONNX QuantizeLinear to ``dtype``: an integer type (4 to 16 bits), or float8 (saturated to its largest
     finite value, then rounded to nearest even, as onnxruntime does with saturate=1)."""
     if dtype.startswith("float8"):
-        top = float(ml_dtypes.finfo(dtype).max)
+        top = float(narrow_types().finfo(dtype).max)
         v = np.asarray(x, dtype=np.float32) / np.float32(scale) + np.float32(zero_point)
         return np.clip(v, -top, top).astype(dtype)
     q = np.rint(np.asarray(x, dtype=np.float32) / np.float32(scale)) + zero_point
-    info = ml_dtypes.iinfo(dtype)
+    info = narrow_types().iinfo(dtype)
     return np.clip(q, info.min, info.max).astype(dtype)
 
 
@@ -65,7 +76,7 @@ def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
     if approximate == "tanh":
         y = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
     else:
-        y = 0.5 * x * (1 + erf(x / math.sqrt(2)))
+        y = 0.5 * x * (1 + _erf(x / math.sqrt(2)))
     return y.astype(np.float32)
 
 
@@ -141,7 +152,7 @@ FLOAT_OPS: dict[str, HostFn] = {
     "LayerNormalization": _layernorm,
     "ReduceMean": _reduce_mean,
     "Gelu": _unary(lambda x, a: _gelu(x, a.get("approximate", "none"))),
-    "Erf": _unary(lambda x, a: erf(x).astype(np.float32)),
+    "Erf": _unary(lambda x, a: _erf(x).astype(np.float32)),
     "Sigmoid": _unary(lambda x, a: (1 / (1 + np.exp(-x))).astype(np.float32)),
     "Tanh": _unary(lambda x, a: np.tanh(x)),
     "Sqrt": _unary(lambda x, a: np.sqrt(x)),

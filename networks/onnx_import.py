@@ -93,6 +93,7 @@ def from_onnx(model: Any, *, fuse_pool: bool = False, hw: HardwareConfig | str |
         raise ValueError(f"fuse_pool={fuse_pool!r} must be true or false")
     hw = None if hw is None else HardwareConfig.resolve(hw)
     proto, name = load_model(model)
+    host_ops.narrow_types()   # numpy knows the model's 4-bit and float8 types before any tensor is read
     net = _Importer(fuse_decomposed(proto), name, fuse_pool, hw is not None and hw.store_requant,
                     hw is not None and hw.store_col_scales).build()
     net.model = proto   # onnxruntime runs the model as given

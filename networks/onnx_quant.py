@@ -11,7 +11,7 @@ import numpy as np
 
 from toolkit.limits import MAX_DRAM_FOOTPRINT
 
-from . import host_ops   # its import of ml_dtypes gives numpy the int4, uint4 and float8_e4m3fn types named here
+from . import host_ops
 
 ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
                10: "float16", 11: "float64", 17: "float8_e4m3fn", 21: "uint4", 22: "int4"}

@@ -9,6 +9,8 @@ together.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -137,3 +139,14 @@ def test_checks_catch_a_cycle_and_an_upward_import(tmp_path) -> None:
     g = import_graph(tmp_path, ("isa", "simulators"))
     assert find_cycle(g) == ["isa.a", "isa.b", "isa.a"]
     assert upward_imports(g) == ["isa.b -> simulators.run"]
+
+
+# Third-party packages `import toolkit` leaves to first use: each takes 0.15-0.6 s to import (`python -X importtime`),
+# and every command, worker and test process starts with `import toolkit`.
+ON_FIRST_USE = ("ml_dtypes", "scipy", "sklearn", "onnx", "dask", "optuna")
+
+
+def test_import_toolkit_leaves_the_heavy_packages_to_first_use() -> None:
+    probe = f"import sys, toolkit; print(' '.join(m for m in {ON_FIRST_USE!r} if m in sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert loaded.stdout.split() == []
