@@ -13,8 +13,8 @@ Gemmini's default configuration: a tile of at most dim / 2 input channels packs
 """
 from __future__ import annotations
 
-import itertools
-from typing import Any, Callable, Mapping
+from types import SimpleNamespace
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -25,8 +25,8 @@ from ..conv.ops import Conv2d, ConvOp
 from ..lowering import attributes
 from ..schedule import ScheduleError, grow_tiles
 from .conv_tiles import (ARGS, conv_maxes, downsample, fused_pool, pool_args, pool_window, pooled_dims, spad_rows,
-                         window)
-from .schedule import CONV_ORDERS, LibraryConv, LibrarySchedule
+                         tile_args, window)
+from .schedule import CONV_ORDERS, LibraryConv
 from .words import ACT, NULL, at, ceil_div, fits_half
 
 def auto_tiles(op: ConvOp, maxes: dict[str, int], channels: tuple[str, ...], hw: HardwareConfig) -> dict[str, int]:
@@ -56,7 +56,7 @@ def tiled_conv_auto(op: Conv2d, hw: HardwareConfig) -> LibraryConv:
 
 
 def loop_fields(op: ConvOp, weight_stride: int, dw: bool) -> dict[str, Any]:
-    """gemmini_loop_conv_ws's fields that every tile of ``op`` shares."""
+    """gemmini_loop_conv_ws's fields that every tile of ``op`` shares (the template's ``fixed``)."""
     in_c = getattr(op, op.CHANNELS)
     size, pool_stride, pool_padding = pool_args(op)
     pool_h, pool_w = pooled_dims(op)
@@ -68,35 +68,55 @@ def loop_fields(op: ConvOp, weight_stride: int, dw: bool) -> dict[str, Any]:
                 activation=ACT[op.activation])
 
 
-def tile_fields(op: ConvOp, hw: HardwareConfig, corner: tuple[int, int, int, int, int], t: dict[str, int],
-                ich: int, och: int, output: str = "output") -> dict[str, Any]:
-    """sp_tiled_conv's fields of the tile at (b, porow, pocol, krow, kcol) with sizes ``t``: its input
-    window's padding, input and output addresses (channel ``ich`` / ``och``, in the buffer ``output``) and pixels
-    per row."""
+def tile_fields(op: ConvOp, hw: HardwareConfig, corner: tuple[np.ndarray, ...], t: Mapping[str, np.ndarray],
+                ich: np.ndarray, och: np.ndarray) -> dict[str, np.ndarray]:
+    """sp_tiled_conv's fields of each tile at (b, porow, pocol, krow, kcol) with sizes ``t`` (arrays, a value a
+    tile): its input window's padding, input and output DRAM offsets (channel ``ich`` / ``och``) and pixels per
+    row."""
     b, porow, pocol, krow, kcol = corner
     orows, prows = pool_window(porow, t["porows"], op, op.out_h)
     ocols, pcols = pool_window(pocol, t["pocols"], op, op.out_w)
     rows = window(prows.start + prows.lo, orows, krow, t["krows"], op, op.in_h)
     cols = window(pcols.start + pcols.lo, ocols, kcol, t["kcols"], op, op.in_w)
     pixel = (b * op.in_h + rows.start + rows.lo) * op.in_w + cols.start + cols.lo
-    wide = downsample(op) or t["kchs"] > hw.dim   # HAS_FIRST_LAYER_OPTIMIZATIONS packs narrow tiles
+    wide = downsample(op) | (t["kchs"] > hw.dim)   # HAS_FIRST_LAYER_OPTIMIZATIONS packs narrow tiles
     pool_h, pool_w = pooled_dims(op)
     return dict(t, upad=rows.lo, dpad=rows.hi, lpad=cols.lo, rpad=cols.hi, orows=orows, ocols=ocols,
                 pupad=prows.lo, pdpad=prows.hi, plpad=pcols.lo, prpad=pcols.hi,
-                input=at("input", pixel * getattr(op, op.CHANNELS) + ich),
-                output=at(output, ((b * pool_h + porow) * pool_w + pocol) * op.out_channels + och),
-                max_pixels_per_row=1 if wide else min(hw.dim // t["kchs"], t["kcols"]))
+                input=pixel * getattr(op, op.CHANNELS) + ich,
+                output=((b * pool_h + porow) * pool_w + pocol) * op.out_channels + och,
+                max_pixels_per_row=np.where(wide, 1, np.minimum(hw.dim // t["kchs"], t["kcols"])))
 
 
-def clipped(s: LibrarySchedule, maxes: dict[str, int], starts: dict[str, int]) -> dict[str, int]:
-    """The tile's sizes: each tile argument, cut at the end of its dimension."""
-    return {n: min(getattr(s, n), maxes[n] - starts[n]) for n in starts}
+def walk_starts(nest: Sequence[str], steps: Mapping[str, int], maxes: Mapping[str, int]) -> dict[str, np.ndarray]:
+    """Each tile's first index of every argument of ``nest`` (the loops, outermost first, stepping by ``steps``
+    through ``maxes``), in the walk's order: an array each, a value a tile."""
+    grids = np.meshgrid(*(np.arange(0, maxes[n], steps[n]) for n in nest), indexing="ij")
+    return {n: g.ravel() for n, g in zip(nest, grids)}
+
+
+def clipped(sizes: Mapping[str, int], maxes: Mapping[str, int], starts: Mapping[str, np.ndarray]
+            ) -> dict[str, np.ndarray]:
+    """Each tile's sizes: each tile argument, cut at the end of its dimension."""
+    return {n: np.minimum(sizes[n], maxes[n] - starts[n]) for n in starts}
+
+
+def addresses(buffer: str, offsets: np.ndarray, where: np.ndarray) -> list[str | int]:
+    """Per tile, :func:`~.words.at` of ``buffer`` and its offset where ``where``, else NULL (the loop skips it)."""
+    return [at(buffer, x) if w else NULL for x, w in zip(offsets.tolist(), where.tolist())]
+
+
+def tiles_as_rows(columns: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per tile, a dict of ``columns`` (an array or list of each field, a value a tile) in Python values."""
+    values = [c.tolist() if isinstance(c, np.ndarray) else c for c in columns.values()]
+    return [dict(zip(columns, row)) for row in zip(*values)]
 
 
 def conv_context(op: Conv2d, s: LibraryConv, hw: HardwareConfig, output: str = "output") -> dict[str, Any]:
     """The template's context: the words of ``s``'s tiles, writing the buffer ``output``."""
     s.memory_plan(hw, op)
     return dict(op=op, schedule=s.to_dict(), a_stride=op.stride >> downsample(op),
+                fixed=SimpleNamespace(**loop_fields(op, op.out_c, dw=False)),
                 words=attributes(conv_words(op, s, hw, output)))
 
 
@@ -106,10 +126,9 @@ NESTS = {"pixels": ARGS, "channels": ("pochs", "batches", "porows", "pocols", "k
 assert set(NESTS) == set(CONV_ORDERS)
 
 
-def conv_walk(s: LibraryConv, maxes: dict[str, int]) -> list[dict[str, int]]:
-    """Each tile's first index of every tiled_conv argument, in the host's walk ``s.order``."""
-    nest = NESTS[s.order]
-    return [dict(zip(nest, starts)) for starts in itertools.product(*(range(0, maxes[n], getattr(s, n)) for n in nest))]
+def conv_walk(s: LibraryConv, maxes: dict[str, int]) -> dict[str, np.ndarray]:
+    """Each tile's first index of every tiled_conv argument, in the host's walk ``s.order`` (arrays)."""
+    return walk_starts(NESTS[s.order], tile_args(s), maxes)
 
 
 def conv_loop_words(op: Conv2d, tiles: Mapping[str, np.ndarray]) -> np.ndarray:
@@ -120,9 +139,6 @@ def conv_loop_words(op: Conv2d, tiles: Mapping[str, np.ndarray]) -> np.ndarray:
     return loops * len(LOOP_CONV_WORDS)
 
 
-Reuse = tuple[int, bool]   # a tile's scratchpad id (0: the loop's slot) and whether the loop loads it
-
-
 class Slots:
     """Scratchpad ids 1 and 2, each holding the last tile loaded under it: a tile that one holds is not
     loaded again, and a new one goes under the id that the previous loop did not use."""
@@ -131,55 +147,57 @@ class Slots:
         self.held: dict[int, tuple | None] = {1: None, 2: None}
         self.last = 2
 
-    def take(self, key: tuple) -> Reuse:
+    def take(self, key: tuple) -> tuple[int, bool]:
+        """The id of the tile ``key``, and whether the loop loads it."""
         hit = next((i for i, k in self.held.items() if k == key), None)
         self.last = hit or 3 - self.last
         self.held[self.last] = key
         return self.last, hit is None
 
 
-def reuse(s: LibraryConv, maxes: dict[str, int]) -> Callable[[dict[str, int]], tuple[Reuse, Reuse]]:
-    """Per tile (in walk order), the input's and the weights' :data:`Reuse`: with ``s.resident``, two
-    :class:`Slots`; else gemmini.h's, one id per tile where the conv has at most two input tiles (a_reuse) or
-    weight tiles (b_reuse), each loaded by the first loop that needs it (in either order)."""
+def _resident(starts: dict[str, np.ndarray], names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Per tile (in walk order), the :class:`Slots` id of its tile of ``names`` and whether the loop loads it."""
+    slots = Slots()
+    taken = [slots.take(key) for key in zip(*(starts[n].tolist() for n in names))]
+    return np.array([i for i, _ in taken], np.int64), np.array([load for _, load in taken], bool)
+
+
+def reuse(s: LibraryConv, maxes: dict[str, int], starts: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
+    """Per tile (in walk order), the input's scratchpad id (0: the loop's slot) and whether the loop loads it,
+    then the weights': with ``s.resident``, two :class:`Slots`; else gemmini.h's, one id per tile where the conv
+    has at most two input tiles (a_reuse) or weight tiles (b_reuse), each loaded by the first loop that needs it
+    (in either order)."""
     if s.resident:
-        inputs, weights = Slots(), Slots()
-        return lambda t: (inputs.take(tuple(t[n] for n in ARGS if n != "pochs")),
-                          weights.take(tuple(t[n] for n in ("pochs", "krows", "kcols", "kchs"))))
+        return (*_resident(starts, tuple(n for n in ARGS if n != "pochs")),
+                *_resident(starts, ("pochs", "krows", "kcols", "kchs")))
     count: Callable[[str], int] = lambda n: ceil_div(maxes[n], getattr(s, n))
     kernel_tiles = count("kchs") * count("krows") * count("kcols")
     b_reuse = kernel_tiles * count("pochs") <= 2
     a_reuse = kernel_tiles * count("batches") * count("porows") * count("pocols") <= 2
-
-    def ids(t: dict[str, int]) -> tuple[Reuse, Reuse]:
-        kernel, pixels = t["kchs"] + t["krows"] + t["kcols"], t["batches"] + t["porows"] + t["pocols"]
-        a = (1 if kernel + pixels == 0 else 2, t["pochs"] == 0) if a_reuse else (0, True)
-        b = (1 if kernel + t["pochs"] == 0 else 2, pixels == 0) if b_reuse else (0, True)
-        return a, b
-    return ids
+    kernel = starts["kchs"] + starts["krows"] + starts["kcols"]
+    pixels = starts["batches"] + starts["porows"] + starts["pocols"]
+    every, none = np.ones(len(kernel), bool), np.zeros(len(kernel), np.int64)
+    a = (np.where(kernel + pixels == 0, 1, 2), starts["pochs"] == 0) if a_reuse else (none, every)
+    b = (np.where(kernel + starts["pochs"] == 0, 1, 2), pixels == 0) if b_reuse else (none, every)
+    return (*a, *b)
 
 
 def conv_words(op: Conv2d, s: LibraryConv, hw: HardwareConfig, output: str = "output") -> list[dict[str, Any]]:
     """tiled_conv's loop (gemmini.h's b, porow, pocol, poch, krow, kcol, kch, or ``s.order``'s), the fields of
-    gemmini_loop_conv_ws per tile: the bias (or, without one, the dummy pointer (acc_t*)1 + poch) with a
+    gemmini_loop_conv_ws per tile but those every tile shares (:func:`loop_fields`): the bias (or, without one, the dummy pointer (acc_t*)1 + poch) with a
     tile's first kernel tile, the output with its last; input or weights kept in the scratchpad under an id
-    as :func:`reuse` says."""
+    as :func:`reuse` says. Every tile at once (arrays), then a dict a tile."""
     maxes = conv_maxes(op)
     kd = maxes["krows"]
-    fixed = loop_fields(op, op.out_c, dw=False)
-    ids = reuse(s, maxes)
-    words = []
-    for starts in conv_walk(s, maxes):
-        b, porow, pocol, poch, krow, kcol, kch = (starts[n] for n in ARGS)
-        (a_spad_id, load_input), (b_spad_id, load_weights) = ids(starts)
-        w = tile_fields(op, hw, (b, porow, pocol, krow, kcol), clipped(s, maxes, starts), kch, poch, output)
-        last = krow + s.krows >= kd and kcol + s.kcols >= kd and kch + s.kchs >= op.in_c
-        first = krow == kcol == kch == 0
-        words.append({
-            **fixed, **w, "a_spad_id": a_spad_id, "b_spad_id": b_spad_id,
-            "input": w["input"] if load_input else NULL,
-            "output": w["output"] if last else NULL,
-            "bias": (at("bias", 4 * poch) if op.bias else 1 + 4 * poch) if first else NULL,
-            "weights": at("weight", (krow * kd * op.in_c + kcol * op.in_c + kch) * op.out_c + poch)
-            if load_weights else NULL})
-    return words
+    at_ = conv_walk(s, maxes)
+    b, porow, pocol, poch, krow, kcol, kch = (at_[n] for n in ARGS)
+    w = tile_fields(op, hw, (b, porow, pocol, krow, kcol), clipped(tile_args(s), maxes, at_), kch, poch)
+    last = (krow + s.krows >= kd) & (kcol + s.kcols >= kd) & (kch + s.kchs >= op.in_c)
+    first = (krow == 0) & (kcol == 0) & (kch == 0)
+    a_spad_id, load_input, b_spad_id, load_weights = reuse(s, maxes, at_)
+    bias = addresses("bias", 4 * poch, first) if op.bias else np.where(first, 1 + 4 * poch, NULL)
+    return tiles_as_rows({
+        **w, "a_spad_id": a_spad_id, "b_spad_id": b_spad_id,
+        "input": addresses("input", w["input"], load_input), "output": addresses(output, w["output"], last),
+        "bias": bias, "weights": addresses("weight", ((krow * kd + kcol) * op.in_c + kch) * op.out_c + poch,
+                                           load_weights)})

@@ -11,17 +11,19 @@ with the kernel arguments held at 1 accordingly. A 1x1 depthwise conv is exactly
 """
 from __future__ import annotations
 
-import itertools
+from types import SimpleNamespace
 from typing import Any
+
+import numpy as np
 
 from isa import HardwareConfig
 
 from ..conv.ops import DepthwiseConv2d
 from ..lowering import attributes
-from .conv import auto_tiles, clipped, loop_fields, tile_fields
+from .conv import addresses, auto_tiles, clipped, loop_fields, tile_fields, tiles_as_rows, walk_starts
 from .conv_tiles import dw_maxes
 from .schedule import LibraryDepthwise
-from .words import NULL, at
+from .words import NULL
 
 
 def tiled_conv_dw_auto(op: DepthwiseConv2d, hw: HardwareConfig) -> LibraryDepthwise:
@@ -31,24 +33,28 @@ def tiled_conv_dw_auto(op: DepthwiseConv2d, hw: HardwareConfig) -> LibraryDepthw
 
 def depthwise_context(op: DepthwiseConv2d, s: LibraryDepthwise, hw: HardwareConfig) -> dict[str, Any]:
     s.memory_plan(hw, op)
-    return dict(op=op, schedule=s.to_dict(), a_stride=op.stride, words=attributes(depthwise_words(op, s, hw)))
+    return dict(op=op, schedule=s.to_dict(), a_stride=op.stride, fixed=SimpleNamespace(**loop_fields(op, 1, dw=True)),
+                words=attributes(depthwise_words(op, s, hw)))
 
 
 def depthwise_words(op: DepthwiseConv2d, s: LibraryDepthwise, hw: HardwareConfig) -> list[dict[str, Any]]:
-    """tiled_conv_dw's loop (b, porow, pocol, ch, krow, kcol), the fields of gemmini_loop_conv_ws per tile:
-    one output channel and one input channel each, weight_stride 1, no scratchpad reuse ids."""
+    """tiled_conv_dw's loop (b, porow, pocol, ch, krow, kcol), the fields of gemmini_loop_conv_ws per tile but those
+    every tile shares (conv.loop_fields): one output channel and one input channel each, weight_stride 1, no
+    scratchpad reuse ids. Every tile at once (arrays), then a dict a tile."""
     maxes = dw_maxes(op)
     kh, kw = op.kernel
-    fixed = loop_fields(op, weight_stride=1, dw=True)
-    words = []
-    for b, porow, pocol, ch, krow, kcol in itertools.product(
-            range(0, op.batch, s.batches), range(0, op.out_h, s.porows), range(0, op.out_w, s.pocols),
-            range(op.channels), range(kh), range(kw)):
-        t = clipped(s, maxes, dict(batches=b, porows=porow, pocols=pocol))
-        w = tile_fields(op, hw, (b, porow, pocol, krow, kcol), dict(t, pochs=1, krows=1, kcols=1, kchs=1), ch, ch)
-        words.append({
-            **fixed, **w, "a_spad_id": 0, "b_spad_id": 0,
-            "output": w["output"] if krow == kh - 1 and kcol == kw - 1 else NULL,
-            "bias": (at("bias", 4 * ch) if op.bias else 1 + 4 * ch) if krow == kcol == 0 else NULL,
-            "weights": at("weight", (krow * kw + kcol) * op.channels + ch)})   # the departure: our (KH, KW, C)
-    return words
+    sizes = dict(batches=s.batches, porows=s.porows, pocols=s.pocols)
+    at_ = walk_starts(("batches", "porows", "pocols", "ch", "krow", "kcol"), dict(sizes, ch=1, krow=1, kcol=1),
+                      dict(maxes, ch=op.channels, krow=kh, kcol=kw))
+    b, porow, pocol, ch, krow, kcol = at_.values()
+    ones = np.ones(len(b), np.int64)
+    t = dict(clipped(sizes, maxes, dict(batches=b, porows=porow, pocols=pocol)), pochs=ones, krows=ones, kcols=ones,
+             kchs=ones)
+    w = tile_fields(op, hw, (b, porow, pocol, krow, kcol), t, ch, ch)
+    first = (krow == 0) & (kcol == 0)
+    return tiles_as_rows({
+        **w, "a_spad_id": 0 * ones, "b_spad_id": 0 * ones,
+        "output": addresses("output", w["output"], (krow == kh - 1) & (kcol == kw - 1)),
+        "bias": addresses("bias", 4 * ch, first) if op.bias else np.where(first, 1 + 4 * ch, NULL),
+        "weights": addresses("weight", (krow * kw + kcol) * op.channels + ch, ones > 0),   # the departure: (KH, KW, C)
+        "input": addresses("input", w["input"], ones > 0)})
