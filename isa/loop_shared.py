@@ -12,8 +12,10 @@ shapes (the interior tiles and the ragged edges, each in one of two slots), so:
 - :func:`unrolled_words` (the encoded words, for the features and the estimates) encodes each shape once
   and moves the DRAM addresses of its moves to each loop's bases with numpy.
 
-The key of a shape names everything its primitives depend on but the bases. Either way the words are
-those of building every loop afresh (tests/test_loop_shared.py).
+The key of a shape names everything its primitives depend on but the bases. A LOOP_CONV_WS's key is
+:class:`Placed`: its words in the other slot are its words in the first with each scratchpad and
+accumulator address moved, so :func:`unrolled_words` encodes such a shape once for both. Either way the
+words are those of building every loop afresh (tests/test_loop_shared.py).
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from typing import Callable, Hashable, NamedTuple, Sequence
 import numpy as np
 
 from .encoding import encode_all
-from .instructions import Instruction
+from .instructions import GARBAGE, Instruction
 from .opcodes import MVIN_FUNCTS, Funct
 
 _MAX_SHAPES = 256   # a program holds a few dozen; the bound keeps a long tuning run's memory flat
@@ -39,10 +41,28 @@ class Phase(NamedTuple):
     build: Callable[[], list[Instruction]]
 
 
+class Placed(NamedTuple):
+    """The key of a loop whose operands each sit in a region of their own (LOOP_CONV_WS's: its A and B tiles in
+    the scratchpad, C's in the accumulator): its shape apart from where the unroller placed them, and the first
+    row of each region there (A, B, C). Its primitives at another placement are the same but that each local
+    address counts from its own region's first row (:data:`_REGIONS`)."""
+    shape: Hashable
+    rows: tuple[int, int, int]
+
+
+# by funct, the region (Placed.rows' index) of a word's rs1 and rs2 local address; -1 none (a DRAM address, or
+# none): mvin, mvin2 and mvin3 write A, B and C (the bias); a preload reads B into C; a compute reads A
+_REGION_OF = {Funct.MVIN: (-1, 0), Funct.MVIN2: (-1, 1), Funct.MVIN3: (-1, 2), Funct.MVOUT: (-1, 2),
+              Funct.PRELOAD: (1, 2), Funct.COMPUTE_PRELOADED: (0, -1), Funct.COMPUTE_ACCUMULATED: (0, -1)}
+_REGIONS = np.array([_REGION_OF.get(f, (-1, -1)) for f in range(max(Funct) + 1)], dtype=np.int64)
+
+
 class _Template(NamedTuple):
     words: np.ndarray    # (n, 3) uint64: the first loop of the shape's
     phase: np.ndarray    # each word's phase, whose base its DRAM address counts from (-1: none)
     offset: np.ndarray   # uint64: its DRAM address less that base
+    region: np.ndarray   # (n, 2): the region of its rs1 and rs2 local address (-1: none, or garbage)
+    rows: np.ndarray     # the regions' first rows it was built at (Placed.rows; none for another key)
 
 
 _NO_WORDS = np.zeros((0, 3), dtype=np.uint64)   # a config word's, shared: read-only
@@ -88,13 +108,27 @@ def unrolled(key: Hashable, phases: Sequence[Phase]) -> list[Instruction]:
     return [prim for part in unrolled_parts(key, phases) for prim in part]
 
 
-def _template(shape: Hashable, phases: Sequence[Phase]) -> _Template:
-    parts = _parts(shape, phases)
+def _template(key: Hashable, phases: Sequence[Phase]) -> _Template:
+    parts = _parts(shape_key(key, phases), phases)
     words = encode_all(prim for part in parts for prim in part)
     bases = np.array([p.base or 0 for p in phases], dtype=np.uint64)
     owner = np.repeat(np.arange(len(parts)), [len(part) for part in parts])
     moves = np.isin(words[:, 0], _MOVES) & (words[:, 1] != 0) & (bases[owner] != 0)
-    return _Template(words, np.where(moves, owner, -1), np.where(moves, words[:, 1] - bases[owner], 0).astype(np.uint64))
+    region = np.where((words[:, 1:] & np.uint64(0xFFFFFFFF)) == GARBAGE, -1, _REGIONS[words[:, 0].astype(np.int64)])
+    return _Template(words, np.where(moves, owner, -1), np.where(moves, words[:, 1] - bases[owner], 0).astype(np.uint64),
+                     region, np.array(key.rows if isinstance(key, Placed) else (), dtype=np.int64))
+
+
+def _placed(words: np.ndarray, template: _Template, rows: tuple[int, int, int]) -> np.ndarray:
+    """``words`` (a :class:`Placed` shape's, as its template was built) with each local address moved to the
+    regions' first ``rows``: by their difference, modulo 2**64 (a valid loop's addresses stay in their low 32
+    bits, above the flags of an accumulator address)."""
+    delta = (np.array(rows, dtype=np.int64) - template.rows).astype(np.uint64)
+    for column in (0, 1):
+        region = template.region[:, column]
+        at = np.flatnonzero(region >= 0)
+        words[at, column + 1] += delta[region[at]]
+    return words
 
 
 def unrolled_words(key: Hashable, phases: Sequence[Phase]) -> np.ndarray:
@@ -104,9 +138,9 @@ def unrolled_words(key: Hashable, phases: Sequence[Phase]) -> np.ndarray:
     bases = np.array([p.base or 0 for p in phases], dtype=np.uint64)
     if int(bases.max()) >= WRAPS:
         return encode_all(unrolled(key, phases))
-    shape = shape_key(key, phases)
-    template = cached(_templates, shape, lambda: _template(shape, phases))
+    placed = isinstance(key, Placed)
+    template = cached(_templates, shape_key(key.shape if placed else key, phases), lambda: _template(key, phases))
     words = template.words.copy()
     moved = template.phase >= 0
     words[moved, 1] = bases[template.phase[moved]] + template.offset[moved]
-    return words
+    return _placed(words, template, key.rows) if placed and key.rows != tuple(template.rows.tolist()) else words

@@ -52,7 +52,7 @@ from .instructions import (
     GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Instruction, ISAError, Mvin, Mvout,
     Preload, acc_addr,
 )
-from .loop_shared import Phase, cached, unrolled
+from .loop_shared import Phase, Placed, cached, unrolled
 from .loop_words import LoopConvWs, LoopConvWsConfig5, LoopConvWsConfig6, LoopError, LoopWord, dram_at
 
 _EXCLUSIVE = (   # flags LoopConv cannot honour together, and why (gemmini.h refuses them too)
@@ -355,9 +355,9 @@ def conv_phases(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfi
 def _first_of_shape(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfig, a_start: int, b_end: int,
                     acc_start: int, st: ConfigSt) -> tuple[Hashable, ConvLoop]:
     p = _fields(words, loop)
-    shape = ("conv", *(v for name, v in vars(p).items() if name not in _DRAM), hw.dim, hw.max_block_len, a_start,
-             b_end, acc_start, st)
-    return shape, ConvLoop(p, hw, a_start, b_end, acc_start, st)
+    first = ConvLoop(p, hw, a_start, b_end, acc_start, st)
+    shape = ("conv", *(v for name, v in vars(p).items() if name not in _DRAM), hw.dim, hw.max_block_len, st)
+    return Placed(shape, (a_start, first.b_start, acc_start)), first
 
 
 def expand_conv(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfig, a_start: int, b_end: int,
