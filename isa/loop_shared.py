@@ -82,7 +82,8 @@ def cached(cache: dict, key: Hashable, build: Callable[[], object]) -> object:
 
 
 def _phase(key: Hashable, n: int, phase: Phase) -> Sequence[Instruction]:
-    """The primitives of ``phase``, the ``n``-th of the loop of shape ``key``."""
+    """The primitives of ``phase``, the ``n``-th of the loop of shape ``key``: an execute phase's kept per
+    ``key`` (it reads no DRAM, so whichever phases a loop of the key skips, it is the same)."""
     if phase.base is None:
         return cached(_execute, (key, n), lambda: tuple(phase.build()))
     return phase.build() if phase.base else ()
@@ -96,11 +97,7 @@ def shape_key(key: Hashable, phases: Sequence[Phase]) -> Hashable:
 def unrolled_parts(key: Hashable, phases: Sequence[Phase]) -> list[Sequence[Instruction]]:
     """The primitives of each of ``phases``; an execute phase's (base None) is the same tuple for every loop
     of the shape (while the shape stays cached), so that its checks can be kept by identity."""
-    return _parts(shape_key(key, phases), phases)
-
-
-def _parts(shape: Hashable, phases: Sequence[Phase]) -> list[Sequence[Instruction]]:
-    return [_phase(shape, n, phase) for n, phase in enumerate(phases)]
+    return [_phase(key, n, phase) for n, phase in enumerate(phases)]
 
 
 def unrolled(key: Hashable, phases: Sequence[Phase]) -> list[Instruction]:
@@ -109,7 +106,7 @@ def unrolled(key: Hashable, phases: Sequence[Phase]) -> list[Instruction]:
 
 
 def _template(key: Hashable, phases: Sequence[Phase]) -> _Template:
-    parts = _parts(shape_key(key, phases), phases)
+    parts = unrolled_parts(key, phases)
     words = encode_all(prim for part in parts for prim in part)
     bases = np.array([p.base or 0 for p in phases], dtype=np.uint64)
     owner = np.repeat(np.arange(len(parts)), [len(part) for part in parts])

@@ -19,7 +19,6 @@ import numpy as np
 from isa import HardwareConfig
 
 from ..conv.ops import DepthwiseConv2d
-from ..lowering import attributes
 from .conv import addresses, auto_tiles, clipped, loop_fields, tile_fields, tiles_as_rows, walk_starts
 from .conv_tiles import dw_maxes
 from .schedule import LibraryDepthwise
@@ -34,13 +33,13 @@ def tiled_conv_dw_auto(op: DepthwiseConv2d, hw: HardwareConfig) -> LibraryDepthw
 def depthwise_context(op: DepthwiseConv2d, s: LibraryDepthwise, hw: HardwareConfig) -> dict[str, Any]:
     s.memory_plan(hw, op)
     return dict(op=op, schedule=s.to_dict(), a_stride=op.stride, fixed=SimpleNamespace(**loop_fields(op, 1, dw=True)),
-                words=attributes(depthwise_words(op, s, hw)))
+                words=depthwise_words(op, s, hw))
 
 
-def depthwise_words(op: DepthwiseConv2d, s: LibraryDepthwise, hw: HardwareConfig) -> list[dict[str, Any]]:
+def depthwise_words(op: DepthwiseConv2d, s: LibraryDepthwise, hw: HardwareConfig) -> list[Any]:
     """tiled_conv_dw's loop (b, porow, pocol, ch, krow, kcol), the fields of gemmini_loop_conv_ws per tile but those
     every tile shares (conv.loop_fields): one output channel and one input channel each, weight_stride 1, no
-    scratchpad reuse ids. Every tile at once (arrays), then a dict a tile."""
+    scratchpad reuse ids. Every tile at once (arrays), then a named tuple a tile."""
     maxes = dw_maxes(op)
     kh, kw = op.kernel
     sizes = dict(batches=s.batches, porows=s.porows, pocols=s.pocols)
