@@ -44,6 +44,7 @@ output address is not zero.
 """
 from __future__ import annotations
 
+import itertools
 from types import SimpleNamespace
 from typing import Hashable
 
@@ -322,8 +323,10 @@ class ConvLoop:
 
 
 _BASES = (LoopConvWsConfig5, LoopConvWsConfig6)   # the words of the phases' bases, and of nothing else
-# a loop's words but its bases, its hardware and placement -> its shape, and the first loop of it
-_loops: dict[Hashable, tuple[Hashable, ConvLoop]] = {}
+# a loop's words but its bases, its hardware and placement -> those objects, its shape, and the first loop of it
+_loops: dict[Hashable, tuple[tuple, Hashable, ConvLoop]] = {}
+_SHAPES: dict[tuple, int] = {}   # a shape's fields -> its number
+_NUMBERS = itertools.count()
 
 
 def conv_phases(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfig, a_start: int, b_end: int,
@@ -331,8 +334,12 @@ def conv_phases(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfi
     """The shape and the phases of one LOOP_CONV_WS (isa.loop_shared); a zero DRAM address skips its phase
     (its config_ld too). ``st``: the program's last config_st, whose scale and requantization a pooling
     loop's config_st words keep."""
-    key = (*(w for kind, w in words.items() if kind not in _BASES), loop, hw, a_start, b_end, acc_start, st)
-    shape, first = cached(_loops, key, lambda: _first_of_shape(words, loop, hw, a_start, b_end, acc_start, st))
+    # keyed by the words' identities (a program's alike lines parse to one object; equal words of another program
+    # are a miss, built again alike): hashing five words' fields took a seventh of a loop candidate's features.
+    # The entry holds the objects, so no id in a key outlives its object.
+    objects = (*(w for kind, w in words.items() if kind not in _BASES), loop, hw, st)
+    _, shape, first = cached(_loops, (*map(id, objects), a_start, b_end, acc_start),
+                             lambda: (objects, *_first_of_shape(words, loop, hw, a_start, b_end, acc_start, st)))
     c5, c6 = words[LoopConvWsConfig5], words[LoopConvWsConfig6]
     bases = {"bias_addr": c6.bias_addr, "input_addr": c6.input_addr, "weights_addr": c5.weights_addr,
              "output_addr": c5.output_addr}
@@ -357,7 +364,8 @@ def _first_of_shape(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareC
     p = _fields(words, loop)
     first = ConvLoop(p, hw, a_start, b_end, acc_start, st)
     shape = ("conv", *(v for name, v in vars(p).items() if name not in _DRAM), hw.dim, hw.max_block_len, st)
-    return Placed(shape, (a_start, first.b_start, acc_start)), first
+    # the shape as a number, which every loop's group key hashes (one is never another shape's)
+    return Placed(cached(_SHAPES, shape, lambda: next(_NUMBERS)), (a_start, first.b_start, acc_start)), first
 
 
 def expand_conv(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfig, a_start: int, b_end: int,
