@@ -12,13 +12,14 @@ shapes (the interior tiles and the ragged edges, each in one of two slots), so:
 - :func:`unrolled_words` (the encoded words, for the features and the estimates) encodes each shape once
   and moves the DRAM addresses of its moves to each loop's bases with numpy.
 
-The key of a shape names everything its primitives depend on but the bases. A LOOP_CONV_WS's key is
-:class:`Placed`: its words in the other slot are its words in the first with each scratchpad and
-accumulator address moved, so :func:`unrolled_words` encodes such a shape once for both. Either way the
+The key of a shape names everything its primitives depend on but the bases. A LOOP_CONV_WS's key, and a
+LOOP_WS's but a resadd's, is :class:`Placed`: its words in the other slot are its words in the first with
+each scratchpad and accumulator address moved, so :func:`unrolled_words` encodes such a shape once for both. Either way the
 words are those of building every loop afresh (tests/test_loop_shared.py).
 """
 from __future__ import annotations
 
+import itertools
 from typing import Callable, Hashable, NamedTuple, Sequence
 
 import numpy as np
@@ -42,8 +43,8 @@ class Phase(NamedTuple):
 
 
 class Placed(NamedTuple):
-    """The key of a loop whose operands each sit in a region of their own (LOOP_CONV_WS's: its A and B tiles in
-    the scratchpad, C's in the accumulator): its shape apart from where the unroller placed them, and the first
+    """The key of a loop whose operands each sit in a region of their own (its A and B tiles in the scratchpad,
+    C's in the accumulator): its shape apart from where the unroller placed them, and the first
     row of each region there (A, B, C). Its primitives at another placement are the same but that each local
     address counts from its own region's first row (:data:`_REGIONS`)."""
     shape: Hashable
@@ -69,6 +70,16 @@ _NO_WORDS = np.zeros((0, 3), dtype=np.uint64)   # a config word's, shared: read-
 _NO_WORDS.flags.writeable = False
 _execute: dict[Hashable, tuple[Instruction, ...]] = {}
 _templates: dict[Hashable, _Template] = {}
+
+
+_numbers: dict[tuple, int] = {}
+_NEXT = itertools.count()
+
+
+def shape_number(fields: tuple) -> int:
+    """A number for a shape's ``fields``, which a loop's group key hashes in place of them (one number is never
+    another shape's; a shape seen again after its number was dropped gets a new one)."""
+    return cached(_numbers, fields, lambda: next(_NEXT))
 
 
 def cached(cache: dict, key: Hashable, build: Callable[[], object]) -> object:

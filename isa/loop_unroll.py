@@ -30,7 +30,7 @@ from .instructions import (
 )
 from .norm import PASSES, Act
 from .encoding import encode_all
-from .loop_shared import Phase, shape_key, unrolled, unrolled_words
+from .loop_shared import Phase, Placed, cached, shape_key, shape_number, unrolled, unrolled_words
 from .loop_unroll_conv import conv_phases
 from .opcodes import MVIN_FUNCTS, Funct
 from .loop_words import (
@@ -177,13 +177,27 @@ def _st_c_normalized(t: WsLoop, max_blocks: int) -> list[Instruction]:
     return out
 
 
+# a loop's words but its addresses, and its placement -> those objects and its shape
+_ws_shapes: dict[Hashable, tuple[tuple, Hashable]] = {}
+
+
 def ws_phases(t: WsLoop) -> tuple[Hashable, list[Phase]]:
     """The shape and the phases of one LOOP_WS (isa.loop_shared), in a valid sequential order; a zero DRAM
-    address skips its phase."""
-    shape = ("ws", t.bounds, t.strides_ab, t.strides_dc, t.loop, t.dim, t.max_block_len, t.a_start, t.b_end,
-             t.acc_start)
+    address skips its phase. The shape is kept per its words' identities, as loop_unroll_conv.conv_phases does."""
+    objects = (t.bounds, t.strides_ab, t.strides_dc, t.loop)
+    _, shape = cached(_ws_shapes, (*map(id, objects), t.dim, t.max_block_len, t.a_start, t.b_end, t.acc_start),
+                      lambda: (objects, _ws_shape(t)))
     return shape, [Phase(t.dc.d, lambda: _ld_d(t)), Phase(t.ab.a, lambda: _ld_a(t)), Phase(t.ab.b, lambda: _ld_b(t)),
                    Phase(0 if t.loop.is_resadd else None, lambda: _execute(t)), Phase(t.dc.c, lambda: _st_c(t))]
+
+
+def _ws_shape(t: WsLoop) -> Hashable:
+    """A loop's shape: :class:`~.loop_shared.Placed` (a resadd's whole: its A and B share the accumulator's half
+    with C, so its addresses do not move by region)."""
+    fields = ("ws", t.bounds, t.strides_ab, t.strides_dc, t.loop, t.dim, t.max_block_len)
+    if t.loop.is_resadd:
+        return (*fields, t.a_start, t.b_end, t.acc_start)
+    return Placed(shape_number(fields), (t.a_start, t.b_start, t.acc_start))
 
 
 def _check_ws(words: dict[type, LoopWord], loop: LoopWs, dim: int) -> None:

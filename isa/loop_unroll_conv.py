@@ -44,7 +44,6 @@ output address is not zero.
 """
 from __future__ import annotations
 
-import itertools
 from types import SimpleNamespace
 from typing import Hashable
 
@@ -53,7 +52,7 @@ from .instructions import (
     GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Instruction, ISAError, Mvin, Mvout,
     Preload, acc_addr,
 )
-from .loop_shared import Phase, Placed, cached, unrolled
+from .loop_shared import Phase, Placed, cached, shape_number, unrolled
 from .loop_words import LoopConvWs, LoopConvWsConfig5, LoopConvWsConfig6, LoopError, LoopWord, dram_at
 
 _EXCLUSIVE = (   # flags LoopConv cannot honour together, and why (gemmini.h refuses them too)
@@ -325,8 +324,6 @@ class ConvLoop:
 _BASES = (LoopConvWsConfig5, LoopConvWsConfig6)   # the words of the phases' bases, and of nothing else
 # a loop's words but its bases, its hardware and placement -> those objects, its shape, and the first loop of it
 _loops: dict[Hashable, tuple[tuple, Hashable, ConvLoop]] = {}
-_SHAPES: dict[tuple, int] = {}   # a shape's fields -> its number
-_NUMBERS = itertools.count()
 
 
 def conv_phases(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfig, a_start: int, b_end: int,
@@ -364,8 +361,7 @@ def _first_of_shape(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareC
     p = _fields(words, loop)
     first = ConvLoop(p, hw, a_start, b_end, acc_start, st)
     shape = ("conv", *(v for name, v in vars(p).items() if name not in _DRAM), hw.dim, hw.max_block_len, st)
-    # the shape as a number, which every loop's group key hashes (one is never another shape's)
-    return Placed(cached(_SHAPES, shape, lambda: next(_NUMBERS)), (a_start, first.b_start, acc_start)), first
+    return Placed(shape_number(shape), (a_start, first.b_start, acc_start)), first
 
 
 def expand_conv(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfig, a_start: int, b_end: int,
