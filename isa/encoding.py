@@ -268,6 +268,19 @@ _COLUMNS: dict[type, tuple[Callable[[list], np.ndarray | int], ...]] = {
 }
 
 
+# the kinds of two local operands (address, rows, columns each), and encode_pairs' words of them from arrays
+PAIR_KINDS = (Preload, ComputePreloaded, ComputeAccumulated)
+_PAIR_FUNCTS = np.array([kind.FUNCT for kind in PAIR_KINDS], dtype=np.uint64)
+
+
+def encode_pairs(kind: np.ndarray, fields: np.ndarray) -> np.ndarray:
+    """encode_all of preloads and computes given as arrays: each one's kind (an index of :data:`PAIR_KINDS`) and
+    its six fields in their order (the first operand's address, rows and columns, then the second's), in range."""
+    f = fields.astype(np.uint64)
+    return np.stack([_PAIR_FUNCTS[kind], _operand(f[:, 0], f[:, 1], f[:, 2]), _operand(f[:, 3], f[:, 4], f[:, 5])],
+                    axis=1)
+
+
 def decode_all(words: np.ndarray) -> list[Instruction]:
     out = []
     for index, (f, r1, r2) in enumerate(words.tolist()):

@@ -37,9 +37,10 @@ WRAPS = (1 << 64) - (1 << 32)
 
 class Phase(NamedTuple):
     """A phase of a loop: ``base`` the DRAM address its moves count from (0: the loop skips the phase;
-    None: it always runs and reads no DRAM)."""
+    None: it always runs and reads no DRAM); ``words``, where given, its primitives encoded without them."""
     base: int | None
     build: Callable[[], list[Instruction]]
+    words: Callable[[], np.ndarray] | None = None
 
 
 class Placed(NamedTuple):
@@ -117,14 +118,22 @@ def unrolled(key: Hashable, phases: Sequence[Phase]) -> list[Instruction]:
 
 
 def _template(key: Hashable, phases: Sequence[Phase]) -> _Template:
-    parts = unrolled_parts(key, phases)
-    words = encode_all(prim for part in parts for prim in part)
+    parts = [_phase_words(key, n, phase) for n, phase in enumerate(phases)]
+    words = np.concatenate(parts)
     bases = np.array([p.base or 0 for p in phases], dtype=np.uint64)
     owner = np.repeat(np.arange(len(parts)), [len(part) for part in parts])
     moves = np.isin(words[:, 0], _MOVES) & (words[:, 1] != 0) & (bases[owner] != 0)
     region = np.where((words[:, 1:] & np.uint64(0xFFFFFFFF)) == GARBAGE, -1, _REGIONS[words[:, 0].astype(np.int64)])
     return _Template(words, np.where(moves, owner, -1), np.where(moves, words[:, 1] - bases[owner], 0).astype(np.uint64),
                      region, np.array(key.rows if isinstance(key, Placed) else (), dtype=np.int64))
+
+
+def _phase_words(key: Hashable, n: int, phase: Phase) -> np.ndarray:
+    """The words of ``phase``, the ``n``-th of the loop of shape ``key``: its own encoding where it has one (an
+    execute phase, which runs whatever the bases), else its primitives'."""
+    if phase.base is None and phase.words is not None:
+        return phase.words()
+    return encode_all(_phase(key, n, phase))
 
 
 def _placed(words: np.ndarray, template: _Template, rows: tuple[int, int, int]) -> np.ndarray:

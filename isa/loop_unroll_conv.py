@@ -47,7 +47,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Hashable
 
+import numpy as np
+
 from .config import HardwareConfig
+from .encoding import PAIR_KINDS, encode_all, encode_pairs
 from .instructions import (
     GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Instruction, ISAError, Mvin, Mvout,
     Preload, acc_addr,
@@ -60,6 +63,9 @@ _EXCLUSIVE = (   # flags LoopConv cannot honour together, and why (gemmini.h ref
     ("trans_input_3120", "trans_weight_0132", "weight-stationary has one transposer for A or B"),
     ("trans_output_1203", "no_pool", "a transposed output is not pooled"),
 )
+# a preload's, a compute's with fresh weights and one's that keeps them: ConvLoop._execute_fields' first column
+_PRELOAD, _FRESH, _KEPT = (PAIR_KINDS.index(kind) for kind in (Preload, ComputePreloaded, ComputeAccumulated))
+_COUNTS, _ADDRESSES = [1, 2, 4, 5], [0, 3]   # the six fields' rows and columns (16 bits), and local addresses (32)
 _DRAM = ("bias_addr", "input_addr", "weights_addr", "output_addr")   # the phases' bases: no part of a shape
 _POSITIVE = ("batches", "orows", "ocols", "pochs", "krows", "kcols", "kchs", "stride", "kernel_dilation",
              "in_row_dim", "in_col_dim")
@@ -254,34 +260,58 @@ class ConvLoop:
                         ocol += d << self.dil
         return out
 
-    # Over 40 lines: LoopConv's seven loops of preloads and computes, the transposes' operand shapes.
     def execute(self) -> list[Instruction]:
+        """LoopConv's preloads and computes (:meth:`_execute_fields`), after config_ex's strides where
+        trans_input_3120 sets them."""
+        return self._execute_head() + [PAIR_KINDS[kind](*fields) for kind, *fields in self._execute_fields().tolist()]
+
+    def execute_words(self) -> np.ndarray:
+        """:meth:`execute`, encoded (isa.encoding.encode_all) from its fields' arrays; a field out of its range is
+        left to the instructions' own checks (their ISAError)."""
+        fields = self._execute_fields()
+        operands = fields[:, 1:]
+        if operands.min(initial=0) < 0 or (operands[:, _COUNTS] >> 16).any() or (operands[:, _ADDRESSES] >> 32).any():
+            return encode_all(self.execute())
+        return np.concatenate([encode_all(self._execute_head()), encode_pairs(fields[:, 0], operands)])
+
+    def _execute_head(self) -> list[Instruction]:
+        """trans_input_3120: A's rows (input channels) one image apart, C's (images) one image apart."""
+        p = self.p
+        return [ConfigEx(a_stride=self.irows * self.icols, c_stride=p.orows * p.ocols, set_only_strides=1)] \
+            if p.trans_input_3120 else []
+
+    def _execute_fields(self) -> np.ndarray:
+        """Each preload and compute of LoopConv's seven loops, in its order (per output channel block, kernel
+        pixel, input channel block and run of :meth:`_ex_runs`, a preload then a compute; the weights preloaded
+        for the first run only): its kind (an index of isa.encoding.PAIR_KINDS) and its six fields, a row each.
+        A kernel pixel's every output channel block, input channel block and run at once."""
         p, d = self.p, self.dim
-        out: list[Instruction] = []
-        if p.trans_input_3120:   # A's rows (input channels) one image apart, C's (images) one image apart
-            out.append(ConfigEx(a_stride=self.irows * self.icols, c_stride=p.orows * p.ocols, set_only_strides=1))
-        for och in range(0, p.pochs, d):
-            cols = min(d, p.pochs - och)
-            for krow in range(p.krows):
-                for kcol in range(0, p.kcols, self.pixels):
-                    krot, kcrot = (p.krows - 1 - krow, p.kcols - 1 - kcol) if p.wrot180 else (krow, kcol)
-                    # each run's image, input pixel, rows and accumulator address: the same for every kch
-                    runs = [(b, self._undilated(orow * p.stride + krow * p.kernel_dilation),
-                             self._undilated(ocol * p.stride + kcol * p.kernel_dilation), rows,
-                             acc_addr(self._c_row(och, b, orow, ocol), accumulate=True))
-                            for b, orow, ocol, rows in self._ex_runs(krow, kcol)]
-                    for kch in range(0, p.kchs, d):
-                        k = min(p.kcols - kcol, self.pixels) * min(d, p.kchs - kch)
-                        # a transposed operand's rows and columns are the stored ones
-                        b_shape = (cols, k) if p.trans_weight_0132 else (k, cols)
-                        for run, (b, irow, icol, rows, c) in enumerate(runs):
-                            a = self._a_row(b, kch, irow, icol)
-                            a_shape = (k, rows) if p.trans_input_3120 else (rows, k)
-                            weights = self._b_row(och, krot, kcrot, kch) if run == 0 else GARBAGE
-                            out.append(Preload(weights, *b_shape, c, rows, cols))
-                            out.append((ComputeAccumulated if run else ComputePreloaded)(a, *a_shape, GARBAGE, rows,
-                                                                                         cols))
-        return out
+        ochs, kchs = np.arange(0, p.pochs, d), np.arange(0, p.kchs, d)
+        pixels = [self._pixel_fields(krow, kcol, ochs, kchs) for krow in range(p.krows)
+                  for kcol in range(0, p.kcols, self.pixels)]
+        return np.concatenate(pixels, axis=1).reshape(-1, 7)
+
+    def _pixel_fields(self, krow: int, kcol: int, ochs: np.ndarray, kchs: np.ndarray) -> np.ndarray:
+        """:meth:`_execute_fields` of kernel pixel (krow, kcol), per output channel block (its rows)."""
+        p, d = self.p, self.dim
+        krot, kcrot = (p.krows - 1 - krow, p.kcols - 1 - kcol) if p.wrot180 else (krow, kcol)
+        b, orow, ocol, rows = np.array(self._ex_runs(krow, kcol), dtype=np.int64).reshape(-1, 4).T
+        och, kch, run = ochs[:, None, None], kchs[None, :, None], np.arange(len(rows))
+        irow = self._undilated(orow * p.stride + krow * p.kernel_dilation)
+        icol = self._undilated(ocol * p.stride + kcol * p.kernel_dilation)
+        cols = np.minimum(d, p.pochs - och)
+        k = min(p.kcols - kcol, self.pixels) * np.minimum(d, p.kchs - kch)
+        b_shape = (cols, k) if p.trans_weight_0132 else (k, cols)   # a transposed operand's are the stored ones
+        a_shape = (k, rows) if p.trans_input_3120 else (rows, k)
+        c = acc_addr(self._c_row(och, b, orow, ocol), accumulate=True)
+        weights = np.where(run == 0, self._b_row(och, krot, kcrot, kch), GARBAGE)
+        out = np.empty((len(ochs), len(kchs), len(rows), 2, 7), dtype=np.int64)
+        for column, value in enumerate((_PRELOAD, weights, *b_shape, c, rows, cols)):
+            out[..., 0, column] = value
+        for column, value in enumerate((np.where(run == 0, _FRESH, _KEPT), self._a_row(b, kch, irow, icol), *a_shape,
+                                        GARBAGE, rows, cols)):
+            out[..., 1, column] = value
+        return out.reshape(len(ochs), -1, 7)
 
     def _pool_config(self, pooling: bool) -> ConfigSt:
         """LoopConvSt's config_st before (``pooling``) and after its pooling mvouts; the scale and the
@@ -352,7 +382,7 @@ def conv_phases(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfi
         return made[0]
 
     return shape, [Phase(c6.bias_addr, lambda: conv().bias()), Phase(c6.input_addr, lambda: conv().inputs()),
-                   Phase(c5.weights_addr, lambda: conv().weights()), Phase(None, lambda: conv().execute()),
+                   Phase(c5.weights_addr, lambda: conv().weights()), Phase(None, lambda: conv().execute(), lambda: conv().execute_words()),
                    Phase(c5.output_addr, lambda: conv().outputs())]
 
 
