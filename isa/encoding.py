@@ -268,17 +268,28 @@ _COLUMNS: dict[type, tuple[Callable[[list], np.ndarray | int], ...]] = {
 }
 
 
-# the kinds of two local operands (address, rows, columns each), and encode_pairs' words of them from arrays
+# the kinds of two local operands (address, rows, columns each), as a loop's execute phase lays them out in rows of
+# seven: the kind (an index of PAIR_KINDS: PRELOAD, FRESH a compute with fresh weights, KEPT one that keeps them),
+# then the first operand's address, rows and columns and the second's
 PAIR_KINDS = (Preload, ComputePreloaded, ComputeAccumulated)
+PRELOAD, FRESH, KEPT = range(len(PAIR_KINDS))
 _PAIR_FUNCTS = np.array([kind.FUNCT for kind in PAIR_KINDS], dtype=np.uint64)
+_COUNTS, _ADDRESSES = [2, 3, 5, 6], [1, 4]   # the rows' rows and columns (16 bits) and local addresses (32 bits)
 
 
-def encode_pairs(kind: np.ndarray, fields: np.ndarray) -> np.ndarray:
-    """encode_all of preloads and computes given as arrays: each one's kind (an index of :data:`PAIR_KINDS`) and
-    its six fields in their order (the first operand's address, rows and columns, then the second's), in range."""
-    f = fields.astype(np.uint64)
-    return np.stack([_PAIR_FUNCTS[kind], _operand(f[:, 0], f[:, 1], f[:, 2]), _operand(f[:, 3], f[:, 4], f[:, 5])],
-                    axis=1)
+def pair_instructions(rows: np.ndarray) -> list[Instruction]:
+    """The preloads and computes of ``rows`` (kind and six fields each)."""
+    return [PAIR_KINDS[kind](*fields) for kind, *fields in rows.tolist()]
+
+
+def encode_pairs(rows: np.ndarray) -> np.ndarray | None:
+    """encode_all(pair_instructions(rows)) from the arrays; None where a field is out of its range (the
+    instructions' own checks then say which)."""
+    if rows[:, 1:].min(initial=0) < 0 or (rows[:, _COUNTS] >> 16).any() or (rows[:, _ADDRESSES] >> 32).any():
+        return None
+    f = rows.astype(np.uint64)
+    first, second = _operand(f[:, 1], f[:, 2], f[:, 3]), _operand(f[:, 4], f[:, 5], f[:, 6])
+    return np.stack([_PAIR_FUNCTS[rows[:, 0]], first, second], axis=1)
 
 
 def decode_all(words: np.ndarray) -> list[Instruction]:

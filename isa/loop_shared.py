@@ -14,8 +14,8 @@ shapes (the interior tiles and the ragged edges, each in one of two slots), so:
 
 The key of a shape names everything its primitives depend on but the bases. A LOOP_CONV_WS's key, and a
 LOOP_WS's but a resadd's, is :class:`Placed`: its words in the other slot are its words in the first with
-each scratchpad and accumulator address moved, so :func:`unrolled_words` encodes such a shape once for both. Either way the
-words are those of building every loop afresh (tests/test_loop_shared.py).
+each scratchpad and accumulator address moved, so :func:`unrolled_words` encodes such a shape once for both.
+Either way the words are those of building every loop afresh (tests/test_loop_shared.py).
 """
 from __future__ import annotations
 
@@ -124,8 +124,9 @@ def _template(key: Hashable, phases: Sequence[Phase]) -> _Template:
     owner = np.repeat(np.arange(len(parts)), [len(part) for part in parts])
     moves = np.isin(words[:, 0], _MOVES) & (words[:, 1] != 0) & (bases[owner] != 0)
     region = np.where((words[:, 1:] & np.uint64(0xFFFFFFFF)) == GARBAGE, -1, _REGIONS[words[:, 0].astype(np.int64)])
-    return _Template(words, np.where(moves, owner, -1), np.where(moves, words[:, 1] - bases[owner], 0).astype(np.uint64),
-                     region, np.array(key.rows if isinstance(key, Placed) else (), dtype=np.int64))
+    offset = np.where(moves, words[:, 1] - bases[owner], 0).astype(np.uint64)
+    rows = np.array(key.rows if isinstance(key, Placed) else (), dtype=np.int64)
+    return _Template(words, np.where(moves, owner, -1), offset, region, rows)
 
 
 def _phase_words(key: Hashable, n: int, phase: Phase) -> np.ndarray:

@@ -19,17 +19,14 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import Hashable, Iterable, Iterator, Sequence
+from typing import Any, Hashable, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from .config import HardwareConfig
-from .instructions import (
-    GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigLd, ConfigNorm, ConfigSt, Instruction, Mvin, Mvout, Preload,
-    acc_addr,
-)
+from .instructions import ACCUM_BIT, GARBAGE, ConfigLd, ConfigNorm, ConfigSt, Instruction, Mvin, Mvout, acc_addr
 from .norm import PASSES, Act
-from .encoding import encode_all
+from .encoding import FRESH, KEPT, PRELOAD, encode_all, encode_pairs, pair_instructions
 from .loop_shared import Phase, Placed, cached, shape_key, shape_number, unrolled, unrolled_words
 from .loop_unroll_conv import conv_phases
 from .opcodes import MVIN_FUNCTS, Funct
@@ -71,9 +68,10 @@ class WsLoop:
         return self.b_end if self.loop.is_resadd else self.b_end - b.k * b.j * self.dim
 
 
-def _padded(index: int, count: int, last: int, pad: int, dim: int) -> int:
-    """Rows/cols of ``count`` blocks from block ``index``: less ``pad`` when they reach the ``last`` block."""
-    return count * dim - (pad if index + count >= last else 0)
+def _padded(index: Any, count: int, last: int, pad: int, dim: int) -> Any:
+    """Rows/cols of ``count`` blocks from block ``index`` (an int, or an array of them): less ``pad`` when they
+    reach the ``last`` block."""
+    return count * dim - pad * (index + count >= last)
 
 
 def _load(t: WsLoop, state: int, dram: int, stride: int, itemsize: int, local_start: int, rows: tuple[int, int],
@@ -122,25 +120,36 @@ def _ld_b(t: WsLoop) -> list[Instruction]:
 
 
 def _execute(t: WsLoop) -> list[Instruction]:
-    """Preload/compute pairs, i innermost: the weights of (k, j) are preloaded at i = 0 and kept after.
+    return pair_instructions(_execute_rows(t))
+
+
+def _execute_words(t: WsLoop) -> np.ndarray:
+    """:func:`_execute`, encoded (isa.encoding.encode_all) from its rows' arrays."""
+    words = encode_pairs(_execute_rows(t))
+    return encode_all(_execute(t)) if words is None else words
+
+
+def _execute_rows(t: WsLoop) -> np.ndarray:
+    """Preload/compute pairs, i innermost: the weights of (k, j) are preloaded at i = 0 and kept after, a row of
+    kind and six fields each (isa.encoding.PAIR_KINDS), every (k, j, i) at once.
     A transposed operand's block is where its loader put it, and its rows/cols are the stored ones
     (config_ex's transpose bits read it so); LoopMatmul's words give the untransposed sizes."""
-    b, d, out = t.bounds, t.dim, []
+    b, d = t.bounds, t.dim
     accumulate, ta, tb = bool(t.loop.ex_accumulate), bool(t.loop.a_transpose), bool(t.loop.b_transpose)
-    for k in range(b.k):
-        k_size = _padded(k, 1, b.k, b.pad_k, d)
-        for j in range(b.j):
-            j_size = _padded(j, 1, b.j, b.pad_j, d)
-            b_block = (j * b.k + k, j_size, k_size) if tb else (k * b.j + j, k_size, j_size)
-            for i in range(b.i):
-                i_size = _padded(i, 1, b.i, b.pad_i, d)
-                a_block = (k * b.i + i, k_size, i_size) if ta else (i * b.k + k, i_size, k_size)
-                weights = t.b_start + b_block[0] * d if i == 0 else GARBAGE
-                c = acc_addr(t.acc_start + (i * b.j + j) * d, accumulate=accumulate or k != 0)
-                out.append(Preload(weights, *b_block[1:], c, i_size, j_size))
-                compute = ComputePreloaded if i == 0 else ComputeAccumulated
-                out.append(compute(t.a_start + a_block[0] * d, *a_block[1:], GARBAGE, d, d))
-    return out
+    k, j, i = (x.ravel() for x in np.meshgrid(np.arange(b.k), np.arange(b.j), np.arange(b.i), indexing="ij"))
+    k_size, j_size = _padded(k, 1, b.k, b.pad_k, d), _padded(j, 1, b.j, b.pad_j, d)
+    i_size = _padded(i, 1, b.i, b.pad_i, d)
+    b_block = (j * b.k + k, j_size, k_size) if tb else (k * b.j + j, k_size, j_size)
+    a_block = (k * b.i + i, k_size, i_size) if ta else (i * b.k + k, i_size, k_size)
+    weights = np.where(i == 0, t.b_start + b_block[0] * d, GARBAGE)
+    c = acc_addr(t.acc_start + (i * b.j + j) * d) | np.where(accumulate | (k != 0), ACCUM_BIT, 0)
+    rows = np.empty((len(k), 2, 7), dtype=np.int64)
+    for column, value in enumerate((PRELOAD, weights, *b_block[1:], c, i_size, j_size)):
+        rows[:, 0, column] = value
+    for column, value in enumerate((np.where(i == 0, FRESH, KEPT), t.a_start + a_block[0] * d, *a_block[1:], GARBAGE,
+                                    d, d)):
+        rows[:, 1, column] = value
+    return rows.reshape(-1, 7)
 
 
 def _st_c(t: WsLoop) -> list[Instruction]:
@@ -188,7 +197,8 @@ def ws_phases(t: WsLoop) -> tuple[Hashable, list[Phase]]:
     _, shape = cached(_ws_shapes, (*map(id, objects), t.dim, t.max_block_len, t.a_start, t.b_end, t.acc_start),
                       lambda: (objects, _ws_shape(t)))
     return shape, [Phase(t.dc.d, lambda: _ld_d(t)), Phase(t.ab.a, lambda: _ld_a(t)), Phase(t.ab.b, lambda: _ld_b(t)),
-                   Phase(0 if t.loop.is_resadd else None, lambda: _execute(t)), Phase(t.dc.c, lambda: _st_c(t))]
+                   Phase(0 if t.loop.is_resadd else None, lambda: _execute(t), lambda: _execute_words(t)),
+                   Phase(t.dc.c, lambda: _st_c(t))]
 
 
 def _ws_shape(t: WsLoop) -> Hashable:

@@ -50,11 +50,8 @@ from typing import Hashable
 import numpy as np
 
 from .config import HardwareConfig
-from .encoding import PAIR_KINDS, encode_all, encode_pairs
-from .instructions import (
-    GARBAGE, ComputeAccumulated, ComputePreloaded, ConfigEx, ConfigLd, ConfigSt, Instruction, ISAError, Mvin, Mvout,
-    Preload, acc_addr,
-)
+from .encoding import FRESH, KEPT, PRELOAD, encode_all, encode_pairs, pair_instructions
+from .instructions import GARBAGE, ConfigEx, ConfigLd, ConfigSt, Instruction, ISAError, Mvin, Mvout, acc_addr
 from .loop_shared import Phase, Placed, cached, shape_number, unrolled
 from .loop_words import LoopConvWs, LoopConvWsConfig5, LoopConvWsConfig6, LoopError, LoopWord, dram_at
 
@@ -63,9 +60,6 @@ _EXCLUSIVE = (   # flags LoopConv cannot honour together, and why (gemmini.h ref
     ("trans_input_3120", "trans_weight_0132", "weight-stationary has one transposer for A or B"),
     ("trans_output_1203", "no_pool", "a transposed output is not pooled"),
 )
-# a preload's, a compute's with fresh weights and one's that keeps them: ConvLoop._execute_fields' first column
-_PRELOAD, _FRESH, _KEPT = (PAIR_KINDS.index(kind) for kind in (Preload, ComputePreloaded, ComputeAccumulated))
-_COUNTS, _ADDRESSES = [1, 2, 4, 5], [0, 3]   # the six fields' rows and columns (16 bits), and local addresses (32)
 _DRAM = ("bias_addr", "input_addr", "weights_addr", "output_addr")   # the phases' bases: no part of a shape
 _POSITIVE = ("batches", "orows", "ocols", "pochs", "krows", "kcols", "kchs", "stride", "kernel_dilation",
              "in_row_dim", "in_col_dim")
@@ -263,16 +257,14 @@ class ConvLoop:
     def execute(self) -> list[Instruction]:
         """LoopConv's preloads and computes (:meth:`_execute_fields`), after config_ex's strides where
         trans_input_3120 sets them."""
-        return self._execute_head() + [PAIR_KINDS[kind](*fields) for kind, *fields in self._execute_fields().tolist()]
+        return self._execute_head() + pair_instructions(self._execute_fields())
 
     def execute_words(self) -> np.ndarray:
-        """:meth:`execute`, encoded (isa.encoding.encode_all) from its fields' arrays; a field out of its range is
-        left to the instructions' own checks (their ISAError)."""
-        fields = self._execute_fields()
-        operands = fields[:, 1:]
-        if operands.min(initial=0) < 0 or (operands[:, _COUNTS] >> 16).any() or (operands[:, _ADDRESSES] >> 32).any():
+        """:meth:`execute`, encoded (isa.encoding.encode_all) from its rows' arrays."""
+        words = encode_pairs(self._execute_fields())
+        if words is None:
             return encode_all(self.execute())
-        return np.concatenate([encode_all(self._execute_head()), encode_pairs(fields[:, 0], operands)])
+        return np.concatenate([encode_all(self._execute_head()), words])
 
     def _execute_head(self) -> list[Instruction]:
         """trans_input_3120: A's rows (input channels) one image apart, C's (images) one image apart."""
@@ -283,7 +275,7 @@ class ConvLoop:
     def _execute_fields(self) -> np.ndarray:
         """Each preload and compute of LoopConv's seven loops, in its order (per output channel block, kernel
         pixel, input channel block and run of :meth:`_ex_runs`, a preload then a compute; the weights preloaded
-        for the first run only): its kind (an index of isa.encoding.PAIR_KINDS) and its six fields, a row each.
+        for the first run only): a row of its kind and six fields each (isa.encoding.PAIR_KINDS).
         A kernel pixel's every output channel block, input channel block and run at once."""
         p, d = self.p, self.dim
         ochs, kchs = np.arange(0, p.pochs, d), np.arange(0, p.kchs, d)
@@ -306,9 +298,9 @@ class ConvLoop:
         c = acc_addr(self._c_row(och, b, orow, ocol), accumulate=True)
         weights = np.where(run == 0, self._b_row(och, krot, kcrot, kch), GARBAGE)
         out = np.empty((len(ochs), len(kchs), len(rows), 2, 7), dtype=np.int64)
-        for column, value in enumerate((_PRELOAD, weights, *b_shape, c, rows, cols)):
+        for column, value in enumerate((PRELOAD, weights, *b_shape, c, rows, cols)):
             out[..., 0, column] = value
-        for column, value in enumerate((np.where(run == 0, _FRESH, _KEPT), self._a_row(b, kch, irow, icol), *a_shape,
+        for column, value in enumerate((np.where(run == 0, FRESH, KEPT), self._a_row(b, kch, irow, icol), *a_shape,
                                         GARBAGE, rows, cols)):
             out[..., 1, column] = value
         return out.reshape(len(ochs), -1, 7)
@@ -382,7 +374,8 @@ def conv_phases(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfi
         return made[0]
 
     return shape, [Phase(c6.bias_addr, lambda: conv().bias()), Phase(c6.input_addr, lambda: conv().inputs()),
-                   Phase(c5.weights_addr, lambda: conv().weights()), Phase(None, lambda: conv().execute(), lambda: conv().execute_words()),
+                   Phase(c5.weights_addr, lambda: conv().weights()),
+                   Phase(None, lambda: conv().execute(), lambda: conv().execute_words()),
                    Phase(c5.output_addr, lambda: conv().outputs())]
 
 

@@ -186,9 +186,10 @@ def reuse(s: LibraryConv, maxes: dict[str, int], starts: dict[str, np.ndarray]) 
 
 def conv_words(op: Conv2d, s: LibraryConv, hw: HardwareConfig, output: str = "output") -> list[Any]:
     """tiled_conv's loop (gemmini.h's b, porow, pocol, poch, krow, kcol, kch, or ``s.order``'s), the fields of
-    gemmini_loop_conv_ws per tile but those every tile shares (:func:`loop_fields`): the bias (or, without one, the dummy pointer (acc_t*)1 + poch) with a
-    tile's first kernel tile, the output with its last; input or weights kept in the scratchpad under an id
-    as :func:`reuse` says. Every tile at once (arrays), then a named tuple a tile."""
+    gemmini_loop_conv_ws per tile but those every tile shares (:func:`loop_fields`): the bias (or, without one,
+    the dummy pointer (acc_t*)1 + poch) with a tile's first kernel tile, the output with its last; input or
+    weights kept in the scratchpad under an id as :func:`reuse` says. Every tile at once (arrays), then a named
+    tuple a tile."""
     maxes = conv_maxes(op)
     kd = maxes["krows"]
     at_ = conv_walk(s, maxes)
