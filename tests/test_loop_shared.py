@@ -2,6 +2,8 @@
 program of Gemmini's loops are those of building each loop afresh, caches empty."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Iterator
 
 import numpy as np
@@ -9,13 +11,16 @@ import pytest
 
 import toolkit as tk
 from isa import HardwareConfig, Program
-from isa import loop_shared, loop_unroll_conv
+from isa import loop_shared, loop_unroll, loop_unroll_conv
 from isa.encoding import encode_all
 from isa.instructions import Mvin
 from isa.loop_shared import Phase, unrolled_words
 from isa.loop_unroll import Unroller, issued, issued_words
 from toolkit.ops import Op
 from tuner.space import Space
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "rtl"))
+from conv_words import FLAG_CONVS, program  # noqa: E402  (tests/rtl on sys.path)
 
 OPS = {   # gemmini.h's loops on tiny (dim 4): ragged tiles, both unrollers, pooling, norms, resadd
     "matmul": tk.matmul(40, 27, 70, bias="row", activation="relu", scale=0.05),
@@ -36,6 +41,7 @@ def afresh(instructions: list, hw: HardwareConfig) -> tuple[list, int]:
         loop_shared._execute.clear()
         loop_shared._templates.clear()
         loop_unroll_conv._loops.clear()
+        loop_unroll._ws_shapes.clear()
         expanded = unroller.feed(ins)
         prims += [ins] if expanded is None else expanded
         host = n if expanded is None or expanded else host
@@ -58,6 +64,16 @@ def test_library_programs_unroll_as_afresh(name: str) -> None:
     prog = tk.compile(op, hw, tk.gemmini_schedule(op, hw))
     assert any(type(ins).__name__.startswith("Loop") for ins in prog.instructions)
     issued_words(prog.instructions, hw)   # the shapes cached, then each program twice: warm and afresh
+    assert_shared_equals_afresh(prog, hw)
+
+
+@pytest.mark.parametrize("name", sorted(FLAG_CONVS))
+def test_flagged_conv_loops_unroll_as_afresh(name: str) -> None:
+    """LoopConv's flags (rotated and transposed operands, dilations: tests/rtl/conv_words.py): the execute phase's
+    words, encoded from its rows, are its instructions' (the features meet none of these flags; the checker does)."""
+    hw = HardwareConfig.preset("tiny")
+    prog = program(FLAG_CONVS[name], hw)
+    issued_words(prog.instructions, hw)
     assert_shared_equals_afresh(prog, hw)
 
 
