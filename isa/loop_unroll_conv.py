@@ -255,13 +255,13 @@ class ConvLoop:
         return out
 
     def execute(self) -> list[Instruction]:
-        """LoopConv's preloads and computes (:meth:`_execute_fields`), after config_ex's strides where
+        """LoopConv's preloads and computes (:meth:`_execute_rows`), after config_ex's strides where
         trans_input_3120 sets them."""
-        return self._execute_head() + pair_instructions(self._execute_fields())
+        return self._execute_head() + pair_instructions(self._execute_rows())
 
     def execute_words(self) -> np.ndarray:
         """:meth:`execute`, encoded (isa.encoding.encode_all) from its rows' arrays."""
-        words = encode_pairs(self._execute_fields())
+        words = encode_pairs(self._execute_rows())
         if words is None:
             return encode_all(self.execute())
         return np.concatenate([encode_all(self._execute_head()), words])
@@ -272,19 +272,19 @@ class ConvLoop:
         return [ConfigEx(a_stride=self.irows * self.icols, c_stride=p.orows * p.ocols, set_only_strides=1)] \
             if p.trans_input_3120 else []
 
-    def _execute_fields(self) -> np.ndarray:
+    def _execute_rows(self) -> np.ndarray:
         """Each preload and compute of LoopConv's seven loops, in its order (per output channel block, kernel
         pixel, input channel block and run of :meth:`_ex_runs`, a preload then a compute; the weights preloaded
         for the first run only): a row of its kind and six fields each (isa.encoding.PAIR_KINDS).
         A kernel pixel's every output channel block, input channel block and run at once."""
         p, d = self.p, self.dim
         ochs, kchs = np.arange(0, p.pochs, d), np.arange(0, p.kchs, d)
-        pixels = [self._pixel_fields(krow, kcol, ochs, kchs) for krow in range(p.krows)
+        pixels = [self._pixel_rows(krow, kcol, ochs, kchs) for krow in range(p.krows)
                   for kcol in range(0, p.kcols, self.pixels)]
         return np.concatenate(pixels, axis=1).reshape(-1, 7)
 
-    def _pixel_fields(self, krow: int, kcol: int, ochs: np.ndarray, kchs: np.ndarray) -> np.ndarray:
-        """:meth:`_execute_fields` of kernel pixel (krow, kcol), per output channel block (its rows)."""
+    def _pixel_rows(self, krow: int, kcol: int, ochs: np.ndarray, kchs: np.ndarray) -> np.ndarray:
+        """:meth:`_execute_rows` of kernel pixel (krow, kcol), per output channel block (its rows)."""
         p, d = self.p, self.dim
         krot, kcrot = (p.krows - 1 - krow, p.kcols - 1 - kcol) if p.wrot180 else (krow, kcol)
         b, orow, ocol, rows = np.array(self._ex_runs(krow, kcol), dtype=np.int64).reshape(-1, 4).T
