@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -277,19 +277,30 @@ _PAIR_FUNCTS = np.array([kind.FUNCT for kind in PAIR_KINDS], dtype=np.uint64)
 _COUNTS, _ADDRESSES = [2, 3, 5, 6], [1, 4]   # the rows' rows and columns (16 bits) and local addresses (32 bits)
 
 
+def pair_rows(shape: tuple[int, ...], preload: Sequence, compute: Sequence) -> np.ndarray:
+    """Preload/compute pairs over ``shape`` (C order), a preload then its compute, a row each: ``preload`` the
+    preloads' six fields, ``compute`` the computes' kind (FRESH or KEPT) and six fields, each an array that
+    broadcasts over ``shape`` or one value for all."""
+    rows = np.empty((*shape, 2, 7), dtype=np.int64)
+    for pair, values in enumerate(((PRELOAD, *preload), compute)):
+        for column, value in enumerate(values):
+            rows[..., pair, column] = value
+    return rows.reshape(-1, 7)
+
+
 def pair_instructions(rows: np.ndarray) -> list[Instruction]:
     """The preloads and computes of ``rows`` (kind and six fields each)."""
     return [PAIR_KINDS[kind](*fields) for kind, *fields in rows.tolist()]
 
 
-def encode_pairs(rows: np.ndarray) -> np.ndarray | None:
-    """encode_all(pair_instructions(rows)) from the arrays; None where a field is out of its range (the
-    instructions' own checks then say which)."""
+def encode_pairs(rows: np.ndarray, head: Sequence[Instruction] = ()) -> np.ndarray:
+    """encode_all([*head, *pair_instructions(rows)]), the rows encoded from their arrays; where a field is out of
+    its range, the instructions are made, and their own checks say which."""
     if rows[:, 1:].min(initial=0) < 0 or (rows[:, _COUNTS] >> 16).any() or (rows[:, _ADDRESSES] >> 32).any():
-        return None
+        return encode_all([*head, *pair_instructions(rows)])
     f = rows.astype(np.uint64)
     first, second = _operand(f[:, 1], f[:, 2], f[:, 3]), _operand(f[:, 4], f[:, 5], f[:, 6])
-    return np.stack([_PAIR_FUNCTS[rows[:, 0]], first, second], axis=1)
+    return np.concatenate([encode_all(head), np.stack([_PAIR_FUNCTS[rows[:, 0]], first, second], axis=1)])
 
 
 def decode_all(words: np.ndarray) -> list[Instruction]:

@@ -83,6 +83,14 @@ def shape_number(fields: tuple) -> int:
     return cached(_numbers, fields, lambda: next(_NEXT))
 
 
+def cached_by_identity(cache: dict, objects: tuple, rest: tuple, build: Callable[[], object]) -> object:
+    """:func:`cached` of ``build()`` keyed by the identities of ``objects`` (a loop's words: a program's alike lines
+    parse to one object, and hashing their fields took a seventh of a loop candidate's features) and ``rest``.
+    Equal objects of another program are a miss, built again alike. The entry holds the objects, so no id in a
+    key outlives its object."""
+    return cached(cache, (*map(id, objects), *rest), lambda: (objects, build()))[1]
+
+
 def cached(cache: dict, key: Hashable, build: Callable[[], object]) -> object:
     """``cache[key]``, built on a miss; the oldest key goes past :data:`_MAX_SHAPES`."""
     value = cache.get(key)

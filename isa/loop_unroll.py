@@ -26,8 +26,8 @@ import numpy as np
 from .config import HardwareConfig
 from .instructions import ACCUM_BIT, GARBAGE, ConfigLd, ConfigNorm, ConfigSt, Instruction, Mvin, Mvout, acc_addr
 from .norm import PASSES, Act
-from .encoding import FRESH, KEPT, PRELOAD, encode_all, encode_pairs, pair_instructions
-from .loop_shared import Phase, Placed, cached, shape_key, shape_number, unrolled, unrolled_words
+from .encoding import FRESH, KEPT, encode_all, encode_pairs, pair_instructions, pair_rows
+from .loop_shared import Phase, Placed, cached_by_identity, shape_key, shape_number, unrolled, unrolled_words
 from .loop_unroll_conv import conv_phases
 from .opcodes import MVIN_FUNCTS, Funct
 from .loop_words import (
@@ -125,8 +125,7 @@ def _execute(t: WsLoop) -> list[Instruction]:
 
 def _execute_words(t: WsLoop) -> np.ndarray:
     """:func:`_execute`, encoded (isa.encoding.encode_all) from its rows' arrays."""
-    words = encode_pairs(_execute_rows(t))
-    return encode_all(_execute(t)) if words is None else words
+    return encode_pairs(_execute_rows(t))
 
 
 def _execute_rows(t: WsLoop) -> np.ndarray:
@@ -143,13 +142,8 @@ def _execute_rows(t: WsLoop) -> np.ndarray:
     a_block = (k * b.i + i, k_size, i_size) if ta else (i * b.k + k, i_size, k_size)
     weights = np.where(i == 0, t.b_start + b_block[0] * d, GARBAGE)
     c = acc_addr(t.acc_start + (i * b.j + j) * d) | np.where(accumulate | (k != 0), ACCUM_BIT, 0)
-    rows = np.empty((len(k), 2, 7), dtype=np.int64)
-    for column, value in enumerate((PRELOAD, weights, *b_block[1:], c, i_size, j_size)):
-        rows[:, 0, column] = value
-    for column, value in enumerate((np.where(i == 0, FRESH, KEPT), t.a_start + a_block[0] * d, *a_block[1:], GARBAGE,
-                                    d, d)):
-        rows[:, 1, column] = value
-    return rows.reshape(-1, 7)
+    return pair_rows((len(k),), (weights, *b_block[1:], c, i_size, j_size),
+                     (np.where(i == 0, FRESH, KEPT), t.a_start + a_block[0] * d, *a_block[1:], GARBAGE, d, d))
 
 
 def _st_c(t: WsLoop) -> list[Instruction]:
@@ -192,10 +186,9 @@ _ws_shapes: dict[Hashable, tuple[tuple, Hashable]] = {}
 
 def ws_phases(t: WsLoop) -> tuple[Hashable, list[Phase]]:
     """The shape and the phases of one LOOP_WS (isa.loop_shared), in a valid sequential order; a zero DRAM
-    address skips its phase. The shape is kept per its words' identities, as loop_unroll_conv.conv_phases does."""
-    objects = (t.bounds, t.strides_ab, t.strides_dc, t.loop)
-    _, shape = cached(_ws_shapes, (*map(id, objects), t.dim, t.max_block_len, t.a_start, t.b_end, t.acc_start),
-                      lambda: (objects, _ws_shape(t)))
+    address skips its phase."""
+    shape = cached_by_identity(_ws_shapes, (t.bounds, t.strides_ab, t.strides_dc, t.loop),
+                               (t.dim, t.max_block_len, t.a_start, t.b_end, t.acc_start), lambda: _ws_shape(t))
     return shape, [Phase(t.dc.d, lambda: _ld_d(t)), Phase(t.ab.a, lambda: _ld_a(t)), Phase(t.ab.b, lambda: _ld_b(t)),
                    Phase(0 if t.loop.is_resadd else None, lambda: _execute(t), lambda: _execute_words(t)),
                    Phase(t.dc.c, lambda: _st_c(t))]

@@ -50,9 +50,9 @@ from typing import Hashable
 import numpy as np
 
 from .config import HardwareConfig
-from .encoding import FRESH, KEPT, PRELOAD, encode_all, encode_pairs, pair_instructions
+from .encoding import FRESH, KEPT, encode_pairs, pair_instructions, pair_rows
 from .instructions import GARBAGE, ConfigEx, ConfigLd, ConfigSt, Instruction, ISAError, Mvin, Mvout, acc_addr
-from .loop_shared import Phase, Placed, cached, shape_number, unrolled
+from .loop_shared import Phase, Placed, cached_by_identity, shape_number, unrolled
 from .loop_words import LoopConvWs, LoopConvWsConfig5, LoopConvWsConfig6, LoopError, LoopWord, dram_at
 
 _EXCLUSIVE = (   # flags LoopConv cannot honour together, and why (gemmini.h refuses them too)
@@ -261,10 +261,7 @@ class ConvLoop:
 
     def execute_words(self) -> np.ndarray:
         """:meth:`execute`, encoded (isa.encoding.encode_all) from its rows' arrays."""
-        words = encode_pairs(self._execute_rows())
-        if words is None:
-            return encode_all(self.execute())
-        return np.concatenate([encode_all(self._execute_head()), words])
+        return encode_pairs(self._execute_rows(), self._execute_head())
 
     def _execute_head(self) -> list[Instruction]:
         """trans_input_3120: A's rows (input channels) one image apart, C's (images) one image apart."""
@@ -297,13 +294,9 @@ class ConvLoop:
         a_shape = (k, rows) if p.trans_input_3120 else (rows, k)
         c = acc_addr(self._c_row(och, b, orow, ocol), accumulate=True)
         weights = np.where(run == 0, self._b_row(och, krot, kcrot, kch), GARBAGE)
-        out = np.empty((len(ochs), len(kchs), len(rows), 2, 7), dtype=np.int64)
-        for column, value in enumerate((PRELOAD, weights, *b_shape, c, rows, cols)):
-            out[..., 0, column] = value
-        for column, value in enumerate((np.where(run == 0, FRESH, KEPT), self._a_row(b, kch, irow, icol), *a_shape,
-                                        GARBAGE, rows, cols)):
-            out[..., 1, column] = value
-        return out.reshape(len(ochs), -1, 7)
+        compute = (np.where(run == 0, FRESH, KEPT), self._a_row(b, kch, irow, icol), *a_shape, GARBAGE, rows, cols)
+        return pair_rows((len(ochs), len(kchs), len(rows)), (weights, *b_shape, c, rows, cols),
+                         compute).reshape(len(ochs), -1, 7)
 
     def _pool_config(self, pooling: bool) -> ConfigSt:
         """LoopConvSt's config_st before (``pooling``) and after its pooling mvouts; the scale and the
@@ -345,7 +338,7 @@ class ConvLoop:
 
 _BASES = (LoopConvWsConfig5, LoopConvWsConfig6)   # the words of the phases' bases, and of nothing else
 # a loop's words but its bases, its hardware and placement -> those objects, its shape, and the first loop of it
-_loops: dict[Hashable, tuple[tuple, Hashable, ConvLoop]] = {}
+_loops: dict[Hashable, tuple[tuple, tuple[Hashable, ConvLoop]]] = {}
 
 
 def conv_phases(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfig, a_start: int, b_end: int,
@@ -353,12 +346,9 @@ def conv_phases(words: dict[type, LoopWord], loop: LoopConvWs, hw: HardwareConfi
     """The shape and the phases of one LOOP_CONV_WS (isa.loop_shared); a zero DRAM address skips its phase
     (its config_ld too). ``st``: the program's last config_st, whose scale and requantization a pooling
     loop's config_st words keep."""
-    # keyed by the words' identities (a program's alike lines parse to one object; equal words of another program
-    # are a miss, built again alike): hashing five words' fields took a seventh of a loop candidate's features.
-    # The entry holds the objects, so no id in a key outlives its object.
     objects = (*(w for kind, w in words.items() if kind not in _BASES), loop, hw, st)
-    _, shape, first = cached(_loops, (*map(id, objects), a_start, b_end, acc_start),
-                             lambda: (objects, *_first_of_shape(words, loop, hw, a_start, b_end, acc_start, st)))
+    shape, first = cached_by_identity(_loops, objects, (a_start, b_end, acc_start),
+                                      lambda: _first_of_shape(words, loop, hw, a_start, b_end, acc_start, st))
     c5, c6 = words[LoopConvWsConfig5], words[LoopConvWsConfig6]
     bases = {"bias_addr": c6.bias_addr, "input_addr": c6.input_addr, "weights_addr": c5.weights_addr,
              "output_addr": c5.output_addr}
