@@ -70,6 +70,7 @@ class _Template(NamedTuple):
 _NO_WORDS = np.zeros((0, 3), dtype=np.uint64)   # a config word's, shared: read-only
 _NO_WORDS.flags.writeable = False
 _execute: dict[Hashable, tuple[Instruction, ...]] = {}
+_execute_words: dict[Hashable, np.ndarray] = {}
 _templates: dict[Hashable, _Template] = {}
 
 
@@ -126,7 +127,7 @@ def unrolled(key: Hashable, phases: Sequence[Phase]) -> list[Instruction]:
 
 
 def _template(key: Hashable, phases: Sequence[Phase]) -> _Template:
-    parts = [_phase_words(key, n, phase) for n, phase in enumerate(phases)]
+    parts = _phases_words(key, phases)
     words = np.concatenate(parts)
     bases = np.array([p.base or 0 for p in phases], dtype=np.uint64)
     owner = np.repeat(np.arange(len(parts)), [len(part) for part in parts])
@@ -137,12 +138,20 @@ def _template(key: Hashable, phases: Sequence[Phase]) -> _Template:
     return _Template(words, np.where(moves, owner, -1), offset, region, rows)
 
 
-def _phase_words(key: Hashable, n: int, phase: Phase) -> np.ndarray:
-    """The words of ``phase``, the ``n``-th of the loop of shape ``key``: its own encoding where it has one (an
-    execute phase, which runs whatever the bases), else its primitives'."""
-    if phase.base is None and phase.words is not None:
-        return phase.words()
-    return encode_all(_phase(key, n, phase))
+def _phases_words(key: Hashable, phases: Sequence[Phase]) -> list[np.ndarray]:
+    """The words of each of ``phases``, the loop of shape ``key``'s: an execute phase's own encoding where it has
+    one (kept per key, as its instructions are: it runs whatever the bases), the others' primitives encoded in
+    one call (a call's fixed cost was a tenth of a new shape's)."""
+    own = [phase.base is None and phase.words is not None for phase in phases]
+    built = [() if o else _phase(key, n, phase) for n, (phase, o) in enumerate(zip(phases, own))]
+    encoded = np.split(encode_all([ins for part in built for ins in part]), np.cumsum([len(b) for b in built])[:-1])
+    return [cached(_execute_words, (key, n), lambda phase=phase: _read_only(phase.words())) if o else words
+            for n, (phase, o, words) in enumerate(zip(phases, own, encoded))]
+
+
+def _read_only(words: np.ndarray) -> np.ndarray:
+    words.flags.writeable = False
+    return words
 
 
 def _placed(words: np.ndarray, template: _Template, rows: tuple[int, int, int]) -> np.ndarray:

@@ -241,6 +241,13 @@ def _check_fit(b: LoopWsConfigBounds, loop: LoopWs, hw: HardwareConfig, a_start:
                             f"the {memory} ({limit} rows)")
 
 
+def tile_rows(a_spad_id: Any, b_spad_id: Any, slot: Any, sp_half: int) -> tuple[Any, Any]:
+    """A's first scratchpad row and the row past B's tile, of a loop in ``slot`` (ints, or arrays of loops):
+    under a nonzero scratchpad id, that id's half (id 1 the first); else the slot's."""
+    a = (a_spad_id + (a_spad_id == 0) * (slot + 1) - 1) * sp_half
+    return a, (b_spad_id + (b_spad_id == 0) * (slot + 1)) * sp_half
+
+
 class Unroller:
     """Follows the loop words of a program: config words are kept, each loop becomes its primitives."""
 
@@ -287,10 +294,9 @@ class Unroller:
     def _place(self, loop: LoopWs | LoopConvWs, stores: bool) -> tuple[int, int, int, int]:
         """(slot, A's first scratchpad row, the row past B's tile, D/C's first accumulator row) of the next
         loop of ``loop``'s kind; the accumulator half toggles after it if it ``stores``."""
-        kind, sp_half = type(loop), self.hw.sp_rows // 2
+        kind = type(loop)
         slot = self.loops[kind] % 2
-        a_start = (loop.a_spad_id - 1) * sp_half if loop.a_spad_id else slot * sp_half
-        b_end = loop.b_spad_id * sp_half if loop.b_spad_id else (slot + 1) * sp_half
+        a_start, b_end = tile_rows(loop.a_spad_id, loop.b_spad_id, slot, self.hw.sp_rows // 2)
         acc_start = self.acc_half[kind] * (self.hw.acc_rows // 2)
         self.loops[kind] += 1
         self.acc_half[kind] ^= bool(stores)
@@ -422,17 +428,18 @@ def issued_groups(instructions: Iterable[Instruction], hw: HardwareConfig, regio
     return _groups(parts, order, plains, ends, upto if plain else 0, bases)
 
 
-def _groups(parts: list[np.ndarray], order: list[int], plains: list[int], ends: list[int], tail: int,
-            bases: list[list[int]]) -> Groups:
+def _groups(parts: list[np.ndarray], order: Sequence[int], plains: list[int], ends: Sequence[int], tail: int,
+            bases: Sequence[Sequence[int]]) -> Groups:
     """:class:`Groups` of ``parts`` in ``order``, ``plains`` the places there of runs of plain words, ``ends``
     each loop's word (counting from 1), ``tail`` the host's words up to the last plain word after the last
     loop (0: none), ``bases`` each loop's phases' bases."""
     loop = np.ones(len(order), dtype=bool)
     loop[plains] = False
     step = np.cumsum(loop) - loop   # a loop's own; a run of plain words', the loop after it
-    hosts = np.diff(np.array(ends + ([tail] if tail else []), dtype=np.int64), prepend=0)
+    hosts = np.diff(np.concatenate([np.asarray(ends, dtype=np.int64), np.array([tail] if tail else [], np.int64)]),
+                    prepend=0)
     at = np.zeros((len(order), len(MOVES)), dtype=np.uint64)
-    if bases:
+    if len(bases):
         at[loop] = np.array(bases, dtype=np.uint64)[:, _PHASE_OF]
     sizes = np.array([len(x) for x in parts], dtype=np.int64)
     counts = np.bincount(np.array(order, dtype=np.int64), minlength=len(parts))

@@ -13,7 +13,7 @@ from isa import HardwareConfig
 from isa.loop_words import LoopConvWs
 from toolkit.kinds import default_family
 from toolkit.library import LibraryConv
-from toolkit.library.conv import conv_words
+from toolkit.library.conv import conv_columns
 from toolkit.schedule import ScheduleError
 from tuner.space import Space
 
@@ -50,8 +50,8 @@ def test_each_walk_is_bit_exact_and_loads_what_it_does_not_hold(order: str, resi
     s = TILES.replace(order=order, resident=resident)
     ran = assert_exact(WALKED, "tiny", s)
     assert sum(isinstance(i, LoopConvWs) for i in ran.program.instructions) == 2 * 2 * 3
-    words = conv_words(WALKED, s, HardwareConfig.preset("tiny"))
-    loads = sum(bool(w.input) for w in words), sum(bool(w.weights) for w in words)
+    words = conv_columns(WALKED, s, HardwareConfig.preset("tiny"))
+    loads = int(words["input_addr"].where.sum()), int(words["weights_addr"].where.sum())
     # resident: "pixels" loads each input tile once, "channels" each weight tile once
     expected = {("pixels", False): (12, 12), ("channels", False): (12, 12),
                 ("pixels", True): (4, 12), ("channels", True): (12, 3)}
@@ -60,7 +60,7 @@ def test_each_walk_is_bit_exact_and_loads_what_it_does_not_hold(order: str, resi
 
 def test_the_walks_store_the_same_tiles_in_another_order() -> None:
     hw = HardwareConfig.preset("tiny")
-    stores = {order: [w.output for w in conv_words(WALKED, TILES.replace(order=order), hw)]
+    stores = {order: conv_columns(WALKED, TILES.replace(order=order), hw)["output_addr"].text()
               for order in ("pixels", "channels")}
     assert sorted(stores["pixels"]) == sorted(stores["channels"]) and stores["pixels"] != stores["channels"]
     assert stores["pixels"][:2] == ["output+0", "output+4"]     # a pixel tile's channel tiles in turn

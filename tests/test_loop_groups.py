@@ -8,12 +8,16 @@ import numpy as np
 import pytest
 
 import toolkit as tk
-from isa import HardwareConfig
+from isa import HardwareConfig, ISAError
+from isa.loop_groups import conv_groups
 from isa.loop_unroll import issued_groups, issued_words
-from isa.loop_words import LoopConvWs, LoopWs
+from isa.loop_words import LAYOUTS, LOOP_CONV_WORDS, LoopConvWs, LoopError, LoopWs
 from test_loop_shared import CANDIDATE_OPS, OPS, loop_candidates
+from toolkit.family import program_groups
+from toolkit.kinds import loop_groups, lower
 from toolkit.tally import tally
 from tuner.features import words_census
+from tuner.space import Space
 
 
 def assert_groups_sum_as_every_loop(op, prog, hw: HardwareConfig) -> int:
@@ -55,3 +59,58 @@ def test_a_real_layer_s_loops_are_few_groups() -> None:
     prog = tk.compile(op, hw, tk.gemmini_schedule(op, hw))
     every = len(issued_words(prog.instructions, hw)[0])
     assert assert_groups_sum_as_every_loop(op, prog, hw) * 2 < every   # 63,300 of 145,676 words
+
+
+def assert_groups_equal(a, b) -> None:
+    for name in ("words", "count", "starts", "order", "step", "hosts", "bases"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+
+
+CONV_OPS = ["conv3x3", "conv_pool", "conv_s2", "depthwise"]
+
+
+@pytest.mark.parametrize("name", CONV_OPS)
+def test_conv_groups_from_arrays_are_the_rendered_program_s(name: str) -> None:
+    """toolkit.kinds.loop_groups takes a library conv's tiles as arrays (isa.loop_groups): the same groups, array
+    for array, as the rendered program's, for gemmini.h's tiles and random points of the loop family."""
+    hw = HardwareConfig.preset("tiny")
+    op = OPS[name]
+    space = Space(op, hw, family="loops")
+    for schedule in [tk.gemmini_schedule(op, hw), *(space[i] for i in space.sample(np.random.default_rng(5), 6))]:
+        prog = lower(op, schedule, hw)
+        groups, buffers = loop_groups(op, schedule, hw)
+        assert buffers == prog.buffers
+        assert_groups_equal(groups, program_groups(prog))
+
+
+def test_conv_groups_of_a_real_layer_are_the_rendered_program_s() -> None:
+    """On the SoC preset, ResNet-50's 28x28x128 3x3 conv: loops of many shapes, placed in both slots."""
+    hw = HardwareConfig.preset("gemmini")
+    op = tk.conv2d(1, 28, 28, 128, 128, kernel=3, padding=1, bias="channel", activation="relu")
+    space = Space(op, hw, family="loops")
+    for i in space.sample(np.random.default_rng(0), 4):
+        groups, _ = loop_groups(op, space[i], hw)
+        assert len(np.unique(groups.order)) > 4
+        assert_groups_equal(groups, program_groups(lower(op, space[i], hw)))
+
+
+def _one_loop_fields(**changes: int) -> dict:
+    """The fields of a small valid LOOP_CONV_WS, three loops of it (``changes`` per loop: arrays)."""
+    fields = {f.name: 0 for cls in LOOP_CONV_WORDS for f in LAYOUTS[cls.FUNCT]}
+    fields.update(batch_size=1, in_row_dim=4, in_channels=4, out_channels=4, out_row_dim=4, pool_out_row_dim=4,
+                  out_col_dim=4, stride=1, pool_size=1, pool_stride=1, pool_out_col_dim=4, kernel_dim=1, pochs=4,
+                  pocols=4, porows=4, batches=1, kchs=4, kcols=1, krows=1, in_col_dim=4, kernel_dilation=1, orows=4,
+                  ocols=4, out_stride=4, weight_stride=4, in_stride=4, no_pool=1, max_pixels_per_row=1,
+                  weights_addr=0x1000, output_addr=0x2000, bias_addr=0x3000, input_addr=0x4000)
+    return {**fields, **{k: np.array(v) for k, v in changes.items()}}
+
+
+def test_conv_groups_refuse_what_the_words_refuse() -> None:
+    hw = HardwareConfig.preset("tiny")
+    assert len(conv_groups([], _one_loop_fields(), [], hw).words)   # the fields are a loop that runs
+    with pytest.raises(ISAError, match=r"LoopConvWsConfig2\.pochs=70000 out of range"):
+        conv_groups([], _one_loop_fields(pochs=[4, 4, 70000]), [], hw)
+    with pytest.raises(LoopError, match="padding"):
+        conv_groups([], _one_loop_fields(upad=[0, 9, 0]), [], hw)
+    with pytest.raises(ValueError, match="plain words"):
+        conv_groups([LoopConvWs()], _one_loop_fields(), [], hw)

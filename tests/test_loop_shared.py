@@ -39,6 +39,7 @@ def afresh(instructions: list, hw: HardwareConfig) -> tuple[list, int]:
     unroller, prims, host = Unroller(hw), [], 0
     for n, ins in enumerate(instructions, 1):
         loop_shared._execute.clear()
+        loop_shared._execute_words.clear()
         loop_shared._templates.clear()
         loop_unroll_conv._loops.clear()
         loop_unroll._ws_shapes.clear()

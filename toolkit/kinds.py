@@ -9,12 +9,13 @@ import functools
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Mapping, Sequence
 
-from isa import HardwareConfig, Program
+from isa import Buffer, HardwareConfig, Program
+from isa.loop_unroll import Groups
 
 from .bounds import dense_cycles
 from .estimate import os_cycles
 
-from .family import flat_cycles, program_loop_cycles
+from .family import flat_cycles, program_groups, program_loop_cycles
 from .col_scales import load_column_scales
 from .census import Census, computes
 from .conv.census import conv_census, conv_tallies
@@ -29,7 +30,7 @@ from .library.matmul import ROW_ACTIVATIONS
 from .library import (LIBRARY_CONV_FIT, LIBRARY_DEPTHWISE_FIT, LIBRARY_MATMUL_FIT, LIBRARY_RESADD_FIT, LibraryConv,
                       LibraryDepthwise, LibraryMatmul, LibraryResAdd, LibrarySchedule, conv_loop_words,
                       library_class, library_conv_domains, library_depthwise_domains, library_matmul_domains,
-                      library_resadd_domains,
+                      library_groups, library_resadd_domains,
                       lower_library, tiled_conv_auto, tiled_conv_dw_auto, tiled_matmul_auto, tiled_norm_auto,
                       tiled_resadd_auto)
 from .gemm import Matmul, MatmulSchedule, default_matmul_schedule, gemmini_matmul_schedule, lower_matmul
@@ -350,9 +351,7 @@ def lower(op: Op, schedule: Schedule, hw: HardwareConfig) -> Program:
         raise ScheduleError(f"no lowering for op kind {op.KIND!r}")
     col_scaled = getattr(op, "col_scaled", False)
     if isinstance(schedule, LibrarySchedule):
-        if col_scaled:
-            raise ScheduleError("scale: per-channel scales need the toolkit's own schedules, not gemmini.h's "
-                                f"{schedule.CALL} (its loops store several column blocks under one config_st)")
+        _check_library_scales(op, schedule)
         prog, template = lower_library(op, schedule, hw), schedule.TEMPLATE
     else:
         prog, template = KINDS[op.KIND].lower(op, schedule, hw), f"{op.KIND}_ws.s.j2"
@@ -360,3 +359,23 @@ def lower(op: Op, schedule: Schedule, hw: HardwareConfig) -> Program:
         prog = load_column_scales(prog, op, hw)
     prog.meta.update(op=op.to_dict(), schedule=schedule.to_dict(), template=template)
     return prog
+
+
+def _check_library_scales(op: Op, schedule: LibrarySchedule) -> None:
+    if getattr(op, "col_scaled", False):
+        raise ScheduleError("scale: per-channel scales need the toolkit's own schedules, not gemmini.h's "
+                            f"{schedule.CALL} (its loops store several column blocks under one config_st)")
+
+
+def loop_groups(op: Op, schedule: LibrarySchedule, hw: HardwareConfig) -> tuple[Groups, Mapping[str, Buffer]]:
+    """toolkit.family.program_groups of :func:`lower`'s program of gemmini.h's loops, and its buffers: for a conv
+    or a depthwise conv from the tiles' words as arrays (toolkit.library.library_groups, the same groups
+    without rendering a word a tile), else rendered. ScheduleError as :func:`lower` raises."""
+    if op.KIND not in KINDS:
+        raise ScheduleError(f"no lowering for op kind {op.KIND!r}")
+    _check_library_scales(op, schedule)
+    grouped = library_groups(op, schedule, hw)
+    if grouped is None:
+        prog = lower(op, schedule, hw)
+        return program_groups(prog), prog.buffers
+    return grouped

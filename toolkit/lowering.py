@@ -217,6 +217,12 @@ def render(template: str, **context: object) -> str:
     return environment().get_template(template).render(**context)
 
 
+def render_block(template: str, block: str, **context: object) -> str:
+    """The text of one ``{% block %}`` of ``template`` alone."""
+    t = environment().get_template(template)
+    return "".join(t.blocks[block](t.new_context(context)))
+
+
 def requant_fields(op: object) -> str:
     """The config_st fields of an op's output offset and uint8 range (the store unit's requantization
     extension) and of its per-channel scales (the column-scale extension), as assembly text after the scale;

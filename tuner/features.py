@@ -26,12 +26,13 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Se
 import numpy as np
 
 from isa import HardwareConfig, Program, encode_all
+from isa.loop_unroll import Groups
 from isa.opcodes import MVIN_FUNCTS, ConfigKind, Funct
 from simulators.stand_in import estimate
 from toolkit.census import Census
 from toolkit.collector import collector_paused
 from toolkit.family import flat_cycles, loop_cycles, program_groups
-from toolkit.kinds import KINDS, estimate_cycles, family_class, knob_domains, lower, tallies, tally
+from toolkit.kinds import KINDS, estimate_cycles, family_class, knob_domains, loop_groups, lower, tallies, tally
 from toolkit.library import LibrarySchedule
 from toolkit.kinds import from_dict as op_from_dict
 from toolkit.ops import Op
@@ -332,14 +333,27 @@ def features(prog: Program, op: Op, schedule: Schedule, domains: dict[str, list]
         domains = knob_domains(op, prog.hw)
     hw = prog.hw
     if isinstance(schedule, LibrarySchedule):
-        # Gemmini's loops, alike loops' words once with a count: the stream part over what their unrollers
-        # issue, and for prior toolkit.family's estimate, which also counts the words the host issues
-        groups = program_groups(prog)
-        census = words_census(groups.words, groups.count)
-        prior = loop_cycles(op, groups, hw)
-        return _vector(census_features(census, hw, prog.buffers), float(_log(prior)), op, schedule, hw, domains)
+        return _loop_vector(program_groups(prog), prog.buffers, op, schedule, hw, domains)
     return _vector(stream_features(prog), prior_feature(op, schedule, hw, prog, words=len(prog.instructions)), op,
                    schedule, hw, domains)
+
+
+def _loop_vector(groups: Groups, buffers: Mapping[str, Any], op: Op, schedule: Schedule, hw: HardwareConfig,
+                 domains: dict[str, list]) -> np.ndarray:
+    """The vector of a candidate of Gemmini's loops, given its alike loops' words once with a count: the stream
+    part over what their unrollers issue, and for prior toolkit.family's estimate, which also counts the words
+    the host issues."""
+    census = words_census(groups.words, groups.count)
+    prior = loop_cycles(op, groups, hw)
+    return _vector(census_features(census, hw, buffers), float(_log(prior)), op, schedule, hw, domains)
+
+
+def _rendered_features(op: Op, hw: HardwareConfig, schedule: Schedule, domains: dict[str, list]) -> np.ndarray:
+    """:func:`features` of the candidate's program, which a census does not cover: Gemmini's loops from their
+    groups (toolkit.kinds.loop_groups: a conv's without rendering it), anything else rendered."""
+    if isinstance(schedule, LibrarySchedule):
+        return _loop_vector(*loop_groups(op, schedule, hw), op, schedule, hw, domains)
+    return features(lower(op, schedule, hw), op, schedule, domains)
 
 
 def candidate_features(op: Op, hw: HardwareConfig, schedule: Schedule, domains: dict[str, list] | None = None
@@ -355,7 +369,7 @@ def _counted_features(op: Op, hw: HardwareConfig, schedule: Schedule, counted: t
                       domains: dict[str, list]) -> np.ndarray:
     """:func:`candidate_features` given the candidate's tally (None: render it)."""
     if counted is None:
-        return features(lower(op, schedule, hw), op, schedule, domains)
+        return _rendered_features(op, hw, schedule, domains)
     return _counted_rows(op, hw, [schedule], [counted], domains)[0]
 
 
@@ -391,7 +405,7 @@ def featurize(op: Op, hw: HardwareConfig, schedules: Sequence[Schedule],
             rows[tallied] = _counted_rows(op, hw, [schedules[n] for n in tallied], [counted[n] for n in tallied],
                                           domains)
     for n in (n for n, c in enumerate(counted) if c is None):
-        rows[n] = features(lower(op, schedules[n], hw), op, schedules[n], domains)
+        rows[n] = _rendered_features(op, hw, schedules[n], domains)
     return rows
 
 

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from isa import HardwareConfig
-from toolkit.family import program_groups
-from toolkit.kinds import census, lower
+from toolkit.kinds import census, loop_groups, lower
 from toolkit.library import LibrarySchedule
 from toolkit.ops import Op
 from toolkit.schedule import Schedule, ScheduleError
@@ -257,7 +256,7 @@ def feature_budget(op: Op, hw: HardwareConfig, space: Space) -> int:
     from their tile walk (a census: matmul, conv2d, depthwise) gets FEATURE_BUDGET_MAX, since that
     costs about the same at any stream length; the others, which render, FEATURE_INSTRUCTIONS over
     the default schedule's instruction count, within [FEATURE_BUDGET_MIN, FEATURE_BUDGET_MAX]. Gemmini's
-    loops count the words featurizing them walks: alike loops' primitives once (toolkit.family.program_groups;
+    loops count the words featurizing them walks: alike loops' primitives once (toolkit.kinds.loop_groups;
     a ResNet-50 3x3 conv's 103k primitives are 26k such words). Counted as all the primitives, the loop spaces
     got 4-8x too few: 24 candidates a batch of the 3x3 conv's 21,912 points, where TPE found points whose
     prior beat every one the model measured (docs/results.md).
@@ -266,8 +265,8 @@ def feature_budget(op: Op, hw: HardwareConfig, space: Space) -> int:
     wall time."""
     if space.default is None or census(op, space.default, hw) is not None:
         return FEATURE_BUDGET_MAX
-    prog = lower(op, space.default, hw)
-    length = len(program_groups(prog).words) if isinstance(space.default, LibrarySchedule) else len(prog.instructions)
+    length = (len(loop_groups(op, space.default, hw)[0].words) if isinstance(space.default, LibrarySchedule)
+              else len(lower(op, space.default, hw).instructions))
     return int(min(FEATURE_BUDGET_MAX, max(FEATURE_BUDGET_MIN, FEATURE_INSTRUCTIONS // max(1, length))))
 
 

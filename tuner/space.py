@@ -18,8 +18,8 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from isa import HardwareConfig
-from toolkit.family import program_loop_cycles
-from toolkit.kinds import KINDS, LoopFamily, default_schedule, family_class, lower
+from toolkit.family import loop_cycles
+from toolkit.kinds import KINDS, LoopFamily, default_schedule, family_class, loop_groups
 from toolkit.library import LibrarySchedule, check_library
 from toolkit.knobs import Domains
 from toolkit.ops import Op
@@ -170,7 +170,7 @@ class Space:
         indices = rows.rows()
         words = loops.host_words(self.op, knob_values(self.domains, self.fit, indices))
         mine = loops.host_words(self.op, {n: np.array([getattr(self.default, n)]) for n in self.fit})
-        bound = max(HOST_BOUND_MARGIN * program_loop_cycles(self.op, lower(self.op, self.default, self.hw)),
+        bound = max(HOST_BOUND_MARGIN * loop_cycles(self.op, loop_groups(self.op, self.default, self.hw)[0], self.hw),
                     float(mine[0] * self.hw.host_cmd_cycles))   # the default is always a point
         keep = words * self.hw.host_cmd_cycles <= bound
         if keep.all():

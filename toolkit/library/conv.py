@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import collections
 from types import SimpleNamespace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from isa import HardwareConfig
+from isa import Buffer, HardwareConfig
 from isa.loop_words import LOOP_CONV_WORDS
 
 from ..conv.ops import Conv2d, ConvOp
@@ -55,6 +55,11 @@ def tiled_conv_auto(op: Conv2d, hw: HardwareConfig) -> LibraryConv:
     return LibraryConv(**auto_tiles(op, conv_maxes(op), ("pochs", "kchs"), hw))
 
 
+# the fields gemmini.h writes alike for every conv without dilation, transposition or rotation (our ops have none)
+PLAIN_CONV = dict(kernel_dilation=1, wrot180=0, trans_output_1203=0, trans_weight_1203=0, trans_weight_0132=0,
+                  trans_input_3120=0, input_dilated=0)
+
+
 def loop_fields(op: ConvOp, weight_stride: int, dw: bool) -> dict[str, Any]:
     """gemmini_loop_conv_ws's fields that every tile of ``op`` shares (the template's ``fixed``)."""
     in_c = getattr(op, op.CHANNELS)
@@ -65,7 +70,7 @@ def loop_fields(op: ConvOp, weight_stride: int, dw: bool) -> dict[str, Any]:
                 out_channels=op.out_channels, out_row_dim=op.out_h, out_col_dim=op.out_w, stride=op.stride,
                 padding=op.padding, kernel_dim=op.kernel[0], in_stride=in_c, weight_stride=weight_stride,
                 out_stride=op.out_channels, no_bias=int(not op.bias), dw=int(dw), downsample=int(downsample(op)),
-                activation=ACT[op.activation])
+                activation=ACT[op.activation], **PLAIN_CONV)
 
 
 def tile_fields(op: ConvOp, hw: HardwareConfig, corner: tuple[np.ndarray, ...], t: Mapping[str, np.ndarray],
@@ -101,25 +106,46 @@ def clipped(sizes: Mapping[str, int], maxes: Mapping[str, int], starts: Mapping[
     return {n: np.minimum(sizes[n], maxes[n] - starts[n]) for n in starts}
 
 
-def addresses(buffer: str, offsets: np.ndarray, where: np.ndarray) -> list[str | int]:
-    """Per tile, :func:`~.words.at` of ``buffer`` and its offset where ``where``, else NULL (the loop skips it)."""
-    return [at(buffer, x) if w else NULL for x, w in zip(offsets.tolist(), where.tolist())]
+class Addresses(NamedTuple):
+    """Per tile, a DRAM address of a loop word: ``buffer`` plus its byte offset where ``where``, else NULL (the
+    loop skips that phase)."""
+    buffer: str
+    offsets: np.ndarray
+    where: np.ndarray
+
+    def text(self) -> list[str | int]:
+        """As the assembly writes them (:func:`~.words.at`)."""
+        return [at(self.buffer, x) if w else NULL for x, w in zip(self.offsets.tolist(), self.where.tolist())]
+
+    def values(self, buffers: Mapping[str, Buffer]) -> np.ndarray:
+        """As the assembly parses them, against the program's ``buffers``."""
+        return np.where(self.where, buffers[self.buffer].addr + self.offsets, NULL)
 
 
 def tiles_as_rows(columns: Mapping[str, Any]) -> list[Any]:
-    """Per tile, an object whose attributes are ``columns``' fields (an array or list of each, a value a tile),
-    in Python values: a named tuple a tile, which the template reads as fast as Python can (a dict a tile, then
-    an object of it, took a tenth of a loop candidate's features)."""
+    """Per tile, an object whose attributes are ``columns``' fields (an array or :class:`Addresses` of each, a
+    value a tile), in Python values: a named tuple a tile, which the template reads as fast as Python can (a dict
+    a tile, then an object of it, took a tenth of a loop candidate's features)."""
     tile = collections.namedtuple("Tile", list(columns))
-    return list(map(tile._make, zip(*(c.tolist() if isinstance(c, np.ndarray) else c for c in columns.values()))))
+    return list(map(tile._make, zip(*(c.text() if isinstance(c, Addresses) else c.tolist()
+                                      for c in columns.values()))))
+
+
+def loop_columns(columns: Mapping[str, Any], buffers: Mapping[str, Buffer]) -> dict[str, np.ndarray]:
+    """``columns`` (:func:`conv_columns`'s) as the loop words' fields, each address against ``buffers``."""
+    return {name: c.values(buffers) if isinstance(c, Addresses) else c for name, c in columns.items()}
 
 
 def conv_context(op: Conv2d, s: LibraryConv, hw: HardwareConfig, output: str = "output") -> dict[str, Any]:
     """The template's context: the words of ``s``'s tiles, writing the buffer ``output``."""
     s.memory_plan(hw, op)
+    return dict(conv_head(op, s), words=tiles_as_rows(conv_columns(op, s, hw, output)))
+
+
+def conv_head(op: Conv2d, s: LibraryConv) -> dict[str, Any]:
+    """The template's context but the tiles' own words: what every tile shares."""
     return dict(op=op, schedule=s.to_dict(), a_stride=op.stride >> downsample(op),
-                fixed=SimpleNamespace(**loop_fields(op, op.out_c, dw=False)),
-                words=conv_words(op, s, hw, output))
+                fixed=SimpleNamespace(**loop_fields(op, op.out_c, dw=False)), words=())
 
 
 # LibraryConv.order -> the loop nest of the host's walk, outermost first (kernel tiles innermost, so that a
@@ -151,17 +177,18 @@ class Slots:
 
     def take(self, key: tuple) -> tuple[int, bool]:
         """The id of the tile ``key``, and whether the loop loads it."""
-        hit = next((i for i, k in self.held.items() if k == key), None)
+        held = self.held
+        hit = 1 if held[1] == key else 2 if held[2] == key else 0
         self.last = hit or 3 - self.last
-        self.held[self.last] = key
-        return self.last, hit is None
+        held[self.last] = key
+        return self.last, not hit
 
 
 def _resident(starts: dict[str, np.ndarray], names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """Per tile (in walk order), the :class:`Slots` id of its tile of ``names`` and whether the loop loads it."""
     slots = Slots()
-    taken = [slots.take(key) for key in zip(*(starts[n].tolist() for n in names))]
-    return np.array([i for i, _ in taken], np.int64), np.array([load for _, load in taken], bool)
+    ids, loads = zip(*map(slots.take, zip(*(starts[n].tolist() for n in names))))
+    return np.array(ids, np.int64), np.array(loads, bool)
 
 
 def reuse(s: LibraryConv, maxes: dict[str, int], starts: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
@@ -184,12 +211,12 @@ def reuse(s: LibraryConv, maxes: dict[str, int], starts: dict[str, np.ndarray]) 
     return (*a, *b)
 
 
-def conv_words(op: Conv2d, s: LibraryConv, hw: HardwareConfig, output: str = "output") -> list[Any]:
+def conv_columns(op: Conv2d, s: LibraryConv, hw: HardwareConfig, output: str = "output") -> dict[str, Any]:
     """tiled_conv's loop (gemmini.h's b, porow, pocol, poch, krow, kcol, kch, or ``s.order``'s), the fields of
     gemmini_loop_conv_ws per tile but those every tile shares (:func:`loop_fields`): the bias (or, without one,
     the dummy pointer (acc_t*)1 + poch) with a tile's first kernel tile, the output with its last; input or
-    weights kept in the scratchpad under an id as :func:`reuse` says. Every tile at once (arrays), then a named
-    tuple a tile."""
+    weights kept in the scratchpad under an id as :func:`reuse` says. Every tile at once: an array (or
+    :class:`Addresses`) of each field, by its loop word's name, a value a tile."""
     maxes = conv_maxes(op)
     kd = maxes["krows"]
     at_ = conv_walk(s, maxes)
@@ -198,9 +225,9 @@ def conv_words(op: Conv2d, s: LibraryConv, hw: HardwareConfig, output: str = "ou
     last = (krow + s.krows >= kd) & (kcol + s.kcols >= kd) & (kch + s.kchs >= op.in_c)
     first = (krow == 0) & (kcol == 0) & (kch == 0)
     a_spad_id, load_input, b_spad_id, load_weights = reuse(s, maxes, at_)
-    bias = addresses("bias", 4 * poch, first) if op.bias else np.where(first, 1 + 4 * poch, NULL)
-    return tiles_as_rows({
+    input_at, output_at = w.pop("input"), w.pop("output")
+    return {
         **w, "a_spad_id": a_spad_id, "b_spad_id": b_spad_id,
-        "input": addresses("input", w["input"], load_input), "output": addresses(output, w["output"], last),
-        "bias": bias, "weights": addresses("weight", ((krow * kd + kcol) * op.in_c + kch) * op.out_c + poch,
-                                           load_weights)})
+        "input_addr": Addresses("input", input_at, load_input), "output_addr": Addresses(output, output_at, last),
+        "bias_addr": Addresses("bias", 4 * poch, first) if op.bias else np.where(first, 1 + 4 * poch, NULL),
+        "weights_addr": Addresses("weight", ((krow * kd + kcol) * op.in_c + kch) * op.out_c + poch, load_weights)}

@@ -19,7 +19,7 @@ import numpy as np
 from isa import HardwareConfig
 
 from ..conv.ops import DepthwiseConv2d
-from .conv import addresses, auto_tiles, clipped, loop_fields, tile_fields, tiles_as_rows, walk_starts
+from .conv import Addresses, auto_tiles, clipped, loop_fields, tile_fields, tiles_as_rows, walk_starts
 from .conv_tiles import dw_maxes
 from .schedule import LibraryDepthwise
 from .words import NULL
@@ -32,14 +32,19 @@ def tiled_conv_dw_auto(op: DepthwiseConv2d, hw: HardwareConfig) -> LibraryDepthw
 
 def depthwise_context(op: DepthwiseConv2d, s: LibraryDepthwise, hw: HardwareConfig) -> dict[str, Any]:
     s.memory_plan(hw, op)
+    return dict(depthwise_head(op, s), words=tiles_as_rows(depthwise_columns(op, s, hw)))
+
+
+def depthwise_head(op: DepthwiseConv2d, s: LibraryDepthwise) -> dict[str, Any]:
+    """The template's context but the tiles' own words: what every tile shares."""
     return dict(op=op, schedule=s.to_dict(), a_stride=op.stride, fixed=SimpleNamespace(**loop_fields(op, 1, dw=True)),
-                words=depthwise_words(op, s, hw))
+                words=())
 
 
-def depthwise_words(op: DepthwiseConv2d, s: LibraryDepthwise, hw: HardwareConfig) -> list[Any]:
+def depthwise_columns(op: DepthwiseConv2d, s: LibraryDepthwise, hw: HardwareConfig) -> dict[str, Any]:
     """tiled_conv_dw's loop (b, porow, pocol, ch, krow, kcol), the fields of gemmini_loop_conv_ws per tile but those
     every tile shares (conv.loop_fields): one output channel and one input channel each, weight_stride 1, no
-    scratchpad reuse ids. Every tile at once (arrays), then a named tuple a tile."""
+    scratchpad reuse ids. Every tile at once, as conv.conv_columns lays them out."""
     maxes = dw_maxes(op)
     kh, kw = op.kernel
     sizes = dict(batches=s.batches, porows=s.porows, pocols=s.pocols)
@@ -51,9 +56,10 @@ def depthwise_words(op: DepthwiseConv2d, s: LibraryDepthwise, hw: HardwareConfig
              kchs=ones)
     w = tile_fields(op, hw, (b, porow, pocol, krow, kcol), t, ch, ch)
     first = (krow == 0) & (kcol == 0)
-    return tiles_as_rows({
+    input_at, output_at = w.pop("input"), w.pop("output")
+    return {
         **w, "a_spad_id": 0 * ones, "b_spad_id": 0 * ones,
-        "output": addresses("output", w["output"], (krow == kh - 1) & (kcol == kw - 1)),
-        "bias": addresses("bias", 4 * ch, first) if op.bias else np.where(first, 1 + 4 * ch, NULL),
-        "weights": addresses("weight", (krow * kw + kcol) * op.channels + ch, ones > 0),   # the departure: (KH, KW, C)
-        "input": addresses("input", w["input"], ones > 0)})
+        "output_addr": Addresses("output", output_at, (krow == kh - 1) & (kcol == kw - 1)),
+        "bias_addr": Addresses("bias", 4 * ch, first) if op.bias else np.where(first, 1 + 4 * ch, NULL),
+        "weights_addr": Addresses("weight", (krow * kw + kcol) * op.channels + ch, ones > 0),   # (KH, KW, C)
+        "input_addr": Addresses("input", input_at, ones > 0)}
