@@ -1,9 +1,10 @@
 """Featurizing candidates of Gemmini's loops (the tuner's loop family): candidates a CPU second on real
-ResNet-50 layers (gemmini preset), side by side with another revision's code on the same points, and
+ResNet-50 layers and matmuls (gemmini preset), side by side with another revision's code on the same points, and
 whether every row is bit-identical to it.
 
-A loop candidate is rendered and its loops unrolled (isa.loop_unroll) to count what the accelerator's
-unrollers issue; this is what tuning a conv on the SoC spends its time on besides the simulations.
+A loop candidate's loops are unrolled (isa.loop_unroll), alike loops once, to count what the accelerator's
+unrollers issue; a conv's tiles come as arrays of their words' fields (isa.loop_groups), with no text rendered.
+This is what tuning a conv on the SoC spends its time on besides the simulations.
 
     .venv/bin/python benchmarks/bench_loop_features.py [--points 12] [--baseline REV]
 """
@@ -33,6 +34,10 @@ LAYERS = {   # ResNet-50's (networks/suites/resnet50.yaml)
                                            activation="relu"),
     "s1_3x3 56x56x64->64 3x3": tk.conv2d(1, 56, 56, 64, 64, kernel=3, padding=1, bias="channel", activation="relu"),
     "s4_3x3 7x7x512->512 3x3": tk.conv2d(1, 7, 7, 512, 512, kernel=3, padding=1, bias="channel", activation="relu"),
+    "s1_resadd 56x56x256": tk.resadd(1, 56, 56, 256),
+    # BERT-base's ffn_up (networks/suites/bert_base.yaml) and bench_peer.py's matmul
+    "ffn_up 128x3072x768": tk.matmul(128, 3072, 768, activation="igelu", input_scale=0.05),
+    "matmul 784x256x512": tk.matmul(784, 256, 512),
 }
 
 # run by --baseline in the other revision's tree: argv[1] a JSON file of the op, hardware, domains and

@@ -203,7 +203,7 @@ def _ws_shape(t: WsLoop) -> Hashable:
     return Placed(shape_number(fields), (t.a_start, t.b_start, t.acc_start))
 
 
-def _check_ws(words: dict[type, LoopWord], loop: LoopWs, dim: int) -> None:
+def check_ws(words: dict[type, LoopWord], loop: LoopWs, dim: int) -> None:
     b = words[LoopWsConfigBounds]
     for name in ("i", "j") if loop.is_resadd else ("i", "j", "k"):   # resadd has no K (gemmini.h writes 0)
         if getattr(b, name) < 1:
@@ -246,6 +246,24 @@ def tile_rows(a_spad_id: Any, b_spad_id: Any, slot: Any, sp_half: int) -> tuple[
     under a nonzero scratchpad id, that id's half (id 1 the first); else the slot's."""
     a = (a_spad_id + (a_spad_id == 0) * (slot + 1) - 1) * sp_half
     return a, (b_spad_id + (b_spad_id == 0) * (slot + 1)) * sp_half
+
+
+def ws_rows(is_resadd: Any, slot: Any, a_start: Any, b_end: Any, acc_start: Any, hw: HardwareConfig
+            ) -> tuple[Any, Any, Any]:
+    """A LOOP_WS's (A's first row, the row past B's tile, C's first accumulator row), ints or arrays of loops:
+    a resadd's A, B and C share the slot's accumulator half."""
+    half = slot * (hw.acc_rows // 2)
+    return tuple(x + is_resadd * (half - x) for x in (a_start, b_end, acc_start))
+
+
+def ws_loop(words: dict[type, LoopWord], loop: LoopWs, hw: HardwareConfig, a_start: int, b_end: int,
+            acc_start: int) -> WsLoop:
+    """The LOOP_WS of ``words`` (its config words) and ``loop`` placed at those rows; LoopError unless its
+    tiles fit."""
+    b = words[LoopWsConfigBounds]
+    _check_fit(b, loop, hw, a_start, b_end, acc_start)
+    return WsLoop(b, words[LoopWsConfigAddrsAB], words[LoopWsConfigAddrsDC], words[LoopWsConfigStridesAB],
+                  words[LoopWsConfigStridesDC], loop, hw.dim, hw.max_block_len, a_start, b_end, acc_start)
 
 
 class Unroller:
@@ -304,16 +322,9 @@ class Unroller:
 
     def _place_ws(self, loop: LoopWs) -> WsLoop:
         words = self._take(LOOP_WS_WORDS, loop)
-        hw = self.hw
-        _check_ws(words, loop, hw.dim)
-        dc = words[LoopWsConfigAddrsDC]
-        slot, a_start, b_end, acc_start = self._place(loop, dc.c != 0)
-        if loop.is_resadd:   # A, B and C share the slot's accumulator half
-            a_start = b_end = acc_start = slot * (hw.acc_rows // 2)
-        b = words[LoopWsConfigBounds]
-        _check_fit(b, loop, hw, a_start, b_end, acc_start)
-        return WsLoop(b, words[LoopWsConfigAddrsAB], dc, words[LoopWsConfigStridesAB], words[LoopWsConfigStridesDC],
-                      loop, hw.dim, hw.max_block_len, a_start, b_end, acc_start)
+        check_ws(words, loop, self.hw.dim)
+        slot, a_start, b_end, acc_start = self._place(loop, words[LoopWsConfigAddrsDC].c != 0)
+        return ws_loop(words, loop, self.hw, *ws_rows(loop.is_resadd, slot, a_start, b_end, acc_start, self.hw))
 
     def _conv(self, loop: LoopConvWs) -> tuple[Hashable, list[Phase]]:
         words = self._take(LOOP_CONV_WORDS, loop)
@@ -425,10 +436,10 @@ def issued_groups(instructions: Iterable[Instruction], hw: HardwareConfig, regio
         plains.append(len(order))
         order.append(len(parts))
         parts.append(encode_all(plain))
-    return _groups(parts, order, plains, ends, upto if plain else 0, bases)
+    return groups_of(parts, order, plains, ends, upto if plain else 0, bases)
 
 
-def _groups(parts: list[np.ndarray], order: Sequence[int], plains: list[int], ends: Sequence[int], tail: int,
+def groups_of(parts: list[np.ndarray], order: Sequence[int], plains: list[int], ends: Sequence[int], tail: int,
             bases: Sequence[Sequence[int]]) -> Groups:
     """:class:`Groups` of ``parts`` in ``order``, ``plains`` the places there of runs of plain words, ``ends``
     each loop's word (counting from 1), ``tail`` the host's words up to the last plain word after the last

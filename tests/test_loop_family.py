@@ -15,7 +15,8 @@ from isa.loop_words import LoopWs
 from toolkit.floor import floor, memory_cycles
 from toolkit.kinds import default_schedule
 from toolkit.library import LibraryMatmul
-from toolkit.library.matmul import matmul_words
+from toolkit.library.conv import tiles_as_rows
+from toolkit.library.matmul import matmul_columns
 from toolkit.schedule import ScheduleError
 
 from helpers import assert_exact
@@ -27,13 +28,12 @@ TILES = LibraryMatmul(4, 2, 8)
 
 def test_order_walks_the_output_tiles_as_named() -> None:
     hw = HardwareConfig.preset("tiny")
-    corners = {order: [(w["i"], w["j"], w["c"]) for w in matmul_words(MATMUL, TILES.replace(order=order), hw)
-                       if w["c"]] for order in ("ij", "ji")}
+    words = {order: tiles_as_rows(matmul_columns(MATMUL, TILES.replace(order=order), hw)) for order in ("ij", "ji")}
+    corners = {order: [(w.i, w.j, w.c) for w in tiles if w.c] for order, tiles in words.items()}
     ij, ji = corners["ij"], corners["ji"]
     assert sorted(ij) == sorted(ji) and ij != ji   # the same tiles stored, in another order
-    c_of = lambda words: [w["c"] for w in words if w["c"]]   # noqa: E731
-    assert c_of(matmul_words(MATMUL, TILES, hw))[:2] == ["C+0", "C+8"]          # along a row of tiles
-    assert c_of(matmul_words(MATMUL, TILES.replace(order="ji"), hw))[:2] == ["C+0", "C+432"]   # down a column
+    assert [c for _, _, c in ij][:2] == ["C+0", "C+8"]      # along a row of tiles
+    assert [c for _, _, c in ji][:2] == ["C+0", "C+432"]    # down a column
 
 
 @pytest.mark.parametrize("order", ["ij", "ji"])

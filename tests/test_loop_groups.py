@@ -9,7 +9,7 @@ import pytest
 
 import toolkit as tk
 from isa import HardwareConfig, ISAError
-from isa.loop_groups import conv_groups
+from isa.loop_groups import CONV, groups_from_fields
 from isa.loop_unroll import issued_groups, issued_words
 from isa.loop_words import LAYOUTS, LOOP_CONV_WORDS, LoopConvWs, LoopError, LoopWs
 from test_loop_shared import CANDIDATE_OPS, OPS, loop_candidates
@@ -66,27 +66,27 @@ def assert_groups_equal(a, b) -> None:
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
 
 
-CONV_OPS = ["conv3x3", "conv_pool", "conv_s2", "depthwise"]
-
-
-@pytest.mark.parametrize("name", CONV_OPS)
-def test_conv_groups_from_arrays_are_the_rendered_program_s(name: str) -> None:
-    """toolkit.kinds.loop_groups takes a library conv's tiles as arrays (isa.loop_groups): the same groups, array
+@pytest.mark.parametrize("name", OPS)
+def test_groups_from_arrays_are_the_rendered_program_s(name: str) -> None:
+    """toolkit.kinds.loop_groups takes a library call's tiles as arrays (isa.loop_groups): the same groups, array
     for array, as the rendered program's, for gemmini.h's tiles and random points of the loop family."""
     hw = HardwareConfig.preset("tiny")
     op = OPS[name]
     space = Space(op, hw, family="loops")
-    for schedule in [tk.gemmini_schedule(op, hw), *(space[i] for i in space.sample(np.random.default_rng(5), 6))]:
+    points = space.sample(np.random.default_rng(5), min(6, len(space)))
+    for schedule in [tk.gemmini_schedule(op, hw), *(space[i] for i in points)]:
         prog = lower(op, schedule, hw)
         groups, buffers = loop_groups(op, schedule, hw)
         assert buffers == prog.buffers
         assert_groups_equal(groups, program_groups(prog))
 
 
-def test_conv_groups_of_a_real_layer_are_the_rendered_program_s() -> None:
-    """On the SoC preset, ResNet-50's 28x28x128 3x3 conv: loops of many shapes, placed in both slots."""
+@pytest.mark.parametrize("op", [tk.conv2d(1, 28, 28, 128, 128, kernel=3, padding=1, bias="channel", activation="relu"),
+                                tk.matmul(128, 768, 3072, bias="row")], ids=["s2_3x3", "bert_ffn"])
+def test_groups_of_a_real_layer_are_the_rendered_program_s(op) -> None:
+    """On the SoC preset, ResNet-50's 28x28x128 3x3 conv and BERT's first FFN GEMM: loops of many shapes,
+    placed in both slots."""
     hw = HardwareConfig.preset("gemmini")
-    op = tk.conv2d(1, 28, 28, 128, 128, kernel=3, padding=1, bias="channel", activation="relu")
     space = Space(op, hw, family="loops")
     for i in space.sample(np.random.default_rng(0), 4):
         groups, _ = loop_groups(op, space[i], hw)
@@ -107,10 +107,10 @@ def _one_loop_fields(**changes: int) -> dict:
 
 def test_conv_groups_refuse_what_the_words_refuse() -> None:
     hw = HardwareConfig.preset("tiny")
-    assert len(conv_groups([], _one_loop_fields(), [], hw).words)   # the fields are a loop that runs
+    assert len(groups_from_fields(CONV, [], _one_loop_fields(), [], hw).words)   # the fields are a loop that runs
     with pytest.raises(ISAError, match=r"LoopConvWsConfig2\.pochs=70000 out of range"):
-        conv_groups([], _one_loop_fields(pochs=[4, 4, 70000]), [], hw)
+        groups_from_fields(CONV, [], _one_loop_fields(pochs=[4, 4, 70000]), [], hw)
     with pytest.raises(LoopError, match="padding"):
-        conv_groups([], _one_loop_fields(upad=[0, 9, 0]), [], hw)
+        groups_from_fields(CONV, [], _one_loop_fields(upad=[0, 9, 0]), [], hw)
     with pytest.raises(ValueError, match="plain words"):
-        conv_groups([LoopConvWs()], _one_loop_fields(), [], hw)
+        groups_from_fields(CONV, [LoopConvWs()], _one_loop_fields(), [], hw)

@@ -9,23 +9,23 @@ assembly, and the assembly is parsed back.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from isa import Buffer, HardwareConfig, Program, parse_program
-from isa.loop_groups import conv_groups
+from isa.loop_groups import CONV, WS, Kind, groups_from_fields
 from isa.loop_unroll import Groups
 
 from ..lowering import op_buffers, render, render_block, requant_fields
 from ..ops import Op
 from ..schedule import ScheduleError
-from .conv import conv_columns, conv_context, conv_head, conv_loop_words, loop_columns, tiled_conv_auto
+from .conv import conv_context, conv_fields, conv_head, conv_loop_words, loop_columns, tiled_conv_auto
 from .conv_pool import lower_unfused_pool
-from .depthwise import depthwise_columns, depthwise_context, depthwise_head, tiled_conv_dw_auto
+from .depthwise import depthwise_context, depthwise_fields, depthwise_head, tiled_conv_dw_auto
 from .knobs import (LIBRARY_CONV_FIT, LIBRARY_DEPTHWISE_FIT, LIBRARY_MATMUL_FIT, LIBRARY_RESADD_FIT,
                     library_conv_domains, library_depthwise_domains, library_matmul_domains, library_resadd_domains)
-from .matmul import matmul_context, tiled_matmul_auto
+from .matmul import matmul_columns, matmul_context, matmul_head, tiled_matmul_auto
 from .norm import norm_context, tiled_norm_auto
-from .resadd import resadd_context, tiled_resadd_auto
+from .resadd import resadd_columns, resadd_context, resadd_head, tiled_resadd_auto
 from .schedule import (CALLS, LibraryConv, LibraryDepthwise, LibraryMatmul, LibraryNorm, LibraryResAdd,
                        LibrarySchedule, library_class)
 
@@ -41,10 +41,20 @@ def check_library(op: Op, s: LibrarySchedule, hw: HardwareConfig) -> None:
     CONTEXTS[type(s)](op, s, hw)
 
 
-# schedule class -> the template's context but the tiles' words, and the tiles' words as arrays: the calls whose
-# loops library_groups takes without rendering a word a tile
-COLUMNS: dict[type[LibrarySchedule], tuple[Callable[..., dict[str, Any]], Callable[..., dict[str, Any]]]] = {
-    LibraryConv: (conv_head, conv_columns), LibraryDepthwise: (depthwise_head, depthwise_columns)}
+class LoopCall(NamedTuple):
+    """A library call whose loops :func:`library_groups` takes without rendering a word a tile: the template's
+    context but the tiles' words, every field of the tiles' words (toolkit.library.conv.Addresses for a DRAM
+    address), and the kind of loop (isa.loop_groups)."""
+    head: Callable[..., dict[str, Any]]
+    fields: Callable[..., dict[str, Any]]
+    kind: Kind
+
+
+LOOP_CALLS: dict[type[LibrarySchedule], LoopCall] = {
+    LibraryConv: LoopCall(conv_head, conv_fields, CONV),
+    LibraryDepthwise: LoopCall(depthwise_head, depthwise_fields, CONV),
+    LibraryMatmul: LoopCall(matmul_head, matmul_columns, WS),
+    LibraryResAdd: LoopCall(resadd_head, resadd_columns, WS)}
 
 
 def _check_call(op: Op, s: LibrarySchedule) -> None:
@@ -64,19 +74,19 @@ def lower_library(op: Op, s: LibrarySchedule, hw: HardwareConfig) -> Program:
 def library_groups(op: Op, s: LibrarySchedule, hw: HardwareConfig) -> tuple[Groups, dict[str, Buffer]] | None:
     """The groups of alike loops of :func:`lower_library`'s program (toolkit.family.program_groups's, array for
     array) and its buffers, from the tiles' words as arrays (isa.loop_groups): no word of a tile rendered. None
-    where the call has no such arrays (a matmul, a resadd, a conv whose pool runs apart); ScheduleError or
-    ISAError as lowering would raise."""
+    where the call has no such arrays (a LayerNorm's, a conv whose pool runs apart); ScheduleError or ISAError
+    as lowering would raise."""
     _check_call(op, s)
-    if type(s) not in COLUMNS or not getattr(op, "pool_pads_as_onnx", True):
+    call = LOOP_CALLS.get(type(s))
+    if call is None or not getattr(op, "pool_pads_as_onnx", True):
         return None
-    head, columns = COLUMNS[type(s)]
     s.memory_plan(hw, op)
-    context, buffers = dict(head(op, s), requant=requant_fields(op)), op_buffers(op)
+    context, buffers = dict(call.head(op, s, hw), requant=requant_fields(op)), op_buffers(op)
     plain = [parse_program(render_block(s.TEMPLATE, block, **context), hw, buffers).instructions
              for block in ("head", "tail")]
-    fields = {**vars(context["fixed"]), **loop_columns(columns(op, s, hw), buffers)}
-    groups = conv_groups(plain[0], fields, plain[1], hw, sorted(b.addr for b in buffers.values()))
-    return groups, buffers
+    fields = loop_columns(call.fields(op, s, hw), buffers)
+    regions = sorted(b.addr for b in buffers.values())
+    return groups_from_fields(call.kind, plain[0], fields, plain[1], hw, regions), buffers
 
 
 __all__ = ["CALLS", "check_library", "conv_loop_words", "LIBRARY_CONV_FIT", "LIBRARY_DEPTHWISE_FIT",

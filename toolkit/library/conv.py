@@ -14,8 +14,9 @@ Gemmini's default configuration: a tile of at most dim / 2 input channels packs
 from __future__ import annotations
 
 import collections
+import itertools
 from types import SimpleNamespace
-from typing import Any, Callable, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -124,11 +125,16 @@ class Addresses(NamedTuple):
 
 def tiles_as_rows(columns: Mapping[str, Any]) -> list[Any]:
     """Per tile, an object whose attributes are ``columns``' fields (an array or :class:`Addresses` of each, a
-    value a tile), in Python values: a named tuple a tile, which the template reads as fast as Python can (a dict
-    a tile, then an object of it, took a tenth of a loop candidate's features)."""
+    value a tile, or one value for every tile), in Python values: a named tuple a tile, which the template reads
+    as fast as Python can (a dict a tile, then an object of it, took a tenth of a loop candidate's features)."""
     tile = collections.namedtuple("Tile", list(columns))
-    return list(map(tile._make, zip(*(c.text() if isinstance(c, Addresses) else c.tolist()
-                                      for c in columns.values()))))
+    return list(map(tile._make, zip(*map(_tile_values, columns.values()))))
+
+
+def _tile_values(column: Any) -> Iterable[Any]:
+    if isinstance(column, Addresses):
+        return column.text()
+    return column.tolist() if isinstance(column, np.ndarray) else itertools.repeat(column)
 
 
 def loop_columns(columns: Mapping[str, Any], buffers: Mapping[str, Buffer]) -> dict[str, np.ndarray]:
@@ -139,10 +145,15 @@ def loop_columns(columns: Mapping[str, Any], buffers: Mapping[str, Buffer]) -> d
 def conv_context(op: Conv2d, s: LibraryConv, hw: HardwareConfig, output: str = "output") -> dict[str, Any]:
     """The template's context: the words of ``s``'s tiles, writing the buffer ``output``."""
     s.memory_plan(hw, op)
-    return dict(conv_head(op, s), words=tiles_as_rows(conv_columns(op, s, hw, output)))
+    return dict(conv_head(op, s, hw), words=tiles_as_rows(conv_columns(op, s, hw, output)))
 
 
-def conv_head(op: Conv2d, s: LibraryConv) -> dict[str, Any]:
+def conv_fields(op: Conv2d, s: LibraryConv, hw: HardwareConfig) -> dict[str, Any]:
+    """Every field of ``s``'s loop words: those every tile shares, then :func:`conv_columns`."""
+    return {**loop_fields(op, op.out_c, dw=False), **conv_columns(op, s, hw)}
+
+
+def conv_head(op: Conv2d, s: LibraryConv, hw: HardwareConfig) -> dict[str, Any]:
     """The template's context but the tiles' own words: what every tile shares."""
     return dict(op=op, schedule=s.to_dict(), a_stride=op.stride >> downsample(op),
                 fixed=SimpleNamespace(**loop_fields(op, op.out_c, dw=False)), words=())

@@ -32,10 +32,15 @@ def tiled_conv_dw_auto(op: DepthwiseConv2d, hw: HardwareConfig) -> LibraryDepthw
 
 def depthwise_context(op: DepthwiseConv2d, s: LibraryDepthwise, hw: HardwareConfig) -> dict[str, Any]:
     s.memory_plan(hw, op)
-    return dict(depthwise_head(op, s), words=tiles_as_rows(depthwise_columns(op, s, hw)))
+    return dict(depthwise_head(op, s, hw), words=tiles_as_rows(depthwise_columns(op, s, hw)))
 
 
-def depthwise_head(op: DepthwiseConv2d, s: LibraryDepthwise) -> dict[str, Any]:
+def depthwise_fields(op: DepthwiseConv2d, s: LibraryDepthwise, hw: HardwareConfig) -> dict[str, Any]:
+    """Every field of ``s``'s loop words: those every tile shares, then :func:`depthwise_columns`."""
+    return {**loop_fields(op, 1, dw=True), **depthwise_columns(op, s, hw)}
+
+
+def depthwise_head(op: DepthwiseConv2d, s: LibraryDepthwise, hw: HardwareConfig) -> dict[str, Any]:
     """The template's context but the tiles' own words: what every tile shares."""
     return dict(op=op, schedule=s.to_dict(), a_stride=op.stride, fixed=SimpleNamespace(**loop_fields(op, 1, dw=True)),
                 words=())

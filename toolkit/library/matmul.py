@@ -9,19 +9,21 @@ as gemmini.h passes them; those of config_ld / config_st are bytes.
 """
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Any, NamedTuple
+
+import numpy as np
 
 from isa import HardwareConfig
 from isa.instructions import ACTIVATIONS
 
 from ..gemm.op import Matmul
 from ..gemm.schedule import matmul_blocks
-from ..lowering import attributes, norm_config
+from ..lowering import norm_config
 from ..schedule import ScheduleError, grow_tiles
 from .schedule import LibraryMatmul
-from .words import ACT, NULL, at, fits_half
+from .conv import Addresses, tiles_as_rows, walk_starts
+from .words import ACT, NULL, fits_half
 
 ROW_ACTIVATIONS = ("layernorm", "softmax")   # normalize each row of C: a tile holds whole rows
 
@@ -79,47 +81,48 @@ def matmul_context(op: Matmul, s: LibraryMatmul, hw: HardwareConfig) -> dict[str
     """What matmul_library.s.j2 lays out: the config words' values and each tile's loop_ws fields.
     Tiles past the matrix or the memories are refused, as tiled_matmul's assertions refuse them."""
     s.memory_plan(hw, op)
+    return dict(matmul_head(op, s, hw), words=tiles_as_rows(matmul_columns(op, s, hw)))
+
+
+def matmul_head(op: Matmul, s: LibraryMatmul, hw: HardwareConfig) -> dict[str, Any]:
+    """The template's context but the tiles' own words: the config words' values."""
     full_c = op.out_dtype == "int32"
     repeating_bias = op.bias == "row"
     # config_ex and config_st take gemmini.h's act & 3 (SOFTMAX's high bit is config_norm's)
-    return dict(op=op, schedule=s.to_dict(), dim=hw.dim, act=ACTIVATIONS[ACT[op.activation] & 3], norm=norm_config(op),
-                c_row_bytes=op.N * (4 if full_c else 1), d_row_bytes=0 if repeating_bias else op.N * 4,
-                words=attributes(matmul_words(op, s, hw)))
+    return dict(op=op, schedule=s.to_dict(), dim=hw.dim, act=ACTIVATIONS[ACT[op.activation] & 3],
+                norm=norm_config(op), c_row_bytes=op.N * (4 if full_c else 1),
+                d_row_bytes=0 if repeating_bias else op.N * 4, words=())
 
 
-def walk(i_tiles: int, j_tiles: int, k_tiles: int, order: str) -> list[tuple[int, int, int]]:
-    """The (i0, j0, k0) tiles in the host's ``order`` (LibraryMatmul.order), k innermost."""
-    if order == "ji":
-        return [(i, j, k) for j, i, k in itertools.product(range(j_tiles), range(i_tiles), range(k_tiles))]
-    return list(itertools.product(range(i_tiles), range(j_tiles), range(k_tiles)))
+WALKS = {"ij": ("i", "j", "k"), "ji": ("j", "i", "k")}   # LibraryMatmul.order -> the host's loop nest, k innermost
 
 
-def matmul_words(op: Matmul, s: LibraryMatmul, hw: HardwareConfig) -> list[dict[str, Any]]:
-    """tiled_matmul_outer's loop, the fields of gemmini_loop_ws's words per tile. A (or B) is loaded
-    once and kept under a scratchpad id when it spans at most two tiles (a_reuse, b_reuse); the bias
-    goes with a tile's first k0, C with its last; the last tiles carry the padding."""
+def matmul_columns(op: Matmul, s: LibraryMatmul, hw: HardwareConfig) -> dict[str, Any]:
+    """tiled_matmul_outer's loop over the (i0, j0, k0) tiles in ``s.order``, the fields of gemmini_loop_ws's words
+    per tile (an array, or :class:`~.conv.Addresses`, of each, a value a tile; one value where all share it).
+    A (or B) is loaded once and kept under a scratchpad id when it spans at most two tiles (a_reuse, b_reuse);
+    the bias goes with a tile's first k0, C with its last; the last tiles carry the padding."""
     d = hw.dim
-    I, J, K = axis(op.M, s.tile_i, d), axis(op.N, s.tile_j, d), axis(op.K, s.tile_k, d)
+    axes = {"i": axis(op.M, s.tile_i, d), "j": axis(op.N, s.tile_j, d), "k": axis(op.K, s.tile_k, d)}
+    tiles = {"i": s.tile_i, "j": s.tile_j, "k": s.tile_k}
+    at_ = walk_starts(WALKS[s.order], dict.fromkeys(axes, 1), {n: a.tiles for n, a in axes.items()})
+    i0, j0, k0 = at_["i"], at_["j"], at_["k"]
+    I, J, K = axes.values()
     c_bytes = 4 if op.out_dtype == "int32" else 1
     a_reuse, b_reuse = I.tiles * K.tiles <= 2, J.tiles * K.tiles <= 2
-    a_spad_id = b_spad_id = 0
-    words = []
-    for i0, j0, k0 in walk(I.tiles, J.tiles, K.tiles, s.order):
-        if a_reuse:
-            a_spad_id = 1 if i0 + k0 == 0 else 2
-        if b_reuse:
-            b_spad_id = 1 if j0 + k0 == 0 else 2
-        row, col, depth = i0 * s.tile_i * d, j0 * s.tile_j * d, k0 * s.tile_k * d
-        bias_row = 0 if op.bias == "row" else row
-        words.append(dict(
-            i=I.size(i0, s.tile_i), j=J.size(j0, s.tile_j), k=K.size(k0, s.tile_k),
-            pad_i=I.padding(i0), pad_j=J.padding(j0), pad_k=K.padding(k0),
-            a=NULL if a_reuse and j0 else at("A", row * op.K + depth),
-            b=NULL if b_reuse and i0 else at("B", depth * op.N + col),
-            d=at("bias", (bias_row * op.N + col) * 4) if op.bias and k0 == 0 else NULL,
-            c=at("C", (row * op.N + col) * c_bytes) if k0 == K.tiles - 1 else NULL,
-            a_stride=op.K, b_stride=op.N, d_stride=0 if op.bias == "row" else op.N, c_stride=op.N,
-            # no bias: the first k0 overwrites the accumulator, later ones add to it
-            ex_accumulate=int(bool(op.bias) or k0 > 0), full_c=int(c_bytes == 4), low_d=0,
-            act=ACT[op.activation], a_spad_id=a_spad_id, b_spad_id=b_spad_id, is_resadd=0))
-    return words
+    row, col, depth = i0 * s.tile_i * d, j0 * s.tile_j * d, k0 * s.tile_k * d
+    bias_row = 0 if op.bias == "row" else row
+    last = {n: at_[n] == a.tiles - 1 for n, a in axes.items()}
+    return dict(
+        **{n: np.where(last[n], a.last, tiles[n]) for n, a in axes.items()},
+        **{f"pad_{n}": np.where(last[n], a.pad, 0) for n, a in axes.items()},
+        a=Addresses("A", row * op.K + depth, ~(a_reuse & (j0 > 0))),
+        b=Addresses("B", depth * op.N + col, ~(b_reuse & (i0 > 0))),
+        d=Addresses("bias", (bias_row * op.N + col) * 4, k0 == 0) if op.bias else NULL,
+        c=Addresses("C", (row * op.N + col) * c_bytes, last["k"]),
+        a_stride=op.K, b_stride=op.N, d_stride=0 if op.bias == "row" else op.N, c_stride=op.N,
+        # no bias: the first k0 overwrites the accumulator, later ones add to it
+        ex_accumulate=((k0 > 0) | bool(op.bias)).astype(np.int64), full_c=int(c_bytes == 4), low_d=0,
+        act=ACT[op.activation],
+        a_spad_id=np.where(i0 + k0 == 0, 1, 2) if a_reuse else 0,
+        b_spad_id=np.where(j0 + k0 == 0, 1, 2) if b_reuse else 0, a_transpose=0, b_transpose=0, is_resadd=0)

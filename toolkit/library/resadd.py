@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from isa import HardwareConfig
 
-from ..lowering import attributes
 from ..resadd import ResAdd
 from ..schedule import ScheduleError
 from .schedule import LibraryResAdd
-from .words import ACT, NULL, acc_rows, at, ceil_div
+from .conv import Addresses, tiles_as_rows, walk_starts
+from .words import ACT, NULL, acc_rows, ceil_div
 
 
 def tiled_resadd_auto(op: ResAdd, hw: HardwareConfig) -> LibraryResAdd:
@@ -41,21 +43,25 @@ def tiled_resadd_auto(op: ResAdd, hw: HardwareConfig) -> LibraryResAdd:
 
 def resadd_context(op: ResAdd, s: LibraryResAdd, hw: HardwareConfig) -> dict[str, Any]:
     s.memory_plan(hw, op)
-    return dict(op=op, schedule=s.to_dict(), dim=hw.dim, words=attributes(resadd_words(op, s, hw)))
+    return dict(resadd_head(op, s, hw), words=tiles_as_rows(resadd_columns(op, s, hw)))
 
 
-def resadd_words(op: ResAdd, s: LibraryResAdd, hw: HardwareConfig) -> list[dict[str, Any]]:
+def resadd_head(op: ResAdd, s: LibraryResAdd, hw: HardwareConfig) -> dict[str, Any]:
+    """The template's context but the tiles' own words."""
+    return dict(op=op, schedule=s.to_dict(), dim=hw.dim, words=())
+
+
+def resadd_columns(op: ResAdd, s: LibraryResAdd, hw: HardwareConfig) -> dict[str, Any]:
     """tiled_resadd's loop over tiles of rows i and columns j (elements), each sp_tiled_resadd's loop_ws:
-    sizes in blocks with the last block's padding, no K, no D, no accumulate flag."""
+    sizes in blocks with the last block's padding, no K, no D, no accumulate flag. An array of each field, a
+    value a tile (one value where all share it), as matmul.matmul_columns lays them out."""
     d, rows, cols = hw.dim, op.batch * op.h * op.w, op.channels
-    words = []
-    for i in range(0, rows, s.tile_i):
-        for j in range(0, cols, s.tile_j):
-            I, J = min(s.tile_i, rows - i), min(s.tile_j, cols - j)
-            offset = i * cols + j
-            words.append(dict(
-                i=ceil_div(I, d), j=ceil_div(J, d), k=0, pad_i=-I % d, pad_j=-J % d, pad_k=0,
-                a=at("A", offset), b=at("B", offset), d=NULL, c=at("C", offset),
-                a_stride=cols, b_stride=cols, d_stride=0, c_stride=cols,
-                ex_accumulate=0, full_c=0, low_d=0, act=ACT[op.activation], a_spad_id=0, b_spad_id=0, is_resadd=1))
-    return words
+    at_ = walk_starts(("i", "j"), {"i": s.tile_i, "j": s.tile_j}, {"i": rows, "j": cols})
+    i, j = at_["i"], at_["j"]
+    tile_i, tile_j = np.minimum(s.tile_i, rows - i), np.minimum(s.tile_j, cols - j)
+    offset, every = i * cols + j, np.ones(len(i), bool)
+    return dict(
+        i=ceil_div(tile_i, d), j=ceil_div(tile_j, d), k=0, pad_i=-tile_i % d, pad_j=-tile_j % d, pad_k=0,
+        a=Addresses("A", offset, every), b=Addresses("B", offset, every), d=NULL, c=Addresses("C", offset, every),
+        a_stride=cols, b_stride=cols, d_stride=0, c_stride=cols, ex_accumulate=0, full_c=0, low_d=0,
+        act=ACT[op.activation], a_spad_id=0, b_spad_id=0, a_transpose=0, b_transpose=0, is_resadd=1)
