@@ -1,7 +1,8 @@
 """Alike loops' words once (isa.loop_unroll.issued_groups): every sum the loop family's features take
 (toolkit.tally), weighed by the groups' counts, equals the sum over every loop's words
 (isa.loop_unroll.issued_words), and the groups' steps are the program's loops with the host's words, on
-gemmini.h's programs and on the tuner's loop candidates."""
+gemmini.h's programs and on the tuner's loop candidates; and the groups taken from a library call's tiles as
+arrays (isa.loop_groups, toolkit.kinds.loop_groups) are the rendered program's."""
 from __future__ import annotations
 
 import numpy as np
@@ -105,7 +106,7 @@ def _one_loop_fields(**changes: int) -> dict:
     return {**fields, **{k: np.array(v) for k, v in changes.items()}}
 
 
-def test_conv_groups_refuse_what_the_words_refuse() -> None:
+def test_groups_from_fields_refuse_what_the_words_refuse() -> None:
     hw = HardwareConfig.preset("tiny")
     assert len(groups_from_fields(CONV, [], _one_loop_fields(), [], hw).words)   # the fields are a loop that runs
     with pytest.raises(ISAError, match=r"LoopConvWsConfig2\.pochs=70000 out of range"):
