@@ -440,7 +440,7 @@ def issued_groups(instructions: Iterable[Instruction], hw: HardwareConfig, regio
 
 
 def groups_of(parts: list[np.ndarray], order: Sequence[int], plains: list[int], ends: Sequence[int], tail: int,
-            bases: Sequence[Sequence[int]]) -> Groups:
+              bases: Sequence[Sequence[int]]) -> Groups:
     """:class:`Groups` of ``parts`` in ``order``, ``plains`` the places there of runs of plain words, ``ends``
     each loop's word (counting from 1), ``tail`` the host's words up to the last plain word after the last
     loop (0: none), ``bases`` each loop's phases' bases."""

@@ -15,7 +15,7 @@ from isa.loop_words import LoopWs
 from toolkit.floor import floor, memory_cycles
 from toolkit.kinds import default_schedule
 from toolkit.library import LibraryMatmul
-from toolkit.library.conv import tiles_as_rows
+from toolkit.library.words import tiles_as_rows
 from toolkit.library.matmul import matmul_columns
 from toolkit.schedule import ScheduleError
 

@@ -368,8 +368,8 @@ def _check_library_scales(op: Op, schedule: LibrarySchedule) -> None:
 
 
 def loop_groups(op: Op, schedule: LibrarySchedule, hw: HardwareConfig) -> tuple[Groups, Mapping[str, Buffer]]:
-    """toolkit.family.program_groups of :func:`lower`'s program of gemmini.h's loops, and its buffers: for a conv
-    or a depthwise conv from the tiles' words as arrays (toolkit.library.library_groups, the same groups
+    """toolkit.family.program_groups of :func:`lower`'s program of gemmini.h's loops, and its buffers: from the
+    tiles' words as arrays where the call lays them out so (toolkit.library.library_groups: the same groups
     without rendering a word a tile), else rendered. ScheduleError as :func:`lower` raises."""
     if op.KIND not in KINDS:
         raise ScheduleError(f"no lowering for op kind {op.KIND!r}")

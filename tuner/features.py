@@ -348,9 +348,9 @@ def _loop_vector(groups: Groups, buffers: Mapping[str, Any], op: Op, schedule: S
     return _vector(census_features(census, hw, buffers), float(_log(prior)), op, schedule, hw, domains)
 
 
-def _rendered_features(op: Op, hw: HardwareConfig, schedule: Schedule, domains: dict[str, list]) -> np.ndarray:
+def _program_features(op: Op, hw: HardwareConfig, schedule: Schedule, domains: dict[str, list]) -> np.ndarray:
     """:func:`features` of the candidate's program, which a census does not cover: Gemmini's loops from their
-    groups (toolkit.kinds.loop_groups: a conv's without rendering it), anything else rendered."""
+    groups (toolkit.kinds.loop_groups: from the tiles' arrays, no text), anything else rendered."""
     if isinstance(schedule, LibrarySchedule):
         return _loop_vector(*loop_groups(op, schedule, hw), op, schedule, hw, domains)
     return features(lower(op, schedule, hw), op, schedule, domains)
@@ -369,7 +369,7 @@ def _counted_features(op: Op, hw: HardwareConfig, schedule: Schedule, counted: t
                       domains: dict[str, list]) -> np.ndarray:
     """:func:`candidate_features` given the candidate's tally (None: render it)."""
     if counted is None:
-        return _rendered_features(op, hw, schedule, domains)
+        return _program_features(op, hw, schedule, domains)
     return _counted_rows(op, hw, [schedule], [counted], domains)[0]
 
 
@@ -405,7 +405,7 @@ def featurize(op: Op, hw: HardwareConfig, schedules: Sequence[Schedule],
             rows[tallied] = _counted_rows(op, hw, [schedules[n] for n in tallied], [counted[n] for n in tallied],
                                           domains)
     for n in (n for n, c in enumerate(counted) if c is None):
-        rows[n] = _rendered_features(op, hw, schedules[n], domains)
+        rows[n] = _program_features(op, hw, schedules[n], domains)
     return rows
 
 

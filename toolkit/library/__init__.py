@@ -5,7 +5,8 @@ choose the tiles with its own arithmetic, and its tiled functions issue a few co
 tile the LOOP_WS or LOOP_CONV_WS words, which the loop unrollers expand as Gemmini's hardware does.
 Each module here ports one of them (its auto-tiler is the op kind's ``library`` in toolkit.kinds);
 Python computes every word's values, a template (``LibrarySchedule.TEMPLATE``) lays them out as
-assembly, and the assembly is parsed back.
+assembly, and the assembly is parsed back. The tuner's features take the same values as arrays instead
+(:func:`library_groups`), with no text.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from isa.loop_unroll import Groups
 from ..lowering import op_buffers, render, render_block, requant_fields
 from ..ops import Op
 from ..schedule import ScheduleError
-from .conv import conv_context, conv_fields, conv_head, conv_loop_words, loop_columns, tiled_conv_auto
+from .conv import conv_context, conv_fields, conv_head, conv_loop_words, tiled_conv_auto
 from .conv_pool import lower_unfused_pool
 from .depthwise import depthwise_context, depthwise_fields, depthwise_head, tiled_conv_dw_auto
 from .knobs import (LIBRARY_CONV_FIT, LIBRARY_DEPTHWISE_FIT, LIBRARY_MATMUL_FIT, LIBRARY_RESADD_FIT,
@@ -28,6 +29,7 @@ from .norm import norm_context, tiled_norm_auto
 from .resadd import resadd_columns, resadd_context, resadd_head, tiled_resadd_auto
 from .schedule import (CALLS, LibraryConv, LibraryDepthwise, LibraryMatmul, LibraryNorm, LibraryResAdd,
                        LibrarySchedule, library_class)
+from .words import loop_columns
 
 # schedule class -> the template context of its words
 CONTEXTS: dict[type[LibrarySchedule], Callable[[Any, Any, HardwareConfig], dict[str, Any]]] = {

@@ -13,14 +13,12 @@ Gemmini's default configuration: a tile of at most dim / 2 input channels packs
 """
 from __future__ import annotations
 
-import collections
-import itertools
 from types import SimpleNamespace
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from isa import Buffer, HardwareConfig
+from isa import HardwareConfig
 from isa.loop_words import LOOP_CONV_WORDS
 
 from ..conv.ops import Conv2d, ConvOp
@@ -28,7 +26,7 @@ from ..schedule import ScheduleError, grow_tiles
 from .conv_tiles import (ARGS, conv_maxes, downsample, fused_pool, pool_args, pool_window, pooled_dims, spad_rows,
                          tile_args, window)
 from .schedule import CONV_ORDERS, LibraryConv
-from .words import ACT, NULL, at, ceil_div, fits_half
+from .words import ACT, NULL, Addresses, ceil_div, fits_half, tiles_as_rows, walk_starts
 
 def auto_tiles(op: ConvOp, maxes: dict[str, int], channels: tuple[str, ...], hw: HardwareConfig) -> dict[str, int]:
     """tiled_conv_stride_auto's (and tiled_conv_dw_auto's) search: from the whole conv, shrink the largest
@@ -94,52 +92,10 @@ def tile_fields(op: ConvOp, hw: HardwareConfig, corner: tuple[np.ndarray, ...], 
                 max_pixels_per_row=np.where(wide, 1, np.minimum(hw.dim // t["kchs"], t["kcols"])))
 
 
-def walk_starts(nest: Sequence[str], steps: Mapping[str, int], maxes: Mapping[str, int]) -> dict[str, np.ndarray]:
-    """Each tile's first index of every argument of ``nest`` (the loops, outermost first, stepping by ``steps``
-    through ``maxes``), in the walk's order: an array each, a value a tile."""
-    grids = np.meshgrid(*(np.arange(0, maxes[n], steps[n]) for n in nest), indexing="ij")
-    return {n: g.ravel() for n, g in zip(nest, grids)}
-
-
 def clipped(sizes: Mapping[str, int], maxes: Mapping[str, int], starts: Mapping[str, np.ndarray]
             ) -> dict[str, np.ndarray]:
     """Each tile's sizes: each tile argument, cut at the end of its dimension."""
     return {n: np.minimum(sizes[n], maxes[n] - starts[n]) for n in starts}
-
-
-class Addresses(NamedTuple):
-    """Per tile, a DRAM address of a loop word: ``buffer`` plus its byte offset where ``where``, else NULL (the
-    loop skips that phase)."""
-    buffer: str
-    offsets: np.ndarray
-    where: np.ndarray
-
-    def text(self) -> list[str | int]:
-        """As the assembly writes them (:func:`~.words.at`)."""
-        return [at(self.buffer, x) if w else NULL for x, w in zip(self.offsets.tolist(), self.where.tolist())]
-
-    def values(self, buffers: Mapping[str, Buffer]) -> np.ndarray:
-        """As the assembly parses them, against the program's ``buffers``."""
-        return np.where(self.where, buffers[self.buffer].addr + self.offsets, NULL)
-
-
-def tiles_as_rows(columns: Mapping[str, Any]) -> list[Any]:
-    """Per tile, an object whose attributes are ``columns``' fields (an array or :class:`Addresses` of each, a
-    value a tile, or one value for every tile), in Python values: a named tuple a tile, which the template reads
-    as fast as Python can (a dict a tile, then an object of it, took a tenth of a loop candidate's features)."""
-    tile = collections.namedtuple("Tile", list(columns))
-    return list(map(tile._make, zip(*map(_tile_values, columns.values()))))
-
-
-def _tile_values(column: Any) -> Iterable[Any]:
-    if isinstance(column, Addresses):
-        return column.text()
-    return column.tolist() if isinstance(column, np.ndarray) else itertools.repeat(column)
-
-
-def loop_columns(columns: Mapping[str, Any], buffers: Mapping[str, Buffer]) -> dict[str, np.ndarray]:
-    """``columns`` (:func:`conv_columns`'s) as the loop words' fields, each address against ``buffers``."""
-    return {name: c.values(buffers) if isinstance(c, Addresses) else c for name, c in columns.items()}
 
 
 def conv_context(op: Conv2d, s: LibraryConv, hw: HardwareConfig, output: str = "output") -> dict[str, Any]:

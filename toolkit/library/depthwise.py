@@ -19,10 +19,10 @@ import numpy as np
 from isa import HardwareConfig
 
 from ..conv.ops import DepthwiseConv2d
-from .conv import Addresses, auto_tiles, clipped, loop_fields, tile_fields, tiles_as_rows, walk_starts
+from .conv import auto_tiles, clipped, loop_fields, tile_fields
 from .conv_tiles import dw_maxes
 from .schedule import LibraryDepthwise
-from .words import NULL
+from .words import NULL, Addresses, tiles_as_rows, walk_starts
 
 
 def tiled_conv_dw_auto(op: DepthwiseConv2d, hw: HardwareConfig) -> LibraryDepthwise:

@@ -22,8 +22,7 @@ from ..gemm.schedule import matmul_blocks
 from ..lowering import norm_config
 from ..schedule import ScheduleError, grow_tiles
 from .schedule import LibraryMatmul
-from .conv import Addresses, tiles_as_rows, walk_starts
-from .words import ACT, NULL, fits_half
+from .words import ACT, NULL, Addresses, fits_half, tiles_as_rows, walk_starts
 
 ROW_ACTIVATIONS = ("layernorm", "softmax")   # normalize each row of C: a tile holds whole rows
 

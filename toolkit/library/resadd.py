@@ -17,8 +17,7 @@ from isa import HardwareConfig
 from ..resadd import ResAdd
 from ..schedule import ScheduleError
 from .schedule import LibraryResAdd
-from .conv import Addresses, tiles_as_rows, walk_starts
-from .words import ACT, NULL, acc_rows, ceil_div
+from .words import ACT, NULL, Addresses, acc_rows, ceil_div, tiles_as_rows, walk_starts
 
 
 def tiled_resadd_auto(op: ResAdd, hw: HardwareConfig) -> LibraryResAdd:
