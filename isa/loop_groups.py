@@ -36,33 +36,46 @@ def _ws_phases(words: dict, loop: LoopWord, hw: HardwareConfig, rows: tuple[int,
     return ws_phases(ws_loop(words, loop, hw, *rows))
 
 
-class Kind(NamedTuple):
-    """A kind of loop as groups_from_fields takes it: its words (the loop last), each phase's DRAM base field in the
-    unroller's order (None: the execute phase), the address whose store toggles the accumulator half, and its
-    shape and phases once placed (the unroller's); then, from its words' layouts, every field's mask (the
-    words' fields in order) and where each word's fields start there."""
+Rows = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _conv_rows(cols: Mapping[str, np.ndarray], slot: np.ndarray, rows: Rows, hw: HardwareConfig) -> Rows:
+    return rows
+
+
+def _ws_rows(cols: Mapping[str, np.ndarray], slot: np.ndarray, rows: Rows, hw: HardwareConfig) -> Rows:
+    return ws_rows(cols["is_resadd"], slot, *rows, hw)
+
+
+class LoopKind(NamedTuple):
+    """A kind of loop as groups_from_fields takes it: its words (the loop last), each phase's DRAM base field in
+    the unroller's order (None: the execute phase), the address whose store toggles the accumulator half, its
+    rows once the slots and accumulator halves are placed (the unroller's rule for the kind), and its shape and
+    phases once placed (the unroller's); then, from its words' layouts, every field's mask (the words' fields in
+    order) and where each word's fields start there."""
     words: tuple[type[LoopWord], ...]
     bases: tuple[str | None, ...]
     stores: str
+    rows: Callable[[Mapping[str, np.ndarray], np.ndarray, Rows, HardwareConfig], Rows]
     phases: Callable[[dict, LoopWord, HardwareConfig, tuple[int, int, int], ConfigSt], Phases]
     masks: dict[str, int]
     edges: tuple[int, ...]
 
 
 def _kind(words: tuple[type[LoopWord], ...], bases: tuple[str | None, ...], stores: str,
-          phases: Callable[..., Phases]) -> Kind:
+          rows: Callable[..., Rows], phases: Callable[..., Phases]) -> LoopKind:
     layouts = [LAYOUTS[cls.FUNCT] for cls in words]
-    return Kind(words, bases, stores, phases, {f.name: f.mask for layout in layouts for f in layout},
-                tuple(itertools.accumulate(map(len, layouts), initial=0)))
+    return LoopKind(words, bases, stores, rows, phases, {f.name: f.mask for layout in layouts for f in layout},
+                    tuple(itertools.accumulate(map(len, layouts), initial=0)))
 
 
 CONV = _kind(LOOP_CONV_WORDS, ("bias_addr", "input_addr", "weights_addr", None, "output_addr"), "output_addr",
-             _conv_phases)
-WS = _kind(LOOP_WS_WORDS, ("d", "a", "b", None, "c"), "c", _ws_phases)
+             _conv_rows, _conv_phases)
+WS = _kind(LOOP_WS_WORDS, ("d", "a", "b", None, "c"), "c", _ws_rows, _ws_phases)
 
 
-def groups_from_fields(kind: Kind, head: Sequence[Instruction], fields: Mapping[str, object], tail: Sequence[Instruction],
-                hw: HardwareConfig, regions: Sequence[int] = ()) -> Groups:
+def groups_from_fields(kind: LoopKind, head: Sequence[Instruction], fields: Mapping[str, object],
+                       tail: Sequence[Instruction], hw: HardwareConfig, regions: Sequence[int] = ()) -> Groups:
     """``issued_groups(head + the loops + tail, hw, regions)``, where the loops are one of ``kind`` (its words)
     per value of ``fields``' arrays (every field of its words by name: an array, a value a loop, or one value
     for all of them) and ``head`` and ``tail`` hold no loop word. ISAError or LoopError as the words or their
@@ -94,22 +107,20 @@ def groups_from_fields(kind: Kind, head: Sequence[Instruction], fields: Mapping[
     return groups_of(parts, order, plains, ends, upto, bases)
 
 
-def _placed(kind: Kind, cols: Mapping[str, np.ndarray], hw: HardwareConfig) -> tuple[np.ndarray, ...]:
+def _placed(kind: LoopKind, cols: Mapping[str, np.ndarray], hw: HardwareConfig) -> Rows:
     """Each loop's (A's first row, the row past B's tile, C's first accumulator row), as the unroller places
-    it: the slots in turn, the accumulator half toggled after each loop that stores."""
+    it: the slots in turn, the accumulator half toggled after each loop that stores, then the kind's rule."""
     slot = np.arange(len(cols[kind.stores])) % 2
     a_start, b_end = tile_rows(cols["a_spad_id"], cols["b_spad_id"], slot, hw.sp_rows // 2)
     stores = cols[kind.stores] != 0
     acc_start = (np.cumsum(stores) - stores) % 2 * (hw.acc_rows // 2)
-    if kind is WS:
-        return ws_rows(cols["is_resadd"], slot, a_start, b_end, acc_start, hw)
-    return a_start, b_end, acc_start
+    return kind.rows(cols, slot, (a_start, b_end, acc_start), hw)
 
 
 _INTERNED: dict[tuple, LoopWord] = {}   # (class, fields) -> the word
 
 
-def _words(kind: Kind, values: list[int]) -> dict[type, LoopWord]:
+def _words(kind: LoopKind, values: list[int]) -> dict[type, LoopWord]:
     """The words of a loop of ``values`` (every field, in ``kind.masks``' order), each one object for alike
     words of any program, as a program's alike lines parse to one: the unrollers keep shapes by their words'
     identities, so a later candidate's alike loop is not derived again."""
@@ -125,7 +136,7 @@ def _words(kind: Kind, values: list[int]) -> dict[type, LoopWord]:
     return words
 
 
-def _check_ranges(kind: Kind, cols: Mapping[str, np.ndarray]) -> None:
+def _check_ranges(kind: LoopKind, cols: Mapping[str, np.ndarray]) -> None:
     """The loop words' own range checks (LoopWord's), of the first loop whose field is out of range."""
     bad = [np.flatnonzero((c < 0) | (c > kind.masks[name])) for name, c in cols.items()]
     first = min((int(b[0]) for b in bad if len(b)), default=None)
@@ -133,7 +144,7 @@ def _check_ranges(kind: Kind, cols: Mapping[str, np.ndarray]) -> None:
         _words(kind, [int(c[first]) for c in cols.values()])   # raises the word's ISAError
 
 
-def _alike(kind: Kind, cols: Mapping[str, np.ndarray], bases: np.ndarray, rows: tuple[np.ndarray, ...],
+def _alike(kind: LoopKind, cols: Mapping[str, np.ndarray], bases: np.ndarray, rows: tuple[np.ndarray, ...],
            regions: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """Each loop's group (numbered as they first appear) and each group's first loop. Loops are alike, as in
     issued_groups, if every field but the DRAM bases is the same, and where the unroller placed them, which

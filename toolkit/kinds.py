@@ -347,11 +347,9 @@ def estimate_cycles(op: Op, schedule: Schedule, hw: HardwareConfig, n_computes: 
 
 def lower(op: Op, schedule: Schedule, hw: HardwareConfig) -> Program:
     """Render ``op`` under ``schedule`` for ``hw``; ScheduleError before any instruction if it does not fit."""
-    if op.KIND not in KINDS:
-        raise ScheduleError(f"no lowering for op kind {op.KIND!r}")
+    _check_lowering(op, schedule)
     col_scaled = getattr(op, "col_scaled", False)
     if isinstance(schedule, LibrarySchedule):
-        _check_library_scales(op, schedule)
         prog, template = lower_library(op, schedule, hw), schedule.TEMPLATE
     else:
         prog, template = KINDS[op.KIND].lower(op, schedule, hw), f"{op.KIND}_ws.s.j2"
@@ -361,8 +359,11 @@ def lower(op: Op, schedule: Schedule, hw: HardwareConfig) -> Program:
     return prog
 
 
-def _check_library_scales(op: Op, schedule: LibrarySchedule) -> None:
-    if getattr(op, "col_scaled", False):
+def _check_lowering(op: Op, schedule: Schedule) -> None:
+    """ScheduleError for an op kind with no lowering, or per-channel scales under gemmini.h's loops."""
+    if op.KIND not in KINDS:
+        raise ScheduleError(f"no lowering for op kind {op.KIND!r}")
+    if isinstance(schedule, LibrarySchedule) and getattr(op, "col_scaled", False):
         raise ScheduleError("scale: per-channel scales need the toolkit's own schedules, not gemmini.h's "
                             f"{schedule.CALL} (its loops store several column blocks under one config_st)")
 
@@ -371,9 +372,7 @@ def loop_groups(op: Op, schedule: LibrarySchedule, hw: HardwareConfig) -> tuple[
     """toolkit.family.program_groups of :func:`lower`'s program of gemmini.h's loops, and its buffers: from the
     tiles' words as arrays where the call lays them out so (toolkit.library.library_groups: the same groups
     without rendering a word a tile), else rendered. ScheduleError as :func:`lower` raises."""
-    if op.KIND not in KINDS:
-        raise ScheduleError(f"no lowering for op kind {op.KIND!r}")
-    _check_library_scales(op, schedule)
+    _check_lowering(op, schedule)
     grouped = library_groups(op, schedule, hw)
     if grouped is None:
         prog = lower(op, schedule, hw)

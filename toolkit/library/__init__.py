@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable, NamedTuple
 
 from isa import Buffer, HardwareConfig, Program, parse_program
-from isa.loop_groups import CONV, WS, Kind, groups_from_fields
+from isa.loop_groups import CONV, WS, LoopKind, groups_from_fields
 from isa.loop_unroll import Groups
 
 from ..lowering import op_buffers, render, render_block, requant_fields
@@ -49,7 +49,7 @@ class LoopCall(NamedTuple):
     address), and the kind of loop (isa.loop_groups)."""
     head: Callable[..., dict[str, Any]]
     fields: Callable[..., dict[str, Any]]
-    kind: Kind
+    kind: LoopKind
 
 
 LOOP_CALLS: dict[type[LibrarySchedule], LoopCall] = {

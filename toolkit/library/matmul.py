@@ -98,7 +98,7 @@ WALKS = {"ij": ("i", "j", "k"), "ji": ("j", "i", "k")}   # LibraryMatmul.order -
 
 def matmul_columns(op: Matmul, s: LibraryMatmul, hw: HardwareConfig) -> dict[str, Any]:
     """tiled_matmul_outer's loop over the (i0, j0, k0) tiles in ``s.order``, the fields of gemmini_loop_ws's words
-    per tile (an array, or :class:`~.conv.Addresses`, of each, a value a tile; one value where all share it).
+    per tile (an array, or :class:`~.words.Addresses`, of each, a value a tile; one value where all share it).
     A (or B) is loaded once and kept under a scratchpad id when it spans at most two tiles (a_reuse, b_reuse);
     the bias goes with a tile's first k0, C with its last; the last tiles carry the padding."""
     d = hw.dim

@@ -58,7 +58,7 @@ class Addresses(NamedTuple):
     where: np.ndarray
 
     def text(self) -> list[str | int]:
-        """As the assembly writes them (:func:`~.words.at`)."""
+        """As the assembly writes them (:func:`at`)."""
         return [at(self.buffer, x) if w else NULL for x, w in zip(self.offsets.tolist(), self.where.tolist())]
 
     def values(self, buffers: Mapping[str, Buffer]) -> np.ndarray:
@@ -81,5 +81,6 @@ def _tile_values(column: Any) -> Iterable[Any]:
 
 
 def loop_columns(columns: Mapping[str, Any], buffers: Mapping[str, Buffer]) -> dict[str, np.ndarray]:
-    """``columns`` (:func:`conv_columns`'s) as the loop words' fields, each address against ``buffers``."""
+    """``columns`` (a library call's fields, as :func:`tiles_as_rows` takes them) as the loop words' values, each
+    :class:`Addresses` against the program's ``buffers``."""
     return {name: c.values(buffers) if isinstance(c, Addresses) else c for name, c in columns.items()}
