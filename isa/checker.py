@@ -26,7 +26,9 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Hashable, Sequence
+from typing import Callable, Hashable, Sequence
+
+import numpy as np
 
 from .assembly import DramNames, format_instruction
 from .instructions import (
@@ -39,14 +41,16 @@ from .buffers import MAX_DRAM_BYTES, BufferTableError, check_buffer_table
 from .config import HardwareConfig
 from .dram_hazards import DramAccesses
 from .encoding import decode
+from .execute_check import PAIR_FUNCTS, checked_pairs
 from .loop_checks import CheckedLoop, all_inside, buffer_bounds, keepable, kept, moved
-from .loop_shared import Phase, shape_key, unrolled_parts
+from .loop_shared import Phase, phase_primitives, shape_key, unrolled_parts
 from .loop_unroll import Unroller
 from .loop_words import LoopConvWs, LoopError, LoopWord, LoopWs
 from .program import Program
 
 Span = tuple[bool, int, int]   # (accumulator?, first row, last row + 1) of local memory
 _LOADS = ("state-0 (A, input)", "state-1 (B, weight)", "state-2 (D, bias)")   # who loads what in a loop
+_NO_LD = ConfigLd()   # a state no config_ld has set (a mvin there fails; its rows are still its spans)
 _KEPT = 256   # loops and execute phases a checker keeps checked: a program has a few shapes of loop
 Parts = list[Sequence[Instruction]]   # an instruction's primitives, phase by phase (isa.loop_shared)
 
@@ -180,9 +184,10 @@ class _Checker:
             self.previous = self._loop(index, ins, loop, built, overlapping)
         return built
 
-    def _unrolled(self, index: int, ins: Instruction, loop: tuple[Hashable, list[Phase]]) -> Parts:
+    def _unrolled(self, index: int, ins: Instruction, loop: tuple[Hashable, list[Phase]], words: bool = False
+                  ) -> Parts:
         try:
-            return unrolled_parts(*loop)
+            return unrolled_parts(*loop, words=words)
         except LoopError as exc:
             raise self._error(index, ins, str(exc)) from None
 
@@ -213,8 +218,8 @@ class _Checker:
             else:   # check it primitive by primitive: the error names the first primitive outside
                 checked = None
         if checked is None:
-            parts, start = parts or self._unrolled(index, ins, loop), len(self.accesses)
-            loads, spans = self._expansion(index, ins, loop[1], parts)
+            parts, start = parts or self._unrolled(index, ins, loop, words=True), len(self.accesses)
+            loads, spans = self._expansion(index, ins, loop, parts)
             checked = kept(tuple(map(len, parts)), bases, self.accesses.since(start), loads, spans, self.state())
             if keepable(bases):
                 if len(self.loops) >= _KEPT:
@@ -225,16 +230,19 @@ class _Checker:
                                           "may still use (Gemmini runs two loops at once)")
         return _Loop(index, ins, checked.spans)
 
-    def _expansion(self, index: int, ins: LoopWord, phases: list[Phase], parts: Parts) -> tuple[list[Span], list[Span]]:
-        """Check a loop's primitives, and that Gemmini's overlapped order gives what the sequential one does:
-        its loaders (one per load state, each in order) write rows apart (but resadd's B onto A). The rows its
-        loads write, in order, and those all its primitives touch (_union)."""
+    def _expansion(self, index: int, ins: LoopWord, loop: tuple[Hashable, list[Phase]], parts: Parts
+                   ) -> tuple[list[Span], list[Span]]:
+        """Check a loop's primitives (its execute phase's given as instructions or words), and that Gemmini's
+        overlapped order gives what the sequential one does: its loaders (one per load state, each in order)
+        write rows apart (but resadd's B onto A). The rows its loads write, in order, and those all its
+        primitives touch (_union)."""
         loads: dict[int, list[Span]] = {0: [], 1: [], 2: []}
         touched: list[Span] = []
         self.in_loop, sub = True, 0
-        for phase, part in zip(phases, parts):
+        for n, (phase, part) in enumerate(zip(loop[1], parts)):
             if phase.base is None:
-                touched += self._execute_phase(index, ins, sub, part)
+                touched += self._execute_phase(index, ins, sub, part,
+                                               lambda n=n, phase=phase: phase_primitives(loop[0], n, phase))
             else:
                 self._primitives(index, ins, sub, part, loads, touched)
             sub += len(part)
@@ -262,19 +270,44 @@ class _Checker:
         """All an execute phase's primitives (preloads, computes, config_ex) read of the state, or change."""
         return self.ex, self.preloaded, self.held, self.weights
 
-    def _execute_phase(self, index: int, ins: LoopWord, sub: int, prims: Sequence[Instruction]) -> list[Span]:
+    def _execute_phase(self, index: int, ins: LoopWord, sub: int, prims: Sequence[Instruction] | np.ndarray,
+                       build: Callable[[], Sequence[Instruction]]) -> list[Span]:
         """Check a loop's execute phase as :meth:`_primitives` does, once per phase and state it starts in
-        (the same phase from the same state passes the same way); the rows it touches (_union)."""
+        (the same phase from the same state passes the same way); the rows it touches (_union). Its words
+        (``prims`` an array) are checked at once (:meth:`_pairs`); where they do not pass, its primitives
+        (``build()``) one by one, so that the error names the first that fails."""
         key = (id(prims), self.array_state())
         kept = self.executed.get(key)
         if kept is None:
-            touched: list[Span] = []
-            self._primitives(index, ins, sub, prims, {}, touched)
+            before, spans = self.array_state(), None
+            if isinstance(prims, np.ndarray):
+                spans = self._pairs(prims)
+            if spans is None:
+                self.ex, self.preloaded, self.held, self.weights = before
+                touched: list[Span] = []
+                self._primitives(index, ins, sub, build() if isinstance(prims, np.ndarray) else prims, {}, touched)
+                spans = _union(touched)
             if len(self.executed) >= _KEPT:
                 self.executed.clear()
-            kept = self.executed[key] = _Executed(prims, self.array_state(), _union(touched))
+            kept = self.executed[key] = _Executed(prims, self.array_state(), spans)
         self.ex, self.preloaded, self.held, self.weights = kept.after
         return kept.spans
+
+    def _pairs(self, words: np.ndarray) -> list[Span] | None:
+        """The rows an execute phase's words touch (_union), its config_ex words checked one by one and its
+        preloads and computes at once (isa.execute_check), the state moved past them; None where that check
+        cannot vouch for them."""
+        pairs = np.isin(words[:, 0], PAIR_FUNCTS)
+        head = int(np.argmax(pairs)) if pairs.any() else len(words)
+        for word in words[:head].tolist():
+            config = decode(*word)
+            if not isinstance(config, ConfigEx) or self.config_ex(config):
+                return None
+        checked = checked_pairs(words[head:], self.hw, *self.array_state())
+        if checked is None:
+            return None
+        self.ex, self.preloaded, self.held, self.weights = checked.after
+        return checked.spans
 
     # ---- helpers: each returns an error string or None ---------------------
     def _dim(self, what: str, n: int, limit: int | None = None) -> str | None:
@@ -320,7 +353,7 @@ class _Checker:
         """The local rows ``ins`` reads or writes, under the config state it is about to run with."""
         dim = self.hw.dim
         if isinstance(ins, Mvin):
-            cfg = self.ld.get(ins.state, ConfigLd())
+            cfg = self.ld.get(ins.state, _NO_LD)
             spans = [_span(ins.local, b * cfg.block_stride, ins.rows, 1) for b in range(-(-ins.cols // dim))]
             repeats, half = cfg.pixel_repeats - 1, self.rows[False] // 2   # repeats land in rows below, in the half
             return [(acc, max(lo - repeats, half if lo >= half else 0) if repeats else lo, hi)

@@ -115,10 +115,24 @@ def shape_key(key: Hashable, phases: Sequence[Phase]) -> Hashable:
     return key, tuple(p.base is None or p.base != 0 for p in phases)
 
 
-def unrolled_parts(key: Hashable, phases: Sequence[Phase]) -> list[Sequence[Instruction]]:
+def unrolled_parts(key: Hashable, phases: Sequence[Phase], words: bool = False
+                   ) -> list[Sequence[Instruction] | np.ndarray]:
     """The primitives of each of ``phases``; an execute phase's (base None) is the same tuple for every loop
-    of the shape (while the shape stays cached), so that its checks can be kept by identity."""
-    return [_phase(key, n, phase) for n, phase in enumerate(phases)]
+    of the shape (while the shape stays cached), so that its checks can be kept by identity. ``words``: an
+    execute phase with an encoding of its own comes as its words instead (read-only, the same array for every
+    loop of the shape: isa.execute_check checks them at once); its primitives are :func:`phase_primitives`."""
+    return [_execute_words_of(key, n, phase) if words and phase.base is None and phase.words is not None
+            else _phase(key, n, phase) for n, phase in enumerate(phases)]
+
+
+def phase_primitives(key: Hashable, n: int, phase: Phase) -> Sequence[Instruction]:
+    """The primitives of ``phase``, the ``n``-th of the loop of shape ``key`` (as :func:`unrolled_parts`)."""
+    return _phase(key, n, phase)
+
+
+def _execute_words_of(key: Hashable, n: int, phase: Phase) -> np.ndarray:
+    """The words of execute ``phase``, the ``n``-th of the loop of shape ``key``: encoded once per key."""
+    return cached(_execute_words, (key, n), lambda: _read_only(phase.words()))
 
 
 def unrolled(key: Hashable, phases: Sequence[Phase]) -> list[Instruction]:
@@ -145,7 +159,7 @@ def _phases_words(key: Hashable, phases: Sequence[Phase]) -> list[np.ndarray]:
     own = [phase.base is None and phase.words is not None for phase in phases]
     built = [() if o else _phase(key, n, phase) for n, (phase, o) in enumerate(zip(phases, own))]
     encoded = np.split(encode_all([ins for part in built for ins in part]), np.cumsum([len(b) for b in built])[:-1])
-    return [cached(_execute_words, (key, n), lambda phase=phase: _read_only(phase.words())) if o else words
+    return [_execute_words_of(key, n, phase) if o else words
             for n, (phase, o, words) in enumerate(zip(phases, own, encoded))]
 
 

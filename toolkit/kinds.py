@@ -15,7 +15,7 @@ from isa.loop_unroll import Groups
 from .bounds import dense_cycles
 from .estimate import os_cycles
 
-from .family import flat_cycles, program_groups, program_loop_cycles
+from .family import flat_cycles, loop_cycles, program_groups
 from .col_scales import load_column_scales
 from .census import Census, computes
 from .conv.census import conv_census, conv_tallies
@@ -183,16 +183,17 @@ def default_schedule(op: Op, hw: HardwareConfig) -> Schedule:
 @functools.lru_cache(maxsize=256)
 def _pick_family(op: Op, hw: HardwareConfig, flat: Schedule) -> Schedule:
     """``flat`` or gemmini.h's loops for ``op``, whichever toolkit.family estimates faster (the loops on a
-    tie); the unrolled walk is skipped where the loops' words alone cost the host more than ``flat``."""
+    tie), the loops from their groups (:func:`loop_groups`: no text where the call lays its tiles out as arrays);
+    they lose at once where the words the host issues alone cost more than ``flat``."""
     try:
         loops = KINDS[op.KIND].library(op, hw)
-        prog = lower(op, loops, hw)
+        groups = loop_groups(op, loops, hw)[0]
     except ScheduleError:   # an op gemmini.h cannot do
         return flat
     flat_cycles_ = flat_estimate(op, flat, hw)
-    if len(prog.instructions) * hw.host_cmd_cycles > flat_cycles_:
+    if groups.host_words * hw.host_cmd_cycles > flat_cycles_:
         return flat
-    return loops if program_loop_cycles(op, prog) <= flat_cycles_ else flat
+    return loops if loop_cycles(op, groups, hw) <= flat_cycles_ else flat
 
 
 def flat_estimate(op: Op, schedule: Schedule, hw: HardwareConfig) -> float:
