@@ -47,8 +47,8 @@ from .loop_shared import Phase, phase_primitives, shape_key, unrolled_parts
 from .loop_unroll import Unroller
 from .loop_words import LoopConvWs, LoopError, LoopWord, LoopWs
 from .program import Program
+from .spans import Span, first_overlap, span, union
 
-Span = tuple[bool, int, int]   # (accumulator?, first row, last row + 1) of local memory
 _LOADS = ("state-0 (A, input)", "state-1 (B, weight)", "state-2 (D, bias)")   # who loads what in a loop
 _NO_LD = ConfigLd()   # a state no config_ld has set (a mvin there fails; its rows are still its spans)
 _KEPT = 256   # loops and execute phases a checker keeps checked: a program has a few shapes of loop
@@ -59,7 +59,7 @@ Parts = list[Sequence[Instruction]]   # an instruction's primitives, phase by ph
 class _Loop:
     index: int
     ins: LoopWord
-    spans: list[Span]   # the local rows its primitives touch (_union)
+    spans: list[Span]   # the local rows its primitives touch (isa.spans.union)
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class _Executed:
     """An execute phase checked from one array state: the state after it and the rows it touches."""
     prims: Sequence[Instruction]   # held, so that no other phase takes its id while it is kept
     after: tuple                   # _Checker.array_state() after it
-    spans: list[Span]              # (_union)
+    spans: list[Span]              # (isa.spans.union)
 
 
 class ProgramError(ISAError):
@@ -152,6 +152,7 @@ class _Checker:
         self.previous: _Loop | None = None   # the last loop, while only loop words follow it
         self.executed: dict[tuple, _Executed] = {}   # by (id of an execute phase, array state)
         self.loops: dict[tuple, CheckedLoop] = {}     # by (shape of loop, state): isa.loop_checks
+        self.overlaps: dict[tuple, tuple] = {}        # by the ids of a loop's loads and its predecessor's spans
         self.dram = True            # check DRAM ranges against the program's DRAM (a WordChecker's is the process's)
         self.dispatch = {Mvin: self.mvin, Mvout: self.mvout, Preload: self.preload,
                          ComputePreloaded: self.compute, ComputeAccumulated: self.compute,
@@ -225,17 +226,28 @@ class _Checker:
                 if len(self.loops) >= _KEPT:
                     self.loops.clear()
                 self.loops[key] = checked
-        if previous and (row := _first_overlap(checked.loads, previous.spans)):
+        if previous and (row := self._overlap(checked.loads, previous.spans)):
             raise self._error(index, ins, f"its loads write {row}, which the loop at instruction {previous.index} "
                                           "may still use (Gemmini runs two loops at once)")
         return _Loop(index, ins, checked.spans)
+
+    def _overlap(self, loads: list[Span], spans: list[Span]) -> str | None:
+        """first_overlap of a loop's loads with the rows of the loop before it, once per pair of shapes (a
+        program alternates a few of them; the entry holds both lists, so no id in its key outlives them)."""
+        key = (id(loads), id(spans))
+        found = self.overlaps.get(key)
+        if found is None:
+            if len(self.overlaps) >= _KEPT:
+                self.overlaps.clear()
+            found = self.overlaps[key] = (loads, spans, first_overlap(loads, spans))
+        return found[2]
 
     def _expansion(self, index: int, ins: LoopWord, loop: tuple[Hashable, list[Phase]], parts: Parts
                    ) -> tuple[list[Span], list[Span]]:
         """Check a loop's primitives (its execute phase's given as instructions or words), and that Gemmini's
         overlapped order gives what the sequential one does: its loaders (one per load state, each in order)
         write rows apart (but resadd's B onto A). The rows its loads write, in order, and those all its
-        primitives touch (_union)."""
+        primitives touch (isa.spans.union)."""
         loads: dict[int, list[Span]] = {0: [], 1: [], 2: []}
         touched: list[Span] = []
         self.in_loop, sub = True, 0
@@ -250,10 +262,10 @@ class _Checker:
         for first, second in ((0, 1), (0, 2), (1, 2)):
             if getattr(ins, "is_resadd", 0) and (first, second) == (0, 1):
                 continue
-            if row := _first_overlap(loads[first], _union(loads[second])):
+            if row := first_overlap(loads[first], union(loads[second])):
                 raise self._error(index, ins, f"its {_LOADS[first]} and {_LOADS[second]} loads both write {row}")
-        loads_all = [span for spans in loads.values() for span in spans]
-        return loads_all, _union(loads_all + touched)
+        loads_all = [s for spans in loads.values() for s in spans]
+        return loads_all, union(loads_all + touched)
 
     def _primitives(self, index: int, ins: LoopWord, sub: int, prims: Sequence[Instruction],
                     loads: dict[int, list[Span]], touched: list[Span]) -> None:
@@ -273,7 +285,7 @@ class _Checker:
     def _execute_phase(self, index: int, ins: LoopWord, sub: int, prims: Sequence[Instruction] | np.ndarray,
                        build: Callable[[], Sequence[Instruction]]) -> list[Span]:
         """Check a loop's execute phase as :meth:`_primitives` does, once per phase and state it starts in
-        (the same phase from the same state passes the same way); the rows it touches (_union). Its words
+        (the same phase from the same state passes the same way); the rows it touches (isa.spans.union). Its words
         (``prims`` an array) are checked at once (:meth:`_pairs`); where they do not pass, its primitives
         (``build()``) one by one, so that the error names the first that fails."""
         key = (id(prims), self.array_state())
@@ -286,7 +298,7 @@ class _Checker:
                 self.ex, self.preloaded, self.held, self.weights = before
                 touched: list[Span] = []
                 self._primitives(index, ins, sub, build() if isinstance(prims, np.ndarray) else prims, {}, touched)
-                spans = _union(touched)
+                spans = union(touched)
             if len(self.executed) >= _KEPT:
                 self.executed.clear()
             kept = self.executed[key] = _Executed(prims, self.array_state(), spans)
@@ -294,7 +306,7 @@ class _Checker:
         return kept.spans
 
     def _pairs(self, words: np.ndarray) -> list[Span] | None:
-        """The rows an execute phase's words touch (_union), its config_ex words checked one by one and its
+        """The rows an execute phase's words touch (isa.spans.union), its config_ex words checked one by one and its
         preloads and computes at once (isa.execute_check), the state moved past them; None where that check
         cannot vouch for them."""
         pairs = np.isin(words[:, 0], PAIR_FUNCTS)
@@ -354,20 +366,20 @@ class _Checker:
         dim = self.hw.dim
         if isinstance(ins, Mvin):
             cfg = self.ld.get(ins.state, _NO_LD)
-            spans = [_span(ins.local, b * cfg.block_stride, ins.rows, 1) for b in range(-(-ins.cols // dim))]
+            spans = [span(ins.local, b * cfg.block_stride, ins.rows, 1) for b in range(-(-ins.cols // dim))]
             repeats, half = cfg.pixel_repeats - 1, self.rows[False] // 2   # repeats land in rows below, in the half
             return [(acc, max(lo - repeats, half if lo >= half else 0) if repeats else lo, hi)
                     for acc, lo, hi in spans]
         if isinstance(ins, Mvout) and self.st is not None and self.st.pooling:
-            return [_span(ins.local, 0, self.st.orows * self.st.ocols, 1)]
+            return [span(ins.local, 0, self.st.orows * self.st.ocols, 1)]
         if isinstance(ins, Mvout):
-            return [_span(ins.local, b * dim, ins.rows, 1) for b in range(-(-ins.cols // dim))]
+            return [span(ins.local, b * dim, ins.rows, 1) for b in range(-(-ins.cols // dim))]
         if isinstance(ins, Preload):
-            return [_span(ins.b, 0, ins.b_rows, 1)]
+            return [span(ins.b, 0, ins.b_rows, 1)]
         if isinstance(ins, ComputePreloaded) and self.ex and self.preloaded:
             c = self.preloaded
-            return [_span(ins.a, 0, ins.a_rows, self.ex.a_stride), _span(ins.d, 0, ins.d_rows, 1),
-                    _span(c.c, 0, c.c_rows, self.ex.c_stride)]
+            return [span(ins.a, 0, ins.a_rows, self.ex.a_stride), span(ins.d, 0, ins.d_rows, 1),
+                    span(c.c, 0, c.c_rows, self.ex.c_stride)]
         return []
 
     # ---- instructions ----------------------------------------------------------
@@ -563,37 +575,4 @@ def transpose_error(dataflow: str, a_transpose: int, b_transpose: int) -> str | 
 
 
 def _nothing(_: Instruction) -> None:
-    return None
-
-
-def _span(addr: int, first: int, count: int, stride: int) -> Span:
-    """Rows first .. first + (count - 1) * stride of the memory ``addr`` names (garbage: none)."""
-    if addr == GARBAGE:
-        return (False, 0, 0)
-    lo = (addr & ROW_MASK) + first
-    return (bool(addr & ACC_BIT), lo, lo + (count - 1) * stride + 1)
-
-
-def _row(acc: bool, row: int) -> str:
-    return f"{'accumulator' if acc else 'scratchpad'} row {row}"
-
-
-def _union(spans: list[Span]) -> list[Span]:
-    """The rows of ``spans`` as sorted runs apart from each other (empty spans, the garbage's, dropped)."""
-    union: list[Span] = []
-    for acc, lo, hi in sorted(s for s in spans if s[2] > s[1]):
-        if union and union[-1][0] == acc and lo <= union[-1][2]:
-            union[-1] = (acc, union[-1][1], max(union[-1][2], hi))
-        else:
-            union.append((acc, lo, hi))
-    return union
-
-
-def _first_overlap(spans: list[Span], union: list[Span]) -> str | None:
-    """The first row that a span of ``spans`` shares with ``union`` (of :func:`_union`)."""
-    for acc, lo, hi in spans:
-        k = bisect_right(union, (acc, lo, MAX_DRAM_BYTES))
-        for u_acc, u_lo, u_hi in union[max(k - 1, 0):k + 1]:
-            if u_acc == acc and u_lo < hi and lo < u_hi:
-                return _row(acc, max(lo, u_lo))
     return None

@@ -18,6 +18,7 @@ from .config import HardwareConfig
 from .encoding import split_operand
 from .instructions import ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, NORM_MASK, ROW_MASK, ConfigEx
 from .opcodes import Funct
+from .spans import Span, union_of_columns
 
 PAIR_FUNCTS = (Funct.PRELOAD, Funct.COMPUTE_PRELOADED, Funct.COMPUTE_ACCUMULATED)
 _FLAGS = ACCUM_BIT | FULL_BIT | NORM_MASK   # no scratchpad address carries them
@@ -27,7 +28,7 @@ class Checked(NamedTuple):
     """What a phase that passes leaves: the array's state after it (isa.checker's array_state) and the local
     rows its primitives touch, as the checker's spans (accumulator?, first row, last row + 1)."""
     after: tuple
-    spans: list[tuple[bool, int, int]]
+    spans: list[Span]
 
 
 def checked_pairs(words: np.ndarray, hw: HardwareConfig, ex: ConfigEx | None, preloaded: object, held: bool,
@@ -53,7 +54,7 @@ def checked_pairs(words: np.ndarray, hw: HardwareConfig, ex: ConfigEx | None, pr
              _scratchpad(d, d_rows, 1, hw), _accumulator(c, c_rows, ex.c_stride, hw)]
     if any(s is None for s in spans):
         return None
-    return Checked((ex, None, os, weights or not os), _union(np.concatenate(spans, axis=1)))
+    return Checked((ex, None, os, weights or not os), union_of_columns(np.concatenate(spans, axis=1)))
 
 
 def _scratchpad(addr: np.ndarray, rows: np.ndarray, stride: int, hw: HardwareConfig) -> np.ndarray | None:
@@ -82,18 +83,3 @@ def _accumulator(addr: np.ndarray, rows: np.ndarray, stride: int, hw: HardwareCo
     if (last >= np.where(acc, hw.acc_rows, hw.sp_rows)).any():
         return None
     return np.stack([acc.astype(np.int64), first, last + 1])
-
-
-def _union(spans: np.ndarray) -> list[tuple[bool, int, int]]:
-    """isa.checker's _union of spans given as columns (accumulator?, first, past last): sorted runs apart."""
-    acc, lo, hi = spans[:, spans[2] > spans[1]]
-    if not len(lo):
-        return []
-    order = np.lexsort((hi, lo, acc))
-    acc, lo, hi = acc[order], lo[order], hi[order]
-    group = np.r_[0, np.cumsum(acc[1:] != acc[:-1])]   # acc is 0 then 1: a run never spans both
-    reach = np.maximum.accumulate(hi + group * (1 << 40)) - group * (1 << 40)   # the furthest row so far
-    new = np.r_[True, (acc[1:] != acc[:-1]) | (lo[1:] > reach[:-1])]
-    starts = np.flatnonzero(new)
-    ends = np.maximum.reduceat(hi, starts)
-    return [(bool(x), int(y), int(z)) for x, y, z in zip(acc[starts].tolist(), lo[starts].tolist(), ends.tolist())]

@@ -25,12 +25,12 @@ _SUB, _ADDR, _ROWS, _STRIDE, _BYTES = 1, 2, 3, 4, 5
 class CheckedLoop:
     """What a loop of one shape, from one state, was found to do: each phase's primitive count, its DRAM
     accesses (FIELDS columns, each address less its phase's base), the local rows its loads write in
-    program order, the rows all its primitives touch (isa.checker._union), and the state after it."""
+    program order, the rows all its primitives touch (isa.spans.union), and the state after it."""
 
     sizes: tuple[int, ...]
     accesses: np.ndarray
     phase: np.ndarray     # each access's phase
-    loads: list           # isa.checker.Span
+    loads: list           # isa.spans.Span
     spans: list
     after: tuple
 

@@ -273,29 +273,34 @@ class ConvLoop:
         """Each preload and compute of LoopConv's seven loops, in its order (per output channel block, kernel
         pixel, input channel block and run of :meth:`_ex_runs`, a preload then a compute; the weights preloaded
         for the first run only): a row of its kind and six fields each (isa.encoding.PAIR_KINDS).
-        A kernel pixel's every output channel block, input channel block and run at once."""
+        Every kernel pixel at once (their runs are alike unless input_dilated skips some), and every output
+        channel block, input channel block and run."""
         p, d = self.p, self.dim
         ochs, kchs = np.arange(0, p.pochs, d), np.arange(0, p.kchs, d)
-        pixels = [self._pixel_rows(krow, kcol, ochs, kchs) for krow in range(p.krows)
-                  for kcol in range(0, p.kcols, self.pixels)]
+        taps = [(krow, kcol) for krow in range(p.krows) for kcol in range(0, p.kcols, self.pixels)]
+        groups = [taps[n:n + 1] for n in range(len(taps))] if self.dil else [taps]
+        pixels = [self._pixel_rows(np.array(group, dtype=np.int64).T, ochs, kchs) for group in groups]
         return np.concatenate(pixels, axis=1).reshape(-1, 7)
 
-    def _pixel_rows(self, krow: int, kcol: int, ochs: np.ndarray, kchs: np.ndarray) -> np.ndarray:
-        """:meth:`_execute_rows` of kernel pixel (krow, kcol), per output channel block (its rows)."""
+    def _pixel_rows(self, taps: np.ndarray, ochs: np.ndarray, kchs: np.ndarray) -> np.ndarray:
+        """:meth:`_execute_rows` of kernel pixels ``taps`` (their rows and columns), whose runs are the first's,
+        per output channel block (its rows)."""
         p, d = self.p, self.dim
+        krow, kcol = taps[0][:, None, None], taps[1][:, None, None]   # (pixel, kch, run) from here
         krot, kcrot = (p.krows - 1 - krow, p.kcols - 1 - kcol) if p.wrot180 else (krow, kcol)
-        b, orow, ocol, rows = np.array(self._ex_runs(krow, kcol), dtype=np.int64).reshape(-1, 4).T
-        och, kch, run = ochs[:, None, None], kchs[None, :, None], np.arange(len(rows))
+        b, orow, ocol, rows = np.array(self._ex_runs(int(taps[0, 0]), int(taps[1, 0])),
+                                       dtype=np.int64).reshape(-1, 4).T
+        och, kch, run = ochs[:, None, None, None], kchs[None, :, None], np.arange(len(rows))
         irow = self._undilated(orow * p.stride + krow * p.kernel_dilation)
         icol = self._undilated(ocol * p.stride + kcol * p.kernel_dilation)
         cols = np.minimum(d, p.pochs - och)
-        k = min(p.kcols - kcol, self.pixels) * np.minimum(d, p.kchs - kch)
+        k = np.minimum(p.kcols - kcol, self.pixels) * np.minimum(d, p.kchs - kch)
         b_shape = (cols, k) if p.trans_weight_0132 else (k, cols)   # a transposed operand's are the stored ones
         a_shape = (k, rows) if p.trans_input_3120 else (rows, k)
         c = acc_addr(self._c_row(och, b, orow, ocol), accumulate=True)
         weights = np.where(run == 0, self._b_row(och, krot, kcrot, kch), GARBAGE)
         compute = (np.where(run == 0, FRESH, KEPT), self._a_row(b, kch, irow, icol), *a_shape, GARBAGE, rows, cols)
-        return pair_rows((len(ochs), len(kchs), len(rows)), (weights, *b_shape, c, rows, cols),
+        return pair_rows((len(ochs), taps.shape[1], len(kchs), len(rows)), (weights, *b_shape, c, rows, cols),
                          compute).reshape(len(ochs), -1, 7)
 
     def _pool_config(self, pooling: bool) -> ConfigSt:

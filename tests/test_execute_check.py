@@ -10,11 +10,12 @@ import pytest
 
 import toolkit as tk
 from isa import PRESETS, Program
-from isa.checker import ProgramError, _Checker, _union
+from isa.checker import ProgramError, _Checker
 from isa.encoding import decode_all
 from isa.execute_check import Checked, checked_pairs
 from isa.instructions import ACC_BIT, ACCUM_BIT, FULL_BIT, GARBAGE, NORM_SHIFT, ConfigEx, Fence
 from isa.opcodes import Funct
+from isa.spans import union
 
 TINY = PRESETS["tiny"]
 OPS = {
@@ -51,7 +52,7 @@ def _walk(words: np.ndarray, state: tuple) -> Checked | None:
         checker._primitives(0, Fence(), 0, decode_all(words), {}, touched)
     except ProgramError:
         return None
-    return Checked(checker.array_state(), _union(touched))
+    return Checked(checker.array_state(), union(touched))
 
 
 @pytest.mark.parametrize("name", OPS)
