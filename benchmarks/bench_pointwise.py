@@ -6,22 +6,23 @@ own ResNet-50 (gemmini-rocc-tests 180c468, imagenet/resnet50.c, its direct-convo
 for 20 of its 53 convs (the stem, the 16 3x3s, the 3 strided downsamples); the other 33, every 1x1 conv of stride 1,
 go to tiled_matmul_nn_auto (LOOP_WS), the NHWC input read as the matrix it already is. tiled_matmul_nn_auto
 (include/gemmini_nn.h:127) is tiled_matmul_auto with stride_A = K, stride_B = stride_D = stride_C = J, identity
-mvin scales, repeating_bias, no full_C or low_D: the call toolkit/library/matmul.py ports. The two differ on the SoC: LOOP_CONV_WS stores one 16-column
-block a mvout (16 bytes a DRAM row, each filling its 64-byte L2 block from DRAM first), LOOP_WS up to
-max_block_len blocks (whole 64-byte blocks, which the L2 allocates without a fill).
+mvin scales, repeating_bias, no full_C or low_D: the call toolkit/library/matmul.py ports. The two differ on
+the SoC: LOOP_CONV_WS stores one 16-column block a mvout (16 bytes a DRAM row, each filling its 64-byte L2 block
+from DRAM first), LOOP_WS up to max_block_len blocks (whole 64-byte blocks, which the L2 allocates without a fill).
 
-For each 1x1 stride-1 conv of networks/suites/resnet50.yaml this runs, on the verilator backend:
+For each 1x1 stride-1 conv of networks/suites/resnet50.yaml this runs, on the verilator backend, each output
+held bit-exact to the conv's numpy reference:
 
-  conv      the conv2d op under schedule="gemmini" (tiled_conv_auto)
-  matmul    the same layer as a matmul op (M = pixels, K = in_c, N = out_c, the conv's bias as a row bias, its
-            epilogue) under schedule="gemmini" (tiled_matmul_auto's tiles, the words of tiled_matmul_nn_auto's
-            call), fed the conv's own inputs; its output must equal the conv's numpy reference bit for bit
-  default   the conv2d op under the toolkit's default schedule
+  conv      schedule="gemmini" (tiled_conv_auto)
+  matmul    schedule="gemmini-nn" (tiled_matmul_nn_auto: toolkit/library/pointwise.py, tiled_matmul_auto's tiles
+            and words on the conv's matmul view, over the conv's own buffers)
+  default   the toolkit's default schedule
 
 and prints the suite's totals (each layer times its count): the library as the toolkit runs it, as resnet50.c
-runs it (the other layers as tiled_conv_auto, the pool and the residual adds as the library), and the default.
+runs it (the other layers as schedule="gemmini"), and the default. With --network, also the quantized ONNX
+ResNet-50 (benchmarks/bench_networks.py's) whole on the RTL under the default, "gemmini" and "gemmini-nn".
 
-    .venv/bin/python benchmarks/bench_pointwise.py [--suite resnet50] [--config gemmini]
+    .venv/bin/python benchmarks/bench_pointwise.py [--suite resnet50] [--config gemmini] [--network]
 """
 from __future__ import annotations
 
@@ -37,41 +38,40 @@ if str(ROOT) not in sys.path:
 
 import toolkit as tk  # noqa: E402
 from networks.suite import load_suite  # noqa: E402
+from toolkit.library import is_pointwise  # noqa: E402
+
+COLUMNS = {"conv": "gemmini", "matmul": "gemmini-nn", "default": None}   # column -> the schedule it runs
 
 
-def pointwise(op: tk.Op) -> bool:
-    """A conv that resnet50.c runs as tiled_matmul_nn_auto: 1x1, stride 1, no padding, no pool."""
-    return (op.KIND == "conv2d" and op.kernel == (1, 1) and op.stride == 1 and op.padding == 0
-            and op.pool is None)
-
-
-def as_matmul(op: tk.Op) -> tk.Op:
-    """The pointwise conv ``op`` as the matmul resnet50.c hands gemmini.h (the same bytes in DRAM)."""
-    return tk.matmul(op.batch * op.in_h * op.in_w, op.out_c, op.in_c, bias="row" if op.bias else None,
-                     activation=op.activation, scale=op.scale, out_dtype=op.out_dtype, out_offset=op.out_offset)
-
-
-def cycles(op: tk.Op, hw: tk.HardwareConfig, schedule: str | None, inputs: dict[str, np.ndarray],
-           want: np.ndarray) -> int:
-    """The RTL's cycles of ``op`` under ``schedule`` on ``inputs``; its one output must equal ``want``."""
+def cycles(op: tk.Op, hw: tk.HardwareConfig, schedule: str | None, inputs: dict[str, np.ndarray]) -> int:
+    """The RTL's cycles of ``op`` under ``schedule`` on ``inputs``; its outputs must equal numpy's."""
     res = tk.run(tk.compile(op, hw, schedule), inputs, "verilator")
-    (got,) = res.outputs.values()
-    if not np.array_equal(got.reshape(want.shape), want):
-        raise SystemExit(f"{op}: the RTL's output differs from the conv's numpy reference")
+    for name, want in op.reference(inputs).items():
+        if not np.array_equal(res.outputs[name], want):
+            raise SystemExit(f"{op.key} under {schedule or 'default'}: the RTL's {name} differs from numpy's")
     return int(res.cycles)
 
 
-def matmul_inputs(op: tk.Op, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The conv's inputs under the matmul's names: the NHWC input as A (pixels x in_c), the 1x1 HWIO weights as
-    B (in_c x out_c), the bias as the row bias."""
-    out = {"A": inputs["input"].reshape(-1, op.in_c), "B": inputs["weight"].reshape(op.in_c, op.out_c)}
-    return out | ({"bias": inputs["bias"]} if op.bias else {})
+def network(hw: tk.HardwareConfig) -> None:
+    """The quantized ONNX ResNet-50 whole on the RTL under each baseline; its outputs the same under each."""
+    from benchmarks.bench_networks import build
+    from toolkit.cli.net import random_inputs
+    net = tk.from_onnx(build("resnet50", "build/onnx"))
+    inputs = random_inputs(net, 0)
+    runs = {s: tk.run_network(net, inputs, "verilator", hw=hw, schedule=s, compare=False)
+            for s in ("default", "gemmini", "gemmini-nn")}
+    first = runs["default"].outputs
+    same = all(np.array_equal(r.outputs[k], first[k]) for r in runs.values() for k in first)
+    print(f"\nthe ONNX ResNet-50 whole ({len(net.layers)} layers), outputs {'identical' if same else 'DIFFER'}:")
+    for name, r in runs.items():
+        print(f"  {name:<11} {r.cycles:>13,} cycles  ({r.cycles / runs['gemmini-nn'].cycles:.3f}x gemmini-nn's)")
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--suite", default="resnet50")
     p.add_argument("--config", default="gemmini", help="hardware preset (default gemmini: the SoC)")
+    p.add_argument("--network", action="store_true", help="also run the ONNX ResNet-50 whole under each baseline")
     args = p.parse_args(argv)
     hw = tk.HardwareConfig.preset(args.config)
     suite = load_suite(args.suite)
@@ -81,19 +81,20 @@ def main(argv: list[str] | None = None) -> int:
     for layer in suite.layers:
         op = layer.op
         inputs = op.random_inputs(0)
-        (want,) = op.reference(inputs).values()
-        row = {"conv": cycles(op, hw, "gemmini", inputs, want), "default": cycles(op, hw, None, inputs, want)}
-        row["matmul"] = cycles(as_matmul(op), hw, "gemmini", matmul_inputs(op, inputs), want) if pointwise(op) \
-            else row["conv"]
+        row = {name: cycles(op, hw, schedule, inputs) for name, schedule in COLUMNS.items()
+               if name != "matmul" or is_pointwise(op)}
+        row.setdefault("matmul", row["conv"])   # gemmini-nn is gemmini here
         for name in totals:
             totals[name] += row[name] * layer.count
-        if pointwise(op):
+        if is_pointwise(op):
             print(f"{layer.name:<14} {layer.count:>5} {row['conv']:>11,} {row['matmul']:>11,} {row['default']:>11,} "
                   f"{row['conv'] / row['matmul']:>11.3f}x {row['default'] / row['matmul']:>14.3f}x", flush=True)
     print(f"\n{args.suite} whole (every layer x its count): conv, the library as the toolkit runs it; matmul, as "
           f"resnet50.c runs it (the other layers as conv); default, the toolkit's default on every layer:")
     for name, total in totals.items():
         print(f"  {name:<8} {total:>13,} cycles  ({total / totals['matmul']:.3f}x the matmul column's)")
+    if args.network:
+        network(hw)
     return 0
 
 

@@ -55,7 +55,7 @@ def run_network(net: Network, inputs: Mapping[str, np.ndarray], backend: str = "
                 executor: Executor | None = None) -> NetworkResult:
     """Run ``net`` whole on ``backend`` ("functional" or "verilator"); host ops run in numpy.
 
-    schedule: None/"default", "gemmini" or "best" (with ``db``) for every accelerator layer.
+    schedule: None/"default", "gemmini", "gemmini-nn" or "best" (with ``db``) for every accelerator layer.
     compare: also run the model on onnxruntime (CPU) with the same input, and report the largest
     deviation per layer and per output, and onnxruntime's latency.
     workers / executor: run the accelerator layers side by side (:mod:`networks.network_parallel`),

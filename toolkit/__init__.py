@@ -38,8 +38,10 @@ def compile(op: Any, hw: HardwareConfig | str = "gemmini", schedule: Any = None,
             db: str | Path | None = None, allow_large: bool = False) -> Program:
     """Lower ``op`` for ``hw`` under ``schedule``: None/"default" (the toolkit's heuristic), "gemmini"
     (Gemmini's own library, the baseline: gemmini.h's config and LOOP_WS / LOOP_CONV_WS words, see
-    toolkit/library/), "gemmini-flat" (the earlier port of its tile sizing in our own flat instruction
-    stream), "best" (the best record in ``db``), a Schedule, a dict of knobs, or a JSON file of knobs.
+    toolkit/library/), "gemmini-nn" (its calls as Gemmini's own networks make them: a pointwise conv through
+    tiled_matmul_nn_auto, see toolkit/library/pointwise.py), "gemmini-flat" (the earlier port of its tile sizing
+    in our own flat instruction stream), "best" (the best record in ``db``), a Schedule, a dict of knobs, or a
+    JSON file of knobs.
     An op past the size limits (see :func:`toolkit.limits.check_size`) needs ``allow_large=True``."""
     return compile_op(op, HardwareConfig.resolve(hw), schedule, db=db, allow_large=allow_large)
 

@@ -11,13 +11,14 @@ from typing import Any, Callable
 
 from isa import HardwareConfig, Program
 
-from .kinds import default_schedule, gemmini_flat_schedule, gemmini_schedule, lower, schedule_class
+from .kinds import default_schedule, gemmini_flat_schedule, gemmini_nn_schedule, gemmini_schedule, lower, schedule_class
 from .limits import check_size
 from .ops import Op
 from .schedule import Schedule, ScheduleError, load_schedule, read_schedule_file
 
 BestLookup = Callable[[Op, HardwareConfig], Schedule]
-NAMED = {"default": default_schedule, "gemmini": gemmini_schedule, "gemmini-flat": gemmini_flat_schedule}
+NAMED = {"default": default_schedule, "gemmini": gemmini_schedule, "gemmini-nn": gemmini_nn_schedule,
+         "gemmini-flat": gemmini_flat_schedule}
 
 
 def resolve_schedule(op: Op, hw: HardwareConfig, schedule: Any = None, best: BestLookup | None = None) -> Schedule:

@@ -28,10 +28,11 @@ from .conv.ops import Conv2d, DepthwiseConv2d
 from .conv.schedule import ConvSchedule, DepthwiseSchedule
 from .library.matmul import ROW_ACTIVATIONS
 from .library import (LIBRARY_CONV_FIT, LIBRARY_DEPTHWISE_FIT, LIBRARY_MATMUL_FIT, LIBRARY_RESADD_FIT, LibraryConv,
-                      LibraryDepthwise, LibraryMatmul, LibraryResAdd, LibrarySchedule, conv_loop_words,
+                      LibraryDepthwise, LibraryMatmul, LibraryResAdd, LibrarySchedule, conv_loop_words, is_pointwise,
                       library_class, library_conv_domains, library_depthwise_domains, library_matmul_domains,
                       library_groups, library_resadd_domains,
-                      lower_library, tiled_conv_auto, tiled_conv_dw_auto, tiled_matmul_auto, tiled_norm_auto,
+                      lower_library, tiled_conv_auto, tiled_conv_dw_auto, tiled_matmul_auto, tiled_matmul_nn_auto,
+                      tiled_norm_auto,
                       tiled_resadd_auto)
 from .gemm import Matmul, MatmulSchedule, default_matmul_schedule, gemmini_matmul_schedule, lower_matmul
 from .gemm.heuristic import default_dataflow, os_chains
@@ -233,6 +234,14 @@ def gemmini_schedule(op: Op, hw: HardwareConfig) -> Schedule:
     toolkit's heuristic."""
     kind = KINDS[op.KIND]
     return (kind.library or kind.default)(op, hw)
+
+
+def gemmini_nn_schedule(op: Op, hw: HardwareConfig) -> Schedule:
+    """schedule="gemmini-nn": gemmini.h's calls as Gemmini's own networks make them (gemmini-rocc-tests 180c468,
+    imagenet/resnet50.c and mobilenet.c): a pointwise conv (1x1, stride 1, no padding, no pool) through
+    tiled_matmul_nn_auto, the NHWC input as a matrix (toolkit/library/pointwise.py); anything else as
+    :func:`gemmini_schedule`."""
+    return tiled_matmul_nn_auto(op, hw) if is_pointwise(op) else gemmini_schedule(op, hw)
 
 
 def gemmini_flat_schedule(op: Op, hw: HardwareConfig) -> Schedule:

@@ -10,7 +10,7 @@ from ..ops import Op
 from .errors import output_file, seed
 
 OP_KINDS = ("matmul", "conv2d", "depthwise", "resadd", "maxpool", "layernorm", "softmax", "igelu")
-LAYER_SCHEDULES = ("default", "gemmini", "gemmini-flat", "best")
+LAYER_SCHEDULES = ("default", "gemmini", "gemmini-nn", "gemmini-flat", "best")
 
 
 def add_hardware_args(p: argparse.ArgumentParser) -> None:
@@ -115,8 +115,10 @@ def add_layers_run_args(p: argparse.ArgumentParser) -> None:
     add_hardware_args(p)
     p.add_argument("--schedule", choices=LAYER_SCHEDULES, default="default",
                    help="schedule of every layer: default (the toolkit's heuristic), gemmini (Gemmini's own "
-                        "library: its LOOP_WS / LOOP_CONV_WS words, the baseline), gemmini-flat (the library's "
-                        "tiles in a flat load-compute-store order) or best (best record in --db)")
+                        "library: its LOOP_WS / LOOP_CONV_WS words, the baseline), gemmini-nn (the library as "
+                        "Gemmini's own ResNet-50 and MobileNet call it: 1x1 stride-1 convs as tiled_matmul_nn_auto), "
+                        "gemmini-flat (the library's tiles in a flat load-compute-store order) or best (best record "
+                        "in --db)")
     p.add_argument("--seed", type=seed, default=0, help="seed of the random inputs")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 

@@ -26,15 +26,16 @@ from .knobs import (LIBRARY_CONV_FIT, LIBRARY_DEPTHWISE_FIT, LIBRARY_MATMUL_FIT,
                     library_conv_domains, library_depthwise_domains, library_matmul_domains, library_resadd_domains)
 from .matmul import matmul_columns, matmul_context, matmul_head, tiled_matmul_auto
 from .norm import norm_context, tiled_norm_auto
+from .pointwise import pointwise_columns, pointwise_context, pointwise_head, tiled_matmul_nn_auto
 from .resadd import resadd_columns, resadd_context, resadd_head, tiled_resadd_auto
-from .schedule import (CALLS, LibraryConv, LibraryDepthwise, LibraryMatmul, LibraryNorm, LibraryResAdd,
-                       LibrarySchedule, library_class)
+from .schedule import (CALLS, LibraryConv, LibraryDepthwise, LibraryMatmul, LibraryNorm, LibraryPointwise,
+                       LibraryResAdd, LibrarySchedule, is_pointwise, library_class)
 from .words import loop_columns
 
 # schedule class -> the template context of its words
 CONTEXTS: dict[type[LibrarySchedule], Callable[[Any, Any, HardwareConfig], dict[str, Any]]] = {
-    LibraryMatmul: matmul_context, LibraryConv: conv_context, LibraryDepthwise: depthwise_context,
-    LibraryResAdd: resadd_context, LibraryNorm: norm_context}
+    LibraryMatmul: matmul_context, LibraryPointwise: pointwise_context, LibraryConv: conv_context,
+    LibraryDepthwise: depthwise_context, LibraryResAdd: resadd_context, LibraryNorm: norm_context}
 
 
 def check_library(op: Op, s: LibrarySchedule, hw: HardwareConfig) -> None:
@@ -56,6 +57,7 @@ LOOP_CALLS: dict[type[LibrarySchedule], LoopCall] = {
     LibraryConv: LoopCall(conv_head, conv_fields, CONV),
     LibraryDepthwise: LoopCall(depthwise_head, depthwise_fields, CONV),
     LibraryMatmul: LoopCall(matmul_head, matmul_columns, WS),
+    LibraryPointwise: LoopCall(pointwise_head, pointwise_columns, WS),
     LibraryResAdd: LoopCall(resadd_head, resadd_columns, WS)}
 
 
@@ -91,9 +93,9 @@ def library_groups(op: Op, s: LibrarySchedule, hw: HardwareConfig) -> tuple[Grou
     return groups_from_fields(call.kind, plain[0], fields, plain[1], hw, regions), buffers
 
 
-__all__ = ["CALLS", "check_library", "conv_loop_words", "LIBRARY_CONV_FIT", "LIBRARY_DEPTHWISE_FIT",
+__all__ = ["CALLS", "check_library", "conv_loop_words", "is_pointwise", "LIBRARY_CONV_FIT", "LIBRARY_DEPTHWISE_FIT",
            "LIBRARY_MATMUL_FIT", "LIBRARY_RESADD_FIT", "library_conv_domains", "library_depthwise_domains",
            "library_matmul_domains", "library_resadd_domains", "LibraryConv",
-           "LibraryDepthwise", "LibraryMatmul", "LibraryNorm", "LibraryResAdd", "LibrarySchedule",
-           "library_class", "library_groups", "lower_library", "tiled_conv_auto", "tiled_conv_dw_auto",
-           "tiled_matmul_auto", "tiled_norm_auto", "tiled_resadd_auto"]
+           "LibraryDepthwise", "LibraryMatmul", "LibraryNorm", "LibraryPointwise", "LibraryResAdd",
+           "LibrarySchedule", "library_class", "library_groups", "lower_library", "tiled_conv_auto",
+           "tiled_conv_dw_auto", "tiled_matmul_auto", "tiled_matmul_nn_auto", "tiled_norm_auto", "tiled_resadd_auto"]

@@ -10,7 +10,7 @@ as gemmini.h passes them; those of config_ld / config_st are bytes.
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from .schedule import LibraryMatmul
 from .words import ACT, NULL, Addresses, fits_half, tiles_as_rows, walk_starts
 
 ROW_ACTIVATIONS = ("layernorm", "softmax")   # normalize each row of C: a tile holds whole rows
+MATMUL_BUFFERS = {"a": "A", "b": "B", "d": "bias", "c": "C"}   # the DRAM buffers of A, B, D and C: the op's
 
 
 def tiled_matmul_auto(op: Matmul, hw: HardwareConfig) -> LibraryMatmul:
@@ -96,9 +97,11 @@ def matmul_head(op: Matmul, s: LibraryMatmul, hw: HardwareConfig) -> dict[str, A
 WALKS = {"ij": ("i", "j", "k"), "ji": ("j", "i", "k")}   # LibraryMatmul.order -> the host's loop nest, k innermost
 
 
-def matmul_columns(op: Matmul, s: LibraryMatmul, hw: HardwareConfig) -> dict[str, Any]:
+def matmul_columns(op: Matmul, s: LibraryMatmul, hw: HardwareConfig, names: Mapping[str, str] = MATMUL_BUFFERS
+                   ) -> dict[str, Any]:
     """tiled_matmul_outer's loop over the (i0, j0, k0) tiles in ``s.order``, the fields of gemmini_loop_ws's words
-    per tile (an array, or :class:`~.words.Addresses`, of each, a value a tile; one value where all share it).
+    per tile (an array, or :class:`~.words.Addresses`, of each, a value a tile; one value where all share it),
+    A, B, D and C in the DRAM buffers ``names`` names.
     A (or B) is loaded once and kept under a scratchpad id when it spans at most two tiles (a_reuse, b_reuse);
     the bias goes with a tile's first k0, C with its last; the last tiles carry the padding."""
     d = hw.dim
@@ -115,10 +118,10 @@ def matmul_columns(op: Matmul, s: LibraryMatmul, hw: HardwareConfig) -> dict[str
     return dict(
         **{n: np.where(last[n], a.last, tiles[n]) for n, a in axes.items()},
         **{f"pad_{n}": np.where(last[n], a.pad, 0) for n, a in axes.items()},
-        a=Addresses("A", row * op.K + depth, ~(a_reuse & (j0 > 0))),
-        b=Addresses("B", depth * op.N + col, ~(b_reuse & (i0 > 0))),
-        d=Addresses("bias", (bias_row * op.N + col) * 4, k0 == 0) if op.bias else NULL,
-        c=Addresses("C", (row * op.N + col) * c_bytes, last["k"]),
+        a=Addresses(names["a"], row * op.K + depth, ~(a_reuse & (j0 > 0))),
+        b=Addresses(names["b"], depth * op.N + col, ~(b_reuse & (i0 > 0))),
+        d=Addresses(names["d"], (bias_row * op.N + col) * 4, k0 == 0) if op.bias else NULL,
+        c=Addresses(names["c"], (row * op.N + col) * c_bytes, last["k"]),
         a_stride=op.K, b_stride=op.N, d_stride=0 if op.bias == "row" else op.N, c_stride=op.N,
         # no bias: the first k0 overwrites the accumulator, later ones add to it
         ex_accumulate=((k0 > 0) | bool(op.bias)).astype(np.int64), full_c=int(c_bytes == 4), low_d=0,

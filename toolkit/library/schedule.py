@@ -14,6 +14,7 @@ import numpy as np
 
 from isa import HardwareConfig
 
+from ..gemm.op import Matmul
 from ..gemm.schedule import matmul_blocks
 from ..schedule import MemoryPlan, Region, Schedule, ScheduleError, check_int
 from .conv_tiles import conv_tile_rows, conv_tiles_fit, dw_maxes, spad_rows, tile_args
@@ -84,6 +85,36 @@ class LibraryMatmul(LibrarySchedule):
         check_fits(self.describe(), a + b, c, hw)
         half = hw.sp_rows // 2
         return MemoryPlan(Region(0, a, 2, half), Region(half - b, b, 2, half), Region(0, c, 2, hw.acc_rows // 2))
+
+
+@dataclass(frozen=True)
+class LibraryPointwise(LibraryMatmul):
+    """tiled_matmul_nn_auto on a pointwise conv (1x1, stride 1, no padding, no pool): the NHWC input read as A
+    (pixels x input channels), the weights as B, the output as C, the conv's bias as a row bias. Gemmini's own
+    ResNet-50 calls it for its stride-1 1x1 convs (gemmini-rocc-tests 180c468, imagenet/resnet50.c); it is
+    tiled_matmul_auto with a dense matrix's strides (include/gemmini_nn.h:127), so its tiles and words are
+    LibraryMatmul's on :func:`pointwise_matmul`'s view of the conv."""
+
+    OP: ClassVar[str] = "conv2d"
+    CALL: ClassVar[str] = "tiled_matmul_nn_auto"
+
+    def memory_plan(self, hw: HardwareConfig, op: Any = None) -> MemoryPlan:
+        """LibraryMatmul's plan of the conv's matmul view; ScheduleError where ``op`` is no pointwise conv."""
+        return super().memory_plan(hw, None if op is None else pointwise_matmul(op))
+
+
+def is_pointwise(op: Any) -> bool:
+    """Whether ``op`` is a conv that is a matmul in DRAM: a 1x1 kernel, stride 1, no padding, no pool."""
+    return op.KIND == "conv2d" and op.kernel == (1, 1) and op.stride == 1 and op.padding == 0 and op.pool is None
+
+
+def pointwise_matmul(op: Any) -> Matmul:
+    """The matmul that a pointwise conv ``op`` is, byte for byte in DRAM; ScheduleError for any other op."""
+    if not is_pointwise(op):
+        raise ScheduleError(f"tiled_matmul_nn_auto runs a conv as a matmul only where it is one (1x1 kernel, "
+                            f"stride 1, no padding, no pool), not {op.key}")
+    return Matmul(op.batch * op.in_h * op.in_w, op.out_c, op.in_c, bias="row" if op.bias else None,
+                  activation=op.activation, scale=op.scale, out_dtype=op.out_dtype, out_offset=op.out_offset)
 
 
 # the host's walk over a conv's output tiles, kernel tiles innermost: pixel tiles outer and each one's
@@ -192,7 +223,8 @@ class LibraryNorm(LibrarySchedule):
 
 
 CALLS: dict[str, type[LibrarySchedule]] = {
-    cls.CALL: cls for cls in (LibraryMatmul, LibraryConv, LibraryDepthwise, LibraryResAdd, LibraryNorm)}
+    cls.CALL: cls for cls in (LibraryMatmul, LibraryPointwise, LibraryConv, LibraryDepthwise, LibraryResAdd,
+                              LibraryNorm)}
 
 
 def library_class(call: Any) -> type[LibrarySchedule]:

@@ -1,0 +1,78 @@
+"""schedule="gemmini-nn": gemmini.h's calls as Gemmini's own ResNet-50 and MobileNet make them. A pointwise conv
+goes through tiled_matmul_nn_auto (toolkit/library/pointwise.py): the words of tiled_matmul_auto on the conv's
+matmul view, over the conv's own buffers, bit-exact on both backends; any other op is schedule="gemmini"."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import toolkit as tk
+from isa import HardwareConfig, encode_all
+from isa.loop_words import LoopConvWs, LoopWs
+from test_loop_groups import assert_groups_equal
+from toolkit.family import program_groups
+from toolkit.kinds import loop_groups, lower
+from toolkit.library import LibraryPointwise, tiled_matmul_nn_auto
+from toolkit.library.schedule import pointwise_matmul
+from toolkit.schedule import ScheduleError
+
+TINY = HardwareConfig.preset("tiny")
+POINTWISE = [tk.conv2d(1, 9, 7, 24, 40, kernel=1, padding=0, bias="channel", activation="relu", scale=0.05),
+             tk.conv2d(2, 6, 6, 16, 8, kernel=1, padding=0),
+             tk.conv2d(1, 5, 5, 8, 16, kernel=1, padding=0, bias="channel", out_dtype="int32")]
+
+
+@pytest.mark.parametrize("op", POINTWISE, ids=["relu_bias", "batch2", "int32"])
+def test_a_pointwise_conv_runs_as_the_library_s_matmul_of_its_view(op) -> None:
+    prog = tk.compile(op, TINY, "gemmini-nn")
+    assert any(isinstance(i, LoopWs) for i in prog.instructions)
+    assert not any(isinstance(i, LoopConvWs) for i in prog.instructions)
+    view = pointwise_matmul(op)
+    matmul = tk.compile(view, TINY, "gemmini")
+    # the same words: the conv's buffers lie where the matmul's do
+    assert [(b.addr, b.end) for b in prog.buffers.values()] == [(b.addr, b.end) for b in matmul.buffers.values()]
+    np.testing.assert_array_equal(encode_all(prog.instructions), encode_all(matmul.instructions))
+    inputs = op.random_inputs(3)
+    res = tk.run(prog, inputs, "functional")
+    for name, want in op.reference(inputs).items():
+        np.testing.assert_array_equal(res.outputs[name], want)
+
+
+@pytest.mark.rtl
+def test_a_pointwise_conv_as_a_matmul_is_bit_exact_on_the_rtl() -> None:
+    op = POINTWISE[0]
+    inputs = op.random_inputs(4)
+    res = tk.run(tk.compile(op, TINY, "gemmini-nn"), inputs, "verilator")
+    np.testing.assert_array_equal(res.outputs["output"], op.reference(inputs)["output"])
+    assert res.cycles
+
+
+def test_other_ops_keep_the_library_s_own_call() -> None:
+    for op in (tk.conv2d(1, 9, 9, 8, 16, kernel=3, padding=1), tk.conv2d(1, 9, 9, 8, 16, kernel=1, stride=2, padding=0),
+               tk.conv2d(1, 8, 8, 8, 16, kernel=1, padding=0, pool=(3, 2, 1)), tk.matmul(32, 16, 24)):
+        assert tk.compile(op, TINY, "gemmini-nn").instructions == tk.compile(op, TINY, "gemmini").instructions
+
+
+def test_the_call_refuses_a_conv_that_is_no_matmul() -> None:
+    strided = tk.conv2d(1, 9, 9, 8, 16, kernel=1, stride=2, padding=0)
+    with pytest.raises(ScheduleError, match="1x1 kernel, stride 1, no padding, no pool"):
+        tiled_matmul_nn_auto(strided, TINY)
+    schedule = {"call": "tiled_matmul_nn_auto", "tile_i": 1, "tile_j": 1, "tile_k": 1}
+    with pytest.raises(ScheduleError, match="1x1 kernel, stride 1, no padding, no pool"):
+        tk.compile(strided, TINY, schedule)
+    with pytest.raises(ScheduleError, match="tile is larger"):
+        tk.compile(POINTWISE[1], TINY, dict(schedule, tile_k=9))
+
+
+def test_its_groups_from_arrays_are_the_rendered_program_s() -> None:
+    """The tuner's loop features read a library call's groups from its tiles' arrays: the same as the rendered
+    program's, for the auto-tiler's tiles and others, both walks."""
+    for op in POINTWISE:
+        auto = tiled_matmul_nn_auto(op, TINY)
+        for schedule in (auto, dataclasses.replace(auto, tile_i=1, order="ji"), LibraryPointwise(2, 1, 1)):
+            prog = lower(op, schedule, TINY)
+            groups, buffers = loop_groups(op, schedule, TINY)
+            assert buffers == prog.buffers
+            assert_groups_equal(groups, program_groups(prog))
