@@ -1,5 +1,5 @@
-"""ResNet-50's pointwise convs under both of gemmini.h's calls, on the RTL (SoC preset): the baseline as Gemmini's
-own ResNet-50 runs it.
+"""A suite's pointwise convs (ResNet-50's by default) under both of gemmini.h's calls, on the RTL (SoC preset): the
+baseline as Gemmini's own networks run it.
 
 The toolkit's ``schedule="gemmini"`` lowers every conv2d as gemmini.h's tiled_conv_auto (LOOP_CONV_WS). Gemmini's
 own ResNet-50 (gemmini-rocc-tests 180c468, imagenet/resnet50.c, its direct-convolution build) calls tiled_conv_auto
@@ -10,7 +10,7 @@ mvin scales, repeating_bias, no full_C or low_D: the call toolkit/library/matmul
 the SoC: LOOP_CONV_WS stores one 16-column block a mvout (16 bytes a DRAM row, each filling its 64-byte L2 block
 from DRAM first), LOOP_WS up to max_block_len blocks (whole 64-byte blocks, which the L2 allocates without a fill).
 
-For each 1x1 stride-1 conv of networks/suites/resnet50.yaml this runs, on the verilator backend, each output
+For each 1x1 stride-1 conv of the suite (networks/suites/NAME.yaml) this runs, on the verilator backend, each output
 held bit-exact to the conv's numpy reference:
 
   conv      schedule="gemmini" (tiled_conv_auto)
@@ -18,8 +18,9 @@ held bit-exact to the conv's numpy reference:
             and words on the conv's matmul view, over the conv's own buffers)
   default   the toolkit's default schedule
 
-and prints the suite's totals (each layer times its count): the library as the toolkit runs it, as resnet50.c
-runs it (the other layers as schedule="gemmini"), and the default. With --network, also the quantized ONNX
+and prints the suite's totals (each layer times its count): the library as the toolkit runs it, as Gemmini's own
+networks run it (the other layers as schedule="gemmini"), and the default. (mobilenet.c makes the same choice for
+its 35 pointwise convs: --suite mobilenetv2.) With --network, also the quantized ONNX
 ResNet-50 (benchmarks/bench_networks.py's) whole on the RTL under the default, "gemmini" and "gemmini-nn".
 
     .venv/bin/python benchmarks/bench_pointwise.py [--suite resnet50] [--config gemmini] [--network]
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{layer.name:<14} {layer.count:>5} {row['conv']:>11,} {row['matmul']:>11,} {row['default']:>11,} "
                   f"{row['conv'] / row['matmul']:>11.3f}x {row['default'] / row['matmul']:>14.3f}x", flush=True)
     print(f"\n{args.suite} whole (every layer x its count): conv, the library as the toolkit runs it; matmul, as "
-          f"resnet50.c runs it (the other layers as conv); default, the toolkit's default on every layer:")
+          f"Gemmini's own networks run it (the other layers as conv); default, the toolkit's default on every layer:")
     for name, total in totals.items():
         print(f"  {name:<8} {total:>13,} cycles  ({total / totals['matmul']:.3f}x the matmul column's)")
     if args.network:
