@@ -291,13 +291,12 @@ class _Checker:
         key = (id(prims), self.array_state())
         kept = self.executed.get(key)
         if kept is None:
-            before, spans = self.array_state(), None
-            if isinstance(prims, np.ndarray):
-                spans = self._pairs(prims)
+            before, as_words = self.array_state(), isinstance(prims, np.ndarray)
+            spans = self._pairs(prims) if as_words else None
             if spans is None:
                 self.ex, self.preloaded, self.held, self.weights = before
                 touched: list[Span] = []
-                self._primitives(index, ins, sub, build() if isinstance(prims, np.ndarray) else prims, {}, touched)
+                self._primitives(index, ins, sub, build() if as_words else prims, {}, touched)
                 spans = union(touched)
             if len(self.executed) >= _KEPT:
                 self.executed.clear()

@@ -121,8 +121,13 @@ def unrolled_parts(key: Hashable, phases: Sequence[Phase], words: bool = False
     of the shape (while the shape stays cached), so that its checks can be kept by identity. ``words``: an
     execute phase with an encoding of its own comes as its words instead (read-only, the same array for every
     loop of the shape: isa.execute_check checks them at once); its primitives are :func:`phase_primitives`."""
-    return [_execute_words_of(key, n, phase) if words and phase.base is None and phase.words is not None
-            else _phase(key, n, phase) for n, phase in enumerate(phases)]
+    return [_execute_words_of(key, n, phase) if words and _encodes_itself(phase) else _phase(key, n, phase)
+            for n, phase in enumerate(phases)]
+
+
+def _encodes_itself(phase: Phase) -> bool:
+    """Whether ``phase`` is an execute phase with an encoding of its own (its words kept per shape)."""
+    return phase.base is None and phase.words is not None
 
 
 def phase_primitives(key: Hashable, n: int, phase: Phase) -> Sequence[Instruction]:
@@ -156,7 +161,7 @@ def _phases_words(key: Hashable, phases: Sequence[Phase]) -> list[np.ndarray]:
     """The words of each of ``phases``, the loop of shape ``key``'s: an execute phase's own encoding where it has
     one (kept per key, as its instructions are: it runs whatever the bases), the others' primitives encoded in
     one call (a call's fixed cost was a tenth of a new shape's)."""
-    own = [phase.base is None and phase.words is not None for phase in phases]
+    own = [_encodes_itself(phase) for phase in phases]
     built = [() if o else _phase(key, n, phase) for n, (phase, o) in enumerate(zip(phases, own))]
     encoded = np.split(encode_all([ins for part in built for ins in part]), np.cumsum([len(b) for b in built])[:-1])
     return [_execute_words_of(key, n, phase) if o else words
