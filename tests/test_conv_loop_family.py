@@ -173,7 +173,7 @@ def test_a_loop_space_fits_each_point_as_its_memory_plan_does() -> None:
         expected = []
         for row in itertools.product(*(range(len(space.domains[n])) for n in space.fit)):
             try:
-                fits(LibraryConv(**base, **{n: space.domains[n][v] for n, v in zip(space.fit, row)}), op, hw)
+                fits(space.cls(**base, **{n: space.domains[n][v] for n, v in zip(space.fit, row)}), op, hw)
             except ScheduleError:
                 refused += 1
                 continue

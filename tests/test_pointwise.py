@@ -76,3 +76,40 @@ def test_its_groups_from_arrays_are_the_rendered_program_s() -> None:
             groups, buffers = loop_groups(op, schedule, TINY)
             assert buffers == prog.buffers
             assert_groups_equal(groups, program_groups(prog))
+
+
+def test_its_estimate_is_the_matmul_s_that_it_is() -> None:
+    # the loops' pipeline follows the call, not the op's kind: a pointwise conv under tiled_matmul_nn_auto is
+    # LOOP_WS (each compute waits for its own loads); taken as LOOP_CONV_WS it came out 1.65x the matmul's
+    from toolkit.family import program_loop_cycles
+    soc = HardwareConfig.preset("gemmini")
+    op = tk.conv2d(1, 7, 7, 576, 160, kernel=1, padding=0)
+    view = pointwise_matmul(op)
+    conv = program_loop_cycles(op, tk.compile(op, soc, "gemmini-nn"))
+    assert conv == program_loop_cycles(view, tk.compile(view, soc, "gemmini"))
+    assert conv < 0.7 * program_loop_cycles(op, tk.compile(op, soc, "gemmini"))   # LOOP_CONV_WS's, its own
+
+
+def test_the_tuner_searches_a_pointwise_conv_s_loops_as_gemmini_s_networks_call_them() -> None:
+    from toolkit.kinds import default_family, default_schedule
+    from tuner.api import tune
+    from tuner.space import Space
+    from tuner.union import make_space
+    soc = HardwareConfig.preset("gemmini")
+    op = tk.conv2d(1, 8, 8, 32, 32, kernel=1, padding=0, scale=0.05)
+    ours = default_schedule(op, soc)
+    assert ours.CALL == "tiled_conv_auto" and default_family(op, soc) == "loops"
+    space = Space(op, soc, family="loops")
+    assert space.cls is LibraryPointwise and space.default == tiled_matmul_nn_auto(op, soc)
+    assert space.index_of(space.default) is not None and space.index_of(ours) is None
+    assert Space(tk.conv2d(1, 8, 8, 32, 32, kernel=1, padding=1), soc, family="loops").cls.CALL == "tiled_conv_auto"
+    both = make_space(op, soc, "both")
+    assert both.parts[1].cls is LibraryPointwise and both.default is None   # the default is no point of it
+    result = tune(op, soc, trials=5, progress=False, tuner_options={"feature_budget": 32})
+    calls = [t.schedule["call"] for t in result.history]
+    # the toolkit's own default first, as a trial of its own, then the space's (gemmini-nn's tiles) and its points
+    assert calls[0] == "tiled_conv_auto" and set(calls[1:]) == {"tiled_matmul_nn_auto"}
+    assert result.history[1].schedule == space.default.to_dict()
+    assert result.default_schedule == ours and result.default_cycles == result.history[0].cycles   # what users get
+    assert result.cycles == min(t.cycles for t in result.history if t.status == "ok")
+    assert isinstance(result.schedule, (LibraryPointwise, type(ours)))

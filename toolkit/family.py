@@ -30,6 +30,7 @@ import numpy as np
 from isa import GARBAGE, HardwareConfig, Program
 from isa.encoding import split_operand
 from isa.loop_unroll import MOVES, Groups, issued_groups
+from isa.loop_words import LOOP_CONV_WORDS
 from isa.opcodes import Funct
 
 from .estimate import WEIGHT_BUFFERS, tap_cycles
@@ -37,21 +38,21 @@ from .floor import memory_cycles
 from .ops import Op
 from .traffic import BLOCK, MISSES, RESOURCES, requests, reused, traffic
 
-CONV_LOOPS = ("conv2d", "depthwise")   # the kinds whose loops are LOOP_CONV_WS (the rest's, LOOP_WS)
 MOVES_SORTED = np.sort(np.array(MOVES, dtype=np.int64))
 MOVE_INDEX = np.argsort(np.array(MOVES, dtype=np.int64))   # a move's funct, sorted, -> its index in MOVES
 
 
-def loop_cycles(op: Op, groups: Groups, hw: HardwareConfig) -> float:
+def loop_cycles(op: Op, groups: Groups, hw: HardwareConfig, conv_loops: bool) -> float:
     """The estimate of a program of Gemmini's loops (see the module's docstring) from what their unrollers
-    issue, alike loops' words once (isa.loop_unroll.issued_groups)."""
+    issue, alike loops' words once (isa.loop_unroll.issued_groups); ``conv_loops``: whether they are
+    LOOP_CONV_WS (toolkit.library.LibrarySchedule.CONV_LOOPS), else LOOP_WS."""
     words, parts, part = groups.words, len(groups.starts), groups.part
     funct = words[:, 0].astype(np.int64)
     loads, stores, memory = loop_memory(groups, hw)
     executes = np.bincount(part[(funct == Funct.PRELOAD) | _is_compute(funct)], minlength=parts)
     execute = np.maximum(_array(words, funct, part, parts, hw), executes)   # dispatch: a word a cycle
     execute = np.bincount(groups.step, execute[groups.order], minlength=len(groups.hosts))   # each step's
-    loop = _pipeline(groups.hosts * hw.host_cmd_cycles, loads, execute, stores, whole_loads=op.KIND in CONV_LOOPS)
+    loop = _pipeline(groups.hosts * hw.host_cmd_cycles, loads, execute, stores, whole_loads=conv_loops)
     return float(max(loop, int(groups.count.sum()), *memory[:RESOURCES], *memory_cycles(op, hw)))
 
 
@@ -143,8 +144,9 @@ def program_groups(prog: Program) -> Groups:
 
 
 def program_loop_cycles(op: Op, prog: Program) -> float:
-    """:func:`loop_cycles` of a rendered program of loops."""
-    return loop_cycles(op, program_groups(prog), prog.hw)
+    """:func:`loop_cycles` of a rendered program of loops, LOOP_CONV_WS's where it holds their words."""
+    conv_loops = any(isinstance(i, LOOP_CONV_WORDS) for i in prog.instructions)
+    return loop_cycles(op, program_groups(prog), prog.hw, conv_loops)
 
 
 def flat_cycles(words: int, accelerator: float | None, hw: HardwareConfig) -> float:

@@ -28,9 +28,9 @@ from .conv.ops import Conv2d, DepthwiseConv2d
 from .conv.schedule import ConvSchedule, DepthwiseSchedule
 from .library.matmul import ROW_ACTIVATIONS
 from .library import (LIBRARY_CONV_FIT, LIBRARY_DEPTHWISE_FIT, LIBRARY_MATMUL_FIT, LIBRARY_RESADD_FIT, LibraryConv,
-                      LibraryDepthwise, LibraryMatmul, LibraryResAdd, LibrarySchedule, conv_loop_words, is_pointwise,
+                      LibraryDepthwise, LibraryMatmul, LibraryPointwise, LibraryResAdd, LibrarySchedule, conv_loop_words, is_pointwise,
                       library_class, library_conv_domains, library_depthwise_domains, library_matmul_domains,
-                      library_groups, library_resadd_domains,
+                      library_groups, library_resadd_domains, pointwise_domains,
                       lower_library, tiled_conv_auto, tiled_conv_dw_auto, tiled_matmul_auto, tiled_matmul_nn_auto,
                       tiled_norm_auto,
                       tiled_resadd_auto)
@@ -62,6 +62,8 @@ class LoopFamily:
     # counted): a kind whose small tiles multiply its loops, so that a space can leave out what its host cannot
     # issue in time (tuner.space.HOST_BOUND_MARGIN)
     host_words: Callable[[Any, Mapping[str, Any]], Any] | None = None
+    # gemmini.h's own choice of the family's tiles, its space's default (None: the kind's ``library`` call)
+    call: Callable[[Any, HardwareConfig], LibrarySchedule] | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,21 @@ class Kind:
     loops_by_default: bool = False
     # the tuner's family of gemmini.h's loops (Space(..., family="loops")): its class, knob domains, fit knobs
     loops: "LoopFamily | None" = None
+    # the loop family of a pointwise op (toolkit.library.is_pointwise) where it differs: a 1x1 conv of stride 1
+    # is a matmul in DRAM, and Gemmini's own networks run it as one (toolkit/library/pointwise.py)
+    pointwise: "LoopFamily | None" = None
+
+    def loop_family(self, op: Op) -> "LoopFamily | None":
+        """The tuner's family of gemmini.h's loops for ``op``: :attr:`pointwise` for a pointwise op, else
+        :attr:`loops`."""
+        return self.pointwise if self.pointwise is not None and is_pointwise(op) else self.loops
+
+    def loop_call(self, op: Op, hw: HardwareConfig) -> LibrarySchedule:
+        """gemmini.h's own tiles of ``op``'s loop family (ScheduleError where it has none, or cannot do ``op``)."""
+        family = self.loop_family(op)
+        if family is None:
+            raise ScheduleError(f"the tuner has no loop schedules of {op.KIND}")
+        return (family.call or self.library)(op, hw)
 
     def knob_domains(self, op: Op, hw: HardwareConfig, tile_policy: str) -> Domains:
         if self.domains is None:
@@ -140,7 +157,9 @@ KINDS: dict[str, Kind] = {
                    flat=gemmini_conv_schedule, domains=conv_domains, fit_knobs=CONV_FIT, ideal=conv_ideal_cycles,
                    census=conv_census, tallies=conv_tallies, estimate=kept_conv_cycles, os_chains=_conv_os_chains,
                    loops_by_default=True,
-                   loops=LoopFamily(LibraryConv, library_conv_domains, LIBRARY_CONV_FIT, conv_loop_words)),
+                   loops=LoopFamily(LibraryConv, library_conv_domains, LIBRARY_CONV_FIT, conv_loop_words),
+                   pointwise=LoopFamily(LibraryPointwise, pointwise_domains, LIBRARY_MATMUL_FIT,
+                                        call=tiled_matmul_nn_auto)),
     "depthwise": Kind(DepthwiseConv2d, DepthwiseSchedule, default_conv_schedule, lower_conv,
                       library=tiled_conv_dw_auto, flat=gemmini_conv_schedule, domains=conv_domains,
                       fit_knobs=CONV_FIT, census=conv_census, tallies=conv_tallies,
@@ -194,7 +213,7 @@ def _pick_family(op: Op, hw: HardwareConfig, flat: Schedule) -> Schedule:
     flat_cycles_ = flat_estimate(op, flat, hw)
     if groups.host_words * hw.host_cmd_cycles > flat_cycles_:
         return flat
-    return loops if loop_cycles(op, groups, hw) <= flat_cycles_ else flat
+    return loops if loop_cycles(op, groups, hw, loops.CONV_LOOPS) <= flat_cycles_ else flat
 
 
 def flat_estimate(op: Op, schedule: Schedule, hw: HardwareConfig) -> float:
@@ -277,17 +296,19 @@ def family_class(op: Op, family: str) -> type[Schedule]:
     kind = KINDS[op.KIND]
     if family == "flat":
         return kind.schedule
-    if kind.loops is None:
+    loops = kind.loop_family(op)
+    if loops is None:
         raise ValueError(f"family='loops': the tuner has no loop schedules of {op.KIND} yet (it has them of "
                          f"{sorted(k for k, v in KINDS.items() if v.loops is not None)})")
-    return kind.loops.schedule
+    return loops.schedule
 
 
 def default_family(op: Op, hw: HardwareConfig) -> str:
     """The tuner's family of ``op``'s default schedule: "loops" where the default is gemmini.h's loops and
-    the tuner has a loop family of the kind, else "flat"."""
-    loops = KINDS[op.KIND].loops
-    return "loops" if loops is not None and isinstance(default_schedule(op, hw), loops.schedule) else "flat"
+    the tuner has a loop family of ``op`` (a pointwise conv's is LOOP_WS's, whichever call its default
+    makes), else "flat"."""
+    loops = KINDS[op.KIND].loop_family(op)
+    return "loops" if loops is not None and isinstance(default_schedule(op, hw), LibrarySchedule) else "flat"
 
 
 def schedule_class(op: Op, spec: Any) -> type[Schedule]:

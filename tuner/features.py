@@ -344,7 +344,7 @@ def _loop_vector(groups: Groups, buffers: Mapping[str, Any], op: Op, schedule: S
     part over what their unrollers issue, and for prior toolkit.family's estimate, which also counts the words
     the host issues."""
     census = words_census(groups.words, groups.count)
-    prior = loop_cycles(op, groups, hw)
+    prior = loop_cycles(op, groups, hw, schedule.CONV_LOOPS)
     return _vector(census_features(census, hw, buffers), float(_log(prior)), op, schedule, hw, domains)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from isa import HardwareConfig
-from toolkit.kinds import census, loop_groups, lower
+from toolkit.kinds import census, default_schedule, loop_groups, lower
 from toolkit.library import LibrarySchedule
 from toolkit.ops import Op
 from toolkit.schedule import Schedule, ScheduleError
@@ -220,16 +220,27 @@ class TuningSession:
             self._advance(trial)
 
     def _measure_default_outside(self, n_trial: int, callbacks: Sequence[Callable[[Trial], None]]) -> None:
-        """A default that is no point of the space (gemmini.h's loops, where the tuner has no loop family of
-        the kind) is measured first, as a trial of its own, so that the best record is never worse than it."""
-        default = self.space.default
-        if not self.include_default or default is None or self.space.index_of(default) is not None \
-                or any(t.schedule == default.to_dict() for t in self.ledger.history):
+        """A default that is no point of the space is measured first, as a trial of its own, so that the best
+        record is never worse than it: the space's (gemmini.h's loops, where the tuner has no loop family of
+        the kind), and in a space with no knob fixed the toolkit's own where it is gemmini.h's loops (a
+        pointwise conv's tiled_conv_auto, whose loop family is tiled_matmul_nn_auto's)."""
+        if not self.include_default:
             return
-        granted, _ = self.database.claim(*self.scope, [default], n_trial, self.owner)
-        for _, res in self.measurer.measure(self.op, self.hw, [default], None) if granted else ():
-            self.measured_now += 1
-            self._record(-1, default, res, callbacks)
+        for default in self._defaults():
+            if self.space.index_of(default) is not None \
+                    or any(t.schedule == default.to_dict() for t in self.ledger.history):
+                continue
+            granted, _ = self.database.claim(*self.scope, [default], n_trial, self.owner)
+            for _, res in self.measurer.measure(self.op, self.hw, [default], None) if granted else ():
+                self.measured_now += 1
+                self._record(-1, default, res, callbacks)
+
+    def _defaults(self) -> list[Schedule]:
+        """The defaults this run measures, the one it reports first: the toolkit's own where it is gemmini.h's
+        loops and no knob is fixed (a flat one is the flat space's default), and the space's."""
+        ours = default_schedule(self.op, self.hw) if not self.space.fixed else None
+        ours = ours if isinstance(ours, LibrarySchedule) else None
+        return list(dict.fromkeys(d for d in (ours, self.space.default) if d is not None))
 
     def _advance(self, trial: Trial) -> None:
         if self._bar is not None:
@@ -240,12 +251,13 @@ class TuningSession:
     def result(self, seconds: float) -> TuneResult:
         """What this run reports, ``seconds`` being its wall time."""
         history = self.ledger.history
-        default = self.space.default.to_dict() if self.space.default is not None else None
-        default_ok = [t.cycles for t in history if t.status == "ok" and t.schedule == default]
+        default = next(iter(self._defaults()), None)
+        default_ok = [t.cycles for t in history if t.status == "ok" and default is not None
+                      and t.schedule == default.to_dict()]
         best = self.best
         return TuneResult(self.op, self.hw, self.measurer.name, self.tuner,
                           best.make_schedule() if best else None, best.cycles if best else None,
-                          self.space.default, default_ok[-1] if default_ok else None, history, len(self.space),
+                          default, default_ok[-1] if default_ok else None, history, len(self.space),
                           list(getattr(self.search, "spearman_history", [])), self.measured_now, seconds,
                           self.feats.seconds)
 

@@ -83,7 +83,7 @@ class Space:
         self.op, self.hw, self.tile_policy = op, hw, tile_policy
         kind = KINDS[op.KIND]
         self.family, self.cls = family, family_class(op, family)
-        loops = kind.loops if family == "loops" else None
+        loops = kind.loop_family(op) if family == "loops" else None
         knobs = (dict(domains) if domains is not None else loops.domains(op, hw, tile_policy) if loops
                  else kind.knob_domains(op, hw, tile_policy))
         self.names: list[str] = [f.name for f in fields(self.cls)]
@@ -170,7 +170,8 @@ class Space:
         indices = rows.rows()
         words = loops.host_words(self.op, knob_values(self.domains, self.fit, indices))
         mine = loops.host_words(self.op, {n: np.array([getattr(self.default, n)]) for n in self.fit})
-        bound = max(HOST_BOUND_MARGIN * loop_cycles(self.op, loop_groups(self.op, self.default, self.hw)[0], self.hw),
+        bound = max(HOST_BOUND_MARGIN * loop_cycles(self.op, loop_groups(self.op, self.default, self.hw)[0], self.hw,
+                                                      self.default.CONV_LOOPS),
                     float(mine[0] * self.hw.host_cmd_cycles))   # the default is always a point
         keep = words * self.hw.host_cmd_cycles <= bound
         if keep.all():
@@ -375,7 +376,7 @@ def _fixed_default(op: Op, hw: HardwareConfig, cls: type[Schedule], fixed: dict[
     """The heuristic's schedule with the ``fixed`` knobs (of the "loops" family, gemmini.h's own choice);
     ScheduleError where that does not fit (a default of another class is left as it is: it is no point
     of the space)."""
-    default = KINDS[op.KIND].library(op, hw) if family == "loops" else default_schedule(op, hw)
+    default = KINDS[op.KIND].loop_call(op, hw) if family == "loops" else default_schedule(op, hw)
     if fixed and isinstance(default, cls):
         default = replace(default, **fixed)
         fits(default, op, hw)

@@ -174,7 +174,7 @@ def make_space(op: Op, hw: HardwareConfig, family: str, *, tile_policy: str = "b
     if family != "both":
         return Space(op, hw, tile_policy=tile_policy, fix=fix, family=default_family(op, hw) if family == "auto"
                      else family)
-    if KINDS[op.KIND].loops is None:
+    if KINDS[op.KIND].loop_family(op) is None:
         raise ValueError(f"family='both': the tuner has no loop schedules of {op.KIND} yet (it has them of "
                          f"{sorted(k for k, v in KINDS.items() if v.loops is not None)})")
     fix = dict(fix or {})

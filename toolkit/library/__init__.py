@@ -23,7 +23,8 @@ from .conv import conv_context, conv_fields, conv_head, conv_loop_words, tiled_c
 from .conv_pool import lower_unfused_pool
 from .depthwise import depthwise_context, depthwise_fields, depthwise_head, tiled_conv_dw_auto
 from .knobs import (LIBRARY_CONV_FIT, LIBRARY_DEPTHWISE_FIT, LIBRARY_MATMUL_FIT, LIBRARY_RESADD_FIT,
-                    library_conv_domains, library_depthwise_domains, library_matmul_domains, library_resadd_domains)
+                    library_conv_domains, library_depthwise_domains, library_matmul_domains, library_resadd_domains,
+                    pointwise_domains)
 from .matmul import matmul_columns, matmul_context, matmul_head, tiled_matmul_auto
 from .norm import norm_context, tiled_norm_auto
 from .pointwise import pointwise_columns, pointwise_context, pointwise_head, tiled_matmul_nn_auto
@@ -95,7 +96,7 @@ def library_groups(op: Op, s: LibrarySchedule, hw: HardwareConfig) -> tuple[Grou
 
 __all__ = ["CALLS", "check_library", "conv_loop_words", "is_pointwise", "LIBRARY_CONV_FIT", "LIBRARY_DEPTHWISE_FIT",
            "LIBRARY_MATMUL_FIT", "LIBRARY_RESADD_FIT", "library_conv_domains", "library_depthwise_domains",
-           "library_matmul_domains", "library_resadd_domains", "LibraryConv",
+           "library_matmul_domains", "library_resadd_domains", "LibraryConv", "pointwise_domains",
            "LibraryDepthwise", "LibraryMatmul", "LibraryNorm", "LibraryPointwise", "LibraryResAdd",
            "LibrarySchedule", "library_class", "library_groups", "lower_library", "tiled_conv_auto",
            "tiled_conv_dw_auto", "tiled_matmul_auto", "tiled_matmul_nn_auto", "tiled_norm_auto", "tiled_resadd_auto"]

@@ -10,7 +10,7 @@ from ..gemm.schedule import matmul_blocks
 from ..resadd import ResAdd
 from ..knobs import Domains, tile_values
 from .conv_tiles import ARGS, conv_maxes, dw_maxes
-from .schedule import CONV_ORDERS, MATMUL_ORDERS
+from .schedule import CONV_ORDERS, MATMUL_ORDERS, pointwise_matmul
 from .words import ceil_div
 
 # the knobs LibraryMatmul.memory_plan reads
@@ -27,6 +27,11 @@ def library_matmul_domains(op: Matmul, hw: HardwareConfig, policy: str) -> Domai
     blocks = matmul_blocks(op.M, op.N, op.K, hw)
     return {"tile_i": tile_values(blocks["i"], policy), "tile_j": tile_values(blocks["j"], policy),
             "tile_k": tile_values(blocks["k"], policy), "order": list(MATMUL_ORDERS)}
+
+
+def pointwise_domains(op: Conv2d, hw: HardwareConfig, policy: str) -> Domains:
+    """tiled_matmul_nn_auto's tiles of a pointwise conv: :func:`library_matmul_domains` of its matmul view."""
+    return library_matmul_domains(pointwise_matmul(op), hw, policy)
 
 
 def channel_values(channels: int, dim: int, policy: str) -> list[int]:

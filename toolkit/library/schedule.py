@@ -27,6 +27,10 @@ class LibrarySchedule(Schedule):
 
     CALL: ClassVar[str] = ""
     TEMPLATE: ClassVar[str] = ""
+    # whether its loops are LOOP_CONV_WS, whose computes wait for all of a loop's loads (LOOP_WS: each compute
+    # for its own); toolkit.family.loop_cycles' pipeline takes it from here, not from the op's kind: a pointwise
+    # conv runs as LOOP_CONV_WS under tiled_conv_auto and as LOOP_WS under tiled_matmul_nn_auto
+    CONV_LOOPS: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -147,6 +151,7 @@ class LibraryConv(LibrarySchedule):
     OP: ClassVar[str] = "conv2d"
     CALL: ClassVar[str] = "tiled_conv_auto"
     TEMPLATE: ClassVar[str] = "conv_library.s.j2"
+    CONV_LOOPS: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -182,6 +187,7 @@ class LibraryDepthwise(LibrarySchedule):
     OP: ClassVar[str] = "depthwise"
     CALL: ClassVar[str] = "tiled_conv_dw_auto"
     TEMPLATE: ClassVar[str] = "conv_library.s.j2"
+    CONV_LOOPS: ClassVar[bool] = True
 
     def memory_plan(self, hw: HardwareConfig, op: Any = None) -> MemoryPlan:
         """LibraryConv's plan of one channel's tiles and one kernel tap; ScheduleError as LibraryConv's."""
