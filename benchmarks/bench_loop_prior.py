@@ -43,14 +43,15 @@ LAYERS = {   # bench_peer's four and ResNet-50's s2_ds_s2, a downsample 1x1 of s
 # run by --baseline in the other revision's tree: argv[1] a JSON file of the op, hardware and knobs; prints
 # the prior of each as a JSON list
 _BASELINE_RUN = """
-import json, sys
+import inspect, json, sys
 from isa import HardwareConfig
 from toolkit.family import program_loop_cycles
 from toolkit.kinds import from_dict, lower, schedule_from_dict
 case = json.load(open(sys.argv[1]))
 op, hw = from_dict(case["op"]), HardwareConfig.from_dict(case["hw"])
-print(json.dumps([program_loop_cycles(op, lower(op, schedule_from_dict(op.KIND, k), hw).instructions, hw)
-                  for k in case["knobs"]]))
+progs = [lower(op, schedule_from_dict(op.KIND, k), hw) for k in case["knobs"]]
+old = len(inspect.signature(program_loop_cycles).parameters) == 3   # (op, instructions, hw) before f0f16e7
+print(json.dumps([program_loop_cycles(op, p.instructions, hw) if old else program_loop_cycles(op, p) for p in progs]))
 """
 
 

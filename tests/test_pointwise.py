@@ -81,13 +81,15 @@ def test_its_groups_from_arrays_are_the_rendered_program_s() -> None:
 def test_its_estimate_is_the_matmul_s_that_it_is() -> None:
     # the loops' pipeline follows the call, not the op's kind: a pointwise conv under tiled_matmul_nn_auto is
     # LOOP_WS (each compute waits for its own loads); taken as LOOP_CONV_WS it came out 1.65x the matmul's
-    from toolkit.family import program_loop_cycles
+    from toolkit.family import loop_cycles, program_loop_cycles
     soc = HardwareConfig.preset("gemmini")
     op = tk.conv2d(1, 7, 7, 576, 160, kernel=1, padding=0)
-    view = pointwise_matmul(op)
-    conv = program_loop_cycles(op, tk.compile(op, soc, "gemmini-nn"))
+    view, prog = pointwise_matmul(op), tk.compile(op, soc, "gemmini-nn")
+    conv = program_loop_cycles(op, prog)
     assert conv == program_loop_cycles(view, tk.compile(view, soc, "gemmini"))
-    assert conv < 0.7 * program_loop_cycles(op, tk.compile(op, soc, "gemmini"))   # LOOP_CONV_WS's, its own
+    rtl = _rtl(op, tiled_matmul_nn_auto(op, soc), soc).cycles
+    as_conv_loops = loop_cycles(op, program_groups(prog), soc, conv_loops=True)
+    assert abs(conv - rtl) < 0.1 * rtl < 0.3 * rtl < as_conv_loops - rtl
 
 
 def test_the_tuner_searches_a_pointwise_conv_s_loops_as_gemmini_s_networks_call_them() -> None:
@@ -96,7 +98,7 @@ def test_the_tuner_searches_a_pointwise_conv_s_loops_as_gemmini_s_networks_call_
     from tuner.space import Space
     from tuner.union import make_space
     soc = HardwareConfig.preset("gemmini")
-    op = tk.conv2d(1, 8, 8, 32, 32, kernel=1, padding=0, scale=0.05)
+    op = tk.conv2d(1, 14, 14, 256, 512, kernel=1, padding=0, scale=0.05)
     ours = default_schedule(op, soc)
     assert ours.CALL == "tiled_conv_auto" and default_family(op, soc) == "loops"
     space = Space(op, soc, family="loops")
@@ -113,3 +115,58 @@ def test_the_tuner_searches_a_pointwise_conv_s_loops_as_gemmini_s_networks_call_
     assert result.default_schedule == ours and result.default_cycles == result.history[0].cycles   # what users get
     assert result.cycles == min(t.cycles for t in result.history if t.status == "ok")
     assert isinstance(result.schedule, (LibraryPointwise, type(ours)))
+
+
+def _rtl(op, schedule, hw):
+    """The RTL's result of ``op`` under ``schedule``, its output checked against numpy's."""
+    inputs = op.random_inputs(1)
+    res = tk.run(tk.compile(op, hw, schedule), inputs, "verilator")
+    for name, want in op.reference(inputs).items():
+        np.testing.assert_array_equal(res.outputs[name], want)
+    return res
+
+
+@pytest.mark.parametrize("shape, call", [((28, 28, 64, 64), "tiled_matmul_nn_auto"),
+                                         ((14, 14, 1024, 256), "tiled_conv_auto")])
+def test_the_default_takes_the_call_that_the_rtl_runs_faster(shape, call) -> None:
+    # ResNet-50's s1_b1_1x1a at a quarter of its pixels, and its s3_1x1a, where tiled_conv_auto stays ahead:
+    # its LOOP_WS loads clash with its own computes in the scratchpad's banks
+    from toolkit.kinds import default_schedule
+    soc = HardwareConfig.preset("gemmini")
+    op = tk.conv2d(1, *shape, kernel=1, padding=0, bias="channel", activation="relu", scale=0.01)
+    default = default_schedule(op, soc)
+    assert default.CALL == call
+    other = tk.gemmini_schedule(op, soc) if call == "tiled_matmul_nn_auto" else tiled_matmul_nn_auto(op, soc)
+    assert _rtl(op, default, soc).cycles < _rtl(op, other, soc).cycles
+
+
+def test_the_loop_estimate_counts_the_loads_that_clash_with_their_own_computes(monkeypatch) -> None:
+    # LOOP_WS computes a loop's tiles while its loads come in, into the banks its computes read: the RTL's
+    # execute unit loses those cycles to the load unit (exec_stack_bank), and the estimate counts them
+    from toolkit import family
+    soc = HardwareConfig.preset("gemmini")
+    op = tk.conv2d(1, 14, 14, 1024, 256, kernel=1, padding=0)
+    s = tiled_matmul_nn_auto(op, soc)
+    res = _rtl(op, s, soc)
+    groups = loop_groups(op, s, soc)[0]
+    counted = family.loop_cycles(op, groups, soc, conv_loops=False)
+    monkeypatch.setattr(family, "_bank_clashes", lambda words, funct, part, parts, hw: np.zeros(parts))
+    blind = family.loop_cycles(op, groups, soc, conv_loops=False)
+    assert res.counters["exec_stack_bank"] > 0.1 * res.cycles   # the RTL's own count of the clashes
+    assert blind < counted < res.cycles
+    assert res.cycles - counted < 0.3 * (res.cycles - blind)
+
+
+def test_bank_clashes_are_the_rows_written_where_the_execute_reads() -> None:
+    from isa import ComputePreloaded, Mvin, Preload, ACC_BIT, GARBAGE
+    from isa.opcodes import Funct
+    from toolkit.family import _bank_clashes
+    soc = HardwareConfig.preset("gemmini")
+    bank = soc.sp_rows // soc.sp_banks
+    words = encode_all([Mvin(0x1000, 0, 16, 16), Mvin(0x2000, bank + 64, 16, 32),   # 16 rows in bank 0, 32 in 1
+                        Preload(bank, 16, 16, ACC_BIT, 16, 16), ComputePreloaded(16, 16, 16, GARBAGE, 16, 16)])
+    funct = words[:, 0].astype(np.int64)
+    assert funct[0] == Funct.MVIN
+    part = np.zeros(len(words), np.int64)
+    # the preload reads 16 rows of bank 1, the compute 16 of bank 0: 16 x 16 + 32 x 16
+    assert _bank_clashes(words, funct, part, 1, soc).tolist() == [16 * 16 + 32 * 16]

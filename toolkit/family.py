@@ -14,7 +14,9 @@ its loops run in 0.54M. Each family's estimate is the largest of what bounds it:
   the host's cost; its execute words entering dispatch, one a cycle (rtl/dispatch.sv), and its array
   time (each weight block's rows, :func:`toolkit.estimate.tap_cycles`: a block starts at a preload that
   names weights; the preloads of garbage B after it only move the accumulator address, and their
-  computes stream through the same weights); its loads' and its stores' memory time: on the SoC what
+  computes stream through the same weights), and the cycles its loads take from it where they come while it
+  runs (LOOP_WS): a scratchpad bank grants the load unit before the execute unit (:func:`_bank_clashes`);
+  its loads' and its stores' memory time: on the SoC what
   its DMA requests take of the buses, the L2's MSHRs and the requests in flight (toolkit.traffic: the
   blocks the L2 fills and writes back, not only the compulsory bytes), else one port's beats. Alike
   loops (isa.loop_unroll.issued_groups) are timed once, each loop's memory from its group's with the
@@ -27,11 +29,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from isa import GARBAGE, HardwareConfig, Program
+from isa import ACC_BIT, GARBAGE, HardwareConfig, Program
 from isa.encoding import split_operand
 from isa.loop_unroll import MOVES, Groups, issued_groups
 from isa.loop_words import LOOP_CONV_WORDS
-from isa.opcodes import Funct
+from isa.opcodes import MVIN_FUNCTS, Funct
 
 from .estimate import WEIGHT_BUFFERS, tap_cycles
 from .floor import memory_cycles
@@ -51,8 +53,11 @@ def loop_cycles(op: Op, groups: Groups, hw: HardwareConfig, conv_loops: bool) ->
     loads, stores, memory = loop_memory(groups, hw)
     executes = np.bincount(part[(funct == Funct.PRELOAD) | _is_compute(funct)], minlength=parts)
     execute = np.maximum(_array(words, funct, part, parts, hw), executes)   # dispatch: a word a cycle
+    clashes = _bank_clashes(words, funct, part, parts, hw) / np.maximum(execute, 1)
     execute = np.bincount(groups.step, execute[groups.order], minlength=len(groups.hosts))   # each step's
-    loop = _pipeline(groups.hosts * hw.host_cmd_cycles, loads, execute, stores, whole_loads=conv_loops)
+    clashes = np.bincount(groups.step, clashes[groups.order], minlength=len(groups.hosts))
+    loop = _pipeline(groups.hosts * hw.host_cmd_cycles, loads, execute, stores, whole_loads=conv_loops,
+                     clashes=clashes)
     return float(max(loop, int(groups.count.sum()), *memory[:RESOURCES], *memory_cycles(op, hw)))
 
 
@@ -74,6 +79,28 @@ def _array(words: np.ndarray, funct: np.ndarray, part: np.ndarray, parts: int, h
     # a block's cycles are whole WEIGHT_BUFFERS-ths: summed as integers, so that any grouping gives the same
     thirds = np.rint(tap_cycles(streamed, last, hw.dim) * WEIGHT_BUFFERS).astype(np.int64)
     return np.bincount(part[computes[first]], thirds, minlength=parts) / WEIGHT_BUFFERS
+
+
+def _bank_clashes(words: np.ndarray, funct: np.ndarray, part: np.ndarray, parts: int, hw: HardwareConfig
+                  ) -> np.ndarray:
+    """Each part's sum over the scratchpad's banks of the rows its mvins write there times the rows its preloads
+    and computes read there: over the part's execute cycles, the cycles its loads would take from its execute
+    if all of them came while it runs. A bank is single-ported and grants the load unit before the execute
+    unit's reads (rtl/local_mem.sv, rtl/accel_top.sv: SP_LD before SP_EX_RD), so a row written into the bank
+    that the execute reads that cycle stalls it a cycle; the execute reads a bank in a share of its cycles
+    that its rows there give."""
+    bank_rows = hw.sp_rows // hw.sp_banks
+    addr, cols, rows = (x.astype(np.int64) for x in split_operand(words[:, 2]))
+    writes = np.isin(funct, MVIN_FUNCTS) & (addr & ACC_BIT == 0) & (words[:, 1] != 0)
+    written = np.zeros((parts, hw.sp_banks))
+    np.add.at(written, (part[writes], np.minimum(addr[writes] // bank_rows, hw.sp_banks - 1)),
+              rows[writes] * -(-cols[writes] // hw.dim))
+    read = np.zeros((parts, hw.sp_banks))
+    operand = split_operand(words[:, 1])
+    src, n = operand[0].astype(np.int64), operand[2].astype(np.int64)
+    reads = ((funct == Funct.PRELOAD) | _is_compute(funct)) & (src != GARBAGE) & (src & ACC_BIT == 0)
+    np.add.at(read, (part[reads], np.minimum(src[reads] // bank_rows, hw.sp_banks - 1)), n[reads])
+    return (written * read).sum(axis=1)
 
 
 def loop_memory(groups: Groups, hw: HardwareConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -116,8 +143,8 @@ def loop_memory(groups: Groups, hw: HardwareConfig) -> tuple[np.ndarray, np.ndar
             np.bincount(groups.step, st.max(axis=1), minlength=steps), sums)
 
 
-def _pipeline(host: np.ndarray, loads: np.ndarray, execute: np.ndarray, stores: np.ndarray, whole_loads: bool
-              ) -> float:
+def _pipeline(host: np.ndarray, loads: np.ndarray, execute: np.ndarray, stores: np.ndarray, whole_loads: bool,
+              clashes: np.ndarray | None = None) -> float:
     """When the last loop retires: the host issues each loop's words (it runs a loop ahead of the unrollers:
     the RoCC queues hold one loop's words); a loop starts in one of two slots once the loop two before it
     has retired; its loads follow the loads before them, and wait until the loop before has started to
@@ -125,13 +152,15 @@ def _pipeline(host: np.ndarray, loads: np.ndarray, execute: np.ndarray, stores: 
     or alongside them (LOOP_WS: each compute waits for its own); it stores alongside its computes, after
     the loop before has stored, and retires with its last store (rtl/loop_conv.sv, rtl/loop_matmul.sv)."""
     issued = loaded = began = executed = configured = retired = before = 0.0   # before: the loop two back retired
-    for h, ld, ex, st in zip(host.tolist(), loads.tolist(), execute.tolist(), stores.tolist()):
+    clashes = np.zeros(len(host)) if clashes is None else clashes
+    for h, ld, ex, st, clash in zip(host.tolist(), loads.tolist(), execute.tolist(), stores.tolist(), clashes.tolist()):
         issued = (issued if issued > configured else configured) + h
         start = configured = issued if issued > before else before
         loaded = max(start, loaded, began) + ld
         began = loaded if whole_loads else start
         began = began if began > executed else executed
-        executed = began + ex
+        # the share of its loads that come while it executes takes that share of its clashes from its execute
+        executed = began + ex + (clash * min(ld, loaded - began) / ld if ld and loaded > began else 0.0)
         executed = executed if executed > loaded else loaded
         stored = (began if began > retired else retired) + st
         before, retired = retired, (executed if executed > stored else stored)

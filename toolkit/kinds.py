@@ -191,8 +191,9 @@ def flat_schedule(op: Op, hw: HardwareConfig) -> Schedule:
 
 def default_schedule(op: Op, hw: HardwareConfig) -> Schedule:
     """The toolkit's own heuristic for ``op`` on ``hw`` (what an untuned user gets): the kind's flat
-    schedule, or on a hardware point whose host pays for every word (the SoC) Gemmini's loops where
-    their estimate is no worse (toolkit.family)."""
+    schedule, or on a hardware point whose host pays for every word (the SoC) gemmini.h's loops where
+    their estimate is no worse (toolkit.family): the library's call, or a pointwise conv's
+    tiled_matmul_nn_auto, whichever is estimated faster."""
     kind = KINDS[op.KIND]
     flat = flat_schedule(op, hw)
     if not hw.host_cmd_cycles or not kind.loops_by_default or isinstance(flat, LibrarySchedule):
@@ -202,18 +203,31 @@ def default_schedule(op: Op, hw: HardwareConfig) -> Schedule:
 
 @functools.lru_cache(maxsize=256)
 def _pick_family(op: Op, hw: HardwareConfig, flat: Schedule) -> Schedule:
-    """``flat`` or gemmini.h's loops for ``op``, whichever toolkit.family estimates faster (the loops on a
-    tie), the loops from their groups (:func:`loop_groups`: no text where the call lays its tiles out as arrays);
-    they lose at once where the words the host issues alone cost more than ``flat``."""
-    try:
-        loops = KINDS[op.KIND].library(op, hw)
+    """``flat`` or gemmini.h's loops for ``op``, whichever toolkit.family estimates fastest (the loops on a
+    tie with ``flat``, the library's call on a tie with the loop family's own), the loops from their groups
+    (:func:`loop_groups`: no text where the call lays its tiles out as arrays); loops lose at once where the
+    words the host issues alone cost more than ``flat``."""
+    best, best_cycles = flat, flat_estimate(op, flat, hw)
+    for loops in _loop_calls(op, hw):
         groups = loop_groups(op, loops, hw)[0]
-    except ScheduleError:   # an op gemmini.h cannot do
-        return flat
-    flat_cycles_ = flat_estimate(op, flat, hw)
-    if groups.host_words * hw.host_cmd_cycles > flat_cycles_:
-        return flat
-    return loops if loop_cycles(op, groups, hw, loops.CONV_LOOPS) <= flat_cycles_ else flat
+        if groups.host_words * hw.host_cmd_cycles > best_cycles:
+            continue
+        cycles = loop_cycles(op, groups, hw, loops.CONV_LOOPS)
+        if cycles < best_cycles or (cycles == best_cycles and best is flat):
+            best, best_cycles = loops, cycles
+    return best
+
+
+def _loop_calls(op: Op, hw: HardwareConfig) -> list[LibrarySchedule]:
+    """The calls of gemmini.h the default weighs for ``op``: the library's (schedule="gemmini"), then its loop
+    family's own where that differs (a pointwise conv's tiled_matmul_nn_auto); none that cannot do ``op``."""
+    kind, calls = KINDS[op.KIND], []
+    for call in dict.fromkeys(c for c in (kind.library, getattr(kind.loop_family(op), "call", None)) if c):
+        try:
+            calls.append(call(op, hw))
+        except ScheduleError:   # an op gemmini.h cannot do
+            pass
+    return calls
 
 
 def flat_estimate(op: Op, schedule: Schedule, hw: HardwareConfig) -> float:
