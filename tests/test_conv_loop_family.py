@@ -136,9 +136,11 @@ def test_the_loop_family_is_a_space_seeded_with_gemmini_hs_choice() -> None:
 
 
 def test_tuning_a_conv_on_the_soc_searches_its_loops() -> None:
-    op = tk.conv2d(1, 14, 14, 256, 256, kernel=1, padding=0, scale=0.01)
+    op = tk.conv2d(1, 14, 14, 256, 256, kernel=3, padding=1, scale=0.01)
     assert default_family(op, HardwareConfig.preset("gemmini")) == "loops"
     assert default_family(op, HardwareConfig.preset("gemmini-alone")) == "flat"
+    pointwise = tk.conv2d(1, 14, 14, 256, 256, kernel=1, padding=0, scale=0.01)   # tiled_matmul_nn_auto's loops
+    assert default_family(pointwise, HardwareConfig.preset("gemmini")) == "pointwise"
 
 
 def test_a_loop_space_on_the_soc_leaves_out_what_its_host_cannot_issue_in_time() -> None:

@@ -92,29 +92,33 @@ def test_its_estimate_is_the_matmul_s_that_it_is() -> None:
     assert abs(conv - rtl) < 0.1 * rtl < 0.3 * rtl < as_conv_loops - rtl
 
 
-def test_the_tuner_searches_a_pointwise_conv_s_loops_as_gemmini_s_networks_call_them() -> None:
+def test_the_tuner_searches_both_loop_families_of_a_pointwise_conv() -> None:
     from toolkit.kinds import default_family, default_schedule
+    from toolkit.library import LibraryConv
     from tuner.api import tune
     from tuner.space import Space
     from tuner.union import make_space
     soc = HardwareConfig.preset("gemmini")
     op = tk.conv2d(1, 14, 14, 256, 512, kernel=1, padding=0, scale=0.05)
-    ours = default_schedule(op, soc)
+    ours, nn = default_schedule(op, soc), tiled_matmul_nn_auto(op, soc)
     assert ours.CALL == "tiled_conv_auto" and default_family(op, soc) == "loops"
-    space = Space(op, soc, family="loops")
-    assert space.cls is LibraryPointwise and space.default == tiled_matmul_nn_auto(op, soc)
-    assert space.index_of(space.default) is not None and space.index_of(ours) is None
-    assert Space(tk.conv2d(1, 8, 8, 32, 32, kernel=1, padding=1), soc, family="loops").cls.CALL == "tiled_conv_auto"
-    both = make_space(op, soc, "both")
-    assert both.parts[1].cls is LibraryPointwise and both.default is None   # the default is no point of it
-    result = tune(op, soc, trials=5, progress=False, tuner_options={"feature_budget": 32})
-    calls = [t.schedule["call"] for t in result.history]
-    # the toolkit's own default first, as a trial of its own, then the space's (gemmini-nn's tiles) and its points
-    assert calls[0] == "tiled_conv_auto" and set(calls[1:]) == {"tiled_matmul_nn_auto"}
-    assert result.history[1].schedule == space.default.to_dict()
-    assert result.default_schedule == ours and result.default_cycles == result.history[0].cycles   # what users get
+    assert Space(op, soc, family="loops").cls is LibraryConv
+    pointwise = Space(op, soc, family="pointwise")
+    assert pointwise.cls is LibraryPointwise and pointwise.default == nn and pointwise.index_of(nn) is not None
+    with pytest.raises(ValueError, match="pointwise"):
+        Space(tk.conv2d(1, 8, 8, 32, 32, kernel=1, padding=1), soc, family="pointwise")
+    space = make_space(op, soc, "auto")   # tiled_conv_auto's loops and tiled_matmul_nn_auto's in one space
+    assert [p.cls for p in space.parts] == [LibraryConv, LibraryPointwise] and space.default == ours
+    assert space.seed_schedules() == [ours, nn] and "pointwise.tile_k" in space.names
+    both = make_space(op, soc, "both", fix={"pointwise.order": "ji"})
+    assert [p.family for p in both.parts] == ["flat", "loops", "pointwise"]
+    assert set(both.parts[2].domains["order"]) == {"ji"} and len(both.parts[1].domains["order"]) == 2
+    result = tune(op, soc, trials=6, progress=False, tuner_options={"feature_budget": 32})
+    # the seeds first: the toolkit's default, then Gemmini's own networks' call with its own tiles
+    assert [t.schedule for t in result.history[:2]] == [ours.to_dict(), nn.to_dict()]
+    assert {t.schedule["call"] for t in result.history} <= {"tiled_conv_auto", "tiled_matmul_nn_auto"}
+    assert result.default_schedule == ours and result.default_cycles == result.history[0].cycles
     assert result.cycles == min(t.cycles for t in result.history if t.status == "ok")
-    assert isinstance(result.schedule, (LibraryPointwise, type(ours)))
 
 
 def _rtl(op, schedule, hw):

@@ -99,21 +99,9 @@ class Kind:
     loops_by_default: bool = False
     # the tuner's family of gemmini.h's loops (Space(..., family="loops")): its class, knob domains, fit knobs
     loops: "LoopFamily | None" = None
-    # the loop family of a pointwise op (toolkit.library.is_pointwise) where it differs: a 1x1 conv of stride 1
-    # is a matmul in DRAM, and Gemmini's own networks run it as one (toolkit/library/pointwise.py)
+    # a second loop family of a pointwise op (toolkit.library.is_pointwise): a 1x1 conv of stride 1 is a matmul
+    # in DRAM, and Gemmini's own networks run it as one (toolkit/library/pointwise.py)
     pointwise: "LoopFamily | None" = None
-
-    def loop_family(self, op: Op) -> "LoopFamily | None":
-        """The tuner's family of gemmini.h's loops for ``op``: :attr:`pointwise` for a pointwise op, else
-        :attr:`loops`."""
-        return self.pointwise if self.pointwise is not None and is_pointwise(op) else self.loops
-
-    def loop_call(self, op: Op, hw: HardwareConfig) -> LibrarySchedule:
-        """gemmini.h's own tiles of ``op``'s loop family (ScheduleError where it has none, or cannot do ``op``)."""
-        family = self.loop_family(op)
-        if family is None:
-            raise ScheduleError(f"the tuner has no loop schedules of {op.KIND}")
-        return (family.call or self.library)(op, hw)
 
     def knob_domains(self, op: Op, hw: HardwareConfig, tile_policy: str) -> Domains:
         if self.domains is None:
@@ -204,11 +192,15 @@ def default_schedule(op: Op, hw: HardwareConfig) -> Schedule:
 @functools.lru_cache(maxsize=256)
 def _pick_family(op: Op, hw: HardwareConfig, flat: Schedule) -> Schedule:
     """``flat`` or gemmini.h's loops for ``op``, whichever toolkit.family estimates fastest (the loops on a
-    tie with ``flat``, the library's call on a tie with the loop family's own), the loops from their groups
+    tie with ``flat``, the first loop family's on a tie between them), the loops from their groups
     (:func:`loop_groups`: no text where the call lays its tiles out as arrays); loops lose at once where the
     words the host issues alone cost more than ``flat``."""
     best, best_cycles = flat, flat_estimate(op, flat, hw)
-    for loops in _loop_calls(op, hw):
+    for family in loop_families(op):
+        try:
+            loops = family_call(op, hw, family)
+        except ScheduleError:   # an op gemmini.h cannot do
+            continue
         groups = loop_groups(op, loops, hw)[0]
         if groups.host_words * hw.host_cmd_cycles > best_cycles:
             continue
@@ -216,18 +208,6 @@ def _pick_family(op: Op, hw: HardwareConfig, flat: Schedule) -> Schedule:
         if cycles < best_cycles or (cycles == best_cycles and best is flat):
             best, best_cycles = loops, cycles
     return best
-
-
-def _loop_calls(op: Op, hw: HardwareConfig) -> list[LibrarySchedule]:
-    """The calls of gemmini.h the default weighs for ``op``: the library's (schedule="gemmini"), then its loop
-    family's own where that differs (a pointwise conv's tiled_matmul_nn_auto); none that cannot do ``op``."""
-    kind, calls = KINDS[op.KIND], []
-    for call in dict.fromkeys(c for c in (kind.library, getattr(kind.loop_family(op), "call", None)) if c):
-        try:
-            calls.append(call(op, hw))
-        except ScheduleError:   # an op gemmini.h cannot do
-            pass
-    return calls
 
 
 def flat_estimate(op: Op, schedule: Schedule, hw: HardwareConfig) -> float:
@@ -293,8 +273,10 @@ def schedule_from_dict(kind: str, knobs: Mapping[str, Any]) -> Schedule:
     return KINDS[kind].schedule.from_dict(knobs)
 
 
-FAMILIES = ("flat", "loops")   # the tuner's two families of schedules (tuner.space.Space's family)
-# what tk.tune's family takes: a family, both in one space (tuner.union.UnionSpace), or the default's
+# the tuner's families of schedules (tuner.space.Space's family): the toolkit's flat streams, gemmini.h's loops of
+# the kind's library call, and of a pointwise conv tiled_matmul_nn_auto's (Kind.pointwise)
+FAMILIES = ("flat", "loops", "pointwise")
+# what tk.tune's family takes: a family, all of an op's in one space (tuner.union.UnionSpace), or the default's
 TUNE_FAMILIES = ("auto", *FAMILIES, "both")
 
 
@@ -303,26 +285,42 @@ def is_library_spec(spec: Any) -> bool:
     return isinstance(spec, LibrarySchedule) or (isinstance(spec, Mapping) and "call" in spec)
 
 
+def loop_families(op: Op) -> dict[str, LoopFamily]:
+    """``op``'s families of gemmini.h's loops by name: "loops" (the library's call) where the kind has them, and
+    "pointwise" (tiled_matmul_nn_auto) for a pointwise conv."""
+    kind = KINDS[op.KIND]
+    families = {"loops": kind.loops, "pointwise": kind.pointwise if is_pointwise(op) else None}
+    return {name: family for name, family in families.items() if family is not None}
+
+
 def family_class(op: Op, family: str) -> type[Schedule]:
-    """The schedule class of ``family`` for ``op``: the kind's own (flat) or gemmini.h's call (loops)."""
+    """The schedule class of ``family`` for ``op``: the kind's own (flat) or a call of gemmini.h (loops,
+    pointwise)."""
     if family not in FAMILIES:
         raise ValueError(f"family={family!r} is not one of {FAMILIES}")
-    kind = KINDS[op.KIND]
     if family == "flat":
-        return kind.schedule
-    loops = kind.loop_family(op)
-    if loops is None:
-        raise ValueError(f"family='loops': the tuner has no loop schedules of {op.KIND} yet (it has them of "
-                         f"{sorted(k for k, v in KINDS.items() if v.loops is not None)})")
-    return loops.schedule
+        return KINDS[op.KIND].schedule
+    loops = loop_families(op)
+    if family not in loops:
+        raise ValueError(f"family={family!r}: the tuner has no loop schedules of {op.KIND} in that family (this "
+                         f"op's: {sorted(loops) or 'none'}; 'loops' of the kinds "
+                         f"{sorted(k for k, v in KINDS.items() if v.loops is not None)}, 'pointwise' of 1x1 convs "
+                         f"of stride 1 with no padding or pool)")
+    return loops[family].schedule
+
+
+def family_call(op: Op, hw: HardwareConfig, family: str) -> LibrarySchedule:
+    """gemmini.h's own tiles of ``op`` in the loop family ``family`` (ScheduleError where the call cannot do
+    ``op``)."""
+    loops = loop_families(op)[family]
+    return (loops.call or KINDS[op.KIND].library)(op, hw)
 
 
 def default_family(op: Op, hw: HardwareConfig) -> str:
-    """The tuner's family of ``op``'s default schedule: "loops" where the default is gemmini.h's loops and
-    the tuner has a loop family of ``op`` (a pointwise conv's is LOOP_WS's, whichever call its default
-    makes), else "flat"."""
-    loops = KINDS[op.KIND].loop_family(op)
-    return "loops" if loops is not None and isinstance(default_schedule(op, hw), LibrarySchedule) else "flat"
+    """The tuner's family of ``op``'s default schedule: the loop family whose class the default is, else
+    "flat"."""
+    default = default_schedule(op, hw)
+    return next((name for name, loops in loop_families(op).items() if type(default) is loops.schedule), "flat")
 
 
 def schedule_class(op: Op, spec: Any) -> type[Schedule]:

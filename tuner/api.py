@@ -57,8 +57,10 @@ def tune(op: Op, hw: HardwareConfig, trials: int = 200, tuner: str = "model", ba
     first batch. None: never stop one.
     family: the schedules searched: "flat" (the toolkit's own streams), "loops" (Gemmini's loops:
     gemmini.h's call with its tiles and the host's walk as knobs, seeded with gemmini.h's own choice),
-    "both" (one space of the two: tuner.union.UnionSpace; ``fix`` names a loop knob ``loops.<name>``),
-    or "auto": the family of the default schedule where the tuner has it, so that the default is seeded.
+    "pointwise" (a 1x1 conv of stride 1 as tiled_matmul_nn_auto's loops, likewise), "both" (one space of
+    all of them: tuner.union.UnionSpace; ``fix`` names a loop knob ``loops.<name>``, ``pointwise.<name>``),
+    or "auto": the family of the default schedule where the tuner has it, so that the default is seeded
+    (for a pointwise conv whose default is loops, both loop families, each seeded with its call's tiles).
     A failure of the measurement itself (no toolchain, a broken executor) stops the tuning
     with an error and is never recorded against a candidate.
     """

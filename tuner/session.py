@@ -117,9 +117,8 @@ class TuningSession:
 
     def _add_seeds(self, include_default: bool, transfer_learning: bool) -> None:
         """Points the search tries first: the default schedule, then the best of similar workloads."""
-        default = self.space.index_of(self.space.default) if self.space.default is not None else None
-        if include_default and default is not None:   # (a default of the other family is no point here)
-            self.search.seeds.append(default)
+        if include_default:   # (a default of another family is no point here)
+            self.search.seeds += [p for p in map(self.space.index_of, self.space.seed_schedules()) if p is not None]
         if transfer_learning:
             self.search.seeds += transfer.seed_points(self.database, self.space, self.measurer.name)
         self.seeded = set(self.search.seeds)

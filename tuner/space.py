@@ -19,7 +19,7 @@ import numpy as np
 
 from isa import HardwareConfig
 from toolkit.family import loop_cycles
-from toolkit.kinds import KINDS, LoopFamily, default_schedule, family_class, loop_groups
+from toolkit.kinds import KINDS, LoopFamily, default_schedule, family_call, family_class, loop_families, loop_groups
 from toolkit.library import LibrarySchedule, check_library
 from toolkit.knobs import Domains
 from toolkit.ops import Op
@@ -77,13 +77,14 @@ class Space:
         """``fix`` holds knobs at one value each (e.g. ``{"dataflow": "ws"}``): the space is the
         points with those values, and its default the heuristic's schedule with them. ``family``:
         the toolkit's flat streams ("flat"), or Gemmini's loops ("loops": gemmini.h's call with
-        every tile and the host's walk a knob; its default is gemmini.h's own choice)."""
+        every tile and the host's walk a knob; its default is gemmini.h's own choice; "pointwise": a
+        pointwise conv's tiled_matmul_nn_auto, likewise)."""
         if op.KIND not in KINDS:
             raise ValueError(f"no Schedule class registered for op kind {op.KIND!r}")
         self.op, self.hw, self.tile_policy = op, hw, tile_policy
         kind = KINDS[op.KIND]
         self.family, self.cls = family, family_class(op, family)
-        loops = kind.loop_family(op) if family == "loops" else None
+        loops = loop_families(op).get(family) if family != "flat" else None
         knobs = (dict(domains) if domains is not None else loops.domains(op, hw, tile_policy) if loops
                  else kind.knob_domains(op, hw, tile_policy))
         self.names: list[str] = [f.name for f in fields(self.cls)]
@@ -236,6 +237,10 @@ class Space:
             return None
         return self.index(genome)
 
+    def seed_schedules(self) -> list[Schedule]:
+        """The schedules a search tries first: the default."""
+        return [self.default] if self.default is not None else []
+
     def pieces(self, points: Sequence[int]) -> list[tuple["Space", list[int], list[int]]]:
         """``points`` by family (one here): (this space, the points, their positions), as
         :meth:`tuner.union.UnionSpace.pieces` splits a space of both families."""
@@ -376,7 +381,7 @@ def _fixed_default(op: Op, hw: HardwareConfig, cls: type[Schedule], fixed: dict[
     """The heuristic's schedule with the ``fixed`` knobs (of the "loops" family, gemmini.h's own choice);
     ScheduleError where that does not fit (a default of another class is left as it is: it is no point
     of the space)."""
-    default = KINDS[op.KIND].loop_call(op, hw) if family == "loops" else default_schedule(op, hw)
+    default = family_call(op, hw, family) if family != "flat" else default_schedule(op, hw)
     if fixed and isinstance(default, cls):
         default = replace(default, **fixed)
         fits(default, op, hw)

@@ -46,8 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "with any; give at least the workers on a large cluster)")
     p.add_argument("--family", choices=TUNE_FAMILIES, default="auto",
                    help="schedules searched: flat (the toolkit's streams), loops (Gemmini's LOOP_WS/LOOP_CONV_WS "
-                        "with every tile a knob), both (one space of the two), auto (the default schedule's "
-                        "family; default)")
+                        "with every tile a knob), pointwise (a 1x1 conv of stride 1 as tiled_matmul_nn_auto's "
+                        "LOOP_WS, as Gemmini's own networks call it), both (one space of all of them), auto (the "
+                        "default schedule's family, for a pointwise conv both loop families; default)")
     p.add_argument("--no-transfer", action="store_true", help="ignore records of other workloads")
     p.add_argument("--show-space", action="store_true", help="print the search space and exit")
     p.add_argument("--plot", metavar="CURVE.png", type=output_file, help="plot best cycles against trials")
