@@ -134,3 +134,29 @@ def test_the_cli_tunes_any_family_and_names_the_one_a_kind_lacks(capsys: pytest.
     assert main(["tune", "maxpool", "--in-h", "8", "--in-w", "8", "--in-c", "16", "--config", "gemmini",
                  "--family", "loops", "--show-space"]) == 2
     assert "no loop schedules of maxpool" in capsys.readouterr().err
+
+
+def test_a_pointwise_conv_has_three_families_each_drawn_crossed_to_and_restricted_apart() -> None:
+    op = tk.conv2d(1, 8, 8, 32, 48, kernel=1, padding=0, bias="channel", scale=0.05)
+    union = make_space(op, SOC, "both")
+    assert [p.family for p in union.parts] == ["flat", "loops", "pointwise"]
+    assert "loops.pochs" in union.names and "pointwise.tile_i" in union.names and "tile_i" not in union.names[1:4]
+    rng = np.random.default_rng(6)
+    drawn = union.sample(rng, 300)
+    families = collections.Counter(union.genome(p)[0] for p in drawn)
+    # a family picked evenly each draw: the small one drawn whole, the others the rest about evenly
+    assert families[2] == len(union.parts[2]) < 100 and min(families[0], families[1]) > 100, families
+    for p in drawn[:100]:
+        g, schedule = union.genome(p), union[p]
+        assert type(schedule) is union.parts[g[0]].cls
+        assert union.index(g) == p == union.index_of(schedule) == union.index_of(union.knobs(p))
+    reached = set()
+    for p in drawn[:200]:
+        q = union.neighbor(p, rng)
+        assert 0 <= q < len(union) and union.index_of(union[q]) == q
+        if union.genome(q)[0] != union.genome(p)[0]:
+            reached.add(union.genome(q)[0])
+    assert reached == {0, 1, 2}   # a crossing reaches every family
+    fixed = union.restrict("pointwise.order", "ji")
+    assert len(fixed.parts[2]) * 2 == len(union.parts[2]) and len(fixed.parts[1]) == len(union.parts[1])
+    assert {fixed[p].order for p in range(fixed._offset(2), len(fixed))} == {"ji"}
