@@ -171,7 +171,8 @@ class UnionSpace:
     # ---- description ---------------------------------------------------------------------
     def summary(self) -> str:
         counts = ", ".join(f"{len(part):,} {_family_words(part)}" for part in self.parts)
-        families = "both families" if len(self.parts) == 2 else f"{len(self.parts)} families"
+        loops = "" if self.parts[0].family == "flat" else "loop "
+        families = f"{'both' if len(self.parts) == 2 else len(self.parts)} {loops}families"
         return "\n".join([f"search space of {self.op.key} on {self.hw.name}: {families}, "
                           f"{self.size:,} points ({counts})", *(part.summary() for part in self.parts)])
 
