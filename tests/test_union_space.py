@@ -117,7 +117,8 @@ def test_fix_reaches_the_family_that_has_the_knob_and_bad_families_are_refused()
         make_space(MATMUL, SOC, "both", fix={"order": "ji"})
     with pytest.raises(ValueError, match="family='both': the tuner has no loop schedules of maxpool"):
         make_space(tk.maxpool2d(1, 6, 6, 8), SOC, "both")
-    with pytest.raises(ValueError, match=r"family='all' is not one of \('auto', 'flat', 'loops', 'pointwise', 'both'\)"):
+    with pytest.raises(ValueError,
+                       match=r"family='all' is not one of \('auto', 'flat', 'loops', 'pointwise', 'both'\)"):
         make_space(MATMUL, SOC, "all")
     assert isinstance(make_space(MATMUL, SOC, "flat"), Space) and isinstance(make_space(MATMUL, SOC, "both"),
                                                                              UnionSpace)

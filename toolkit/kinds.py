@@ -28,7 +28,8 @@ from .conv.ops import Conv2d, DepthwiseConv2d
 from .conv.schedule import ConvSchedule, DepthwiseSchedule
 from .library.matmul import ROW_ACTIVATIONS
 from .library import (LIBRARY_CONV_FIT, LIBRARY_DEPTHWISE_FIT, LIBRARY_MATMUL_FIT, LIBRARY_RESADD_FIT, LibraryConv,
-                      LibraryDepthwise, LibraryMatmul, LibraryPointwise, LibraryResAdd, LibrarySchedule, conv_loop_words, is_pointwise,
+                      LibraryDepthwise, LibraryMatmul, LibraryPointwise, LibraryResAdd, LibrarySchedule,
+                      conv_loop_words, is_pointwise,
                       library_class, library_conv_domains, library_depthwise_domains, library_matmul_domains,
                       library_groups, library_resadd_domains, pointwise_domains,
                       lower_library, tiled_conv_auto, tiled_conv_dw_auto, tiled_matmul_auto, tiled_matmul_nn_auto,
