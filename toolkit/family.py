@@ -89,18 +89,21 @@ def _bank_clashes(words: np.ndarray, funct: np.ndarray, part: np.ndarray, parts:
     unit's reads (rtl/local_mem.sv, rtl/accel_top.sv: SP_LD before SP_EX_RD), so a row written into the bank
     that the execute reads that cycle stalls it a cycle; the execute reads a bank in a share of its cycles
     that its rows there give."""
-    bank_rows = hw.sp_rows // hw.sp_banks
     addr, cols, rows = (x.astype(np.int64) for x in split_operand(words[:, 2]))
     writes = np.isin(funct, MVIN_FUNCTS) & (addr & ACC_BIT == 0) & (words[:, 1] != 0)
-    written = np.zeros((parts, hw.sp_banks))
-    np.add.at(written, (part[writes], np.minimum(addr[writes] // bank_rows, hw.sp_banks - 1)),
-              rows[writes] * -(-cols[writes] // hw.dim))
-    read = np.zeros((parts, hw.sp_banks))
-    operand = split_operand(words[:, 1])
-    src, n = operand[0].astype(np.int64), operand[2].astype(np.int64)
+    src, _, n = (x.astype(np.int64) for x in split_operand(words[:, 1]))
     reads = ((funct == Funct.PRELOAD) | _is_compute(funct)) & (src != GARBAGE) & (src & ACC_BIT == 0)
-    np.add.at(read, (part[reads], np.minimum(src[reads] // bank_rows, hw.sp_banks - 1)), n[reads])
-    return (written * read).sum(axis=1)
+    written = _rows_per_bank(part[writes], addr[writes], rows[writes] * -(-cols[writes] // hw.dim), parts, hw)
+    return (written * _rows_per_bank(part[reads], src[reads], n[reads], parts, hw)).sum(axis=1)
+
+
+def _rows_per_bank(part: np.ndarray, addr: np.ndarray, rows: np.ndarray, parts: int, hw: HardwareConfig
+                   ) -> np.ndarray:
+    """Each part's rows in each scratchpad bank (banks of contiguous rows: rtl/local_mem.sv), a move's rows
+    counted in the bank of its first."""
+    out = np.zeros((parts, hw.sp_banks))
+    np.add.at(out, (part, np.minimum(addr // (hw.sp_rows // hw.sp_banks), hw.sp_banks - 1)), rows)
+    return out
 
 
 def loop_memory(groups: Groups, hw: HardwareConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

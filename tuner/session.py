@@ -251,8 +251,8 @@ class TuningSession:
         """What this run reports, ``seconds`` being its wall time."""
         history = self.ledger.history
         default = next(iter(self._defaults()), None)
-        default_ok = [t.cycles for t in history if t.status == "ok" and default is not None
-                      and t.schedule == default.to_dict()]
+        knobs = default.to_dict() if default is not None else None
+        default_ok = [t.cycles for t in history if t.status == "ok" and t.schedule == knobs]
         best = self.best
         return TuneResult(self.op, self.hw, self.measurer.name, self.tuner,
                           best.make_schedule() if best else None, best.cycles if best else None,

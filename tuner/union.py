@@ -36,7 +36,7 @@ class UnionSpace:
         self.parts = parts or (Space(op, hw, tile_policy=tile_policy, family="flat"),
                                Space(op, hw, tile_policy=tile_policy, family="loops"))
         self.family = "both" if self.parts[0].family == "flat" else "+".join(p.family for p in self.parts)
-        self.prefixes = ["", *(f"{part.family}." for part in self.parts[1:])]
+        self.prefixes = _prefixes([part.family for part in self.parts])
         self.names = ["family", *(pre + n for pre, part in zip(self.prefixes, self.parts) for n in part.names)]
         self.domains: dict[str, list] = {"family": [part.family for part in self.parts],
                                          **{pre + n: v for pre, part in zip(self.prefixes, self.parts)
@@ -130,9 +130,9 @@ class UnionSpace:
         (a knob of one family says nothing of the other's points)."""
         if name not in self.names or name == "family":
             raise ValueError(f"restrict: {name!r} is not a knob of any family (they have {self.names[1:]})")
-        family = max(n for n, pre in enumerate(self.prefixes) if name.startswith(pre))
+        family, knob = _split_name(self.prefixes, name)
         parts = list(self.parts)
-        parts[family] = parts[family].restrict(name.removeprefix(self.prefixes[family]), value)
+        parts[family] = parts[family].restrict(knob, value)
         return UnionSpace(self.op, self.hw, tile_policy=self.tile_policy, parts=tuple(parts))
 
     # ---- moves ---------------------------------------------------------------------------
@@ -141,7 +141,9 @@ class UnionSpace:
         it uniformly. (Uniform over the points would all but never pick a loop schedule: a 256^3 matmul on
         the SoC has 1.5M flat points and 574 of loops.)"""
         families = range(len(self.parts))
-        left = [[p - self._offset(f) for p in exclude if self.locate(p)[0] == f] for f in families]
+        left: list[list[int]] = [[] for _ in families]
+        for family, local in map(self.locate, exclude):
+            left[family].append(local)
         counts = [0] * len(self.parts)
         for _ in range(n):
             open_ = [f for f in families if len(self.parts[f]) - len(left[f]) - counts[f] > 0]
@@ -209,11 +211,22 @@ def make_space(op: Op, hw: HardwareConfig, family: str, *, tile_policy: str = "b
 def _union(op: Op, hw: HardwareConfig, families: tuple[str, ...], tile_policy: str,
            fix: Mapping[str, Any] | None) -> UnionSpace:
     """The :class:`UnionSpace` of ``families``, ``fix`` split among them by the union's prefixes."""
-    prefixes = ["", *(f"{f}." for f in families[1:])]
+    prefixes = _prefixes(families)
     fixes: list[dict[str, Any]] = [{} for _ in families]
     for name, value in (fix or {}).items():
-        n = max(i for i, pre in enumerate(prefixes) if name.startswith(pre))
-        fixes[n][name.removeprefix(prefixes[n])] = value
+        family, knob = _split_name(prefixes, name)
+        fixes[family][knob] = value
     return UnionSpace(op, hw, tile_policy=tile_policy,
                       parts=tuple(Space(op, hw, tile_policy=tile_policy, fix=f or None, family=name)
                                   for name, f in zip(families, fixes)))
+
+
+def _prefixes(families: Sequence[str]) -> list[str]:
+    """The prefix of each family's knobs in a union's names: none for the first, ``<family>.`` for the rest."""
+    return ["", *(f"{family}." for family in families[1:])]
+
+
+def _split_name(prefixes: Sequence[str], name: str) -> tuple[int, str]:
+    """(the family, the knob's own name) of a union's knob ``name``: the family of the longest prefix it has."""
+    family = max(n for n, pre in enumerate(prefixes) if name.startswith(pre))
+    return family, name.removeprefix(prefixes[family])
