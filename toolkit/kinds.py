@@ -294,6 +294,11 @@ def loop_families(op: Op) -> dict[str, LoopFamily]:
     return {name: family for name, family in families.items() if family is not None}
 
 
+def loop_kinds() -> list[str]:
+    """The op kinds the tuner has a family of gemmini.h's loops of ("loops"), for the errors that name them."""
+    return sorted(k for k, v in KINDS.items() if v.loops is not None)
+
+
 def family_class(op: Op, family: str) -> type[Schedule]:
     """The schedule class of ``family`` for ``op``: the kind's own (flat) or a call of gemmini.h (loops,
     pointwise)."""
@@ -305,7 +310,7 @@ def family_class(op: Op, family: str) -> type[Schedule]:
     if family not in loops:
         raise ValueError(f"family={family!r}: the tuner has no loop schedules of {op.KIND} in that family (this "
                          f"op's: {sorted(loops) or 'none'}; 'loops' of the kinds "
-                         f"{sorted(k for k, v in KINDS.items() if v.loops is not None)}, 'pointwise' of 1x1 convs "
+                         f"{loop_kinds()}, 'pointwise' of 1x1 convs "
                          f"of stride 1 with no padding or pool)")
     return loops[family].schedule
 

@@ -16,13 +16,20 @@ from typing import Any, Iterator, Mapping, Sequence
 import numpy as np
 
 from isa import HardwareConfig
-from toolkit.kinds import KINDS, TUNE_FAMILIES, default_family, default_schedule, loop_families, schedule_class
+from toolkit.kinds import (TUNE_FAMILIES, default_family, default_schedule, loop_families, loop_kinds,
+                           schedule_class)
 from toolkit.ops import Op
 from toolkit.schedule import Schedule
 
 from .space import Space, sample_points
 
-LOOPS_PREFIX = "loops."   # the loop family's knobs in the union's names (the first family's keep theirs)
+
+def family_prefix(family: str) -> str:
+    """The prefix of ``family``'s knobs in a union's names where it is not the union's first family."""
+    return f"{family}."
+
+
+LOOPS_PREFIX = family_prefix("loops")   # the loop family's knobs in the union's names (the first family's keep theirs)
 SWITCH_SHARE = 0.1        # the share of neighbour steps that cross to another family
 
 
@@ -204,7 +211,7 @@ def make_space(op: Op, hw: HardwareConfig, family: str, *, tile_policy: str = "b
         return Space(op, hw, tile_policy=tile_policy, fix=fix, family=family)
     if not loops:
         raise ValueError(f"family='both': the tuner has no loop schedules of {op.KIND} yet (it has them of "
-                         f"{sorted(k for k, v in KINDS.items() if v.loops is not None)})")
+                         f"{loop_kinds()})")
     return _union(op, hw, ("flat", *loops), tile_policy, fix)
 
 
@@ -223,7 +230,7 @@ def _union(op: Op, hw: HardwareConfig, families: tuple[str, ...], tile_policy: s
 
 def _prefixes(families: Sequence[str]) -> list[str]:
     """The prefix of each family's knobs in a union's names: none for the first, ``<family>.`` for the rest."""
-    return ["", *(f"{family}." for family in families[1:])]
+    return ["", *map(family_prefix, families[1:])]
 
 
 def _split_name(prefixes: Sequence[str], name: str) -> tuple[int, str]:
